@@ -1,0 +1,454 @@
+//! The use cases: open a database, import and export pages, edit rules, overrides and
+//! policies, evaluate. The CLI and the TUI call these and nothing below them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::core::diag::{Diagnostic, did_you_mean};
+use crate::core::matrix::{CompileError, Matrix};
+use crate::core::model::{
+    AggregateMode, ElseMode, Override, Page, RecommendationStrategy, RequiredMode, Rule, Side,
+    key_hash,
+};
+use crate::core::result;
+use crate::core::validate::{self, Schema};
+use crate::store::{self, PageSummary, Store, StoreError};
+
+/// The sample pages every new database starts with (embedded in the binary).
+pub const SAMPLE_PAGES: &[(&str, &str)] = &[
+    (
+        "sample-pages/llm-chat-clients.json",
+        include_str!("../../sample-pages/llm-chat-clients.json"),
+    ),
+    (
+        "sample-pages/provider-capabilities.json",
+        include_str!("../../sample-pages/provider-capabilities.json"),
+    ),
+    (
+        "sample-pages/loan-eligibility.json",
+        include_str!("../../sample-pages/loan-eligibility.json"),
+    ),
+];
+
+/// What can go wrong in a use case. Each says what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{what} `{id}` not found{}", hint.as_ref().map(|h| format!(" (hint: {h})")).unwrap_or_default())]
+    NotFound {
+        what: &'static str,
+        id: String,
+        hint: Option<String>,
+    },
+    #[error("{origin}: {}", render_diagnostics(diagnostics))]
+    Invalid {
+        origin: String,
+        diagnostics: Vec<Diagnostic>,
+    },
+    #[error("Rule limit reached ({limit}/{limit})")]
+    RuleLimit { limit: usize },
+    #[error("page `{0}` already exists (hint: use --replace to overwrite it)")]
+    PageExists(String),
+    #[error("rule `{rule}` already exists in page `{page}` (hint: use --replace to overwrite it)")]
+    RuleExists { page: String, rule: String },
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+}
+
+fn render_diagnostics(diags: &[Diagnostic]) -> String {
+    let errors: Vec<String> = diags
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect();
+    match errors.as_slice() {
+        [one] => one.clone(),
+        many => format!("{} errors:\n  {}", many.len(), many.join("\n  ")),
+    }
+}
+
+pub type Result<T> = std::result::Result<T, AppError>;
+
+/// Where the database lives when neither `--db` nor `$RULEBENCH_DB` says.
+pub fn default_db_path() -> PathBuf {
+    directories::ProjectDirs::from("", "", "rulebench")
+        .map(|d| d.data_dir().join("rulebench.db"))
+        .unwrap_or_else(|| PathBuf::from("rulebench.db"))
+}
+
+/// Now, as the result JSON writes it.
+pub fn timestamp() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub page_id: String,
+    pub revision: i64,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The application: one open database.
+pub struct App {
+    store: Store,
+}
+
+impl App {
+    /// Opens a database, creating it and seeding it with the sample pages when new.
+    pub fn open(path: &Path) -> Result<App> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| AppError::Io {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        let store = Store::open(path)?;
+        let mut app = App { store };
+        if app.store.meta("seeded")?.is_none() && app.store.page_ids()?.is_empty() {
+            for (origin, text) in SAMPLE_PAGES {
+                app.import(text, origin, false)?;
+            }
+            app.store.set_meta("seeded", &timestamp())?;
+        }
+        Ok(app)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn pages(&self) -> Result<Vec<PageSummary>> {
+        Ok(self.store.list_pages()?)
+    }
+
+    /// Loads a page with its revision.
+    pub fn page(&self, id: &str) -> Result<(Page, i64)> {
+        match self.store.load(id)? {
+            Some(s) => Ok((s.page, s.revision)),
+            None => {
+                let ids = self.store.page_ids()?;
+                let hint = did_you_mean(id, ids.iter().map(String::as_str))
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| Some(format!("pages: {}", ids.join(", "))));
+                Err(AppError::NotFound {
+                    what: "page",
+                    id: id.to_owned(),
+                    hint,
+                })
+            }
+        }
+    }
+
+    /// Parses and validates a page file; errors carry line:col in `text`.
+    pub fn parse_page(text: &str, origin: &str) -> Result<(Page, Vec<Diagnostic>)> {
+        let invalid = |diagnostics| AppError::Invalid {
+            origin: origin.to_owned(),
+            diagnostics,
+        };
+        let mut page: Page = serde_json::from_str(text)
+            .map_err(|e| invalid(vec![Diagnostic::json_syntax(&e)]))?;
+        for rule in &mut page.rules {
+            rule.ensure_id();
+        }
+        let diags: Vec<Diagnostic> = validate::validate_page(&page)
+            .into_iter()
+            .map(|d| d.locate_in(text))
+            .collect();
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(invalid(diags));
+        }
+        Ok((page, diags))
+    }
+
+    /// Imports a page file: all or nothing.
+    pub fn import(&mut self, text: &str, origin: &str, replace: bool) -> Result<Imported> {
+        let (page, warnings) = Self::parse_page(text, origin)?;
+        if !replace && self.store.revision(&page.id)?.is_some() {
+            return Err(AppError::PageExists(page.id));
+        }
+        let revision = self.store.insert_page(&page, replace)?;
+        Ok(Imported {
+            page_id: page.id,
+            revision,
+            warnings,
+        })
+    }
+
+    /// Validates a stored page.
+    pub fn check_page(&self, id: &str) -> Result<Vec<Diagnostic>> {
+        let (page, _) = self.page(id)?;
+        Ok(validate::validate_page(&page))
+    }
+
+    /// Validates a page file without importing it.
+    pub fn check_text(text: &str) -> Vec<Diagnostic> {
+        match serde_json::from_str::<Page>(text) {
+            Err(e) => vec![Diagnostic::json_syntax(&e)],
+            Ok(mut page) => {
+                page.rules.iter_mut().for_each(Rule::ensure_id);
+                validate::validate_page(&page)
+                    .into_iter()
+                    .map(|d| d.locate_in(text))
+                    .collect()
+            }
+        }
+    }
+
+    /// Finds a source row by key, keyHash or id.
+    pub fn find_row(page: &Page, side: Side, needle: &str) -> Result<usize> {
+        let d = page.dataset(side);
+        d.find_row(needle).ok_or_else(|| {
+            let keys: Vec<String> = d.rows.iter().map(|r| d.row_key(r)).collect();
+            let hint = did_you_mean(needle, keys.iter().map(String::as_str))
+                .map(|k| format!("did you mean `{k}`?"))
+                .or_else(|| keys.first().map(|k| format!("keys look like `{k}`")));
+            AppError::NotFound {
+                what: if side == Side::Source { "source row" } else { "target row" },
+                id: needle.to_owned(),
+                hint,
+            }
+        })
+    }
+
+    /// Evaluates one selection, serving the cached result of the current revision when
+    /// there is one (`"cache": "hit"`).
+    pub fn evaluate(&mut self, page_id: &str, selection: &str) -> Result<Value> {
+        let (page, revision) = self.page(page_id)?;
+        let s = Self::find_row(&page, Side::Source, selection)?;
+        let selection_key = page.source.row_key(&page.source.rows[s]);
+        let hash = key_hash(&selection_key);
+        if let Some(pages) = self.store.cached_result(page_id, &hash, revision)?
+            && let Some(mut cached) = result::merge(pages)
+        {
+            cached["cache"] = Value::from("hit");
+            return Ok(cached);
+        }
+        let mut matrix = Matrix::new(&page)?;
+        let eval = matrix.evaluate(s);
+        let out = result::build(&page, &eval, revision, &timestamp());
+        self.store
+            .store_result(page_id, &hash, revision, &result::split(&out))?;
+        Ok(out)
+    }
+
+    /// Evaluates every source row (not cached: one pass over a shared matrix).
+    pub fn evaluate_all(&self, page_id: &str) -> Result<(Page, Vec<Value>)> {
+        let (page, revision) = self.page(page_id)?;
+        let mut matrix = Matrix::new(&page)?;
+        let at = timestamp();
+        let results = (0..page.source.rows.len())
+            .map(|s| result::build(&page, &matrix.evaluate(s), revision, &at))
+            .collect();
+        Ok((page, results))
+    }
+
+    /// Parses and validates one rule for a page; errors carry line:col in `text`.
+    pub fn parse_rule(page: &Page, text: &str, origin: &str) -> Result<(Rule, Vec<Diagnostic>)> {
+        let invalid = |diagnostics| AppError::Invalid {
+            origin: origin.to_owned(),
+            diagnostics,
+        };
+        let mut rule: Rule = serde_json::from_str(text)
+            .map_err(|e| invalid(vec![Diagnostic::json_syntax(&e)]))?;
+        rule.ensure_id();
+        let mut diags: Vec<Diagnostic> = validate::validate_logic(&rule.logic, &Schema::of(page))
+            .into_iter()
+            .map(|d| d.under("/logic").locate_in(text))
+            .collect();
+        if !(rule.weight.is_finite() && rule.weight >= 0.0) {
+            diags.push(
+                Diagnostic::error("weight", "/weight", format!("weight must be a number ≥ 0, got {}", rule.weight))
+                    .locate_in(text),
+            );
+        }
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(invalid(diags));
+        }
+        Ok((rule, diags))
+    }
+
+    /// Adds a rule (or, with `replace`, overwrites the rule with its id).
+    pub fn add_rule(&mut self, page_id: &str, text: &str, origin: &str, replace: bool) -> Result<(Rule, i64, Vec<Diagnostic>)> {
+        let (page, _) = self.page(page_id)?;
+        let (rule, warnings) = Self::parse_rule(&page, text, origin)?;
+        let existing = page.rule(&rule.id).map(|(i, _)| i);
+        if existing.is_some() && !replace {
+            return Err(AppError::RuleExists {
+                page: page_id.to_owned(),
+                rule: rule.id,
+            });
+        }
+        let revision = self.save_rule(&page, &rule, existing)?;
+        Ok((rule, revision, warnings))
+    }
+
+    /// Saves a validated rule: replaces rule `at`, or appends a new one within the
+    /// plan tier's limit. One transaction, one new revision.
+    pub fn save_rule(&mut self, page: &Page, rule: &Rule, at: Option<usize>) -> Result<i64> {
+        if at.is_none()
+            && let Some(limit) = page.plan_tier().rule_limit()
+            && page.rules.len() >= limit
+        {
+            return Err(AppError::RuleLimit { limit });
+        }
+        let ord = at.unwrap_or(page.rules.len());
+        let what = format!("{} rule {}", if at.is_some() { "changed" } else { "added" }, rule.id);
+        Ok(self.store.change(&page.id, &what, |tx, rev| {
+            store::ops::put_rule(tx, page, rule, ord, rev)
+        })?)
+    }
+
+    pub fn remove_rule(&mut self, page_id: &str, rule_id: &str) -> Result<i64> {
+        let (page, _) = self.page(page_id)?;
+        if page.rule(rule_id).is_none() {
+            let ids: Vec<&str> = page.rules.iter().map(|r| r.id.as_str()).collect();
+            return Err(AppError::NotFound {
+                what: "rule",
+                id: rule_id.to_owned(),
+                hint: did_you_mean(rule_id, ids.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| Some(format!("rules: {}", ids.join(", ")))),
+            });
+        }
+        Ok(self.store.change(page_id, &format!("removed rule {rule_id}"), |tx, rev| {
+            store::ops::delete_rule(tx, page_id, rule_id, rev)
+        })?)
+    }
+
+    /// Sets an override for (source, target); rows are named by key, keyHash or id.
+    pub fn set_override(&mut self, page_id: &str, source: &str, target: &str, value: bool, note: Option<String>) -> Result<i64> {
+        let (page, _) = self.page(page_id)?;
+        let s = Self::find_row(&page, Side::Source, source)?;
+        let t = Self::find_row(&page, Side::Target, target)?;
+        let o = Override {
+            source_key: Some(page.source.row_key(&page.source.rows[s])),
+            target_key: Some(page.target.row_key(&page.target.rows[t])),
+            source_key_hash: None,
+            target_key_hash: None,
+            value,
+            note,
+        };
+        let what = format!(
+            "override {} × {} = {value}",
+            o.source_key.as_deref().unwrap_or_default(),
+            o.target_key.as_deref().unwrap_or_default()
+        );
+        Ok(self.store.change(page_id, &what, |tx, _| store::ops::put_override(tx, page_id, &o))?)
+    }
+
+    pub fn remove_override(&mut self, page_id: &str, source: &str, target: &str) -> Result<i64> {
+        let (page, _) = self.page(page_id)?;
+        let s = Self::find_row(&page, Side::Source, source)?;
+        let t = Self::find_row(&page, Side::Target, target)?;
+        let sk = page.source.row_key(&page.source.rows[s]);
+        let tk = page.target.row_key(&page.target.rows[t]);
+        if !page
+            .overrides
+            .iter()
+            .any(|o| o.source_hash() == Some(key_hash(&sk)) && o.target_hash() == Some(key_hash(&tk)))
+        {
+            return Err(AppError::NotFound {
+                what: "override",
+                id: format!("{sk} × {tk}"),
+                hint: None,
+            });
+        }
+        Ok(self.store.change(page_id, &format!("removed override {sk} × {tk}"), |tx, _| {
+            store::ops::delete_override(tx, page_id, &key_hash(&sk), &key_hash(&tk)).map(|_| ())
+        })?)
+    }
+
+    /// Sets policy values by name (`fullThreshold=0.9`, `requiredMode=…`, `mode=…`,
+    /// `elseMode=…`, `strategy=…`). All or nothing.
+    pub fn set_policy(&mut self, page_id: &str, assignments: &[String]) -> Result<(Page, i64)> {
+        let (mut page, _) = self.page(page_id)?;
+        if assignments.is_empty() {
+            return Err(AppError::Usage("policy set needs at least one NAME=VALUE".into()));
+        }
+        for a in assignments {
+            apply_policy(&mut page, a)?;
+        }
+        let diags: Vec<Diagnostic> = validate::validate_page(&page)
+            .into_iter()
+            .filter(|d| d.is_error() && d.pointer.starts_with("/devicePolicy"))
+            .collect();
+        if !diags.is_empty() {
+            return Err(AppError::Invalid {
+                origin: "policy set".into(),
+                diagnostics: diags,
+            });
+        }
+        let revision = self.store.change(page_id, &format!("policy {}", assignments.join(" ")), |tx, _| {
+            store::ops::set_policies(tx, &page)
+        })?;
+        Ok((page, revision))
+    }
+}
+
+const POLICY_NAMES: &[&str] = &[
+    "requiredMode",
+    "fullThreshold",
+    "partialThreshold",
+    "mode",
+    "elseMode",
+    "strategy",
+];
+
+fn apply_policy(page: &mut Page, assignment: &str) -> Result<()> {
+    let Some((name, value)) = assignment.split_once('=') else {
+        return Err(AppError::Usage(format!(
+            "`{assignment}` is not NAME=VALUE (names: {})",
+            POLICY_NAMES.join(", ")
+        )));
+    };
+    let name = name.trim();
+    let short = name.rsplit('.').next().unwrap_or(name);
+    let value = value.trim();
+    let bad = |expected: &str| {
+        AppError::Usage(format!("policy {name}: `{value}` is not {expected}"))
+    };
+    let enum_value = |v: &str| serde_json::Value::String(v.to_owned());
+    let p = &mut page.device_policy;
+    let s = &mut page.selection_policy;
+    match short {
+        "fullThreshold" => p.full_threshold = value.parse().map_err(|_| bad("a number"))?,
+        "partialThreshold" => p.partial_threshold = value.parse().map_err(|_| bad("a number"))?,
+        "requiredMode" => {
+            p.required_mode = serde_json::from_value::<RequiredMode>(enum_value(value))
+                .map_err(|_| bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED"))?
+        }
+        "mode" => {
+            s.aggregate.mode = serde_json::from_value::<AggregateMode>(enum_value(value))
+                .map_err(|_| bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE"))?
+        }
+        "elseMode" => {
+            s.aggregate.else_mode = serde_json::from_value::<ElseMode>(enum_value(value))
+                .map_err(|_| bad("ANY_DEVICE_PARTIAL_IS_PARTIAL or NONE"))?
+        }
+        "strategy" => {
+            s.recommendation.strategy =
+                serde_json::from_value::<RecommendationStrategy>(enum_value(value))
+                    .map_err(|_| bad("HIGHEST_VERDICT_THEN_SCORE"))?
+        }
+        _ => {
+            let hint = did_you_mean(short, POLICY_NAMES.iter().copied())
+                .map(|s| format!(" (hint: did you mean `{s}`?)"))
+                .unwrap_or_default();
+            return Err(AppError::Usage(format!(
+                "unknown policy `{name}`{hint}; names: {}",
+                POLICY_NAMES.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,415 @@
+//! The command line (CONTRACT §3). Exit status: 0 success, 1 a check found problems,
+//! 2 bad usage or bad input.
+
+mod bench;
+mod output;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::Value;
+
+use crate::app::{App, AppError, default_db_path};
+use crate::core::diag::Diagnostic;
+use crate::core::engine;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rulebench",
+    version,
+    about = "A terminal workbench for JSONLogic compatibility rules",
+    long_about = "rulebench judges source rows against target rows with JSONLogic feature rules \
+                  and verdict policies. Without a command it opens the workbench."
+)]
+pub struct Cli {
+    /// The database file [default: $RULEBENCH_DB, else rulebench.db in the platform data directory]
+    #[arg(long, global = true, env = "RULEBENCH_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Open this page directly in the workbench
+    #[arg(long, value_name = "ID")]
+    pub page: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List pages
+    Pages {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import page files (all or nothing per file)
+    Import {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Overwrite a page with the same id
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Write a page file (stdout by default)
+    Export {
+        page: String,
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Evaluate one selection or every source row
+    Evaluate {
+        page: String,
+        /// The source row: its key (`clientType=web|id=t3-chat`), keyHash or id
+        #[arg(long, value_name = "KEY", conflicts_with = "all", required_unless_present = "all")]
+        select: Option<String>,
+        /// Every source row
+        #[arg(long)]
+        all: bool,
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
+    /// Validate a page's rules (a stored page or a page file); exit 1 on errors
+    Check {
+        #[arg(value_name = "PAGE|FILE")]
+        target: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: CheckFormat,
+    },
+    /// Plain JSONLogic: apply --logic to --data and print the result
+    Eval {
+        #[arg(long, value_name = "JSON")]
+        logic: String,
+        #[arg(long, value_name = "JSON", default_value = "null")]
+        data: String,
+    },
+    /// Add or remove one rule
+    Rule {
+        #[command(subcommand)]
+        action: RuleAction,
+    },
+    /// Add or remove an override
+    Override {
+        #[command(subcommand)]
+        action: OverrideAction,
+    },
+    /// Set policy values
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
+    /// Measure the matrix on a synthetic page
+    Bench {
+        #[arg(long, default_value_t = 10_000)]
+        targets: usize,
+        #[arg(long, default_value_t = 100)]
+        rules: usize,
+        #[arg(long, default_value_t = 8)]
+        sources: usize,
+        /// Pairs sampled for the per-pair engine loops
+        #[arg(long, default_value_t = 100_000)]
+        sample: usize,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RuleAction {
+    /// Add a rule from a JSON file, or - for stdin
+    Add {
+        page: String,
+        #[arg(value_name = "FILE|-")]
+        file: String,
+        /// Overwrite the rule with the same id
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Remove a rule
+    Rm { page: String, rule_id: String },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OverrideAction {
+    /// Force the verdict of a (source, target) pair
+    Add {
+        page: String,
+        #[arg(long, value_name = "KEY")]
+        source: String,
+        #[arg(long, value_name = "KEY")]
+        target: String,
+        #[arg(long, action = clap::ArgAction::Set, value_parser = clap::value_parser!(bool))]
+        value: bool,
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Remove an override
+    Rm {
+        page: String,
+        #[arg(long, value_name = "KEY")]
+        source: String,
+        #[arg(long, value_name = "KEY")]
+        target: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PolicyAction {
+    /// e.g. `fullThreshold=0.9 requiredMode=ANY_REQUIRED_FAIL_IS_0`
+    Set {
+        page: String,
+        #[arg(required = true, value_name = "NAME=VALUE")]
+        assignments: Vec<String>,
+    },
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Table,
+    Csv,
+    Md,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFormat {
+    Text,
+    Json,
+}
+
+/// What a command ended with.
+pub enum Exit {
+    Ok,
+    /// A check or test found problems (exit 1).
+    Problems,
+}
+
+/// A failed command: the message and its exit status.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: i32,
+}
+
+impl From<AppError> for Failure {
+    fn from(e: AppError) -> Self {
+        Failure {
+            message: e.to_string(),
+            code: 2,
+        }
+    }
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        message: message.into(),
+        code: 2,
+    }
+}
+
+fn read_file(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| usage(format!("{}: {e}", path.display())))
+}
+
+fn write_out(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(usage(format!("stdout: {e}"))),
+    }
+}
+
+fn pretty(v: &impl serde::Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("serializable");
+    s.push('\n');
+    s
+}
+
+/// Runs a command (not the TUI).
+pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
+    let db = || cli.db.clone().unwrap_or_else(default_db_path);
+    match command {
+        Command::Eval { logic, data } => {
+            let parse = |name: &str, text: &str| {
+                serde_json::from_str::<Value>(text).map_err(|e| {
+                    usage(format!("--{name}: {}", Diagnostic::json_syntax(&e)))
+                })
+            };
+            let (logic, data) = (parse("logic", &logic)?, parse("data", &data)?);
+            let result = engine::apply(&logic, &data).map_err(|e| usage(format!("--logic: {e}")))?;
+            write_out(&format!("{result}\n"))?;
+        }
+        Command::Bench {
+            targets,
+            rules,
+            sources,
+            sample,
+        } => write_out(&bench::run(targets, rules, sources, sample))?,
+        Command::Pages { json } => {
+            let app = App::open(&db())?;
+            let pages = app.pages()?;
+            if json {
+                write_out(&pretty(&pages))?;
+            } else {
+                write_out(&output::pages_table(&pages))?;
+            }
+        }
+        Command::Import { files, replace } => {
+            let mut app = App::open(&db())?;
+            let mut failed = Vec::new();
+            for file in &files {
+                let origin = file.display().to_string();
+                let outcome = read_file(file)
+                    .and_then(|text| app.import(&text, &origin, replace).map_err(Failure::from));
+                match outcome {
+                    Ok(done) => {
+                        for w in &done.warnings {
+                            eprintln!("{origin}: {w}");
+                        }
+                        write_out(&format!(
+                            "imported {} (revision {}) from {origin}\n",
+                            done.page_id, done.revision
+                        ))?;
+                    }
+                    Err(f) => {
+                        eprintln!("error: {}", f.message);
+                        failed.push(origin);
+                    }
+                }
+            }
+            if !failed.is_empty() {
+                return Err(usage(format!(
+                    "{} of {} files not imported: {}",
+                    failed.len(),
+                    files.len(),
+                    failed.join(", ")
+                )));
+            }
+        }
+        Command::Export { page, output } => {
+            let app = App::open(&db())?;
+            let (page, _) = app.page(&page)?;
+            let text = pretty(&page);
+            match output {
+                Some(path) => std::fs::write(&path, text)
+                    .map_err(|e| usage(format!("{}: {e}", path.display())))?,
+                None => write_out(&text)?,
+            }
+        }
+        Command::Evaluate {
+            page,
+            select,
+            all,
+            format,
+        } => {
+            let mut app = App::open(&db())?;
+            if all {
+                let (page, results) = app.evaluate_all(&page)?;
+                let text = match format.unwrap_or(Format::Json) {
+                    Format::Json => pretty(&results),
+                    Format::Csv => output::results_csv(&results),
+                    Format::Md => output::results_markdown(&page, &results),
+                    Format::Table => {
+                        return Err(usage("--all takes --format json, csv or md"));
+                    }
+                };
+                write_out(&text)?;
+            } else {
+                let select = select.expect("clap requires --select without --all");
+                let result = app.evaluate(&page, &select)?;
+                let text = match format.unwrap_or(Format::Json) {
+                    Format::Json => pretty(&result),
+                    Format::Table => output::result_table(&result),
+                    Format::Csv | Format::Md => {
+                        return Err(usage("--select takes --format json or table"));
+                    }
+                };
+                write_out(&text)?;
+            }
+        }
+        Command::Check { target, format } => {
+            let path = Path::new(&target);
+            let diags = if path.is_file() {
+                App::check_text(&read_file(path)?)
+            } else {
+                App::open(&db())?.check_page(&target)?
+            };
+            let errors = diags.iter().filter(|d| d.is_error()).count();
+            match format {
+                CheckFormat::Json => write_out(&pretty(&diags))?,
+                CheckFormat::Text => {
+                    let mut text = String::new();
+                    for d in &diags {
+                        text.push_str(&format!("{target}: {d}\n"));
+                    }
+                    let warnings = diags.len() - errors;
+                    text.push_str(&format!("{target}: {errors} errors, {warnings} warnings\n"));
+                    write_out(&text)?;
+                }
+            }
+            if errors > 0 {
+                return Ok(Exit::Problems);
+            }
+        }
+        Command::Rule { action } => {
+            let mut app = App::open(&db())?;
+            match action {
+                RuleAction::Add {
+                    page,
+                    file,
+                    replace,
+                } => {
+                    let (text, origin) = if file == "-" {
+                        let mut text = String::new();
+                        std::io::stdin()
+                            .read_to_string(&mut text)
+                            .map_err(|e| usage(format!("stdin: {e}")))?;
+                        (text, "<stdin>".to_owned())
+                    } else {
+                        (read_file(Path::new(&file))?, file.clone())
+                    };
+                    let (rule, revision, warnings) = app.add_rule(&page, &text, &origin, replace)?;
+                    for w in &warnings {
+                        eprintln!("{origin}: {w}");
+                    }
+                    write_out(&format!("saved rule {} in {page} (revision {revision})\n", rule.id))?;
+                }
+                RuleAction::Rm { page, rule_id } => {
+                    let revision = app.remove_rule(&page, &rule_id)?;
+                    write_out(&format!("removed rule {rule_id} from {page} (revision {revision})\n"))?;
+                }
+            }
+        }
+        Command::Override { action } => {
+            let mut app = App::open(&db())?;
+            match action {
+                OverrideAction::Add {
+                    page,
+                    source,
+                    target,
+                    value,
+                    note,
+                } => {
+                    let revision = app.set_override(&page, &source, &target, value, note)?;
+                    write_out(&format!("override set in {page} (revision {revision})\n"))?;
+                }
+                OverrideAction::Rm {
+                    page,
+                    source,
+                    target,
+                } => {
+                    let revision = app.remove_override(&page, &source, &target)?;
+                    write_out(&format!("override removed from {page} (revision {revision})\n"))?;
+                }
+            }
+        }
+        Command::Policy {
+            action: PolicyAction::Set { page, assignments },
+        } => {
+            let mut app = App::open(&db())?;
+            let (p, revision) = app.set_policy(&page, &assignments)?;
+            write_out(&format!(
+                "policy of {page} set (revision {revision}): {}\n",
+                serde_json::json!({"devicePolicy": p.device_policy, "selectionPolicy": p.selection_policy})
+            ))?;
+        }
+    }
+    Ok(Exit::Ok)
+}

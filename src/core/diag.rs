@@ -1,0 +1,308 @@
+//! Diagnostics: what is wrong, where (JSON pointer, line:col), and a hint.
+
+use std::fmt;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding of validation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// A stable code for scripts: `json-syntax`, `unknown-operator`, `unknown-field`, …
+    pub code: &'static str,
+    pub message: String,
+    /// JSON pointer into the document (`/rules/2/logic/or/0`).
+    pub pointer: String,
+    /// 1-based line and column in the source text, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: &'static str, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            pointer: pointer.into(),
+            line: None,
+            column: None,
+            hint: None,
+        }
+    }
+
+    pub fn warning(
+        code: &'static str,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, pointer, message)
+        }
+    }
+
+    pub fn with_hint(mut self, hint: Option<String>) -> Self {
+        self.hint = hint;
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Prefixes the pointer (a rule's diagnostics inside a page).
+    pub fn under(mut self, prefix: &str) -> Self {
+        self.pointer = format!("{prefix}{}", self.pointer);
+        self
+    }
+
+    /// Fills line:col from the text the pointer points into.
+    pub fn locate_in(mut self, text: &str) -> Self {
+        if self.line.is_none()
+            && let Some((line, column)) = locate(text, &self.pointer)
+        {
+            self.line = Some(line);
+            self.column = Some(column);
+        }
+        self
+    }
+
+    /// A diagnostic for a JSON syntax error.
+    pub fn json_syntax(err: &serde_json::Error) -> Self {
+        let message = err.to_string();
+        // serde_json appends " at line L column C"; we report those separately.
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.clone(), |(m, _)| m.to_owned());
+        let (code, what) = match err.classify() {
+            serde_json::error::Category::Data => ("json-shape", "unexpected content"),
+            _ => ("json-syntax", "invalid JSON"),
+        };
+        Diagnostic {
+            line: Some(err.line()),
+            column: Some(err.column()),
+            ..Diagnostic::error(code, "", format!("{what}: {message}"))
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{sev}[{}]", self.code)?;
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            write!(f, " {l}:{c}")?;
+        }
+        if !self.pointer.is_empty() {
+            write!(f, " at {}", self.pointer)?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " (hint: {hint})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Escapes one JSON pointer token (`~` → `~0`, `/` → `~1`).
+pub fn pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+/// The closest candidate to `word`, if one is close enough to be a likely typo.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let lower = word.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| {
+            let d = strsim::damerau_levenshtein(&lower, &c.to_lowercase());
+            (d, c)
+        })
+        .filter(|(d, c)| *d <= (c.chars().count().max(word.chars().count()) / 3).max(1) || c.eq_ignore_ascii_case(word))
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, c)| c.to_owned())
+}
+
+/// Finds the 1-based line:col where the value at `pointer` starts in JSON `text`.
+/// For a pointer ending in an object key, points at that key. `None` when the text
+/// does not parse that far.
+pub fn locate(text: &str, pointer: &str) -> Option<(usize, usize)> {
+    let tokens: Vec<String> = if pointer.is_empty() {
+        vec![]
+    } else {
+        pointer
+            .strip_prefix('/')?
+            .split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .collect()
+    };
+    let bytes = text.as_bytes();
+    let mut scanner = Scanner { bytes, pos: 0 };
+    let offset = scanner.find(&tokens)?;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some((line, column))
+}
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Scanner<'_> {
+    fn ws(&mut self) {
+        while self.pos < self.bytes.len() && self.bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+
+    /// Finds the offset of the value (or, for an object member, the key) named by `tokens`.
+    fn find(&mut self, tokens: &[String]) -> Option<usize> {
+        self.ws();
+        let Some((first, rest)) = tokens.split_first() else {
+            return Some(self.pos);
+        };
+        match *self.bytes.get(self.pos)? {
+            b'{' => {
+                self.pos += 1;
+                loop {
+                    self.ws();
+                    if self.bytes.get(self.pos) == Some(&b'}') {
+                        return None;
+                    }
+                    let key_at = self.pos;
+                    let key = self.string()?;
+                    self.ws();
+                    if self.bytes.get(self.pos) != Some(&b':') {
+                        return None;
+                    }
+                    self.pos += 1;
+                    if &key == first {
+                        if rest.is_empty() {
+                            // Point at the key when the member is an operator (`{"foo": …}`),
+                            // else at the value.
+                            self.ws();
+                            return Some(key_at);
+                        }
+                        return self.find(rest);
+                    }
+                    self.skip_value()?;
+                    self.ws();
+                    match self.bytes.get(self.pos)? {
+                        b',' => self.pos += 1,
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                let index: usize = first.parse().ok()?;
+                self.pos += 1;
+                for _ in 0..index {
+                    self.ws();
+                    self.skip_value()?;
+                    self.ws();
+                    if self.bytes.get(self.pos) != Some(&b',') {
+                        return None;
+                    }
+                    self.pos += 1;
+                }
+                self.find(rest)
+            }
+            _ => None,
+        }
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let start = self.pos;
+        if self.bytes.get(self.pos) != Some(&b'"') {
+            return None;
+        }
+        self.pos += 1;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            self.pos += 1;
+            match b {
+                b'\\' => self.pos += 1,
+                b'"' => {
+                    let raw = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+                    return serde_json::from_str(raw).ok();
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn skip_value(&mut self) -> Option<()> {
+        self.ws();
+        match *self.bytes.get(self.pos)? {
+            b'"' => self.string().map(|_| ()),
+            open @ (b'{' | b'[') => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                self.pos += 1;
+                loop {
+                    self.ws();
+                    match *self.bytes.get(self.pos)? {
+                        b if b == close => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        b',' | b':' => self.pos += 1,
+                        _ => self.skip_value()?,
+                    }
+                }
+            }
+            _ => {
+                while let Some(&b) = self.bytes.get(self.pos) {
+                    if b == b',' || b == b'}' || b == b']' || b.is_ascii_whitespace() {
+                        break;
+                    }
+                    self.pos += 1;
+                }
+                Some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locate_points_at_keys_and_items() {
+        let text = "{\n  \"or\": [\n    {\"==\": [1, 2]},\n    {\"fooo\": 3}\n  ]\n}";
+        assert_eq!(locate(text, ""), Some((1, 1)));
+        assert_eq!(locate(text, "/or"), Some((2, 3)));
+        assert_eq!(locate(text, "/or/1"), Some((4, 5)));
+        assert_eq!(locate(text, "/or/1/fooo"), Some((4, 6)));
+        assert_eq!(locate(text, "/or/0/==/1"), Some((3, 16)));
+        assert_eq!(locate(text, "/nope"), None);
+    }
+
+    #[test]
+    fn did_you_mean_finds_typos_only() {
+        let fields = ["supportsStreaming", "supportsToolCalling", "provider"];
+        assert_eq!(
+            did_you_mean("supportStreaming", fields).as_deref(),
+            Some("supportsStreaming")
+        );
+        assert_eq!(did_you_mean("zzz", fields), None);
+    }
+}

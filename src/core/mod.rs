@@ -1,0 +1,10 @@
+//! The pure core: page model, engine, validation, verdicts, the matrix and results.
+//! No I/O, no terminal, no SQLite.
+
+pub mod diag;
+pub mod engine;
+pub mod matrix;
+pub mod model;
+pub mod result;
+pub mod validate;
+pub mod verdict;

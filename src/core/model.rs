@@ -1,0 +1,462 @@
+//! The page model: two datasets, feature rules, policies and overrides.
+//!
+//! Serde maps it one to one onto the page file (`rulebench.page/v1`, CONTRACT §1).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The only page file format this build reads and writes.
+pub const PAGE_FORMAT: &str = "rulebench.page/v1";
+
+/// A JSON object: one dataset row.
+pub type Row = Map<String, Value>;
+
+/// A compatibility page: source rows × target rows judged by rules.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    /// Always [`PAGE_FORMAT`].
+    pub format: String,
+    pub id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization: Option<Organization>,
+    pub source: Dataset,
+    pub target: Dataset,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    #[serde(default)]
+    pub device_policy: DevicePolicy,
+    #[serde(default)]
+    pub selection_policy: SelectionPolicy,
+    #[serde(default)]
+    pub overrides: Vec<Override>,
+}
+
+impl Page {
+    /// The organization's plan tier (`team` for the local organization).
+    pub fn plan_tier(&self) -> PlanTier {
+        self.organization
+            .as_ref()
+            .map_or(PlanTier::Team, |o| o.plan_tier)
+    }
+
+    /// The rule with this id, with its index.
+    pub fn rule(&self, id: &str) -> Option<(usize, &Rule)> {
+        self.rules.iter().enumerate().find(|(_, r)| r.id == id)
+    }
+
+    /// One side of the page.
+    pub fn dataset(&self, side: Side) -> &Dataset {
+        match side {
+            Side::Source => &self.source,
+            Side::Target => &self.target,
+        }
+    }
+}
+
+/// Which dataset of a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Side {
+    Source,
+    Target,
+}
+
+impl Side {
+    /// The prefix rules use for this side (`source` / `target`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Source => "source",
+            Side::Target => "target",
+        }
+    }
+}
+
+/// The owner of a page and its plan tier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Organization {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub plan_tier: PlanTier,
+}
+
+/// Plan tiers and their rule limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanTier {
+    Personal,
+    #[default]
+    Team,
+    Enterprise,
+}
+
+impl PlanTier {
+    /// How many rules a page may hold; `None` is unlimited.
+    pub fn rule_limit(self) -> Option<usize> {
+        match self {
+            PlanTier::Personal => Some(10),
+            PlanTier::Team => Some(100),
+            PlanTier::Enterprise => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanTier::Personal => "personal",
+            PlanTier::Team => "team",
+            PlanTier::Enterprise => "enterprise",
+        }
+    }
+}
+
+/// A dataset: named rows identified by their key fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dataset {
+    pub name: String,
+    pub key: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
+    /// Extension: a numeric field that breaks recommendation ties (higher wins),
+    /// after verdict and score and before the id (seed 003's tiebreaker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<String>,
+    #[serde(default)]
+    pub rows: Vec<Row>,
+}
+
+impl Dataset {
+    /// The row's key: `field=value` for each key field, joined by `|`.
+    /// Strings are written bare, other values as JSON; a missing field as `null`.
+    pub fn row_key(&self, row: &Row) -> String {
+        self.key
+            .iter()
+            .map(|field| {
+                let value = match row.get(field) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => "null".to_owned(),
+                };
+                format!("{field}={value}")
+            })
+            .collect::<Vec<_>>()
+            .join("|")
+    }
+
+    /// The row's id: its single key field's value, or its key when the key has several fields.
+    pub fn row_id(&self, row: &Row) -> String {
+        match self.key.as_slice() {
+            [single] => match row.get(single) {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => "null".to_owned(),
+            },
+            _ => self.row_key(row),
+        }
+    }
+
+    /// The row's label for display: the label field, else its id.
+    pub fn row_label(&self, row: &Row) -> String {
+        match self.label.as_ref().and_then(|l| row.get(l)) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => self.row_id(row),
+            Some(v) => v.to_string(),
+        }
+    }
+
+    /// The row's priority (extension), 0 when absent or not a number.
+    pub fn row_priority(&self, row: &Row) -> f64 {
+        self.priority
+            .as_ref()
+            .and_then(|p| row.get(p))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    }
+
+    /// Finds a row by key, keyHash or id; failing those, by the value of one key
+    /// field or the label, when exactly one row has it (`t3-chat`, `t3.chat`).
+    pub fn find_row(&self, needle: &str) -> Option<usize> {
+        let by = |f: &dyn Fn(&Row) -> String| self.rows.iter().position(|r| f(r) == needle);
+        let unique = |f: &dyn Fn(&Row) -> bool| {
+            let mut hits = self.rows.iter().enumerate().filter(|(_, r)| f(r));
+            match (hits.next(), hits.next()) {
+                (Some((i, _)), None) => Some(i),
+                _ => None,
+            }
+        };
+        by(&|r| self.row_key(r))
+            .or_else(|| by(&|r| key_hash(&self.row_key(r))))
+            .or_else(|| by(&|r| self.row_id(r)))
+            .or_else(|| {
+                unique(&|r| {
+                    self.key
+                        .iter()
+                        .any(|k| r.get(k).and_then(Value::as_str) == Some(needle))
+                })
+            })
+            .or_else(|| unique(&|r| self.row_label(r) == needle))
+    }
+
+    /// Every field name that appears in some row, sorted.
+    pub fn field_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.keys().cloned())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// Lowercase hex SHA-256 of a text (a row key's keyHash, a selection hash).
+pub fn key_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A feature rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    /// Unique within a page; derived from the name when absent.
+    #[serde(default)]
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default = "default_weight", serialize_with = "ser_number")]
+    pub weight: f64,
+    #[serde(default = "default_category")]
+    pub category: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub logic: Value,
+}
+
+fn default_weight() -> f64 {
+    1.0
+}
+
+fn default_category() -> String {
+    "General".to_owned()
+}
+
+/// Writes whole numbers without a fraction (`1`, not `1.0`).
+fn ser_number<S: serde::Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        s.serialize_i64(*value as i64)
+    } else {
+        s.serialize_f64(*value)
+    }
+}
+
+impl Rule {
+    /// Fills a missing id from the name: lowercase, words joined by `-`.
+    pub fn ensure_id(&mut self) {
+        if self.id.trim().is_empty() {
+            self.id = slugify(&self.name);
+        }
+    }
+}
+
+/// `Tool Calling Support` → `tool-calling-support`.
+pub fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() { "rule".to_owned() } else { out }
+}
+
+/// How one target's verdict is reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DevicePolicy {
+    #[serde(default)]
+    pub required_mode: RequiredMode,
+    #[serde(default = "default_full", serialize_with = "ser_number")]
+    pub full_threshold: f64,
+    #[serde(default = "default_partial", serialize_with = "ser_number")]
+    pub partial_threshold: f64,
+}
+
+fn default_full() -> f64 {
+    1.0
+}
+
+fn default_partial() -> f64 {
+    0.4
+}
+
+impl Default for DevicePolicy {
+    fn default() -> Self {
+        DevicePolicy {
+            required_mode: RequiredMode::default(),
+            full_threshold: default_full(),
+            partial_threshold: default_partial(),
+        }
+    }
+}
+
+/// What a failing required rule does to a target's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RequiredMode {
+    /// Any failing required rule gives verdict 0 (CONTRACT §2).
+    #[default]
+    #[serde(rename = "ANY_REQUIRED_FAIL_IS_0")]
+    AnyRequiredFailIs0,
+    /// Extension: a failing required rule caps the verdict at 1 (partial).
+    AnyRequiredFailCapsAtPartial,
+    /// Extension: required rules count like optional ones (weighted into the score).
+    IgnoreRequired,
+}
+
+/// How the targets' verdicts combine into one selection verdict.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SelectionPolicy {
+    #[serde(default)]
+    pub aggregate: Aggregate,
+    #[serde(default)]
+    pub recommendation: Recommendation,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Aggregate {
+    #[serde(default)]
+    pub mode: AggregateMode,
+    #[serde(default)]
+    pub else_mode: ElseMode,
+}
+
+/// When the selection is fully compatible (verdict 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AggregateMode {
+    /// Some target has verdict 2.
+    #[default]
+    AnyDeviceFullIsCompatible,
+    /// Extension: every target has verdict 2.
+    AllDevicesFullIsCompatible,
+}
+
+/// When a selection that is not fully compatible is partial (verdict 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ElseMode {
+    /// Some target has verdict 1 (or 2).
+    #[default]
+    AnyDevicePartialIsPartial,
+    /// Extension: never partial; the selection is 2 or 0.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recommendation {
+    #[serde(default)]
+    pub strategy: RecommendationStrategy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RecommendationStrategy {
+    /// Highest verdict, then score, then priority (extension), then smallest id.
+    #[default]
+    HighestVerdictThenScore,
+}
+
+/// A manual verdict for one (source, target) pair, decided before any rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Override {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_key_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_key_hash: Option<String>,
+    pub value: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Override {
+    /// The source key hash, computed from the key when only the key is given.
+    pub fn source_hash(&self) -> Option<String> {
+        self.source_key_hash
+            .clone()
+            .or_else(|| self.source_key.as_deref().map(key_hash))
+    }
+
+    /// The target key hash, computed from the key when only the key is given.
+    pub fn target_hash(&self) -> Option<String> {
+        self.target_key_hash
+            .clone()
+            .or_else(|| self.target_key.as_deref().map(key_hash))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dataset(key: &[&str]) -> Dataset {
+        Dataset {
+            name: "d".into(),
+            key: key.iter().map(|s| s.to_string()).collect(),
+            label: Some("displayName".into()),
+            summary: vec![],
+            priority: None,
+            rows: vec![],
+        }
+    }
+
+    #[test]
+    fn row_key_joins_fields_in_key_order() {
+        let d = dataset(&["clientType", "id"]);
+        let row = json!({"id": "t3-chat", "clientType": "web", "n": 1});
+        let row = row.as_object().unwrap();
+        assert_eq!(d.row_key(row), "clientType=web|id=t3-chat");
+        assert_eq!(d.row_id(row), "clientType=web|id=t3-chat");
+        let d = dataset(&["n", "id"]);
+        assert_eq!(d.row_key(row), "n=1|id=t3-chat");
+    }
+
+    #[test]
+    fn key_hash_is_sha256_hex() {
+        assert_eq!(
+            key_hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn slugify_derives_ids() {
+        assert_eq!(slugify("Tool Calling Support"), "tool-calling-support");
+        assert_eq!(slugify("  GPT-4.1 (beta)! "), "gpt-4-1-beta");
+        assert_eq!(slugify("!!"), "rule");
+    }
+}

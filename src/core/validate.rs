@@ -1,0 +1,538 @@
+//! Validation of rules and pages: operators, argument counts, field references, limits.
+//!
+//! Errors block saving; warnings do not.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::Value;
+
+use super::diag::{Diagnostic, did_you_mean, pointer_token};
+use super::engine::{self, ITERATORS};
+use super::model::{Dataset, Page, Side};
+
+/// The deepest a rule may nest.
+pub const MAX_DEPTH: usize = 64;
+/// The largest a rule's logic may be, serialized.
+pub const MAX_RULE_BYTES: usize = 64 * 1024;
+
+/// The fields of a page's two datasets and how many rows carry each.
+#[derive(Debug, Clone, Default)]
+pub struct Schema {
+    pub source: DatasetSchema,
+    pub target: DatasetSchema,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DatasetSchema {
+    pub rows: usize,
+    /// field → number of rows that have it.
+    pub coverage: BTreeMap<String, usize>,
+}
+
+impl DatasetSchema {
+    pub fn of(dataset: &Dataset) -> Self {
+        let mut coverage = BTreeMap::new();
+        for row in &dataset.rows {
+            for key in row.keys() {
+                *coverage.entry(key.clone()).or_insert(0) += 1;
+            }
+        }
+        DatasetSchema {
+            rows: dataset.rows.len(),
+            coverage,
+        }
+    }
+}
+
+impl Schema {
+    pub fn of(page: &Page) -> Self {
+        Schema {
+            source: DatasetSchema::of(&page.source),
+            target: DatasetSchema::of(&page.target),
+        }
+    }
+
+    fn side(&self, side: Side) -> &DatasetSchema {
+        match side {
+            Side::Source => &self.source,
+            Side::Target => &self.target,
+        }
+    }
+
+    /// `source.x` / `target.y` for every known field: did-you-mean candidates.
+    fn qualified_fields(&self) -> Vec<String> {
+        [Side::Source, Side::Target]
+            .iter()
+            .flat_map(|&s| {
+                self.side(s)
+                    .coverage
+                    .keys()
+                    .map(move |f| format!("{}.{f}", s.name()))
+            })
+            .collect()
+    }
+}
+
+/// Argument counts of fixed-arity operators: (min, max).
+fn arity(op: &str) -> Option<(usize, usize)> {
+    Some(match op {
+        "!" | "!!" => (1, 1),
+        "==" | "===" | "!=" | "!==" | ">" | ">=" | "in" | "%" | "/" => (2, 2),
+        "<" | "<=" => (2, 3),
+        "var" => (0, 2),
+        "substr" => (2, 3),
+        "missing_some" => (2, 2),
+        "map" | "filter" | "all" | "some" | "none" => (2, 2),
+        "reduce" => (2, 3),
+        "-" => (1, 2),
+        "starts_with" | "ends_with" => (2, 2),
+        "upper" | "lower" | "trim" | "length" | "abs" | "ceil" | "floor" => (1, 1),
+        _ => return None,
+    })
+}
+
+/// Validates one rule's logic against a page's schema. Pointers are relative to the logic.
+pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let size = logic.to_string().len();
+    if size > MAX_RULE_BYTES {
+        out.push(Diagnostic::error(
+            "rule-too-large",
+            "",
+            format!("rule is {size} bytes; the limit is {MAX_RULE_BYTES} bytes (64 KB)"),
+        ));
+        return out;
+    }
+    let ops: HashSet<&'static str> = engine::operator_names().into_iter().collect();
+    let mut v = Validator {
+        schema,
+        ops: &ops,
+        out: &mut out,
+        depth_reported: false,
+    };
+    v.walk(logic, "", 1, false);
+    if !out.iter().any(Diagnostic::is_error)
+        && let Err(e) = engine::compile(logic)
+    {
+        out.push(Diagnostic::error("compile", "", format!("the engine rejects this rule: {e}")));
+    }
+    out
+}
+
+struct Validator<'a> {
+    schema: &'a Schema,
+    ops: &'a HashSet<&'static str>,
+    out: &'a mut Vec<Diagnostic>,
+    depth_reported: bool,
+}
+
+impl Validator<'_> {
+    fn walk(&mut self, node: &Value, ptr: &str, depth: usize, item_scope: bool) {
+        if depth > MAX_DEPTH {
+            if !self.depth_reported {
+                self.depth_reported = true;
+                self.out.push(Diagnostic::error(
+                    "too-deep",
+                    ptr,
+                    format!("rule nests deeper than the limit of {MAX_DEPTH} levels"),
+                ));
+            }
+            return;
+        }
+        match node {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.walk(item, &format!("{ptr}/{i}"), depth + 1, item_scope);
+                }
+            }
+            Value::Object(map) if map.len() == 1 => {
+                let (op, args) = map.iter().next().expect("one entry");
+                let op_ptr = format!("{ptr}/{}", pointer_token(op));
+                if !self.ops.contains(op.as_str()) {
+                    let hint = did_you_mean(op, self.ops.iter().copied())
+                        .map(|s| format!("did you mean `{s}`?"));
+                    self.out.push(
+                        Diagnostic::error(
+                            "unknown-operator",
+                            &op_ptr,
+                            format!("unknown operator `{op}`"),
+                        )
+                        .with_hint(hint),
+                    );
+                    return;
+                }
+                self.check_arity(op, args, &op_ptr);
+                match op.as_str() {
+                    "var" if !item_scope => self.check_var(args, &op_ptr),
+                    "missing" if !item_scope => self.check_names(args, &op_ptr),
+                    "missing_some" if !item_scope => {
+                        if let Value::Array(a) = args
+                            && let Some(names) = a.get(1)
+                        {
+                            self.check_names(names, &format!("{op_ptr}/1"));
+                        }
+                    }
+                    _ => {}
+                }
+                let iterates = ITERATORS.contains(&op.as_str());
+                match args {
+                    Value::Array(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            let scope = item_scope || (iterates && i > 0);
+                            self.walk(item, &format!("{op_ptr}/{i}"), depth + 1, scope);
+                        }
+                    }
+                    other => self.walk(other, &op_ptr, depth + 1, item_scope),
+                }
+            }
+            Value::Object(map) => {
+                if !map.is_empty() {
+                    let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+                    self.out.push(Diagnostic::warning(
+                        "object-literal",
+                        ptr,
+                        format!(
+                            "an object with {} keys ({}) is data, not an operation",
+                            keys.len(),
+                            keys.join(", ")
+                        ),
+                    ));
+                }
+                for (k, v) in map {
+                    self.walk(v, &format!("{ptr}/{}", pointer_token(k)), depth + 1, item_scope);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn check_arity(&mut self, op: &str, args: &Value, ptr: &str) {
+        let Some((min, max)) = arity(op) else { return };
+        let n = match args {
+            Value::Array(a) => a.len(),
+            // A lone non-array argument is one argument.
+            _ => 1,
+        };
+        if n < min || n > max {
+            let want = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} to {max}")
+            };
+            self.out.push(Diagnostic::error(
+                "arity",
+                ptr,
+                format!("`{op}` takes {want} argument{}, got {n}", if max == 1 { "" } else { "s" }),
+            ));
+        }
+    }
+
+    fn check_var(&mut self, args: &Value, ptr: &str) {
+        let (path, path_ptr) = match args {
+            Value::Array(a) => (a.first(), format!("{ptr}/0")),
+            other => (Some(other), ptr.to_owned()),
+        };
+        if let Some(Value::String(p)) = path {
+            self.check_path(p, &path_ptr);
+        }
+    }
+
+    fn check_names(&mut self, names: &Value, ptr: &str) {
+        match names {
+            Value::Array(a) => {
+                for (i, n) in a.iter().enumerate() {
+                    if let Value::String(p) = n {
+                        self.check_path(p, &format!("{ptr}/{i}"));
+                    }
+                }
+            }
+            Value::String(p) => self.check_path(p, ptr),
+            _ => {}
+        }
+    }
+
+    /// A context path must start with `source.` or `target.` and name a known field.
+    fn check_path(&mut self, path: &str, ptr: &str) {
+        let mut segments = path.split('.');
+        let head = segments.next().unwrap_or_default();
+        let side = match head {
+            "source" => Side::Source,
+            "target" => Side::Target,
+            _ => {
+                let candidates = self.schema.qualified_fields();
+                let hint = did_you_mean(path, candidates.iter().map(String::as_str))
+                    .or_else(|| {
+                        candidates
+                            .iter()
+                            .find(|c| c.split_once('.').is_some_and(|(_, f)| f == path))
+                            .cloned()
+                    })
+                    .map(|s| format!("did you mean `{s}`?"));
+                self.out.push(
+                    Diagnostic::error(
+                        "var-prefix",
+                        ptr,
+                        format!(
+                            "variable `{path}` must start with `source.` or `target.` (rules see {{source, target}})"
+                        ),
+                    )
+                    .with_hint(hint),
+                );
+                return;
+            }
+        };
+        let Some(field) = segments.next() else { return };
+        let schema = self.schema.side(side);
+        match schema.coverage.get(field) {
+            None => {
+                let hint = did_you_mean(field, schema.coverage.keys().map(String::as_str))
+                    .map(|s| format!("did you mean `{}.{s}`?", side.name()));
+                self.out.push(
+                    Diagnostic::error(
+                        "unknown-field",
+                        ptr,
+                        format!("no {} row has a field `{field}` (in `{path}`)", side.name()),
+                    )
+                    .with_hint(hint),
+                );
+            }
+            Some(&n) if n < schema.rows => self.out.push(Diagnostic::warning(
+                "partial-field",
+                ptr,
+                format!(
+                    "`{}.{field}` is present in only {n} of {} {} rows; the others read null",
+                    side.name(),
+                    schema.rows,
+                    side.name()
+                ),
+            )),
+            Some(_) => {}
+        }
+    }
+}
+
+/// Validates a whole page: datasets, rules, policies, overrides. Pointers are
+/// relative to the page document.
+pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if page.format != super::model::PAGE_FORMAT {
+        out.push(Diagnostic::error(
+            "format",
+            "/format",
+            format!(
+                "unsupported format `{}`; expected `{}`",
+                page.format,
+                super::model::PAGE_FORMAT
+            ),
+        ));
+    }
+    if page.id.trim().is_empty() {
+        out.push(Diagnostic::error("page-id", "/id", "the page id is empty"));
+    }
+    for side in [Side::Source, Side::Target] {
+        validate_dataset(page.dataset(side), side, &mut out);
+    }
+    let schema = Schema::of(page);
+    let mut ids = HashSet::new();
+    for (i, rule) in page.rules.iter().enumerate() {
+        let at = format!("/rules/{i}");
+        if rule.name.trim().is_empty() {
+            out.push(Diagnostic::error("rule-name", format!("{at}/name"), "the rule name is empty"));
+        }
+        if !ids.insert(rule.id.as_str()) {
+            out.push(Diagnostic::error(
+                "duplicate-rule",
+                format!("{at}/id"),
+                format!("rule id `{}` is used twice", rule.id),
+            ));
+        }
+        if !(rule.weight.is_finite() && rule.weight >= 0.0) {
+            out.push(Diagnostic::error(
+                "weight",
+                format!("{at}/weight"),
+                format!("weight must be a number ≥ 0, got {}", rule.weight),
+            ));
+        }
+        out.extend(
+            validate_logic(&rule.logic, &schema)
+                .into_iter()
+                .map(|d| d.under(&format!("{at}/logic"))),
+        );
+    }
+    if let Some(limit) = page.plan_tier().rule_limit()
+        && page.rules.len() > limit
+    {
+        out.push(Diagnostic::error(
+            "rule-limit",
+            "/rules",
+            format!("Rule limit reached ({limit}/{limit})"),
+        ).with_hint(Some(format!(
+            "the page has {} rules; plan tier `{}` allows {limit}",
+            page.rules.len(),
+            page.plan_tier().as_str()
+        ))));
+    }
+    let p = &page.device_policy;
+    for (name, value) in [("fullThreshold", p.full_threshold), ("partialThreshold", p.partial_threshold)] {
+        if !(0.0..=1.0).contains(&value) {
+            out.push(Diagnostic::error(
+                "threshold",
+                format!("/devicePolicy/{name}"),
+                format!("{name} must be between 0 and 1, got {value}"),
+            ));
+        }
+    }
+    if p.partial_threshold > p.full_threshold {
+        out.push(Diagnostic::error(
+            "threshold",
+            "/devicePolicy/partialThreshold",
+            format!(
+                "partialThreshold ({}) is above fullThreshold ({})",
+                p.partial_threshold, p.full_threshold
+            ),
+        ));
+    }
+    validate_overrides(page, &mut out);
+    out
+}
+
+fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
+    let at = format!("/{}", side.name());
+    if d.key.is_empty() {
+        out.push(Diagnostic::error("key", format!("{at}/key"), "the key names no field"));
+        return;
+    }
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, row) in d.rows.iter().enumerate() {
+        for field in &d.key {
+            if !row.get(field).is_some_and(|v| !v.is_null()) {
+                out.push(Diagnostic::error(
+                    "key-field",
+                    format!("{at}/rows/{i}"),
+                    format!("{} row {i} has no value for key field `{field}`", side.name()),
+                ));
+            }
+        }
+        let key = d.row_key(row);
+        if let Some(first) = seen.insert(key.clone(), i) {
+            out.push(Diagnostic::error(
+                "duplicate-key",
+                format!("{at}/rows/{i}"),
+                format!("{} rows {first} and {i} have the same key `{key}`", side.name()),
+            ));
+        }
+    }
+}
+
+fn validate_overrides(page: &Page, out: &mut Vec<Diagnostic>) {
+    let hashes = |d: &Dataset| -> HashSet<String> {
+        d.rows.iter().map(|r| super::model::key_hash(&d.row_key(r))).collect()
+    };
+    let (sources, targets) = (hashes(&page.source), hashes(&page.target));
+    for (i, o) in page.overrides.iter().enumerate() {
+        let at = format!("/overrides/{i}");
+        for (side, hash, known, key) in [
+            ("source", o.source_hash(), &sources, o.source_key.as_ref().or(o.source_key_hash.as_ref())),
+            ("target", o.target_hash(), &targets, o.target_key.as_ref().or(o.target_key_hash.as_ref())),
+        ] {
+            match hash {
+                None => out.push(Diagnostic::error(
+                    "override",
+                    &at,
+                    format!("override {i} names no {side} (give {side}Key or {side}KeyHash)"),
+                )),
+                Some(h) if !known.contains(&h) => out.push(Diagnostic::error(
+                    "override",
+                    &at,
+                    format!(
+                        "override {i}: {side} `{}` matches no {side} row",
+                        key.map_or("?", String::as_str)
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Schema {
+        let mut s = Schema::default();
+        s.source.rows = 2;
+        s.source.coverage.insert("needsStreaming".into(), 2);
+        s.source.coverage.insert("maxLatencyMs".into(), 1);
+        s.target.rows = 2;
+        s.target.coverage.insert("supportsStreaming".into(), 2);
+        s
+    }
+
+    fn codes(logic: Value) -> Vec<(&'static str, String, Option<String>)> {
+        validate_logic(&logic, &schema())
+            .into_iter()
+            .map(|d| (d.code, d.pointer, d.hint))
+            .collect()
+    }
+
+    #[test]
+    fn unknown_operator_has_did_you_mean() {
+        let got = codes(json!({"or": [{"==": [1, 1]}, {"som": [[], true]}]}));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, "unknown-operator");
+        assert_eq!(got[0].1, "/or/1/som");
+        assert_eq!(got[0].2.as_deref(), Some("did you mean `some`?"));
+    }
+
+    #[test]
+    fn var_must_name_a_side_and_a_field() {
+        let got = codes(json!({"==": [{"var": "target.supportStreaming"}, true]}));
+        assert_eq!(got[0].0, "unknown-field");
+        assert_eq!(got[0].1, "/==/0/var");
+        assert_eq!(got[0].2.as_deref(), Some("did you mean `target.supportsStreaming`?"));
+        let got = codes(json!({"var": "needsStreaming"}));
+        assert_eq!(got[0].0, "var-prefix");
+        assert_eq!(got[0].2.as_deref(), Some("did you mean `source.needsStreaming`?"));
+    }
+
+    #[test]
+    fn partial_field_is_a_warning() {
+        let d = validate_logic(&json!({"var": "source.maxLatencyMs"}), &schema());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, "partial-field");
+        assert!(!d[0].is_error());
+    }
+
+    #[test]
+    fn item_scope_vars_are_not_fields() {
+        assert!(codes(json!({"some": [{"var": "target.supportsStreaming"}, {"==": [{"var": ""}, 1]}]})).is_empty());
+    }
+
+    #[test]
+    fn arity_errors() {
+        let got = codes(json!({"==": [1]}));
+        assert_eq!(got[0].0, "arity");
+        let got = codes(json!({"!": [1, 2]}));
+        assert_eq!(got[0].0, "arity");
+        assert!(codes(json!({"!": true})).is_empty());
+        assert!(codes(json!({"<": [1, 2, 3]})).is_empty());
+    }
+
+    #[test]
+    fn depth_and_size_limits_say_where() {
+        let mut deep = json!(true);
+        for _ in 0..70 {
+            deep = json!({"!": [deep]});
+        }
+        let d = validate_logic(&deep, &schema());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].code, "too-deep");
+        assert!(d[0].pointer.starts_with("/!/0/!/0"), "{}", d[0].pointer);
+        let big = json!({"in": ["x", "y".repeat(70_000)]});
+        let d = validate_logic(&big, &schema());
+        assert_eq!(d[0].code, "rule-too-large");
+        assert!(d[0].message.contains("64 KB"));
+    }
+}

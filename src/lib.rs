@@ -1,0 +1,10 @@
+//! rulebench: a terminal workbench for JSONLogic compatibility rules.
+//!
+//! `core` is pure (model, engine, validation, verdicts, matrix); `store` is SQLite;
+//! `app` holds the use cases both fronts call; `cli` is the command line.
+
+pub mod app;
+pub mod cli;
+pub mod core;
+pub mod store;
+pub mod synth;

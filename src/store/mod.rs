@@ -1,0 +1,703 @@
+//! SQLite storage: pages, rows, rules, overrides, revisions and the result cache.
+//!
+//! Append-only migrations on `PRAGMA user_version`; WAL; foreign keys; a busy timeout;
+//! one transaction per change, and every change to a page increments its revision.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use serde_json::Value;
+
+use crate::core::model::{Dataset, Override, Page, Rule, Side, key_hash, PAGE_FORMAT};
+
+/// Storage failures.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database {path}: {source}")]
+    Open {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("database: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("database holds invalid JSON in {what}: {source}")]
+    Corrupt {
+        what: String,
+        source: serde_json::Error,
+    },
+    #[error("database schema version {found} is newer than this rulebench understands ({known})")]
+    TooNew { found: i64, known: i64 },
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// The migrations, in order. Append only: never edit one that has shipped.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE pages (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        description TEXT,
+        organization_json TEXT,
+        source_json TEXT NOT NULL,
+        target_json TEXT NOT NULL,
+        device_policy_json TEXT NOT NULL,
+        selection_policy_json TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE dataset_rows (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        side TEXT NOT NULL CHECK (side IN ('source', 'target')),
+        ord INTEGER NOT NULL,
+        row_key TEXT NOT NULL,
+        key_hash TEXT NOT NULL,
+        row_json TEXT NOT NULL,
+        PRIMARY KEY (page_id, side, ord),
+        UNIQUE (page_id, side, key_hash)
+    );
+    CREATE TABLE rules (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        organization_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        required INTEGER NOT NULL,
+        weight REAL NOT NULL,
+        category TEXT NOT NULL,
+        description TEXT,
+        logic_json TEXT NOT NULL,
+        PRIMARY KEY (page_id, id)
+    );
+    CREATE TABLE overrides (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        source_key_hash TEXT NOT NULL,
+        target_key_hash TEXT NOT NULL,
+        source_key TEXT,
+        target_key TEXT,
+        value INTEGER NOT NULL,
+        note TEXT,
+        ord INTEGER NOT NULL,
+        PRIMARY KEY (page_id, source_key_hash, target_key_hash)
+    );
+    CREATE TABLE revisions (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        revision INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        change TEXT NOT NULL,
+        PRIMARY KEY (page_id, revision)
+    );
+    CREATE TABLE rule_history (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        rule_id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        rule_json TEXT,
+        PRIMARY KEY (page_id, rule_id, revision)
+    );
+    CREATE TABLE compat_results (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        selection_hash TEXT NOT NULL,
+        revision_id INTEGER NOT NULL,
+        page_num INTEGER NOT NULL,
+        payload_json TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (page_id, selection_hash, revision_id, page_num)
+    );",
+    // 2: the result cache is pruned by revision; a key-value table for the database itself.
+    "CREATE INDEX compat_results_by_revision ON compat_results (page_id, revision_id);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+];
+
+/// One row of `rulebench pages`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageSummary {
+    pub id: String,
+    pub name: String,
+    pub rules: i64,
+    pub sources: i64,
+    pub targets: i64,
+    pub revision: i64,
+    pub updated_at: String,
+}
+
+/// A page as stored, with its revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPage {
+    pub page: Page,
+    pub revision: i64,
+}
+
+pub struct Store {
+    conn: Connection,
+    /// The schema version found when opening (0: a new database).
+    pub opened_at_version: i64,
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn corrupt(what: impl Into<String>) -> impl FnOnce(serde_json::Error) -> StoreError {
+    let what = what.into();
+    move |source| StoreError::Corrupt { what, source }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("model types serialize")
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates to the latest schema.
+    pub fn open(path: &Path) -> Result<Store> {
+        Self::open_at(path, MIGRATIONS.len())
+    }
+
+    /// Opens and migrates up to `version` (tests use it to build old databases).
+    pub fn open_at(path: &Path, version: usize) -> Result<Store> {
+        let open_err = |source| StoreError::Open {
+            path: path.display().to_string(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut store = Store {
+            conn,
+            opened_at_version: 0,
+        };
+        store.opened_at_version = store.user_version()?;
+        store.migrate(version)?;
+        Ok(store)
+    }
+
+    pub fn user_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    fn migrate(&mut self, to: usize) -> Result<()> {
+        let from = self.user_version()?;
+        if from > MIGRATIONS.len() as i64 {
+            return Err(StoreError::TooNew {
+                found: from,
+                known: MIGRATIONS.len() as i64,
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().take(to).skip(from as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    pub fn list_pages(&self) -> Result<Vec<PageSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT p.id, p.name, p.revision, p.updated_at,
+                (SELECT COUNT(*) FROM rules r WHERE r.page_id = p.id),
+                (SELECT COUNT(*) FROM dataset_rows d WHERE d.page_id = p.id AND d.side = 'source'),
+                (SELECT COUNT(*) FROM dataset_rows d WHERE d.page_id = p.id AND d.side = 'target')
+             FROM pages p ORDER BY p.id",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(PageSummary {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                revision: r.get(2)?,
+                updated_at: r.get(3)?,
+                rules: r.get(4)?,
+                sources: r.get(5)?,
+                targets: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn page_ids(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT id FROM pages ORDER BY id")?;
+        let ids = stmt.query_map([], |r| r.get(0))?;
+        Ok(ids.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn revision(&self, page_id: &str) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Loads a whole page.
+    pub fn load(&self, page_id: &str) -> Result<Option<StoredPage>> {
+        let head = self
+            .conn
+            .query_row(
+                "SELECT name, description, organization_json, source_json, target_json,
+                        device_policy_json, selection_policy_json, revision
+                 FROM pages WHERE id = ?1",
+                [page_id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                        r.get::<_, String>(6)?,
+                        r.get::<_, i64>(7)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((name, description, org, source, target, device, selection, revision)) = head
+        else {
+            return Ok(None);
+        };
+        let mut source: Dataset = serde_json::from_str(&source).map_err(corrupt("source"))?;
+        let mut target: Dataset = serde_json::from_str(&target).map_err(corrupt("target"))?;
+        source.rows = self.rows(page_id, Side::Source)?;
+        target.rows = self.rows(page_id, Side::Target)?;
+        let page = Page {
+            format: PAGE_FORMAT.to_owned(),
+            id: page_id.to_owned(),
+            name,
+            description,
+            organization: org
+                .map(|o| serde_json::from_str(&o))
+                .transpose()
+                .map_err(corrupt("organization"))?,
+            source,
+            target,
+            rules: self.rules(page_id)?,
+            device_policy: serde_json::from_str(&device).map_err(corrupt("device policy"))?,
+            selection_policy: serde_json::from_str(&selection)
+                .map_err(corrupt("selection policy"))?,
+            overrides: self.overrides(page_id)?,
+        };
+        Ok(Some(StoredPage { page, revision }))
+    }
+
+    fn rows(&self, page_id: &str, side: Side) -> Result<Vec<crate::core::model::Row>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
+        )?;
+        let texts = stmt
+            .query_map(params![page_id, side.name()], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        texts
+            .iter()
+            .map(|t| serde_json::from_str(t).map_err(corrupt(format!("{} row", side.name()))))
+            .collect()
+    }
+
+    fn rules(&self, page_id: &str) -> Result<Vec<Rule>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, name, required, weight, category, description, logic_json
+             FROM rules WHERE page_id = ?1 ORDER BY ord",
+        )?;
+        let raw = stmt
+            .query_map([page_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, f64>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, String>(6)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raw.into_iter()
+            .map(|(id, name, required, weight, category, description, logic)| {
+                Ok(Rule {
+                    logic: serde_json::from_str(&logic).map_err(corrupt(format!("rule {id}")))?,
+                    id,
+                    name,
+                    required,
+                    weight,
+                    category,
+                    description,
+                })
+            })
+            .collect()
+    }
+
+    fn overrides(&self, page_id: &str) -> Result<Vec<Override>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT source_key, target_key, source_key_hash, target_key_hash, value, note
+             FROM overrides WHERE page_id = ?1 ORDER BY ord",
+        )?;
+        let rows = stmt.query_map([page_id], |r| {
+            let source_key: Option<String> = r.get(0)?;
+            let target_key: Option<String> = r.get(1)?;
+            let source_hash: String = r.get(2)?;
+            let target_hash: String = r.get(3)?;
+            Ok(Override {
+                source_key_hash: source_key.is_none().then_some(source_hash),
+                target_key_hash: target_key.is_none().then_some(target_hash),
+                source_key,
+                target_key,
+                value: r.get(4)?,
+                note: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Stores a new page (or replaces one) in one transaction. A replaced page keeps
+    /// counting revisions from where it was.
+    pub fn insert_page(&mut self, page: &Page, replace: bool) -> Result<i64> {
+        let tx = self.conn.transaction()?;
+        let old: Option<i64> = tx
+            .query_row("SELECT revision FROM pages WHERE id = ?1", [&page.id], |r| r.get(0))
+            .optional()?;
+        if old.is_some() {
+            debug_assert!(replace, "the app checks for existing pages");
+            tx.execute("DELETE FROM pages WHERE id = ?1", [&page.id])?;
+        }
+        let revision = old.map_or(1, |r| r + 1);
+        let at = now();
+        let meta = |d: &Dataset| {
+            to_json(&Dataset {
+                rows: vec![],
+                ..d.clone()
+            })
+        };
+        tx.execute(
+            "INSERT INTO pages (id, name, description, organization_json, source_json, target_json,
+                device_policy_json, selection_policy_json, revision, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+            params![
+                page.id,
+                page.name,
+                page.description,
+                page.organization.as_ref().map(to_json),
+                meta(&page.source),
+                meta(&page.target),
+                to_json(&page.device_policy),
+                to_json(&page.selection_policy),
+                revision,
+                at
+            ],
+        )?;
+        for side in [Side::Source, Side::Target] {
+            insert_rows(&tx, &page.id, side, page.dataset(side))?;
+        }
+        let org = org_id(page);
+        for (ord, rule) in page.rules.iter().enumerate() {
+            upsert_rule(&tx, &page.id, &org, rule, ord as i64)?;
+            record_rule(&tx, &page.id, &rule.id, revision, Some(rule))?;
+        }
+        for (ord, o) in page.overrides.iter().enumerate() {
+            upsert_override(&tx, &page.id, o, ord as i64)?;
+        }
+        let what = if old.is_some() { "replaced by import" } else { "imported" };
+        tx.execute(
+            "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
+            params![page.id, revision, at, what],
+        )?;
+        tx.commit()?;
+        Ok(revision)
+    }
+
+    /// Applies one change to a page in one transaction and increments its revision.
+    /// Returns the new revision.
+    pub fn change<F>(&mut self, page_id: &str, what: &str, f: F) -> Result<i64>
+    where
+        F: FnOnce(&Transaction<'_>, i64) -> Result<()>,
+    {
+        let tx = self.conn.transaction()?;
+        let revision: i64 = tx.query_row(
+            "UPDATE pages SET revision = revision + 1, updated_at = ?2 WHERE id = ?1 RETURNING revision",
+            params![page_id, now()],
+            |r| r.get(0),
+        )?;
+        f(&tx, revision)?;
+        tx.execute(
+            "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
+            params![page_id, revision, now(), what],
+        )?;
+        tx.commit()?;
+        Ok(revision)
+    }
+
+    pub fn delete_page(&mut self, page_id: &str) -> Result<bool> {
+        Ok(self.conn.execute("DELETE FROM pages WHERE id = ?1", [page_id])? > 0)
+    }
+
+    /// The cached result pages of a selection at a revision, in page order.
+    pub fn cached_result(
+        &self,
+        page_id: &str,
+        selection_hash: &str,
+        revision: i64,
+    ) -> Result<Option<Vec<Value>>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT payload_json FROM compat_results
+             WHERE page_id = ?1 AND selection_hash = ?2 AND revision_id = ?3 ORDER BY page_num",
+        )?;
+        let texts = stmt
+            .query_map(params![page_id, selection_hash, revision], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if texts.is_empty() {
+            return Ok(None);
+        }
+        let pages = texts
+            .iter()
+            .map(|t| serde_json::from_str(t).map_err(corrupt("compat_results")))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(pages))
+    }
+
+    /// Stores a selection's result pages for a revision and drops stale revisions.
+    pub fn store_result(
+        &mut self,
+        page_id: &str,
+        selection_hash: &str,
+        revision: i64,
+        pages: &[Value],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "DELETE FROM compat_results WHERE page_id = ?1 AND revision_id < ?2",
+            params![page_id, revision],
+        )?;
+        let at = now();
+        for (num, payload) in pages.iter().enumerate() {
+            tx.execute(
+                "INSERT OR REPLACE INTO compat_results
+                    (page_id, selection_hash, revision_id, page_num, payload_json, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![page_id, selection_hash, revision, num as i64, payload.to_string(), at],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// A rule's stored versions, newest first: (revision, rule or `None` when removed).
+    pub fn rule_history(&self, page_id: &str, rule_id: &str) -> Result<Vec<(i64, Option<Rule>)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT revision, rule_json FROM rule_history
+             WHERE page_id = ?1 AND rule_id = ?2 ORDER BY revision DESC",
+        )?;
+        let raw = stmt
+            .query_map(params![page_id, rule_id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raw.into_iter()
+            .map(|(rev, json)| {
+                let rule = json
+                    .map(|j| serde_json::from_str(&j))
+                    .transpose()
+                    .map_err(corrupt("rule_history"))?;
+                Ok((rev, rule))
+            })
+            .collect()
+    }
+
+    /// Row counts of every table (tests compare them to prove nothing changed).
+    pub fn fingerprint(&self) -> Result<Vec<(String, i64)>> {
+        let tables = [
+            "pages", "dataset_rows", "rules", "overrides", "revisions", "rule_history",
+            "compat_results",
+        ];
+        tables
+            .iter()
+            .map(|t| {
+                let n: i64 = self
+                    .conn
+                    .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))?;
+                Ok((t.to_string(), n))
+            })
+            .collect()
+    }
+
+    /// A value of the database's own `meta` table.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Direct access for the change closures' helpers and for tests.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+fn org_id(page: &Page) -> String {
+    page.organization
+        .as_ref()
+        .map_or_else(|| "local".to_owned(), |o| o.id.clone())
+}
+
+fn insert_rows(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> Result<()> {
+    let mut stmt = tx.prepare(
+        "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for (ord, row) in d.rows.iter().enumerate() {
+        let key = d.row_key(row);
+        stmt.execute(params![
+            page_id,
+            side.name(),
+            ord as i64,
+            key,
+            key_hash(&key),
+            serde_json::to_string(row).expect("rows serialize")
+        ])?;
+    }
+    Ok(())
+}
+
+/// Inserts or updates a rule at a position.
+pub fn upsert_rule(tx: &Transaction<'_>, page_id: &str, org: &str, rule: &Rule, ord: i64) -> Result<()> {
+    tx.execute(
+        "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
+            required = excluded.required, weight = excluded.weight, category = excluded.category,
+            description = excluded.description, logic_json = excluded.logic_json",
+        params![
+            page_id,
+            org,
+            rule.id,
+            ord,
+            rule.name,
+            rule.required,
+            rule.weight,
+            rule.category,
+            rule.description,
+            rule.logic.to_string()
+        ],
+    )?;
+    Ok(())
+}
+
+fn record_rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str, revision: i64, rule: Option<&Rule>) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO rule_history (page_id, rule_id, revision, rule_json) VALUES (?1, ?2, ?3, ?4)",
+        params![page_id, rule_id, revision, rule.map(to_json)],
+    )?;
+    Ok(())
+}
+
+fn upsert_override(tx: &Transaction<'_>, page_id: &str, o: &Override, ord: i64) -> Result<()> {
+    tx.execute(
+        "INSERT INTO overrides (page_id, source_key_hash, target_key_hash, source_key, target_key, value, note, ord)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (page_id, source_key_hash, target_key_hash) DO UPDATE SET
+            source_key = excluded.source_key, target_key = excluded.target_key,
+            value = excluded.value, note = excluded.note",
+        params![
+            page_id,
+            o.source_hash().unwrap_or_default(),
+            o.target_hash().unwrap_or_default(),
+            o.source_key,
+            o.target_key,
+            o.value,
+            o.note,
+            ord
+        ],
+    )?;
+    Ok(())
+}
+
+/// The change operations, for use inside [`Store::change`].
+pub mod ops {
+    use super::*;
+
+    /// Saves a rule (new or changed) at position `ord`, shifting later rules.
+    pub fn put_rule(tx: &Transaction<'_>, page: &Page, rule: &Rule, ord: usize, revision: i64) -> Result<()> {
+        let exists: bool = tx
+            .query_row(
+                "SELECT 1 FROM rules WHERE page_id = ?1 AND id = ?2",
+                params![page.id, rule.id],
+                |_| Ok(true),
+            )
+            .optional()?
+            .unwrap_or(false);
+        if !exists {
+            tx.execute(
+                "UPDATE rules SET ord = ord + 1 WHERE page_id = ?1 AND ord >= ?2",
+                params![page.id, ord as i64],
+            )?;
+        }
+        upsert_rule(tx, &page.id, &org_id(page), rule, ord as i64)?;
+        record_rule(tx, &page.id, &rule.id, revision, Some(rule))
+    }
+
+    pub fn delete_rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str, revision: i64) -> Result<()> {
+        let ord: i64 = tx.query_row(
+            "DELETE FROM rules WHERE page_id = ?1 AND id = ?2 RETURNING ord",
+            params![page_id, rule_id],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "UPDATE rules SET ord = ord - 1 WHERE page_id = ?1 AND ord > ?2",
+            params![page_id, ord],
+        )?;
+        record_rule(tx, page_id, rule_id, revision, None)
+    }
+
+    pub fn put_override(tx: &Transaction<'_>, page_id: &str, o: &Override) -> Result<()> {
+        let ord: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(ord) + 1, 0) FROM overrides WHERE page_id = ?1",
+            [page_id],
+            |r| r.get(0),
+        )?;
+        upsert_override(tx, page_id, o, ord)
+    }
+
+    /// Removes an override; false when there was none.
+    pub fn delete_override(tx: &Transaction<'_>, page_id: &str, source_hash: &str, target_hash: &str) -> Result<bool> {
+        Ok(tx.execute(
+            "DELETE FROM overrides WHERE page_id = ?1 AND source_key_hash = ?2 AND target_key_hash = ?3",
+            params![page_id, source_hash, target_hash],
+        )? > 0)
+    }
+
+    pub fn set_policies(tx: &Transaction<'_>, page: &Page) -> Result<()> {
+        tx.execute(
+            "UPDATE pages SET device_policy_json = ?2, selection_policy_json = ?3 WHERE id = ?1",
+            params![page.id, to_json(&page.device_policy), to_json(&page.selection_policy)],
+        )?;
+        Ok(())
+    }
+
+    /// Replaces one dataset's rows and metadata.
+    pub fn replace_dataset(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> Result<()> {
+        tx.execute(
+            "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2",
+            params![page_id, side.name()],
+        )?;
+        let column = match side {
+            Side::Source => "source_json",
+            Side::Target => "target_json",
+        };
+        tx.execute(
+            &format!("UPDATE pages SET {column} = ?2 WHERE id = ?1"),
+            params![page_id, to_json(&Dataset { rows: vec![], ..d.clone() })],
+        )?;
+        insert_rows(tx, page_id, side, d)
+    }
+}

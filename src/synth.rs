@@ -1,0 +1,164 @@
+//! Synthetic pages for benchmarks and property tests: deterministic, no I/O.
+
+use serde_json::{Map, Value, json};
+
+use crate::core::model::{
+    Dataset, DevicePolicy, Organization, Page, PlanTier, Rule, SelectionPolicy, PAGE_FORMAT,
+};
+
+/// A small deterministic PRNG (xorshift64*), so generated pages are reproducible.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const PROVIDERS: &[&str] = &["openai", "anthropic", "google", "meta", "mistral", "cohere", "deepseek", "qwen"];
+const CAPS: &[&str] = &["Streaming", "ToolCalling", "StructuredOutputs", "Vision", "Audio", "Seed", "Citations", "Caching"];
+const CONTEXT: &[i64] = &[8_192, 16_384, 32_768, 65_536, 128_000, 200_000, 1_000_000, 2_000_000];
+const TIERS: &[&str] = &["free", "pro", "max", "enterprise"];
+
+/// How the synthetic target values are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Fields from small realistic domains (capability flags, a few context sizes).
+    Realistic,
+    /// Every rule also reads a field unique to each target: no two targets group.
+    Unique,
+}
+
+/// A page of `sources` × `targets` with `rules` rules mixing the shapes analysts write.
+pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: u64) -> Page {
+    let mut rng = Rng::new(seed);
+    let target_rows = (0..targets)
+        .map(|i| {
+            let mut row = Map::new();
+            row.insert("id".into(), json!(format!("model-{i:05}")));
+            row.insert("displayName".into(), json!(format!("Model {i}")));
+            row.insert("provider".into(), json!(rng.pick(PROVIDERS)));
+            for cap in CAPS {
+                row.insert(format!("supports{cap}"), json!(rng.below(4) != 0));
+            }
+            row.insert("contextWindow".into(), json!(rng.pick(CONTEXT)));
+            row.insert("tier".into(), json!(rng.pick(TIERS)));
+            row.insert("pricePerMTok".into(), json!(rng.below(20) as f64 * 0.5));
+            row.insert("latencyMs".into(), json!(if spread == Spread::Unique { 10_000 + i as i64 } else { 100 * (1 + rng.below(10) as i64) }));
+            row
+        })
+        .collect();
+    let source_rows = (0..sources)
+        .map(|i| {
+            let mut row = Map::new();
+            row.insert("id".into(), json!(format!("client-{i:03}")));
+            row.insert("displayName".into(), json!(format!("Client {i}")));
+            for cap in CAPS {
+                row.insert(format!("needs{cap}"), json!(rng.below(2) == 0));
+            }
+            row.insert("minContext".into(), json!(rng.pick(CONTEXT)));
+            row.insert("maxPrice".into(), json!(2.0 + rng.below(8) as f64));
+            row.insert("maxLatencyMs".into(), json!(200 + 100 * rng.below(20) as i64));
+            row.insert("provider".into(), if rng.below(3) == 0 { json!(rng.pick(PROVIDERS)) } else { Value::Null });
+            row
+        })
+        .collect();
+    let rules: Vec<Rule> = (0..rules).map(|i| rule(i, spread, &mut rng)).collect();
+    Page {
+        format: PAGE_FORMAT.into(),
+        id: format!("synthetic-{targets}x{}", rules.len()),
+        name: "Synthetic benchmark page".into(),
+        description: None,
+        organization: Some(Organization {
+            id: "bench".into(),
+            name: "Bench".into(),
+            plan_tier: PlanTier::Enterprise,
+        }),
+        source: Dataset {
+            name: "Clients".into(),
+            key: vec!["id".into()],
+            label: Some("displayName".into()),
+            summary: vec![],
+            priority: None,
+            rows: source_rows,
+        },
+        target: Dataset {
+            name: "Models".into(),
+            key: vec!["id".into()],
+            label: Some("displayName".into()),
+            summary: vec!["provider".into()],
+            priority: None,
+            rows: target_rows,
+        },
+        rules,
+        device_policy: DevicePolicy::default(),
+        selection_policy: SelectionPolicy::default(),
+        overrides: vec![],
+    }
+}
+
+fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
+    let cap = rng.pick(CAPS);
+    let logic = match i % 6 {
+        // The seed's shape: a need on the source met by a capability of the target.
+        0 => json!({"or": [{"==": [{"var": format!("source.needs{cap}")}, false]},
+                           {"and": [{"==": [{"var": format!("source.needs{cap}")}, true]},
+                                    {"==": [{"var": format!("target.supports{cap}")}, true]}]}]}),
+        // A target-only threshold.
+        1 => json!({">=": [{"var": "target.contextWindow"}, rng.pick(CONTEXT)]}),
+        // Field to field.
+        2 => json!({">=": [{"var": "target.contextWindow"}, {"var": "source.minContext"}]}),
+        // Membership.
+        3 => json!({"in": [{"var": "target.tier"}, [rng.pick(TIERS), rng.pick(TIERS)]]}),
+        // Null means any.
+        4 => json!({"or": [{"==": [{"var": "source.provider"}, null]},
+                           {"==": [{"var": "source.provider"}, {"var": "target.provider"}]}]}),
+        // Arithmetic with two target fields.
+        _ => json!({"<=": [{"*": [{"var": "target.pricePerMTok"}, 2]}, {"var": "source.maxPrice"}]}),
+    };
+    let logic = match spread {
+        Spread::Realistic => logic,
+        Spread::Unique => json!({"and": [logic, {"<=": [{"var": "target.latencyMs"}, {"+": [{"var": "source.maxLatencyMs"}, 20_000]}]}]}),
+    };
+    Rule {
+        id: format!("rule-{i:03}"),
+        name: format!("Rule {i}"),
+        required: i % 10 == 0,
+        weight: 1.0 + (i % 3) as f64,
+        category: format!("Category {}", i % 5),
+        description: None,
+        logic,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_pages_are_reproducible_and_valid() {
+        let a = page(50, 12, 3, Spread::Realistic, 7);
+        let b = page(50, 12, 3, Spread::Realistic, 7);
+        assert_eq!(a, b);
+        let errors: Vec<_> = crate::core::validate::validate_page(&a)
+            .into_iter()
+            .filter(|d| d.is_error())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+}

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::core::model::{
-    Dataset, DevicePolicy, Organization, Page, PlanTier, Rule, SelectionPolicy, PAGE_FORMAT,
+    Dataset, DevicePolicy, Organization, PAGE_FORMAT, Page, PlanTier, Rule, SelectionPolicy,
 };
 
 /// A small deterministic PRNG (xorshift64*), so generated pages are reproducible.
@@ -14,7 +14,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -22,7 +22,7 @@ impl Rng {
     }
 
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
 
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
@@ -30,9 +30,29 @@ impl Rng {
     }
 }
 
-const PROVIDERS: &[&str] = &["openai", "anthropic", "google", "meta", "mistral", "cohere", "deepseek", "qwen"];
-const CAPS: &[&str] = &["Streaming", "ToolCalling", "StructuredOutputs", "Vision", "Audio", "Seed", "Citations", "Caching"];
-const CONTEXT: &[i64] = &[8_192, 16_384, 32_768, 65_536, 128_000, 200_000, 1_000_000, 2_000_000];
+const PROVIDERS: &[&str] = &[
+    "openai",
+    "anthropic",
+    "google",
+    "meta",
+    "mistral",
+    "cohere",
+    "deepseek",
+    "qwen",
+];
+const CAPS: &[&str] = &[
+    "Streaming",
+    "ToolCalling",
+    "StructuredOutputs",
+    "Vision",
+    "Audio",
+    "Seed",
+    "Citations",
+    "Caching",
+];
+const CONTEXT: &[i64] = &[
+    8_192, 16_384, 32_768, 65_536, 128_000, 200_000, 1_000_000, 2_000_000,
+];
 const TIERS: &[&str] = &["free", "pro", "max", "enterprise"];
 
 /// How the synthetic target values are drawn.
@@ -59,7 +79,14 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
             row.insert("contextWindow".into(), json!(rng.pick(CONTEXT)));
             row.insert("tier".into(), json!(rng.pick(TIERS)));
             row.insert("pricePerMTok".into(), json!(rng.below(20) as f64 * 0.5));
-            row.insert("latencyMs".into(), json!(if spread == Spread::Unique { 10_000 + i as i64 } else { 100 * (1 + rng.below(10) as i64) }));
+            row.insert(
+                "latencyMs".into(),
+                json!(if spread == Spread::Unique {
+                    10_000 + i as i64
+                } else {
+                    100 * (1 + rng.below(10) as i64)
+                }),
+            );
             row
         })
         .collect();
@@ -73,8 +100,18 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
             }
             row.insert("minContext".into(), json!(rng.pick(CONTEXT)));
             row.insert("maxPrice".into(), json!(2.0 + rng.below(8) as f64));
-            row.insert("maxLatencyMs".into(), json!(200 + 100 * rng.below(20) as i64));
-            row.insert("provider".into(), if rng.below(3) == 0 { json!(rng.pick(PROVIDERS)) } else { Value::Null });
+            row.insert(
+                "maxLatencyMs".into(),
+                json!(200 + 100 * rng.below(20) as i64),
+            );
+            row.insert(
+                "provider".into(),
+                if rng.below(3) == 0 {
+                    json!(rng.pick(PROVIDERS))
+                } else {
+                    Value::Null
+                },
+            );
             row
         })
         .collect();
@@ -129,16 +166,20 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
         4 => json!({"or": [{"==": [{"var": "source.provider"}, null]},
                            {"==": [{"var": "source.provider"}, {"var": "target.provider"}]}]}),
         // Arithmetic with two target fields.
-        _ => json!({"<=": [{"*": [{"var": "target.pricePerMTok"}, 2]}, {"var": "source.maxPrice"}]}),
+        _ => {
+            json!({"<=": [{"*": [{"var": "target.pricePerMTok"}, 2]}, {"var": "source.maxPrice"}]})
+        }
     };
     let logic = match spread {
         Spread::Realistic => logic,
-        Spread::Unique => json!({"and": [logic, {"<=": [{"var": "target.latencyMs"}, {"+": [{"var": "source.maxLatencyMs"}, 20_000]}]}]}),
+        Spread::Unique => {
+            json!({"and": [logic, {"<=": [{"var": "target.latencyMs"}, {"+": [{"var": "source.maxLatencyMs"}, 20_000]}]}]})
+        }
     };
     Rule {
         id: format!("rule-{i:03}"),
         name: format!("Rule {i}"),
-        required: i % 10 == 0,
+        required: i.is_multiple_of(10),
         weight: 1.0 + (i % 3) as f64,
         category: format!("Category {}", i % 5),
         description: None,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::core::diag::{Diagnostic, did_you_mean};
+use crate::core::diag::{Diagnostic, did_you_mean, parse_json};
 use crate::core::matrix::{CompileError, Matrix};
 use crate::core::model::{
     AggregateMode, ElseMode, Override, Page, RecommendationStrategy, RequiredMode, Rule, Side,
@@ -155,8 +155,7 @@ impl App {
             origin: origin.to_owned(),
             diagnostics,
         };
-        let mut page: Page = serde_json::from_str(text)
-            .map_err(|e| invalid(vec![Diagnostic::json_syntax(&e)]))?;
+        let mut page: Page = parse_json(text).map_err(|d| invalid(vec![*d]))?;
         for rule in &mut page.rules {
             rule.ensure_id();
         }
@@ -192,8 +191,8 @@ impl App {
 
     /// Validates a page file without importing it.
     pub fn check_text(text: &str) -> Vec<Diagnostic> {
-        match serde_json::from_str::<Page>(text) {
-            Err(e) => vec![Diagnostic::json_syntax(&e)],
+        match parse_json::<Page>(text) {
+            Err(d) => vec![*d],
             Ok(mut page) => {
                 page.rules.iter_mut().for_each(Rule::ensure_id);
                 validate::validate_page(&page)
@@ -213,7 +212,11 @@ impl App {
                 .map(|k| format!("did you mean `{k}`?"))
                 .or_else(|| keys.first().map(|k| format!("keys look like `{k}`")));
             AppError::NotFound {
-                what: if side == Side::Source { "source row" } else { "target row" },
+                what: if side == Side::Source {
+                    "source row"
+                } else {
+                    "target row"
+                },
                 id: needle.to_owned(),
                 hint,
             }
@@ -258,8 +261,7 @@ impl App {
             origin: origin.to_owned(),
             diagnostics,
         };
-        let mut rule: Rule = serde_json::from_str(text)
-            .map_err(|e| invalid(vec![Diagnostic::json_syntax(&e)]))?;
+        let mut rule: Rule = parse_json(text).map_err(|d| invalid(vec![*d]))?;
         rule.ensure_id();
         let mut diags: Vec<Diagnostic> = validate::validate_logic(&rule.logic, &Schema::of(page))
             .into_iter()
@@ -267,8 +269,12 @@ impl App {
             .collect();
         if !(rule.weight.is_finite() && rule.weight >= 0.0) {
             diags.push(
-                Diagnostic::error("weight", "/weight", format!("weight must be a number ≥ 0, got {}", rule.weight))
-                    .locate_in(text),
+                Diagnostic::error(
+                    "weight",
+                    "/weight",
+                    format!("weight must be a number ≥ 0, got {}", rule.weight),
+                )
+                .locate_in(text),
             );
         }
         if diags.iter().any(Diagnostic::is_error) {
@@ -278,7 +284,13 @@ impl App {
     }
 
     /// Adds a rule (or, with `replace`, overwrites the rule with its id).
-    pub fn add_rule(&mut self, page_id: &str, text: &str, origin: &str, replace: bool) -> Result<(Rule, i64, Vec<Diagnostic>)> {
+    pub fn add_rule(
+        &mut self,
+        page_id: &str,
+        text: &str,
+        origin: &str,
+        replace: bool,
+    ) -> Result<(Rule, i64, Vec<Diagnostic>)> {
         let (page, _) = self.page(page_id)?;
         let (rule, warnings) = Self::parse_rule(&page, text, origin)?;
         let existing = page.rule(&rule.id).map(|(i, _)| i);
@@ -302,7 +314,11 @@ impl App {
             return Err(AppError::RuleLimit { limit });
         }
         let ord = at.unwrap_or(page.rules.len());
-        let what = format!("{} rule {}", if at.is_some() { "changed" } else { "added" }, rule.id);
+        let what = format!(
+            "{} rule {}",
+            if at.is_some() { "changed" } else { "added" },
+            rule.id
+        );
         Ok(self.store.change(&page.id, &what, |tx, rev| {
             store::ops::put_rule(tx, page, rule, ord, rev)
         })?)
@@ -320,13 +336,22 @@ impl App {
                     .or_else(|| Some(format!("rules: {}", ids.join(", ")))),
             });
         }
-        Ok(self.store.change(page_id, &format!("removed rule {rule_id}"), |tx, rev| {
-            store::ops::delete_rule(tx, page_id, rule_id, rev)
-        })?)
+        Ok(self
+            .store
+            .change(page_id, &format!("removed rule {rule_id}"), |tx, rev| {
+                store::ops::delete_rule(tx, page_id, rule_id, rev)
+            })?)
     }
 
     /// Sets an override for (source, target); rows are named by key, keyHash or id.
-    pub fn set_override(&mut self, page_id: &str, source: &str, target: &str, value: bool, note: Option<String>) -> Result<i64> {
+    pub fn set_override(
+        &mut self,
+        page_id: &str,
+        source: &str,
+        target: &str,
+        value: bool,
+        note: Option<String>,
+    ) -> Result<i64> {
         let (page, _) = self.page(page_id)?;
         let s = Self::find_row(&page, Side::Source, source)?;
         let t = Self::find_row(&page, Side::Target, target)?;
@@ -343,7 +368,9 @@ impl App {
             o.source_key.as_deref().unwrap_or_default(),
             o.target_key.as_deref().unwrap_or_default()
         );
-        Ok(self.store.change(page_id, &what, |tx, _| store::ops::put_override(tx, page_id, &o))?)
+        Ok(self.store.change(page_id, &what, |tx, _| {
+            store::ops::put_override(tx, page_id, &o)
+        })?)
     }
 
     pub fn remove_override(&mut self, page_id: &str, source: &str, target: &str) -> Result<i64> {
@@ -352,20 +379,22 @@ impl App {
         let t = Self::find_row(&page, Side::Target, target)?;
         let sk = page.source.row_key(&page.source.rows[s]);
         let tk = page.target.row_key(&page.target.rows[t]);
-        if !page
-            .overrides
-            .iter()
-            .any(|o| o.source_hash() == Some(key_hash(&sk)) && o.target_hash() == Some(key_hash(&tk)))
-        {
+        if !page.overrides.iter().any(|o| {
+            o.source_hash() == Some(key_hash(&sk)) && o.target_hash() == Some(key_hash(&tk))
+        }) {
             return Err(AppError::NotFound {
                 what: "override",
                 id: format!("{sk} × {tk}"),
                 hint: None,
             });
         }
-        Ok(self.store.change(page_id, &format!("removed override {sk} × {tk}"), |tx, _| {
-            store::ops::delete_override(tx, page_id, &key_hash(&sk), &key_hash(&tk)).map(|_| ())
-        })?)
+        Ok(self.store.change(
+            page_id,
+            &format!("removed override {sk} × {tk}"),
+            |tx, _| {
+                store::ops::delete_override(tx, page_id, &key_hash(&sk), &key_hash(&tk)).map(|_| ())
+            },
+        )?)
     }
 
     /// Sets policy values by name (`fullThreshold=0.9`, `requiredMode=…`, `mode=…`,
@@ -373,7 +402,9 @@ impl App {
     pub fn set_policy(&mut self, page_id: &str, assignments: &[String]) -> Result<(Page, i64)> {
         let (mut page, _) = self.page(page_id)?;
         if assignments.is_empty() {
-            return Err(AppError::Usage("policy set needs at least one NAME=VALUE".into()));
+            return Err(AppError::Usage(
+                "policy set needs at least one NAME=VALUE".into(),
+            ));
         }
         for a in assignments {
             apply_policy(&mut page, a)?;
@@ -388,9 +419,11 @@ impl App {
                 diagnostics: diags,
             });
         }
-        let revision = self.store.change(page_id, &format!("policy {}", assignments.join(" ")), |tx, _| {
-            store::ops::set_policies(tx, &page)
-        })?;
+        let revision = self.store.change(
+            page_id,
+            &format!("policy {}", assignments.join(" ")),
+            |tx, _| store::ops::set_policies(tx, &page),
+        )?;
         Ok((page, revision))
     }
 }
@@ -414,22 +447,23 @@ fn apply_policy(page: &mut Page, assignment: &str) -> Result<()> {
     let name = name.trim();
     let short = name.rsplit('.').next().unwrap_or(name);
     let value = value.trim();
-    let bad = |expected: &str| {
-        AppError::Usage(format!("policy {name}: `{value}` is not {expected}"))
-    };
+    let bad =
+        |expected: &str| AppError::Usage(format!("policy {name}: `{value}` is not {expected}"));
     let enum_value = |v: &str| serde_json::Value::String(v.to_owned());
     let p = &mut page.device_policy;
     let s = &mut page.selection_policy;
     match short {
         "fullThreshold" => p.full_threshold = value.parse().map_err(|_| bad("a number"))?,
         "partialThreshold" => p.partial_threshold = value.parse().map_err(|_| bad("a number"))?,
-        "requiredMode" => {
-            p.required_mode = serde_json::from_value::<RequiredMode>(enum_value(value))
-                .map_err(|_| bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED"))?
-        }
+        "requiredMode" => p.required_mode =
+            serde_json::from_value::<RequiredMode>(enum_value(value)).map_err(|_| {
+                bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED")
+            })?,
         "mode" => {
-            s.aggregate.mode = serde_json::from_value::<AggregateMode>(enum_value(value))
-                .map_err(|_| bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE"))?
+            s.aggregate.mode =
+                serde_json::from_value::<AggregateMode>(enum_value(value)).map_err(|_| {
+                    bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE")
+                })?
         }
         "elseMode" => {
             s.aggregate.else_mode = serde_json::from_value::<ElseMode>(enum_value(value))

@@ -35,12 +35,20 @@ fn ns(d: Duration, n: usize) -> f64 {
 fn sample_pairs(rules: usize, targets: usize, sample: usize) -> Vec<(usize, usize)> {
     let total = rules * targets;
     let step = (total / sample.max(1)).max(1);
-    (0..total).step_by(step).take(sample).map(|k| (k % rules, k / rules)).collect()
+    (0..total)
+        .step_by(step)
+        .take(sample)
+        .map(|k| (k % rules, k / rules))
+        .collect()
 }
 
 /// ns per rule·pair of a plain datalogic-rs loop (rows converted once, contexts prebuilt).
 fn datalogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> f64 {
-    let compiled: Vec<_> = page.rules.iter().map(|r| engine::compile(&r.logic).expect("valid")).collect();
+    let compiled: Vec<_> = page
+        .rules
+        .iter()
+        .map(|r| engine::compile(&r.logic).expect("valid"))
+        .collect();
     let data = Bump::new();
     let source = DataValue::from_serde_value_in(&Value::Object(page.source.rows[0].clone()), &data);
     let contexts: Vec<DataValue> = page
@@ -56,7 +64,8 @@ fn datalogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
     let (d, _) = best(3, || {
         let mut passed = 0usize;
         for &(r, t) in pairs {
-            if let Ok(v) = engine::engine().evaluate(&compiled[r].logic, &contexts[t], &arena)
+            let context: &DataValue = &contexts[t];
+            if let Ok(v) = engine::engine().evaluate(&compiled[r].logic, context, &arena)
                 && engine::truthy(v)
             {
                 passed += 1;
@@ -79,7 +88,10 @@ fn jsonlogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
     let (d, _) = best(1, || {
         pairs
             .iter()
-            .filter(|&&(r, t)| jsonlogic::apply(&page.rules[r].logic, &contexts[t]).is_ok_and(|v| v == Value::Bool(true)))
+            .filter(|&&(r, t)| {
+                jsonlogic::apply(&page.rules[r].logic, &contexts[t])
+                    .is_ok_and(|v| v == Value::Bool(true))
+            })
             .count()
     });
     Some(ns(d, pairs.len()))
@@ -117,7 +129,9 @@ pub fn run(targets: usize, rules: usize, sources: usize, sample: usize) -> Strin
         let groups: usize = eval.columns.iter().map(|c| c.evaluations).sum();
         let edited = rules / 2;
         let (one, _) = best(20, || {
-            matrix.replace_rule(edited, &page.rules[edited]).expect("compiles");
+            matrix
+                .replace_rule(edited, &page.rules[edited])
+                .expect("compiles");
             matrix.evaluate(0)
         });
         let (switch, _) = best(5, || {
@@ -132,10 +146,23 @@ pub fn run(targets: usize, rules: usize, sources: usize, sample: usize) -> Strin
             "  engine evaluations needed: {groups} of {evals} rule·pairs ({:.1}%)\n",
             groups as f64 * 100.0 / evals.max(1) as f64
         ));
-        out.push_str(&format!("  full-matrix recompute (all columns):   {:>12}   {:>9.2} ns per rule·pair\n", ms(full), matrix_ns));
-        out.push_str(&format!("  cold open (encode + group + compute):  {:>12}\n", ms(cold)));
-        out.push_str(&format!("  one-rule recompute (an edit):          {:>12}\n", ms(one)));
-        out.push_str(&format!("  selection switch and back (cached):    {:>12}\n", ms(switch / 2)));
+        out.push_str(&format!(
+            "  full-matrix recompute (all columns):   {:>12}   {:>9.2} ns per rule·pair\n",
+            ms(full),
+            matrix_ns
+        ));
+        out.push_str(&format!(
+            "  cold open (encode + group + compute):  {:>12}\n",
+            ms(cold)
+        ));
+        out.push_str(&format!(
+            "  one-rule recompute (an edit):          {:>12}\n",
+            ms(one)
+        ));
+        out.push_str(&format!(
+            "  selection switch and back (cached):    {:>12}\n",
+            ms(switch / 2)
+        ));
         out.push_str(&format!("  plain datalogic-rs loop:               {:>12.2} ns per rule·pair  ({:.0}× slower than the matrix)\n", datalogic, datalogic / matrix_ns));
         match jsonlogic {
             Some(j) => out.push_str(&format!(
@@ -145,7 +172,10 @@ pub fn run(targets: usize, rules: usize, sources: usize, sample: usize) -> Strin
             )),
             None => out.push_str("  plain jsonlogic-rs loop:               not built in (cargo run --release --features baseline -- bench)\n"),
         }
-        out.push_str(&format!("  (plain loops: {} sampled pairs, one thread)\n\n", pairs.len()));
+        out.push_str(&format!(
+            "  (plain loops: {} sampled pairs, one thread)\n\n",
+            pairs.len()
+        ));
     }
     out
 }
@@ -165,7 +195,12 @@ mod tests {
     #[test]
     fn report_names_every_figure() {
         let report = run(200, 12, 2, 500);
-        for needle in ["full-matrix recompute", "one-rule recompute", "plain datalogic-rs loop", "worst case"] {
+        for needle in [
+            "full-matrix recompute",
+            "one-rule recompute",
+            "plain datalogic-rs loop",
+            "worst case",
+        ] {
             assert!(report.contains(needle), "{report}");
         }
     }

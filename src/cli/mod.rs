@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::app::{App, AppError, default_db_path};
-use crate::core::diag::Diagnostic;
+use crate::core::diag::parse_json;
 use crate::core::engine;
 
 #[derive(Parser, Debug)]
@@ -58,7 +58,12 @@ pub enum Command {
     Evaluate {
         page: String,
         /// The source row: its key (`clientType=web|id=t3-chat`), keyHash or id
-        #[arg(long, value_name = "KEY", conflicts_with = "all", required_unless_present = "all")]
+        #[arg(
+            long,
+            value_name = "KEY",
+            conflicts_with = "all",
+            required_unless_present = "all"
+        )]
         select: Option<String>,
         /// Every source row
         #[arg(long)]
@@ -228,12 +233,11 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
     match command {
         Command::Eval { logic, data } => {
             let parse = |name: &str, text: &str| {
-                serde_json::from_str::<Value>(text).map_err(|e| {
-                    usage(format!("--{name}: {}", Diagnostic::json_syntax(&e)))
-                })
+                parse_json::<Value>(text).map_err(|d| usage(format!("--{name}: {d}")))
             };
             let (logic, data) = (parse("logic", &logic)?, parse("data", &data)?);
-            let result = engine::apply(&logic, &data).map_err(|e| usage(format!("--logic: {e}")))?;
+            let result =
+                engine::apply(&logic, &data).map_err(|e| usage(format!("--logic: {e}")))?;
             write_out(&format!("{result}\n"))?;
         }
         Command::Bench {
@@ -365,15 +369,21 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     } else {
                         (read_file(Path::new(&file))?, file.clone())
                     };
-                    let (rule, revision, warnings) = app.add_rule(&page, &text, &origin, replace)?;
+                    let (rule, revision, warnings) =
+                        app.add_rule(&page, &text, &origin, replace)?;
                     for w in &warnings {
                         eprintln!("{origin}: {w}");
                     }
-                    write_out(&format!("saved rule {} in {page} (revision {revision})\n", rule.id))?;
+                    write_out(&format!(
+                        "saved rule {} in {page} (revision {revision})\n",
+                        rule.id
+                    ))?;
                 }
                 RuleAction::Rm { page, rule_id } => {
                     let revision = app.remove_rule(&page, &rule_id)?;
-                    write_out(&format!("removed rule {rule_id} from {page} (revision {revision})\n"))?;
+                    write_out(&format!(
+                        "removed rule {rule_id} from {page} (revision {revision})\n"
+                    ))?;
                 }
             }
         }
@@ -396,7 +406,9 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     target,
                 } => {
                     let revision = app.remove_override(&page, &source, &target)?;
-                    write_out(&format!("override removed from {page} (revision {revision})\n"))?;
+                    write_out(&format!(
+                        "override removed from {page} (revision {revision})\n"
+                    ))?;
                 }
             }
         }

@@ -49,7 +49,9 @@ fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
         s
     };
     let mut out = line(header);
-    out.push_str(&line(&widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>()));
+    out.push_str(&line(
+        &widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>(),
+    ));
     for r in rows {
         out.push_str(&line(r));
     }
@@ -57,9 +59,11 @@ fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 pub fn pages_table(pages: &[PageSummary]) -> String {
-    let header: Vec<String> = ["ID", "NAME", "RULES", "SOURCES", "TARGETS", "REVISION", "UPDATED"]
-        .map(String::from)
-        .to_vec();
+    let header: Vec<String> = [
+        "ID", "NAME", "RULES", "SOURCES", "TARGETS", "REVISION", "UPDATED",
+    ]
+    .map(String::from)
+    .to_vec();
     let rows: Vec<Vec<String>> = pages
         .iter()
         .map(|p| {
@@ -102,7 +106,8 @@ pub fn result_table(result: &Value) -> String {
     let header: Vec<String> = ["", "TARGET", "VERDICT", "SCORE", "REASON", "FAILING RULES"]
         .map(String::from)
         .to_vec();
-    let recommended = result["recommendedTargetId"].as_str();
+    // Compared after escaping, like the ids in the rows.
+    let recommended = result["recommendedTargetId"].as_str().map(sanitize);
     let rows: Vec<Vec<String>> = result["targets"]
         .as_array()
         .into_iter()
@@ -118,7 +123,11 @@ pub fn result_table(result: &Value) -> String {
                 .collect();
             let id = text(&t["id"]);
             vec![
-                if Some(id.as_str()) == recommended { "★".into() } else { String::new() },
+                if recommended.as_deref() == Some(id.as_str()) {
+                    "★".into()
+                } else {
+                    String::new()
+                },
                 id,
                 format!("{} {verdict}", glyph(verdict)),
                 format!("{:.2}", t["score"].as_f64().unwrap_or(0.0)),
@@ -141,7 +150,9 @@ fn csv_field(s: &str) -> String {
 
 /// Every selection × target as CSV.
 pub fn results_csv(results: &[Value]) -> String {
-    let mut out = String::from("selectionKey,selectionVerdict,recommended,targetId,verdict,score,reason,failingRules\n");
+    let mut out = String::from(
+        "selectionKey,selectionVerdict,recommended,targetId,verdict,score,reason,failingRules\n",
+    );
     for r in results {
         for t in r["targets"].as_array().into_iter().flatten() {
             let failing: Vec<&str> = t["rules"]
@@ -177,11 +188,19 @@ fn md_cell(s: &str) -> String {
 /// Every selection × target as a Markdown table of verdict glyphs.
 pub fn results_markdown(page: &Page, results: &[Value]) -> String {
     let mut out = format!("# {}\n\n", md_cell(&page.name));
-    let ids: Vec<String> = page.target.rows.iter().map(|r| page.target.row_id(r)).collect();
+    let ids: Vec<String> = page
+        .target
+        .rows
+        .iter()
+        .map(|r| page.target.row_id(r))
+        .collect();
     out.push_str(&format!(
         "| {} | selection | recommended | {} |\n",
         md_cell(&page.source.name),
-        ids.iter().map(|i| md_cell(i)).collect::<Vec<_>>().join(" | ")
+        ids.iter()
+            .map(|i| md_cell(i))
+            .collect::<Vec<_>>()
+            .join(" | ")
     ));
     out.push_str(&format!("|---|---|---|{}\n", "---|".repeat(ids.len())));
     for r in results {
@@ -203,7 +222,9 @@ pub fn results_markdown(page: &Page, results: &[Value]) -> String {
             cells.join(" | ")
         ));
     }
-    out.push_str("\n● full (2) · ◐ partial (1) · ○ incompatible (0); cells show verdict and score.\n");
+    out.push_str(
+        "\n● full (2) · ◐ partial (1) · ○ incompatible (0); cells show verdict and score.\n",
+    );
     out
 }
 

@@ -31,7 +31,11 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn error(
+        code: &'static str,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: Severity::Error,
             code,
@@ -120,13 +124,77 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// Deepest nesting a JSON text may have before it is parsed at all (a guard for the
+/// parser's stack; rules are held to [`crate::core::validate::MAX_DEPTH`] afterwards).
+pub const MAX_TEXT_DEPTH: usize = 1024;
+
+/// Parses JSON text; errors carry line:col. Nesting is limited to [`MAX_TEXT_DEPTH`]
+/// (not serde_json's 128) so that the rule depth limit is reported by validation,
+/// with a pointer, rather than as a syntax error.
+pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<Diagnostic>> {
+    if let Some((line, column)) = too_deep(text, MAX_TEXT_DEPTH) {
+        return Err(Box::new(Diagnostic {
+            line: Some(line),
+            column: Some(column),
+            ..Diagnostic::error(
+                "too-deep",
+                "",
+                format!("JSON nests deeper than {MAX_TEXT_DEPTH} levels"),
+            )
+        }));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let syntax = |e: serde_json::Error| Box::new(Diagnostic::json_syntax(&e));
+    let value = T::deserialize(&mut de).map_err(syntax)?;
+    de.end().map_err(syntax)?;
+    Ok(value)
+}
+
+/// Where a JSON text first nests deeper than `limit`, as line:col.
+fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut line, mut col) = (1, 0);
+    for c in text.chars() {
+        col += 1;
+        if c == '\n' {
+            line += 1;
+            col = 0;
+        }
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some((line, col));
+                }
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Escapes one JSON pointer token (`~` → `~0`, `/` → `~1`).
 pub fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
 /// The closest candidate to `word`, if one is close enough to be a likely typo.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     let lower = word.to_lowercase();
     candidates
         .into_iter()
@@ -134,7 +202,10 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
             let d = strsim::damerau_levenshtein(&lower, &c.to_lowercase());
             (d, c)
         })
-        .filter(|(d, c)| *d <= (c.chars().count().max(word.chars().count()) / 3).max(1) || c.eq_ignore_ascii_case(word))
+        .filter(|(d, c)| {
+            *d <= (c.chars().count().max(word.chars().count()) / 3).max(1)
+                || c.eq_ignore_ascii_case(word)
+        })
         .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
         .map(|(_, c)| c.to_owned())
 }
@@ -294,6 +365,25 @@ mod tests {
         assert_eq!(locate(text, "/or/1/fooo"), Some((4, 6)));
         assert_eq!(locate(text, "/or/0/==/1"), Some((3, 16)));
         assert_eq!(locate(text, "/nope"), None);
+    }
+
+    #[test]
+    fn parse_json_allows_deep_rules_but_not_absurd_nesting() {
+        let deep = format!("{}true{}", "[".repeat(200), "]".repeat(200));
+        assert!(parse_json::<serde_json::Value>(&deep).is_ok());
+        let absurd = format!(
+            "{}{}",
+            "[".repeat(MAX_TEXT_DEPTH + 1),
+            "]".repeat(MAX_TEXT_DEPTH + 1)
+        );
+        let d = parse_json::<serde_json::Value>(&absurd).unwrap_err();
+        assert_eq!(
+            (d.code, d.line, d.column),
+            ("too-deep", Some(1), Some(MAX_TEXT_DEPTH + 1))
+        );
+        let d = parse_json::<serde_json::Value>("{\n  \"a\": [1,\n}").unwrap_err();
+        assert_eq!((d.code, d.line), ("json-syntax", Some(3)));
+        assert!(parse_json::<serde_json::Value>("[\"[[[\\\"\"]").is_ok());
     }
 
     #[test]

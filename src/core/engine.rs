@@ -7,7 +7,8 @@
 use std::sync::OnceLock;
 
 use datalogic_rs::bumpalo::Bump;
-use datalogic_rs::{DataValue, Engine, Logic};
+use datalogic_rs::operator::EvalContext;
+use datalogic_rs::{ArenaExt, CustomOperator, DataValue, Engine, Logic};
 use serde_json::Value;
 
 use super::model::Side;
@@ -15,18 +16,142 @@ use super::model::Side;
 /// The process-wide engine (it is immutable and thread-safe).
 pub fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(Engine::new)
+    ENGINE.get_or_init(|| {
+        Engine::builder()
+            .add_operator(JS_EQ, LooseEquality { negate: false })
+            .add_operator(JS_NE, LooseEquality { negate: true })
+            .build()
+    })
 }
 
-/// Every operator this build evaluates, as the engine names them.
+/// Every operator a rule may use, as the engine names them.
 pub fn operator_names() -> Vec<&'static str> {
     engine().builtin_operator_names().collect()
 }
 
-/// Operators whose second argument (and later ones) is evaluated per array item.
-pub(crate) const ITERATORS: &[&str] = &[
-    "map", "filter", "reduce", "all", "some", "none", "sort", "group_by",
-];
+/// The operators `==` and `!=` compile to. datalogic-rs's own loose equality holds
+/// `null == 0`, `null == false` and `null == ""`, which JSONLogic (JavaScript's `==`)
+/// does not; rules get JavaScript's abstract equality instead.
+const JS_EQ: &str = "rulebench:==";
+const JS_NE: &str = "rulebench:!=";
+
+struct LooseEquality {
+    negate: bool,
+}
+
+impl CustomOperator for LooseEquality {
+    fn evaluate<'a>(
+        &self,
+        args: &[&'a DataValue<'a>],
+        _ctx: &mut EvalContext<'_, 'a>,
+        arena: &'a Bump,
+    ) -> datalogic_rs::Result<&'a DataValue<'a>> {
+        let null = DataValue::Null;
+        let a = args.first().copied().unwrap_or(&null);
+        let b = args.get(1).copied().unwrap_or(&null);
+        Ok(arena.bool(js_loose_eq(a, b) != self.negate))
+    }
+}
+
+/// JavaScript's `==` over JSON values. Arrays and objects compared with each other
+/// are equal when their contents are (JavaScript compares identity, which JSON data
+/// has no notion of).
+pub fn js_loose_eq(a: &DataValue<'_>, b: &DataValue<'_>) -> bool {
+    use DataValue as V;
+    match (a, b) {
+        (V::Null, V::Null) => true,
+        (V::Null, _) | (_, V::Null) => false,
+        (V::Number(x), V::Number(y)) => x.as_f64() == y.as_f64(),
+        (V::String(x), V::String(y)) => x == y,
+        (V::Bool(x), V::Bool(y)) => x == y,
+        (V::Number(n), V::String(s)) | (V::String(s), V::Number(n)) => {
+            n.as_f64() == js_to_number(s)
+        }
+        (V::Bool(x), other) | (other, V::Bool(x)) => {
+            js_loose_eq(&DataValue::from_f64(if *x { 1.0 } else { 0.0 }), other)
+        }
+        (V::Array(_) | V::Object(_), V::Array(_) | V::Object(_)) => a == b,
+        (V::Array(_) | V::Object(_), prim) | (prim, V::Array(_) | V::Object(_)) => {
+            let text = js_to_string(if matches!(a, V::Array(_) | V::Object(_)) {
+                a
+            } else {
+                b
+            });
+            js_loose_eq(&DataValue::String(&text), prim)
+        }
+        _ => a == b,
+    }
+}
+
+/// JavaScript's `Number(string)`: trimmed, empty is 0, otherwise a decimal or NaN.
+fn js_to_number(s: &str) -> f64 {
+    let t = s.trim();
+    if t.is_empty() {
+        return 0.0;
+    }
+    match t {
+        "Infinity" | "+Infinity" => f64::INFINITY,
+        "-Infinity" => f64::NEG_INFINITY,
+        _ if t
+            .chars()
+            .any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') =>
+        {
+            f64::NAN
+        }
+        _ => t.parse().unwrap_or(f64::NAN),
+    }
+}
+
+/// JavaScript's `String(value)` for arrays and objects (`[1,[2]]` → `1,2`).
+fn js_to_string(v: &DataValue<'_>) -> String {
+    match v {
+        DataValue::Null => String::new(),
+        DataValue::String(s) => (*s).to_owned(),
+        DataValue::Array(items) => items.iter().map(js_to_string).collect::<Vec<_>>().join(","),
+        DataValue::Object(_) => "[object Object]".to_owned(),
+        DataValue::Number(n) => {
+            let f = n.as_f64();
+            if f.fract() == 0.0 && f.abs() < 1e21 {
+                format!("{}", f as i64)
+            } else {
+                f.to_string()
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The logic as the engine compiles it: `==` / `!=` become JavaScript's equality.
+fn for_engine(logic: &Value) -> Value {
+    match logic {
+        Value::Array(items) => Value::Array(items.iter().map(for_engine).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let k = match (map.len(), k.as_str()) {
+                        (1, "==") => JS_EQ.to_owned(),
+                        (1, "!=") => JS_NE.to_owned(),
+                        _ => k.clone(),
+                    };
+                    (k, for_engine(v))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Whether argument `i` of operator `op` is evaluated per array item (where `var`
+/// names the item, not the pair). Every other argument sees the pair.
+pub(crate) fn item_scoped(op: &str, i: usize) -> bool {
+    match op {
+        // [array, per-item logic]; reduce: [array, per-item logic, initial value].
+        "map" | "filter" | "all" | "some" | "none" | "group_by" | "reduce" => i == 1,
+        // [array, ascending, per-item key].
+        "sort" => i == 2,
+        _ => false,
+    }
+}
 
 /// A rule compiled for evaluation, with the fields it reads.
 pub struct CompiledRule {
@@ -45,7 +170,9 @@ impl std::fmt::Debug for CompiledRule {
 /// Compiles a rule's logic. Validation (see `validate`) runs before this and catches
 /// what the engine would accept but a page must not hold.
 pub fn compile(logic: &Value) -> Result<CompiledRule, String> {
-    let compiled = engine().compile(logic).map_err(|e| e.to_string())?;
+    let compiled = engine()
+        .compile(&for_engine(logic))
+        .map_err(|e| e.to_string())?;
     Ok(CompiledRule {
         logic: compiled,
         reads: Reads::of(logic),
@@ -180,24 +307,20 @@ fn walk_reads(node: &Value, in_item_scope: bool, reads: &mut Reads) {
                         match name {
                             Value::String(_) if in_item_scope => {}
                             Value::String(p) => reads.add_dotted(p),
-                            Value::Array(inner) => {
-                                inner.iter().for_each(|v| walk_reads(v, in_item_scope, reads))
-                            }
+                            Value::Array(inner) => inner
+                                .iter()
+                                .for_each(|v| walk_reads(v, in_item_scope, reads)),
                             Value::Number(_) | Value::Null | Value::Bool(_) => {}
                             _ => reads.everything(),
                         }
                     }
                 }
-                op if ITERATORS.contains(&op) => match args {
-                    Value::Array(a) => {
-                        if let Some(first) = a.first() {
-                            walk_reads(first, in_item_scope, reads);
-                        }
-                        a.iter().skip(1).for_each(|v| walk_reads(v, true, reads));
-                    }
+                op => match args {
+                    Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| {
+                        walk_reads(v, in_item_scope || item_scoped(op, i), reads)
+                    }),
                     other => walk_reads(other, in_item_scope, reads),
                 },
-                _ => walk_reads(args, in_item_scope, reads),
             }
         }
         Value::Object(map) => map
@@ -257,7 +380,9 @@ pub fn evaluate_rows(rule: &Logic, source: &Value, target: &Value) -> Outcome {
 
 /// Plain JSONLogic: `logic` applied to `data` (what `rulebench eval` does).
 pub fn apply(logic: &Value, data: &Value) -> Result<Value, String> {
-    let compiled = engine().compile(logic).map_err(|e| e.to_string())?;
+    let compiled = engine()
+        .compile(&for_engine(logic))
+        .map_err(|e| e.to_string())?;
     let arena = Bump::new();
     let data = DataValue::from_serde_value_in(data, &arena);
     let result = engine()
@@ -337,6 +462,12 @@ mod tests {
         assert_eq!(Reads::of(&rule).target, paths(&["b"]));
         let rule = json!({"var": "target"});
         assert_eq!(Reads::of(&rule).target, paths(&[""]));
+        // reduce's initial value and sort's direction are read from the pair.
+        let rule = json!({"reduce": [{"var": "target.tags"}, {"+": [{"var": "accumulator"}, 1]}, {"var": "source.start"}]});
+        assert_eq!(Reads::of(&rule).source, paths(&["start"]));
+        let rule = json!({"sort": [{"var": "target.s"}, {"var": "source.asc"}, {"var": "k"}]});
+        assert_eq!(Reads::of(&rule).source, paths(&["asc"]));
+        assert_eq!(Reads::of(&rule).target, paths(&["s"]));
     }
 
     #[test]
@@ -353,8 +484,35 @@ mod tests {
     }
 
     #[test]
+    fn equality_is_javascripts() {
+        let eq = |a: Value, b: Value| apply(&json!({"==": [a, b]}), &json!(null)).unwrap();
+        assert_eq!(eq(json!(null), json!(0)), json!(false));
+        assert_eq!(eq(json!(null), json!(false)), json!(false));
+        assert_eq!(eq(json!(null), json!("")), json!(false));
+        assert_eq!(eq(json!(null), json!(null)), json!(true));
+        assert_eq!(eq(json!(1), json!("1")), json!(true));
+        assert_eq!(eq(json!(0), json!("")), json!(true));
+        assert_eq!(eq(json!(true), json!("1")), json!(true));
+        assert_eq!(eq(json!(false), json!("0")), json!(true));
+        assert_eq!(eq(json!([1, 2]), json!("1,2")), json!(true));
+        assert_eq!(eq(json!("abc"), json!(0)), json!(false));
+        assert_eq!(
+            apply(&json!({"!=": [{"var": "x"}, 0]}), &json!({})).unwrap(),
+            json!(true)
+        );
+        // Relational comparisons keep JavaScript's null → 0.
+        assert_eq!(
+            apply(&json!({">=": [null, 0]}), &json!(null)).unwrap(),
+            json!(true)
+        );
+    }
+
+    #[test]
     fn apply_prints_whole_numbers_as_integers() {
-        assert_eq!(apply(&json!({"+": [1, 2]}), &json!(null)).unwrap(), json!(3));
+        assert_eq!(
+            apply(&json!({"+": [1, 2]}), &json!(null)).unwrap(),
+            json!(3)
+        );
         assert_eq!(
             apply(&json!({"/": [1, 4]}), &json!(null)).unwrap(),
             json!(0.25)

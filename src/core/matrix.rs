@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datalogic_rs::DataValue;
 use datalogic_rs::bumpalo::Bump;
+use datalogic_rs::{DataValue, ParsedData};
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -147,6 +147,9 @@ pub struct Matrix {
     rules: Vec<Slot>,
     source: RowSet,
     target: RowSet,
+    /// Target rows parsed once into the engine's own form. `ParsedData` is `Send`
+    /// but not `Sync`, so evaluation hands each thread its own chunk of rows.
+    parsed_targets: Vec<ParsedData>,
     groupings: HashMap<Vec<FieldPath>, Arc<Grouping>>,
     target_ids: Vec<String>,
     target_priority: Vec<f64>,
@@ -178,8 +181,22 @@ impl Matrix {
             rules: Vec::with_capacity(page.rules.len()),
             source: RowSet::new(rows(Side::Source)),
             target: RowSet::new(rows(Side::Target)),
+            parsed_targets: page
+                .target
+                .rows
+                .iter()
+                .map(|r| {
+                    let text = serde_json::to_string(r).expect("rows serialize");
+                    ParsedData::from_json(&text).expect("serde_json output parses")
+                })
+                .collect(),
             groupings: HashMap::new(),
-            target_ids: page.target.rows.iter().map(|r| page.target.row_id(r)).collect(),
+            target_ids: page
+                .target
+                .rows
+                .iter()
+                .map(|r| page.target.row_id(r))
+                .collect(),
             target_priority: page
                 .target
                 .rows
@@ -318,19 +335,18 @@ impl Matrix {
             work.push((i, key, grouping));
             columns.push(None);
         }
-        // Parallel part: one column per rule, groups chunked within a rule.
-        let source_row = &self.source.rows[selection];
-        let targets = &self.target.rows;
-        let rules = &self.rules;
-        let computed: Vec<(usize, Vec<u32>, Column)> = work
-            .into_par_iter()
-            .map(|(i, key, grouping)| {
-                let column = eval_column(&rules[i].compiled, source_row, targets, &grouping);
-                (i, key, column)
-            })
-            .collect();
-        for (i, key, column) in computed {
-            let column = Arc::new(column);
+        // Parallel part: every (rule, group representative) pair, bucketed by the
+        // chunk of target rows its representative lies in.
+        let computed = self.evaluate_groups(selection, &work);
+        for ((i, key, grouping), per_group) in work.into_iter().zip(computed) {
+            let column = Arc::new(Column {
+                outcome: grouping
+                    .group_of
+                    .iter()
+                    .map(|&g| per_group[g as usize])
+                    .collect(),
+                evaluations: per_group.len(),
+            });
             let cache = &mut self.rules[i].cache;
             if cache.len() >= CACHE_PER_RULE {
                 cache.clear();
@@ -338,7 +354,10 @@ impl Matrix {
             cache.insert(key, column.clone());
             columns[i] = Some(column);
         }
-        columns.into_iter().map(|c| c.expect("every column computed")).collect()
+        columns
+            .into_iter()
+            .map(|c| c.expect("every column computed"))
+            .collect()
     }
 
     fn grouping(&mut self, paths: &[FieldPath]) -> Arc<Grouping> {
@@ -367,23 +386,43 @@ impl Matrix {
         g
     }
 
-    /// Verdicts from columns: per target, then for the selection.
+    /// Verdicts from columns: per target, then for the selection. Column-major and
+    /// branch-free, so it stays cheap at 10,000 targets × 100 rules.
     pub fn verdicts(&self, selection: usize, columns: Vec<Arc<Column>>) -> SelectionEval {
         let n = self.target.rows.len();
         let policy = &self.device_policy;
-        let mut tallies = vec![Tally::default(); n];
+        let mut passed_weight = vec![0.0f64; n];
+        let mut required_failed = vec![false; n];
+        let mut total_weight = 0.0;
         for (slot, column) in self.rules.iter().zip(&columns) {
-            for (tally, &o) in tallies.iter_mut().zip(&column.outcome) {
-                tally.add(policy, slot.weight, o == PASS);
+            let w = slot.weight;
+            if Tally::scores(policy, w) {
+                total_weight += w.weight;
+                for (p, &o) in passed_weight.iter_mut().zip(&column.outcome) {
+                    *p += w.weight * f64::from(u8::from(o == PASS));
+                }
+            }
+            if w.required {
+                for (f, &o) in required_failed.iter_mut().zip(&column.outcome) {
+                    *f |= o != PASS;
+                }
             }
         }
-        let overrides: Vec<Option<bool>> = (0..n)
-            .map(|t| self.overrides.get(&(selection, t)).copied())
-            .collect();
-        let devices: Vec<DeviceVerdict> = tallies
-            .iter()
-            .zip(&overrides)
-            .map(|(tally, &o)| verdict::device_verdict(policy, tally, o))
+        let mut overrides: Vec<Option<bool>> = vec![None; n];
+        for (&(s, t), &value) in &self.overrides {
+            if s == selection {
+                overrides[t] = Some(value);
+            }
+        }
+        let devices: Vec<DeviceVerdict> = (0..n)
+            .map(|t| {
+                let tally = Tally {
+                    passed_weight: passed_weight[t],
+                    total_weight,
+                    required_failed: required_failed[t],
+                };
+                verdict::device_verdict(policy, &tally, overrides[t])
+            })
             .collect();
         let verdicts: Vec<Verdict> = devices.iter().map(|d| d.verdict).collect();
         let selection_verdict = verdict::selection_verdict(&self.selection_policy, &verdicts);
@@ -410,34 +449,66 @@ impl Matrix {
     }
 }
 
-/// Groups evaluated per parallel task.
-const CHUNK: usize = 512;
+/// Target rows per parallel task (fewer for small pages, so both cores work).
+fn chunk_len(targets: usize) -> usize {
+    (targets / (4 * rayon::current_num_threads().max(1))).clamp(64, 2048)
+}
 
-fn eval_column(rule: &CompiledRule, source: &Value, targets: &[Value], g: &Grouping) -> Column {
-    let per_group: Vec<u8> = g
-        .representatives
-        .par_chunks(CHUNK)
-        .flat_map_iter(|chunk| {
-            let arena = Bump::new();
-            let src = DataValue::from_serde_value_in(source, &arena);
-            let mut scratch = Bump::new();
-            let mut out = Vec::with_capacity(chunk.len());
-            for &t in chunk {
-                scratch.reset();
-                let tgt = DataValue::from_serde_value_in(&targets[t], &scratch);
-                let o = match engine::eval_pair(&rule.logic, src, tgt, &scratch) {
-                    Ok(v) if engine::truthy(v) => PASS,
-                    Ok(_) => FAIL,
-                    Err(_) => ERROR,
-                };
-                out.push(o);
+impl Matrix {
+    /// Evaluates each work item's rule once per group; returns per-group outcomes.
+    fn evaluate_groups(
+        &mut self,
+        selection: usize,
+        work: &[(usize, Vec<u32>, Arc<Grouping>)],
+    ) -> Vec<Vec<u8>> {
+        let n = self.parsed_targets.len();
+        let chunk = chunk_len(n);
+        // buckets[c] = (work index, group, representative) for targets in chunk c.
+        let mut buckets: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); n.div_ceil(chunk).max(1)];
+        for (w, (_, _, grouping)) in work.iter().enumerate() {
+            for (g, &t) in grouping.representatives.iter().enumerate() {
+                buckets[t / chunk].push((w as u32, g as u32, t as u32));
             }
-            out
-        })
-        .collect();
-    Column {
-        outcome: g.group_of.iter().map(|&grp| per_group[grp as usize]).collect(),
-        evaluations: per_group.len(),
+        }
+        let source = &self.source.rows[selection];
+        let rules = &self.rules;
+        let results: Vec<Vec<(u32, u32, u8)>> = self
+            .parsed_targets
+            .par_chunks_mut(chunk)
+            .zip(buckets.par_iter())
+            .enumerate()
+            .map(|(c, (rows, bucket))| {
+                if bucket.is_empty() {
+                    return Vec::new();
+                }
+                let base = c * chunk;
+                let arena = Bump::new();
+                let src = DataValue::from_serde_value_in(source, &arena);
+                let mut scratch = Bump::new();
+                bucket
+                    .iter()
+                    .map(|&(w, g, t)| {
+                        scratch.reset();
+                        let rule = &rules[work[w as usize].0].compiled.logic;
+                        let tgt = *rows[t as usize - base].value();
+                        let outcome = match engine::eval_pair(rule, src, tgt, &scratch) {
+                            Ok(v) if engine::truthy(v) => PASS,
+                            Ok(_) => FAIL,
+                            Err(_) => ERROR,
+                        };
+                        (w, g, outcome)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut per_group: Vec<Vec<u8>> = work
+            .iter()
+            .map(|(_, _, g)| vec![FAIL; g.representatives.len()])
+            .collect();
+        for (w, g, outcome) in results.into_iter().flatten() {
+            per_group[w as usize][g as usize] = outcome;
+        }
+        per_group
     }
 }
 

@@ -282,7 +282,11 @@ pub fn slugify(name: &str) -> String {
     while out.ends_with('-') {
         out.pop();
     }
-    if out.is_empty() { "rule".to_owned() } else { out }
+    if out.is_empty() {
+        "rule".to_owned()
+    } else {
+        out
+    }
 }
 
 /// How one target's verdict is reached.

@@ -25,7 +25,10 @@ pub fn build(page: &Page, eval: &SelectionEval, revision: i64, evaluated_at: &st
             let shown = target.label.iter().chain(&target.summary);
             for field in shown {
                 if field != "id" && !entry.contains_key(field) {
-                    entry.insert(field.clone(), row.get(field).cloned().unwrap_or(Value::Null));
+                    entry.insert(
+                        field.clone(),
+                        row.get(field).cloned().unwrap_or(Value::Null),
+                    );
                 }
             }
             let d = &eval.devices[t];
@@ -82,7 +85,10 @@ pub fn build(page: &Page, eval: &SelectionEval, revision: i64, evaluated_at: &st
 }
 
 /// target id → the note of this selection's override on it.
-fn override_notes(page: &Page, selection: usize) -> std::collections::HashMap<String, Option<String>> {
+fn override_notes(
+    page: &Page,
+    selection: usize,
+) -> std::collections::HashMap<String, Option<String>> {
     let source_hash = super::model::key_hash(&page.source.row_key(&page.source.rows[selection]));
     page.overrides
         .iter()
@@ -139,7 +145,8 @@ pub fn merge(pages: Vec<Value>) -> Option<Value> {
     let mut iter = pages.into_iter();
     let mut out = iter.next()?;
     for page in iter {
-        if let (Some(all), Some(more)) = (out["targets"].as_array_mut(), page["targets"].as_array()) {
+        if let (Some(all), Some(more)) = (out["targets"].as_array_mut(), page["targets"].as_array())
+        {
             all.extend(more.iter().cloned());
         }
         let more = page["features"].as_array().cloned().unwrap_or_default();
@@ -160,7 +167,9 @@ mod tests {
 
     #[test]
     fn split_and_merge_round_trip() {
-        let targets: Vec<Value> = (0..250).map(|i| json!({"id": format!("t{i}"), "verdict": 2})).collect();
+        let targets: Vec<Value> = (0..250)
+            .map(|i| json!({"id": format!("t{i}"), "verdict": 2}))
+            .collect();
         let mut feature = Map::new();
         feature.insert("name".into(), json!("Streaming"));
         for i in 0..250 {

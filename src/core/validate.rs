@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::Value;
 
 use super::diag::{Diagnostic, did_you_mean, pointer_token};
-use super::engine::{self, ITERATORS};
+use super::engine::{self, item_scoped};
 use super::model::{Dataset, Page, Side};
 
 /// The deepest a rule may nest.
@@ -114,7 +114,11 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     if !out.iter().any(Diagnostic::is_error)
         && let Err(e) = engine::compile(logic)
     {
-        out.push(Diagnostic::error("compile", "", format!("the engine rejects this rule: {e}")));
+        out.push(Diagnostic::error(
+            "compile",
+            "",
+            format!("the engine rejects this rule: {e}"),
+        ));
     }
     out
 }
@@ -174,11 +178,10 @@ impl Validator<'_> {
                     }
                     _ => {}
                 }
-                let iterates = ITERATORS.contains(&op.as_str());
                 match args {
                     Value::Array(items) => {
                         for (i, item) in items.iter().enumerate() {
-                            let scope = item_scope || (iterates && i > 0);
+                            let scope = item_scope || item_scoped(op, i);
                             self.walk(item, &format!("{op_ptr}/{i}"), depth + 1, scope);
                         }
                     }
@@ -199,7 +202,12 @@ impl Validator<'_> {
                     ));
                 }
                 for (k, v) in map {
-                    self.walk(v, &format!("{ptr}/{}", pointer_token(k)), depth + 1, item_scope);
+                    self.walk(
+                        v,
+                        &format!("{ptr}/{}", pointer_token(k)),
+                        depth + 1,
+                        item_scope,
+                    );
                 }
             }
             _ => {}
@@ -222,7 +230,10 @@ impl Validator<'_> {
             self.out.push(Diagnostic::error(
                 "arity",
                 ptr,
-                format!("`{op}` takes {want} argument{}, got {n}", if max == 1 { "" } else { "s" }),
+                format!(
+                    "`{op}` takes {want} argument{}, got {n}",
+                    if max == 1 { "" } else { "s" }
+                ),
             ));
         }
     }
@@ -337,7 +348,11 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
     for (i, rule) in page.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
         if rule.name.trim().is_empty() {
-            out.push(Diagnostic::error("rule-name", format!("{at}/name"), "the rule name is empty"));
+            out.push(Diagnostic::error(
+                "rule-name",
+                format!("{at}/name"),
+                "the rule name is empty",
+            ));
         }
         if !ids.insert(rule.id.as_str()) {
             out.push(Diagnostic::error(
@@ -362,18 +377,24 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
     if let Some(limit) = page.plan_tier().rule_limit()
         && page.rules.len() > limit
     {
-        out.push(Diagnostic::error(
-            "rule-limit",
-            "/rules",
-            format!("Rule limit reached ({limit}/{limit})"),
-        ).with_hint(Some(format!(
-            "the page has {} rules; plan tier `{}` allows {limit}",
-            page.rules.len(),
-            page.plan_tier().as_str()
-        ))));
+        out.push(
+            Diagnostic::error(
+                "rule-limit",
+                "/rules",
+                format!("Rule limit reached ({limit}/{limit})"),
+            )
+            .with_hint(Some(format!(
+                "the page has {} rules; plan tier `{}` allows {limit}",
+                page.rules.len(),
+                page.plan_tier().as_str()
+            ))),
+        );
     }
     let p = &page.device_policy;
-    for (name, value) in [("fullThreshold", p.full_threshold), ("partialThreshold", p.partial_threshold)] {
+    for (name, value) in [
+        ("fullThreshold", p.full_threshold),
+        ("partialThreshold", p.partial_threshold),
+    ] {
         if !(0.0..=1.0).contains(&value) {
             out.push(Diagnostic::error(
                 "threshold",
@@ -399,17 +420,24 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
 fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
     let at = format!("/{}", side.name());
     if d.key.is_empty() {
-        out.push(Diagnostic::error("key", format!("{at}/key"), "the key names no field"));
+        out.push(Diagnostic::error(
+            "key",
+            format!("{at}/key"),
+            "the key names no field",
+        ));
         return;
     }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for (i, row) in d.rows.iter().enumerate() {
         for field in &d.key {
-            if !row.get(field).is_some_and(|v| !v.is_null()) {
+            if row.get(field).is_none_or(Value::is_null) {
                 out.push(Diagnostic::error(
                     "key-field",
                     format!("{at}/rows/{i}"),
-                    format!("{} row {i} has no value for key field `{field}`", side.name()),
+                    format!(
+                        "{} row {i} has no value for key field `{field}`",
+                        side.name()
+                    ),
                 ));
             }
         }
@@ -418,7 +446,10 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
             out.push(Diagnostic::error(
                 "duplicate-key",
                 format!("{at}/rows/{i}"),
-                format!("{} rows {first} and {i} have the same key `{key}`", side.name()),
+                format!(
+                    "{} rows {first} and {i} have the same key `{key}`",
+                    side.name()
+                ),
             ));
         }
     }
@@ -426,14 +457,27 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
 
 fn validate_overrides(page: &Page, out: &mut Vec<Diagnostic>) {
     let hashes = |d: &Dataset| -> HashSet<String> {
-        d.rows.iter().map(|r| super::model::key_hash(&d.row_key(r))).collect()
+        d.rows
+            .iter()
+            .map(|r| super::model::key_hash(&d.row_key(r)))
+            .collect()
     };
     let (sources, targets) = (hashes(&page.source), hashes(&page.target));
     for (i, o) in page.overrides.iter().enumerate() {
         let at = format!("/overrides/{i}");
         for (side, hash, known, key) in [
-            ("source", o.source_hash(), &sources, o.source_key.as_ref().or(o.source_key_hash.as_ref())),
-            ("target", o.target_hash(), &targets, o.target_key.as_ref().or(o.target_key_hash.as_ref())),
+            (
+                "source",
+                o.source_hash(),
+                &sources,
+                o.source_key.as_ref().or(o.source_key_hash.as_ref()),
+            ),
+            (
+                "target",
+                o.target_hash(),
+                &targets,
+                o.target_key.as_ref().or(o.target_key_hash.as_ref()),
+            ),
         ] {
             match hash {
                 None => out.push(Diagnostic::error(
@@ -491,10 +535,16 @@ mod tests {
         let got = codes(json!({"==": [{"var": "target.supportStreaming"}, true]}));
         assert_eq!(got[0].0, "unknown-field");
         assert_eq!(got[0].1, "/==/0/var");
-        assert_eq!(got[0].2.as_deref(), Some("did you mean `target.supportsStreaming`?"));
+        assert_eq!(
+            got[0].2.as_deref(),
+            Some("did you mean `target.supportsStreaming`?")
+        );
         let got = codes(json!({"var": "needsStreaming"}));
         assert_eq!(got[0].0, "var-prefix");
-        assert_eq!(got[0].2.as_deref(), Some("did you mean `source.needsStreaming`?"));
+        assert_eq!(
+            got[0].2.as_deref(),
+            Some("did you mean `source.needsStreaming`?")
+        );
     }
 
     #[test]
@@ -507,7 +557,10 @@ mod tests {
 
     #[test]
     fn item_scope_vars_are_not_fields() {
-        assert!(codes(json!({"some": [{"var": "target.supportsStreaming"}, {"==": [{"var": ""}, 1]}]})).is_empty());
+        assert!(
+            codes(json!({"some": [{"var": "target.supportsStreaming"}, {"==": [{"var": ""}, 1]}]}))
+                .is_empty()
+        );
     }
 
     #[test]

@@ -67,12 +67,17 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Whether a rule's weight counts in the score under a policy.
+    pub fn scores(policy: &DevicePolicy, rule: RuleWeight) -> bool {
+        !rule.required || policy.required_mode == RequiredMode::IgnoreRequired
+    }
+
     /// Counts one rule's outcome.
     pub fn add(&mut self, policy: &DevicePolicy, rule: RuleWeight, passed: bool) {
         if rule.required && !passed {
             self.required_failed = true;
         }
-        if !rule.required || policy.required_mode == RequiredMode::IgnoreRequired {
+        if Self::scores(policy, rule) {
             self.total_weight += rule.weight;
             if passed {
                 self.passed_weight += rule.weight;
@@ -101,7 +106,11 @@ impl Tally {
 
 /// The device policy: one target's verdict from its tallied rule outcomes and the
 /// pair's override, if any.
-pub fn device_verdict(policy: &DevicePolicy, tally: &Tally, overridden: Option<bool>) -> DeviceVerdict {
+pub fn device_verdict(
+    policy: &DevicePolicy,
+    tally: &Tally,
+    overridden: Option<bool>,
+) -> DeviceVerdict {
     let score = tally.score();
     let by_score = |s: f64| {
         if s >= policy.full_threshold {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::Value;
 
-use crate::core::model::{Dataset, Override, Page, Rule, Side, key_hash, PAGE_FORMAT};
+use crate::core::model::{Dataset, Override, PAGE_FORMAT, Page, Rule, Side, key_hash};
 
 /// Storage failures.
 #[derive(Debug, thiserror::Error)]
@@ -229,7 +229,9 @@ impl Store {
     pub fn revision(&self, page_id: &str) -> Result<Option<i64>> {
         Ok(self
             .conn
-            .query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| r.get(0))
+            .query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
+                r.get(0)
+            })
             .optional()?)
     }
 
@@ -316,17 +318,20 @@ impl Store {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         raw.into_iter()
-            .map(|(id, name, required, weight, category, description, logic)| {
-                Ok(Rule {
-                    logic: serde_json::from_str(&logic).map_err(corrupt(format!("rule {id}")))?,
-                    id,
-                    name,
-                    required,
-                    weight,
-                    category,
-                    description,
-                })
-            })
+            .map(
+                |(id, name, required, weight, category, description, logic)| {
+                    Ok(Rule {
+                        logic: serde_json::from_str(&logic)
+                            .map_err(corrupt(format!("rule {id}")))?,
+                        id,
+                        name,
+                        required,
+                        weight,
+                        category,
+                        description,
+                    })
+                },
+            )
             .collect()
     }
 
@@ -357,7 +362,11 @@ impl Store {
     pub fn insert_page(&mut self, page: &Page, replace: bool) -> Result<i64> {
         let tx = self.conn.transaction()?;
         let old: Option<i64> = tx
-            .query_row("SELECT revision FROM pages WHERE id = ?1", [&page.id], |r| r.get(0))
+            .query_row(
+                "SELECT revision FROM pages WHERE id = ?1",
+                [&page.id],
+                |r| r.get(0),
+            )
             .optional()?;
         if old.is_some() {
             debug_assert!(replace, "the app checks for existing pages");
@@ -399,7 +408,11 @@ impl Store {
         for (ord, o) in page.overrides.iter().enumerate() {
             upsert_override(&tx, &page.id, o, ord as i64)?;
         }
-        let what = if old.is_some() { "replaced by import" } else { "imported" };
+        let what = if old.is_some() {
+            "replaced by import"
+        } else {
+            "imported"
+        };
         tx.execute(
             "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
             params![page.id, revision, at, what],
@@ -430,7 +443,10 @@ impl Store {
     }
 
     pub fn delete_page(&mut self, page_id: &str) -> Result<bool> {
-        Ok(self.conn.execute("DELETE FROM pages WHERE id = ?1", [page_id])? > 0)
+        Ok(self
+            .conn
+            .execute("DELETE FROM pages WHERE id = ?1", [page_id])?
+            > 0)
     }
 
     /// The cached result pages of a selection at a revision, in page order.
@@ -445,7 +461,9 @@ impl Store {
              WHERE page_id = ?1 AND selection_hash = ?2 AND revision_id = ?3 ORDER BY page_num",
         )?;
         let texts = stmt
-            .query_map(params![page_id, selection_hash, revision], |r| r.get::<_, String>(0))?
+            .query_map(params![page_id, selection_hash, revision], |r| {
+                r.get::<_, String>(0)
+            })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         if texts.is_empty() {
             return Ok(None);
@@ -476,7 +494,14 @@ impl Store {
                 "INSERT OR REPLACE INTO compat_results
                     (page_id, selection_hash, revision_id, page_num, payload_json, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![page_id, selection_hash, revision, num as i64, payload.to_string(), at],
+                params![
+                    page_id,
+                    selection_hash,
+                    revision,
+                    num as i64,
+                    payload.to_string(),
+                    at
+                ],
             )?;
         }
         tx.commit()?;
@@ -508,15 +533,20 @@ impl Store {
     /// Row counts of every table (tests compare them to prove nothing changed).
     pub fn fingerprint(&self) -> Result<Vec<(String, i64)>> {
         let tables = [
-            "pages", "dataset_rows", "rules", "overrides", "revisions", "rule_history",
+            "pages",
+            "dataset_rows",
+            "rules",
+            "overrides",
+            "revisions",
+            "rule_history",
             "compat_results",
         ];
         tables
             .iter()
             .map(|t| {
-                let n: i64 = self
-                    .conn
-                    .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))?;
+                let n: i64 =
+                    self.conn
+                        .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))?;
                 Ok((t.to_string(), n))
             })
             .collect()
@@ -570,7 +600,13 @@ fn insert_rows(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> 
 }
 
 /// Inserts or updates a rule at a position.
-pub fn upsert_rule(tx: &Transaction<'_>, page_id: &str, org: &str, rule: &Rule, ord: i64) -> Result<()> {
+pub fn upsert_rule(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    org: &str,
+    rule: &Rule,
+    ord: i64,
+) -> Result<()> {
     tx.execute(
         "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -593,7 +629,13 @@ pub fn upsert_rule(tx: &Transaction<'_>, page_id: &str, org: &str, rule: &Rule, 
     Ok(())
 }
 
-fn record_rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str, revision: i64, rule: Option<&Rule>) -> Result<()> {
+fn record_rule(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    rule_id: &str,
+    revision: i64,
+    rule: Option<&Rule>,
+) -> Result<()> {
     tx.execute(
         "INSERT OR REPLACE INTO rule_history (page_id, rule_id, revision, rule_json) VALUES (?1, ?2, ?3, ?4)",
         params![page_id, rule_id, revision, rule.map(to_json)],
@@ -627,7 +669,13 @@ pub mod ops {
     use super::*;
 
     /// Saves a rule (new or changed) at position `ord`, shifting later rules.
-    pub fn put_rule(tx: &Transaction<'_>, page: &Page, rule: &Rule, ord: usize, revision: i64) -> Result<()> {
+    pub fn put_rule(
+        tx: &Transaction<'_>,
+        page: &Page,
+        rule: &Rule,
+        ord: usize,
+        revision: i64,
+    ) -> Result<()> {
         let exists: bool = tx
             .query_row(
                 "SELECT 1 FROM rules WHERE page_id = ?1 AND id = ?2",
@@ -646,7 +694,12 @@ pub mod ops {
         record_rule(tx, &page.id, &rule.id, revision, Some(rule))
     }
 
-    pub fn delete_rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str, revision: i64) -> Result<()> {
+    pub fn delete_rule(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        rule_id: &str,
+        revision: i64,
+    ) -> Result<()> {
         let ord: i64 = tx.query_row(
             "DELETE FROM rules WHERE page_id = ?1 AND id = ?2 RETURNING ord",
             params![page_id, rule_id],
@@ -669,7 +722,12 @@ pub mod ops {
     }
 
     /// Removes an override; false when there was none.
-    pub fn delete_override(tx: &Transaction<'_>, page_id: &str, source_hash: &str, target_hash: &str) -> Result<bool> {
+    pub fn delete_override(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        source_hash: &str,
+        target_hash: &str,
+    ) -> Result<bool> {
         Ok(tx.execute(
             "DELETE FROM overrides WHERE page_id = ?1 AND source_key_hash = ?2 AND target_key_hash = ?3",
             params![page_id, source_hash, target_hash],
@@ -679,13 +737,22 @@ pub mod ops {
     pub fn set_policies(tx: &Transaction<'_>, page: &Page) -> Result<()> {
         tx.execute(
             "UPDATE pages SET device_policy_json = ?2, selection_policy_json = ?3 WHERE id = ?1",
-            params![page.id, to_json(&page.device_policy), to_json(&page.selection_policy)],
+            params![
+                page.id,
+                to_json(&page.device_policy),
+                to_json(&page.selection_policy)
+            ],
         )?;
         Ok(())
     }
 
     /// Replaces one dataset's rows and metadata.
-    pub fn replace_dataset(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> Result<()> {
+    pub fn replace_dataset(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        side: Side,
+        d: &Dataset,
+    ) -> Result<()> {
         tx.execute(
             "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2",
             params![page_id, side.name()],
@@ -696,7 +763,13 @@ pub mod ops {
         };
         tx.execute(
             &format!("UPDATE pages SET {column} = ?2 WHERE id = ?1"),
-            params![page_id, to_json(&Dataset { rows: vec![], ..d.clone() })],
+            params![
+                page_id,
+                to_json(&Dataset {
+                    rows: vec![],
+                    ..d.clone()
+                })
+            ],
         )?;
         insert_rows(tx, page_id, side, d)
     }

@@ -198,6 +198,31 @@ const KNOWN_DIFFERENCES: &[Known] = &[
     },
     Known {
         suite: Suite::Probes,
+        rule: "null-at-most-zero",
+        pairs: "target.p99LatencyMs null or absent",
+        applies: |_, t| field(t, "p99LatencyMs").is_none_or(Value::is_null),
+        ours: true,
+        theirs: false,
+        reason: "JS's relational operators convert null to 0, so {\"<=\":[null,0]} is true \
+                 (our engine agrees); jsonlogic-rs gives false",
+    },
+    Known {
+        suite: Suite::Probes,
+        rule: "non-numeric-threshold",
+        pairs: "target.limits an object or a non-numeric string",
+        applies: |_, t| match field(t, "limits") {
+            Some(Value::Object(_)) => true,
+            Some(Value::String(s)) => s.trim().parse::<f64>().is_err(),
+            _ => false,
+        },
+        ours: false,
+        theirs: true,
+        reason: "in JS an object or a non-numeric string compares as NaN, so \
+                 {\">=\":[{…},1]} is false; our engine raises a NaN error (a fail); \
+                 jsonlogic-rs answers true",
+    },
+    Known {
+        suite: Suite::Probes,
         rule: "missing-with-nested-list",
         pairs: "source.requiredProvider present, target.p99LatencyMs absent",
         applies: |s, t| {
@@ -578,6 +603,14 @@ fn probe_rules() -> Vec<(&'static str, Value)> {
         (
             "missing-with-nested-list",
             json!({"missing": [["source.requiredProvider"], "target.p99LatencyMs"]}),
+        ),
+        (
+            "null-at-most-zero",
+            json!({"<=": [{"var": "target.p99LatencyMs"}, 0]}),
+        ),
+        (
+            "non-numeric-threshold",
+            json!({">=": [{"var": "target.limits"}, 1]}),
         ),
         // These agree (datalogic-rs's own `==` did not on the first three: engine.rs
         // replaces it with JavaScript's).

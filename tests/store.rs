@@ -311,6 +311,16 @@ fn a_failing_change_rolls_back_everything() {
     assert_eq!(loaded.page, p, "page unchanged");
     assert_eq!(revisions(&store, &p.id).len(), 1);
 
+    // So does one whose own operation fails part way (removing a rule that is not there).
+    let result = store.change(&p.id, "doomed too", |tx, rev| {
+        ops::put_rule(tx, &p, &rule, 2, rev)?;
+        ops::delete_rule(tx, &p.id, "no-such-rule", rev)
+    });
+    assert!(result.is_err());
+    assert_eq!(store.revision(&p.id).unwrap(), Some(1));
+    assert_eq!(store.fingerprint().unwrap(), before);
+    assert_eq!(store.load(&p.id).unwrap().unwrap().page, p);
+
     // A change to a page that does not exist fails and changes nothing either.
     let missing = store.change("no-such-page", "x", |_, _| Ok(()));
     assert!(missing.is_err());

@@ -391,23 +391,40 @@ impl Matrix {
     pub fn verdicts(&self, selection: usize, columns: Vec<Arc<Column>>) -> SelectionEval {
         let n = self.target.rows.len();
         let policy = &self.device_policy;
-        let mut passed_weight = vec![0.0f64; n];
-        let mut required_failed = vec![false; n];
+        // Passes are counted per distinct weight with integer adds (they vectorize and
+        // are exact), then each target's passed weight is Σ weight × count.
+        let mut by_weight: Vec<(f64, Vec<u32>)> = Vec::new();
+        let mut required_passes = vec![0u32; n];
+        let mut required_rules = 0u32;
         let mut total_weight = 0.0;
         for (slot, column) in self.rules.iter().zip(&columns) {
             let w = slot.weight;
             if Tally::scores(policy, w) {
                 total_weight += w.weight;
-                for (p, &o) in passed_weight.iter_mut().zip(&column.outcome) {
-                    *p += w.weight * f64::from(u8::from(o == PASS));
+                let counts = match by_weight.iter().position(|(x, _)| *x == w.weight) {
+                    Some(i) => &mut by_weight[i].1,
+                    None => {
+                        by_weight.push((w.weight, vec![0; n]));
+                        &mut by_weight.last_mut().expect("just pushed").1
+                    }
+                };
+                for (c, &o) in counts.iter_mut().zip(&column.outcome) {
+                    *c += u32::from(o == PASS);
                 }
             }
             if w.required {
-                for (f, &o) in required_failed.iter_mut().zip(&column.outcome) {
-                    *f |= o != PASS;
+                required_rules += 1;
+                for (c, &o) in required_passes.iter_mut().zip(&column.outcome) {
+                    *c += u32::from(o == PASS);
                 }
             }
         }
+        let passed_weight = |t: usize| -> f64 {
+            by_weight
+                .iter()
+                .map(|(w, counts)| w * f64::from(counts[t]))
+                .sum()
+        };
         let mut overrides: Vec<Option<bool>> = vec![None; n];
         for (&(s, t), &value) in &self.overrides {
             if s == selection {
@@ -417,9 +434,9 @@ impl Matrix {
         let devices: Vec<DeviceVerdict> = (0..n)
             .map(|t| {
                 let tally = Tally {
-                    passed_weight: passed_weight[t],
+                    passed_weight: passed_weight(t),
                     total_weight,
-                    required_failed: required_failed[t],
+                    required_failed: required_passes[t] < required_rules,
                 };
                 verdict::device_verdict(policy, &tally, overrides[t])
             })

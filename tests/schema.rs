@@ -1,0 +1,138 @@
+//! assets/page.schema.json describes the page file the model reads and writes.
+
+use rulebench::core::model::{
+    AggregateMode, ElseMode, Page, PlanTier, RecommendationStrategy, RequiredMode,
+};
+use serde_json::{Value, json};
+
+fn schema() -> Value {
+    serde_json::from_str(include_str!("../assets/page.schema.json")).expect("schema is JSON")
+}
+
+fn enum_at(schema: &Value, pointer: &str) -> Vec<String> {
+    let values = schema
+        .pointer(pointer)
+        .and_then(|v| v.get("enum"))
+        .unwrap_or_else(|| panic!("no enum at {pointer}"));
+    let mut out: Vec<String> = values
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+fn names<T: serde::Serialize>(variants: &[T]) -> Vec<String> {
+    let mut out: Vec<String> = variants
+        .iter()
+        .map(|v| {
+            serde_json::to_value(v)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn schema_enums_are_the_models() {
+    let s = schema();
+    assert_eq!(
+        enum_at(&s, "/$defs/devicePolicy/properties/requiredMode"),
+        names(&[
+            RequiredMode::AnyRequiredFailIs0,
+            RequiredMode::AnyRequiredFailCapsAtPartial,
+            RequiredMode::IgnoreRequired
+        ])
+    );
+    assert_eq!(
+        enum_at(
+            &s,
+            "/$defs/selectionPolicy/properties/aggregate/properties/mode"
+        ),
+        names(&[
+            AggregateMode::AnyDeviceFullIsCompatible,
+            AggregateMode::AllDevicesFullIsCompatible
+        ])
+    );
+    assert_eq!(
+        enum_at(
+            &s,
+            "/$defs/selectionPolicy/properties/aggregate/properties/elseMode"
+        ),
+        names(&[ElseMode::AnyDevicePartialIsPartial, ElseMode::None])
+    );
+    assert_eq!(
+        enum_at(
+            &s,
+            "/$defs/selectionPolicy/properties/recommendation/properties/strategy"
+        ),
+        names(&[RecommendationStrategy::HighestVerdictThenScore])
+    );
+    assert_eq!(
+        enum_at(&s, "/$defs/organization/properties/planTier"),
+        names(&[PlanTier::Personal, PlanTier::Team, PlanTier::Enterprise])
+    );
+}
+
+/// Every property the model writes is one the schema allows, and the schema's
+/// required properties are exactly the ones the model cannot default.
+#[test]
+fn schema_properties_match_an_exported_page() {
+    let s = schema();
+    for (file, text) in rulebench::app::SAMPLE_PAGES {
+        let page: Page = serde_json::from_str(text).unwrap();
+        let exported = serde_json::to_value(&page).unwrap();
+        let allowed = |pointer: &str| -> Vec<String> {
+            s.pointer(pointer)
+                .and_then(Value::as_object)
+                .unwrap_or_else(|| panic!("no properties at {pointer}"))
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let check = |value: &Value, pointer: &str| {
+            let allowed = allowed(pointer);
+            for key in value.as_object().unwrap().keys() {
+                assert!(
+                    allowed.contains(key),
+                    "{file}: `{key}` is not in the schema at {pointer}"
+                );
+            }
+        };
+        check(&exported, "/properties");
+        check(&exported["source"], "/$defs/dataset/properties");
+        check(&exported["target"], "/$defs/dataset/properties");
+        for rule in exported["rules"].as_array().unwrap() {
+            check(rule, "/$defs/rule/properties");
+        }
+        check(&exported["devicePolicy"], "/$defs/devicePolicy/properties");
+        check(
+            &exported["selectionPolicy"],
+            "/$defs/selectionPolicy/properties",
+        );
+        for o in exported["overrides"].as_array().unwrap() {
+            check(o, "/$defs/override/properties");
+        }
+    }
+    // Leaving out a required property fails to parse; leaving out any other does not.
+    let minimal = json!({"format": "rulebench.page/v1", "id": "p", "name": "P",
+        "source": {"name": "S", "key": ["id"], "rows": []},
+        "target": {"name": "T", "key": ["id"], "rows": []}});
+    assert!(serde_json::from_value::<Page>(minimal.clone()).is_ok());
+    for required in s["required"].as_array().unwrap() {
+        let mut page = minimal.clone();
+        page.as_object_mut()
+            .unwrap()
+            .remove(required.as_str().unwrap());
+        assert!(
+            serde_json::from_value::<Page>(page).is_err(),
+            "`{required}` is required by the schema but not by the model"
+        );
+    }
+}

@@ -3,14 +3,11 @@ use rulebench::cli::{self, Cli, Exit};
 
 fn main() -> anyhow::Result<()> {
     let mut cli = Cli::parse();
-    let Some(command) = cli.command.take() else {
-        // The workbench TUI comes with its own issue; until then, list the pages.
-        eprintln!("the workbench TUI is not built yet; showing the pages (see `rulebench --help`)");
-        let code = report(cli::run(cli, cli::Command::Pages { json: false }));
-        std::process::exit(code);
+    let outcome = match cli.command.take() {
+        Some(command) => cli::run(cli, command),
+        None => cli::run_tui(cli),
     };
-    let code = report(cli::run(cli, command));
-    std::process::exit(code);
+    std::process::exit(report(outcome));
 }
 
 fn report(outcome: Result<Exit, cli::Failure>) -> i32 {

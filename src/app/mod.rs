@@ -1,6 +1,8 @@
 //! The use cases: open a database, import and export pages, edit rules, overrides and
 //! policies, evaluate. The CLI and the TUI call these and nothing below them.
 
+pub mod workspace;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

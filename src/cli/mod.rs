@@ -29,6 +29,12 @@ pub struct Cli {
     /// Open this page directly in the workbench
     #[arg(long, value_name = "ID")]
     pub page: Option<String>,
+    /// Let the workbench take the mouse (scrolling)
+    #[arg(long)]
+    pub mouse: bool,
+    /// Append the workbench's recompute and render times per frame to FILE
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -225,6 +231,18 @@ fn pretty(v: &impl serde::Serialize) -> String {
     let mut s = serde_json::to_string_pretty(v).expect("serializable");
     s.push('\n');
     s
+}
+
+/// Opens the workbench.
+pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
+    let app = App::open(&cli.db.clone().unwrap_or_else(default_db_path))?;
+    let options = crate::tui::Options {
+        page: cli.page,
+        mouse: cli.mouse,
+        profile: cli.profile,
+    };
+    crate::tui::run(app, options).map_err(|e| usage(e.to_string()))?;
+    Ok(Exit::Ok)
 }
 
 /// Runs a command (not the TUI).

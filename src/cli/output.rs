@@ -14,18 +14,7 @@ pub fn glyph(verdict: u64) -> &'static str {
     }
 }
 
-/// Makes untrusted text safe for a terminal: control characters are escaped.
-pub fn sanitize(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| -> Vec<char> {
-            if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
+pub use crate::core::text::sanitize;
 
 fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
@@ -231,12 +220,6 @@ pub fn results_markdown(page: &Page, results: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sanitize_escapes_terminal_controls() {
-        assert_eq!(sanitize("a\u{1b}[31mred\u{7}"), "a\\u{1b}[31mred\\u{7}");
-        assert_eq!(sanitize("plain ✓"), "plain ✓");
-    }
 
     #[test]
     fn csv_quotes_when_needed() {

@@ -321,6 +321,14 @@ impl Matrix {
 
     /// Every rule's column for a selection, computing only what the caches lack.
     pub fn columns(&mut self, selection: usize) -> Vec<Arc<Column>> {
+        if selection >= self.source.rows.len() {
+            // No such source (a page without source rows): nothing passes.
+            let none = Arc::new(Column {
+                outcome: vec![FAIL; self.target.rows.len()],
+                evaluations: 0,
+            });
+            return vec![none; self.rules.len()];
+        }
         // Sequential part: encodings, groupings and cache look-ups.
         let mut work = Vec::new();
         let mut columns: Vec<Option<Arc<Column>>> = Vec::with_capacity(self.rules.len());

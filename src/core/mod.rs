@@ -6,5 +6,6 @@ pub mod engine;
 pub mod matrix;
 pub mod model;
 pub mod result;
+pub mod text;
 pub mod validate;
 pub mod verdict;

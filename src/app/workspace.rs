@@ -1,0 +1,464 @@
+//! A live page session: the page, its compiled matrix and the current selection's
+//! evaluation, kept current as rules, policies and overrides change. The TUI drives it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{App, AppError, Result};
+use crate::core::diag::{Diagnostic, parse_json};
+use crate::core::matrix::{Column, Matrix, SelectionEval};
+use crate::core::model::{DevicePolicy, Override, Page, Rule, SelectionPolicy, Side, key_hash};
+use crate::core::validate::{self, Schema};
+
+/// What checking an edited rule text found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Draft {
+    /// The text is a valid rule: the matrix now shows it (unsaved until saved).
+    Valid { warnings: Vec<Diagnostic> },
+    /// The text is not valid: the last valid results stay.
+    Invalid { diagnostics: Vec<Diagnostic> },
+}
+
+/// The live session of one page.
+pub struct Workspace {
+    pub page: Page,
+    /// The saved revision.
+    pub revision: i64,
+    pub selection: usize,
+    pub eval: SelectionEval,
+    /// Time of the last recompute.
+    pub last_recompute: Duration,
+    matrix: Matrix,
+    schema: Schema,
+    /// Columns of the last saved state for the current selection (outcome diff).
+    saved_columns: Vec<Arc<Column>>,
+    /// Rules whose shown logic is not saved yet.
+    unsaved: Vec<bool>,
+}
+
+impl Workspace {
+    /// Opens a page and evaluates its first source row.
+    pub fn open(app: &App, page_id: &str) -> Result<Workspace> {
+        let (page, revision) = app.page(page_id)?;
+        let mut matrix = Matrix::new(&page)?;
+        let started = Instant::now();
+        let eval = matrix.evaluate(0);
+        let unsaved = vec![false; page.rules.len()];
+        Ok(Workspace {
+            schema: Schema::of(&page),
+            saved_columns: eval.columns.clone(),
+            last_recompute: started.elapsed(),
+            page,
+            revision,
+            selection: 0,
+            eval,
+            matrix,
+            unsaved,
+        })
+    }
+
+    pub fn has_sources(&self) -> bool {
+        !self.page.source.rows.is_empty()
+    }
+
+    fn recompute(&mut self) {
+        if !self.has_sources() {
+            return;
+        }
+        let started = Instant::now();
+        self.eval = self.matrix.evaluate(self.selection);
+        self.last_recompute = started.elapsed();
+    }
+
+    /// Recomputes verdicts only (after a policy or override change).
+    fn reverdict(&mut self) {
+        let started = Instant::now();
+        self.eval = self
+            .matrix
+            .verdicts(self.selection, std::mem::take(&mut self.eval.columns));
+        self.last_recompute = started.elapsed();
+    }
+
+    /// Chooses the source row whose verdicts are shown.
+    pub fn select(&mut self, source: usize) {
+        if source < self.page.source.rows.len() {
+            self.selection = source;
+            self.recompute();
+            self.saved_columns = self.eval.columns.clone();
+        }
+    }
+
+    /// Whether the outcome of (rule, target) differs from the last saved state.
+    pub fn changed_since_save(&self, rule: usize, target: usize) -> bool {
+        match (self.eval.columns.get(rule), self.saved_columns.get(rule)) {
+            (Some(now), Some(saved)) => now.outcome[target] != saved.outcome[target],
+            _ => false,
+        }
+    }
+
+    pub fn is_unsaved(&self, rule: usize) -> bool {
+        self.unsaved.get(rule).copied().unwrap_or(false)
+    }
+
+    pub fn any_unsaved(&self) -> bool {
+        self.unsaved.iter().any(|&u| u)
+    }
+
+    /// Pretty JSON of a rule's logic, as the editor shows it.
+    pub fn rule_text(&self, rule: usize) -> String {
+        serde_json::to_string_pretty(&self.page.rules[rule].logic).unwrap_or_default()
+    }
+
+    /// Checks an edited logic text for rule `i`; when valid, the matrix shows it at
+    /// once (only that rule's column is recomputed). Nothing is saved.
+    pub fn try_logic(&mut self, i: usize, text: &str) -> Draft {
+        let logic: Value = match parse_json(text) {
+            Ok(v) => v,
+            Err(d) => {
+                return Draft::Invalid {
+                    diagnostics: vec![*d],
+                };
+            }
+        };
+        let diags: Vec<Diagnostic> = validate::validate_logic(&logic, &self.schema)
+            .into_iter()
+            .map(|d| d.locate_in(text))
+            .collect();
+        if diags.iter().any(Diagnostic::is_error) {
+            return Draft::Invalid { diagnostics: diags };
+        }
+        if self.page.rules[i].logic == logic {
+            return Draft::Valid { warnings: diags };
+        }
+        let mut rule = self.page.rules[i].clone();
+        rule.logic = logic;
+        if let Err(e) = self.matrix.replace_rule(i, &rule) {
+            return Draft::Invalid {
+                diagnostics: vec![Diagnostic::error("compile", "", e.message)],
+            };
+        }
+        self.page.rules[i] = rule;
+        self.unsaved[i] = true;
+        self.recompute();
+        Draft::Valid { warnings: diags }
+    }
+
+    /// Saves rule `i` as a new revision.
+    pub fn save_rule(&mut self, app: &mut App, i: usize) -> Result<i64> {
+        let rule = self.page.rules[i].clone();
+        self.revision = app.save_rule(&self.page, &rule, Some(i))?;
+        self.unsaved[i] = false;
+        self.saved_columns = self.eval.columns.clone();
+        Ok(self.revision)
+    }
+
+    /// Saves every unsaved rule.
+    pub fn save_all(&mut self, app: &mut App) -> Result<()> {
+        for i in 0..self.page.rules.len() {
+            if self.unsaved[i] {
+                self.save_rule(app, i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Changes a rule's name, required flag, weight and category (saved at once).
+    pub fn update_rule_meta(
+        &mut self,
+        app: &mut App,
+        i: usize,
+        name: &str,
+        required: bool,
+        weight: f64,
+        category: &str,
+    ) -> Result<i64> {
+        if name.trim().is_empty() {
+            return Err(AppError::Usage("the rule name is empty".into()));
+        }
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(AppError::Usage(format!(
+                "weight must be a number ≥ 0, got {weight}"
+            )));
+        }
+        let mut rule = self.page.rules[i].clone();
+        rule.name = name.trim().to_owned();
+        rule.required = required;
+        rule.weight = weight;
+        rule.category = if category.trim().is_empty() {
+            "General".into()
+        } else {
+            category.trim().to_owned()
+        };
+        self.revision = app.save_rule(&self.page, &rule, Some(i))?;
+        self.matrix.set_rule_weight(i, required, weight);
+        self.page.rules[i] = rule;
+        self.unsaved[i] = false;
+        self.reverdict();
+        Ok(self.revision)
+    }
+
+    /// Adds a rule (always-true logic unless given), saved at once; returns its index.
+    pub fn add_rule(&mut self, app: &mut App, name: &str) -> Result<usize> {
+        let mut rule = Rule {
+            id: String::new(),
+            name: name.to_owned(),
+            required: false,
+            weight: 1.0,
+            category: "General".into(),
+            description: None,
+            logic: Value::Bool(true),
+        };
+        rule.ensure_id();
+        let base = rule.id.clone();
+        let mut n = 2;
+        while self.page.rule(&rule.id).is_some() {
+            rule.id = format!("{base}-{n}");
+            n += 1;
+        }
+        self.revision = app.save_rule(&self.page, &rule, None)?;
+        let i = self.page.rules.len();
+        self.matrix.insert_rule(i, &rule)?;
+        self.page.rules.push(rule);
+        self.unsaved.push(false);
+        self.recompute();
+        self.saved_columns = self.eval.columns.clone();
+        Ok(i)
+    }
+
+    pub fn delete_rule(&mut self, app: &mut App, i: usize) -> Result<i64> {
+        let id = self.page.rules[i].id.clone();
+        self.revision = app.remove_rule(&self.page.id, &id)?;
+        self.page.rules.remove(i);
+        self.unsaved.remove(i);
+        self.matrix.remove_rule(i);
+        self.recompute();
+        self.saved_columns = self.eval.columns.clone();
+        Ok(self.revision)
+    }
+
+    /// Reverts rule `i` to its version before the last saved change (`u`).
+    pub fn revert_rule(&mut self, app: &mut App, i: usize) -> Result<i64> {
+        let id = self.page.rules[i].id.clone();
+        let history = app.store().rule_history(&self.page.id, &id)?;
+        let current = &self.page.rules[i];
+        let previous = history
+            .into_iter()
+            .filter_map(|(_, r)| r)
+            .find(|r| {
+                r.logic != current.logic
+                    || r.name != current.name
+                    || r.weight != current.weight
+                    || r.required != current.required
+                    || r.category != current.category
+            })
+            .ok_or_else(|| AppError::Usage(format!("rule `{id}` has no earlier version")))?;
+        self.revision = app.save_rule(&self.page, &previous, Some(i))?;
+        self.matrix.replace_rule(i, &previous)?;
+        self.page.rules[i] = previous;
+        self.unsaved[i] = false;
+        self.recompute();
+        self.saved_columns = self.eval.columns.clone();
+        Ok(self.revision)
+    }
+
+    /// Sets both policies (saved at once); only the verdicts are recomputed.
+    pub fn set_policies(
+        &mut self,
+        app: &mut App,
+        device: DevicePolicy,
+        selection: SelectionPolicy,
+    ) -> Result<i64> {
+        let mut page = self.page.clone();
+        page.device_policy = device;
+        page.selection_policy = selection;
+        let errors: Vec<Diagnostic> = validate::validate_page(&page)
+            .into_iter()
+            .filter(|d| d.is_error() && d.pointer.starts_with("/devicePolicy"))
+            .collect();
+        if !errors.is_empty() {
+            return Err(AppError::Invalid {
+                origin: "policy".into(),
+                diagnostics: errors,
+            });
+        }
+        self.revision = app.save_policies(&page)?;
+        self.matrix
+            .set_policies(&page.device_policy, &page.selection_policy);
+        self.page = page;
+        self.reverdict();
+        Ok(self.revision)
+    }
+
+    /// Changes the policies in memory only (while tuning); `set_policies` saves.
+    pub fn preview_policies(&mut self, device: &DevicePolicy, selection: &SelectionPolicy) {
+        self.matrix.set_policies(device, selection);
+        self.reverdict();
+    }
+
+    /// Sets (Some) or clears (None) the override of (selection, target), saved at once.
+    pub fn set_override(
+        &mut self,
+        app: &mut App,
+        target: usize,
+        value: Option<(bool, Option<String>)>,
+    ) -> Result<i64> {
+        let source_key = self
+            .page
+            .source
+            .row_key(&self.page.source.rows[self.selection]);
+        let target_key = self.page.target.row_key(&self.page.target.rows[target]);
+        self.revision = match &value {
+            Some((v, note)) => {
+                app.set_override(&self.page.id, &source_key, &target_key, *v, note.clone())?
+            }
+            None => app.remove_override(&self.page.id, &source_key, &target_key)?,
+        };
+        let (sh, th) = (key_hash(&source_key), key_hash(&target_key));
+        self.page.overrides.retain(|o| {
+            !(o.source_hash().as_deref() == Some(&sh) && o.target_hash().as_deref() == Some(&th))
+        });
+        if let Some((v, note)) = value {
+            self.page.overrides.push(Override {
+                source_key: Some(source_key),
+                target_key: Some(target_key),
+                source_key_hash: None,
+                target_key_hash: None,
+                value: v,
+                note,
+            });
+        }
+        self.matrix.set_overrides(&self.page);
+        self.reverdict();
+        Ok(self.revision)
+    }
+
+    /// The override of (selection, target) with its note, if any.
+    pub fn override_of(&self, target: usize) -> Option<&Override> {
+        let sh = key_hash(
+            &self
+                .page
+                .source
+                .row_key(&self.page.source.rows[self.selection]),
+        );
+        let th = key_hash(&self.page.target.row_key(&self.page.target.rows[target]));
+        self.page.overrides.iter().find(|o| {
+            o.source_hash().as_deref() == Some(&sh) && o.target_hash().as_deref() == Some(&th)
+        })
+    }
+
+    /// The selection verdict every source row would get (for the sources pane).
+    pub fn selection_verdicts(&mut self) -> Vec<u8> {
+        (0..self.page.source.rows.len())
+            .map(|s| self.matrix.evaluate(s).selection_verdict)
+            .collect()
+    }
+
+    /// A row as JSON (for explanations).
+    pub fn row(&self, side: Side, i: usize) -> Value {
+        Value::Object(self.page.dataset(side).rows[i].clone())
+    }
+
+    /// The compiled matrix (read-only), for explanations.
+    pub fn matrix(&self) -> &Matrix {
+        &self.matrix
+    }
+}
+
+impl App {
+    /// Saves a page's policies as a new revision.
+    pub fn save_policies(&mut self, page: &Page) -> Result<i64> {
+        Ok(self.store.change(&page.id, "policy changed", |tx, _| {
+            crate::store::ops::set_policies(tx, page)
+        })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> (tempfile::TempDir, App) {
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::open(&dir.path().join("w.db")).unwrap();
+        (dir, app)
+    }
+
+    fn target(ws: &Workspace, id: &str) -> usize {
+        ws.page.target.find_row(id).unwrap()
+    }
+
+    #[test]
+    fn editing_a_rule_flips_cells_then_saving_makes_a_revision() {
+        let (_d, mut app) = app();
+        let mut ws = Workspace::open(&app, "llm-chat-clients").unwrap();
+        ws.select(ws.page.source.find_row("t3-chat").unwrap());
+        let llama = target(&ws, "llama-3.3-70b");
+        let (tc, _) = ws.page.rule("tool-calling").unwrap();
+        assert!(!ws.eval.columns[tc].passed(llama));
+        assert_eq!(ws.eval.devices[llama].verdict, 1);
+        let rev = ws.revision;
+        assert_eq!(ws.try_logic(tc, "true"), Draft::Valid { warnings: vec![] });
+        assert!(ws.eval.columns[tc].passed(llama));
+        assert!(ws.changed_since_save(tc, llama));
+        assert!(ws.is_unsaved(tc));
+        assert_eq!(ws.revision, rev);
+        // Invalid text keeps the last valid results.
+        match ws.try_logic(tc, "{\"==\": [1") {
+            Draft::Invalid { diagnostics } => assert_eq!(diagnostics[0].code, "json-syntax"),
+            other => panic!("{other:?}"),
+        }
+        assert!(ws.eval.columns[tc].passed(llama));
+        ws.save_rule(&mut app, tc).unwrap();
+        assert_eq!(ws.revision, rev + 1);
+        assert!(!ws.changed_since_save(tc, llama));
+        let reopened = Workspace::open(&app, "llm-chat-clients").unwrap();
+        assert_eq!(reopened.page.rules[tc].logic, Value::Bool(true));
+        // `u` reverts to the version before.
+        ws.revert_rule(&mut app, tc).unwrap();
+        assert!(!ws.eval.columns[tc].passed(llama));
+        assert_eq!(ws.revision, rev + 2);
+    }
+
+    #[test]
+    fn thresholds_and_overrides_move_verdicts() {
+        let (_d, mut app) = app();
+        let mut ws = Workspace::open(&app, "llm-chat-clients").unwrap();
+        ws.select(ws.page.source.find_row("t3-chat").unwrap());
+        let llama = target(&ws, "llama-3.3-70b");
+        let mut device = ws.page.device_policy.clone();
+        device.full_threshold = 0.5;
+        ws.set_policies(&mut app, device, ws.page.selection_policy.clone())
+            .unwrap();
+        assert_eq!(ws.eval.devices[llama].verdict, 2);
+        let gpt = target(&ws, "gpt-4.1");
+        ws.set_override(&mut app, gpt, Some((false, Some("outage".into()))))
+            .unwrap();
+        assert_eq!(ws.eval.devices[gpt].verdict, 0);
+        assert_eq!(
+            ws.override_of(gpt).and_then(|o| o.note.as_deref()),
+            Some("outage")
+        );
+        ws.set_override(&mut app, gpt, None).unwrap();
+        assert_eq!(ws.eval.devices[gpt].verdict, 2);
+        assert!(ws.override_of(gpt).is_none());
+    }
+
+    #[test]
+    fn rules_can_be_added_described_and_deleted() {
+        let (_d, mut app) = app();
+        let mut ws = Workspace::open(&app, "loan-eligibility").unwrap();
+        let n = ws.page.rules.len();
+        let i = ws.add_rule(&mut app, "New rule").unwrap();
+        assert_eq!(i, n);
+        ws.update_rule_meta(&mut app, i, "Renamed", true, 3.0, "Risk")
+            .unwrap();
+        let reopened = Workspace::open(&app, "loan-eligibility").unwrap();
+        assert_eq!(reopened.page.rules[i].name, "Renamed");
+        assert!(reopened.page.rules[i].required);
+        ws.delete_rule(&mut app, i).unwrap();
+        assert_eq!(ws.page.rules.len(), n);
+        assert_eq!(ws.eval.columns.len(), n);
+    }
+}

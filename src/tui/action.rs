@@ -1,0 +1,122 @@
+//! Actions: what a key (or the palette, or a pane) asks for. Panes never call each
+//! other; they react to actions and emit follow-up events.
+
+/// The panes of the page screen, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PaneId {
+    Sources,
+    Rules,
+    Matrix,
+    Editor,
+    Explain,
+    Policy,
+    Overrides,
+}
+
+impl PaneId {
+    pub const ALL: [PaneId; 7] = [
+        PaneId::Sources,
+        PaneId::Rules,
+        PaneId::Matrix,
+        PaneId::Editor,
+        PaneId::Explain,
+        PaneId::Policy,
+        PaneId::Overrides,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            PaneId::Sources => "Sources",
+            PaneId::Rules => "Rules",
+            PaneId::Matrix => "Matrix",
+            PaneId::Editor => "Rule editor",
+            PaneId::Explain => "Explanation",
+            PaneId::Policy => "Policy",
+            PaneId::Overrides => "Overrides",
+        }
+    }
+
+    pub fn next(self) -> PaneId {
+        let i = Self::ALL.iter().position(|&p| p == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+
+    pub fn prev(self) -> PaneId {
+        let i = Self::ALL.iter().position(|&p| p == self).unwrap_or(0);
+        Self::ALL[(i + Self::ALL.len() - 1) % Self::ALL.len()]
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    // ── global ──
+    Quit,
+    /// Ctrl-C: save what is valid and leave at once.
+    ForceQuit,
+    Help,
+    Palette,
+    FocusNext,
+    FocusPrev,
+    Focus(PaneId),
+    /// Esc: close, leave, go back.
+    Back,
+    /// Back to the page picker.
+    Pages,
+    // ── navigation, for the focused pane ──
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Enter,
+    // ── commands ──
+    Search,
+    AddRule,
+    DeleteRule,
+    /// The deletion of rule `i` was confirmed.
+    DeleteConfirmed(usize),
+    EditRule,
+    EditRuleMeta,
+    RevertRule,
+    ToggleOverride,
+    SaveNow,
+    Undo,
+    Increase,
+    Decrease,
+    Cycle,
+    // ── events: broadcast to every pane ──
+    /// The selection (source row) changed.
+    SourceSelected(usize),
+    /// The highlighted rule changed.
+    RuleSelected(usize),
+    /// The highlighted target changed.
+    TargetSelected(usize),
+    /// Rules were added, removed or reordered.
+    RulesChanged,
+    /// Outcomes or verdicts changed (edit, policy, override).
+    Recomputed,
+    /// The search query of the rules pane.
+    SearchRules(String),
+    /// The filter of the page picker.
+    FilterPages(String),
+    /// Open a page by id.
+    OpenPage(String),
+}
+
+impl Action {
+    /// Events go to every pane; other actions go to the focused pane.
+    pub fn is_event(&self) -> bool {
+        matches!(
+            self,
+            Action::SourceSelected(_)
+                | Action::RuleSelected(_)
+                | Action::TargetSelected(_)
+                | Action::RulesChanged
+                | Action::Recomputed
+                | Action::SearchRules(_)
+        )
+    }
+}

@@ -1,0 +1,282 @@
+//! Rule editor: the rule's JSONLogic in a text area. Every keystroke parses, validates,
+//! compiles and recomputes that rule's column; errors show with line:col while the last
+//! valid results stay (dimmed); valid edits are saved after a short pause.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui_textarea::TextArea;
+
+use super::action::{Action, PaneId};
+use super::theme::{Theme, safe};
+use super::ui::{Ctx, PageUi, SAVE_DEBOUNCE};
+use super::view::pane_block;
+use crate::app::workspace::{Draft, Workspace};
+
+pub struct State {
+    pub textarea: TextArea<'static>,
+    /// The rule shown.
+    pub rule: usize,
+    /// Typing goes to the text area.
+    pub active: bool,
+    /// The result of checking the current text.
+    pub draft: Option<Draft>,
+    /// When the pending valid edit is due to be saved.
+    due: Option<Instant>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl State {
+    pub fn new() -> Self {
+        State {
+            textarea: TextArea::default(),
+            rule: 0,
+            active: false,
+            draft: None,
+            due: None,
+        }
+    }
+
+    fn load(&mut self, ws: &Workspace, rule: usize) {
+        self.rule = rule;
+        self.draft = None;
+        self.due = None;
+        let text = if rule < ws.page.rules.len() {
+            ws.rule_text(rule)
+        } else {
+            String::new()
+        };
+        self.textarea = TextArea::new(text.lines().map(str::to_owned).collect());
+    }
+
+    pub fn text(&self) -> String {
+        self.textarea.lines().join("\n")
+    }
+
+    /// The text does not parse or validate: results shown are the last valid ones.
+    pub fn is_invalid(&self) -> bool {
+        matches!(self.draft, Some(Draft::Invalid { .. }))
+    }
+
+    pub fn due_at(&self) -> Option<Instant> {
+        self.due
+    }
+
+    pub fn save_due(&self, now: Instant) -> bool {
+        self.due.is_some_and(|d| d <= now)
+    }
+
+    /// The pending edit has been saved (or given up).
+    pub fn saved(&mut self) {
+        self.due = None;
+    }
+
+    /// Checks the text and, when valid, shows it in the matrix at once.
+    fn check(&mut self, ws: &mut Workspace) -> Vec<Action> {
+        if self.rule >= ws.page.rules.len() {
+            return vec![];
+        }
+        let draft = ws.try_logic(self.rule, &self.text());
+        let follow = match &draft {
+            Draft::Valid { .. } if ws.is_unsaved(self.rule) => {
+                self.due = Some(Instant::now() + SAVE_DEBOUNCE);
+                vec![Action::Recomputed]
+            }
+            Draft::Valid { .. } => vec![Action::Recomputed],
+            Draft::Invalid { .. } => {
+                self.due = None;
+                vec![]
+            }
+        };
+        self.draft = Some(draft);
+        follow
+    }
+}
+
+/// A key typed into the editor.
+pub fn type_key(state: &mut State, ws: &mut Workspace, key: KeyEvent) -> Vec<Action> {
+    if state.textarea.input(key) {
+        state.check(ws)
+    } else {
+        vec![]
+    }
+}
+
+pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+    match action {
+        Action::RuleSelected(i) if !state.active || *i != state.rule => {
+            if state.active {
+                save(state, ctx);
+                state.active = false;
+            }
+            state.load(ctx.ws, *i);
+            vec![]
+        }
+        Action::EditRule | Action::Enter => {
+            if ctx.ws.page.rules.is_empty() {
+                ctx.status
+                    .error("this page has no rules: press `a` in Rules to add one");
+                return vec![];
+            }
+            *ctx.focus = PaneId::Editor;
+            state.active = true;
+            ctx.status
+                .info("editing: Esc leaves · Ctrl-Z undoes · Ctrl-S saves");
+            vec![]
+        }
+        Action::Back if state.active => {
+            state.active = false;
+            if state.is_invalid() {
+                // Leave the invalid text: show the rule as it stands.
+                state.load(ctx.ws, state.rule);
+                ctx.status
+                    .info("left the editor; the invalid edit was discarded");
+            } else {
+                save(state, ctx);
+            }
+            vec![]
+        }
+        Action::Undo => {
+            if state.textarea.undo() {
+                state.check(ctx.ws)
+            } else {
+                vec![]
+            }
+        }
+        Action::SaveNow => {
+            save(state, ctx);
+            vec![]
+        }
+        Action::RulesChanged if !state.active => {
+            let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
+            state.load(ctx.ws, r);
+            vec![]
+        }
+        _ => vec![],
+    }
+}
+
+fn save(state: &mut State, ctx: &mut Ctx<'_>) {
+    if state.rule < ctx.ws.page.rules.len() && ctx.ws.is_unsaved(state.rule) && !state.is_invalid()
+    {
+        match ctx.ws.save_rule(ctx.app, state.rule) {
+            Ok(rev) => ctx.status.info(format!(
+                "saved rule {} (revision {rev})",
+                ctx.ws.page.rules[state.rule].id
+            )),
+            Err(e) => ctx.status.app_error(&e),
+        }
+    }
+    state.due = None;
+}
+
+/// JSON colouring for one line: keys, strings, numbers, literals.
+fn colour_line(line: &str, theme: &Theme) -> Line<'static> {
+    if !theme.color {
+        return Line::raw(safe(line));
+    }
+    let mut spans = Vec::new();
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' {
+            let start = i;
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(chars.len());
+            let s: String = chars[start..i].iter().collect();
+            let is_key = chars[i..].iter().find(|c| !c.is_whitespace()) == Some(&':');
+            let style = if is_key {
+                Style::default().fg(Color::Cyan)
+            } else {
+                Style::default().fg(Color::Green)
+            };
+            spans.push(Span::styled(safe(&s), style));
+        } else if c.is_ascii_digit() || c == '-' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || ".-+".contains(chars[i]))
+            {
+                i += 1;
+            }
+            spans.push(Span::styled(
+                chars[start..i].iter().collect::<String>(),
+                Style::default().fg(Color::Magenta),
+            ));
+        } else if c.is_ascii_alphabetic() {
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            spans.push(Span::styled(
+                chars[start..i].iter().collect::<String>(),
+                Style::default().fg(Color::Yellow),
+            ));
+        } else {
+            spans.push(Span::raw(c.to_string()));
+            i += 1;
+        }
+    }
+    Line::from(spans)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
+    let st = &page.editor;
+    let ws = &page.ws;
+    let name = ws
+        .page
+        .rules
+        .get(st.rule)
+        .map_or("(no rule)".to_owned(), |r| safe(&r.name));
+    let state = match (&st.draft, ws.is_unsaved(st.rule)) {
+        (Some(Draft::Invalid { .. }), _) => " · invalid (showing the last valid results)",
+        (_, true) => " · unsaved",
+        _ if st.active => " · editing",
+        _ => "",
+    };
+    let block = pane_block(&format!("Rule editor: {name}{state}"), theme, focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let diags: Vec<Line> = match &st.draft {
+        Some(Draft::Invalid { diagnostics }) => diagnostics
+            .iter()
+            .take(3)
+            .map(|d| Line::styled(safe(&d.to_string()), theme.fail()))
+            .collect(),
+        Some(Draft::Valid { warnings }) => warnings
+            .iter()
+            .take(2)
+            .map(|d| Line::styled(safe(&d.to_string()), theme.warn()))
+            .collect(),
+        None => vec![],
+    };
+    let [text_area, diag_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(diags.len() as u16)]).areas(inner);
+    if st.active {
+        frame.render_widget(&st.textarea, text_area);
+    } else {
+        let lines: Vec<Line> = st
+            .textarea
+            .lines()
+            .iter()
+            .map(|l| colour_line(l, theme))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), text_area);
+    }
+    frame.render_widget(Paragraph::new(diags), diag_area);
+}

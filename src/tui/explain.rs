@@ -1,0 +1,20 @@
+//! explain pane (placeholder until built).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+
+use super::action::Action;
+use super::theme::Theme;
+use super::ui::{Ctx, PageUi};
+use super::view::pane_block;
+
+#[derive(Debug, Default)]
+pub struct State {}
+
+pub fn update(_state: &mut State, _ctx: &mut Ctx<'_>, _action: &Action) -> Vec<Action> {
+    vec![]
+}
+
+pub fn render(frame: &mut Frame, area: Rect, _page: &PageUi, theme: &Theme, focused: bool) {
+    frame.render_widget(pane_block("explain", theme, focused), area);
+}

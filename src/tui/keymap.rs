@@ -1,0 +1,389 @@
+//! The one keymap. Help and the command palette are generated from it.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::action::{Action, PaneId};
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// Everywhere (outside text input).
+    Global,
+    /// The page picker.
+    Picker,
+    /// The page screen, whatever pane has focus.
+    Page,
+    /// One pane of the page screen.
+    Pane(PaneId),
+    /// The rule editor while typing.
+    Editing,
+}
+
+impl Context {
+    pub fn title(self) -> &'static str {
+        match self {
+            Context::Global => "Everywhere",
+            Context::Picker => "Page picker",
+            Context::Page => "Page screen",
+            Context::Pane(p) => p.title(),
+            Context::Editing => "While editing a rule",
+        }
+    }
+}
+
+/// One binding: keys, where, what, and what help says.
+pub struct Binding {
+    pub keys: &'static [(KeyCode, KeyModifiers)],
+    pub context: Context,
+    pub action: Action,
+    pub help: &'static str,
+}
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+
+macro_rules! bind {
+    ($ctx:expr, [$($k:expr),+], $action:expr, $help:expr) => {
+        Binding { keys: &[$($k),+], context: $ctx, action: $action, help: $help }
+    };
+}
+
+/// Every binding, in the order help lists them.
+pub fn bindings() -> Vec<Binding> {
+    use Action as A;
+    use Context as C;
+    use KeyCode as K;
+    vec![
+        bind!(
+            C::Global,
+            [(K::Char('?'), NONE), (K::F(1), NONE)],
+            A::Help,
+            "help (this screen)"
+        ),
+        bind!(
+            C::Global,
+            [(K::Char(':'), NONE), (K::Char('p'), CTRL)],
+            A::Palette,
+            "command palette"
+        ),
+        bind!(
+            C::Global,
+            [(K::Char('q'), NONE)],
+            A::Quit,
+            "quit (asks when something is unsaved)"
+        ),
+        bind!(
+            C::Global,
+            [(K::Char('c'), CTRL)],
+            A::ForceQuit,
+            "quit now (valid edits are saved)"
+        ),
+        bind!(C::Global, [(K::Esc, NONE)], A::Back, "close / leave / back"),
+        bind!(
+            C::Global,
+            [(K::Up, NONE), (K::Char('k'), NONE)],
+            A::Up,
+            "move up"
+        ),
+        bind!(
+            C::Global,
+            [(K::Down, NONE), (K::Char('j'), NONE)],
+            A::Down,
+            "move down"
+        ),
+        bind!(
+            C::Global,
+            [(K::Left, NONE), (K::Char('h'), NONE)],
+            A::Left,
+            "move left / decrease"
+        ),
+        bind!(
+            C::Global,
+            [(K::Right, NONE), (K::Char('l'), NONE)],
+            A::Right,
+            "move right / increase"
+        ),
+        bind!(C::Global, [(K::PageUp, NONE)], A::PageUp, "page up"),
+        bind!(C::Global, [(K::PageDown, NONE)], A::PageDown, "page down"),
+        bind!(
+            C::Global,
+            [(K::Home, NONE), (K::Char('g'), NONE)],
+            A::Home,
+            "first"
+        ),
+        bind!(
+            C::Global,
+            [(K::End, NONE), (K::Char('G'), SHIFT), (K::Char('G'), NONE)],
+            A::End,
+            "last"
+        ),
+        bind!(C::Global, [(K::Enter, NONE)], A::Enter, "open / choose"),
+        bind!(C::Picker, [(K::Char('/'), NONE)], A::Search, "filter pages"),
+        bind!(C::Page, [(K::Tab, NONE)], A::FocusNext, "next pane"),
+        bind!(
+            C::Page,
+            [(K::BackTab, SHIFT), (K::BackTab, NONE)],
+            A::FocusPrev,
+            "previous pane"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('1'), NONE)],
+            A::Focus(PaneId::Sources),
+            "focus Sources"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('2'), NONE)],
+            A::Focus(PaneId::Rules),
+            "focus Rules"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('3'), NONE)],
+            A::Focus(PaneId::Matrix),
+            "focus Matrix"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('4'), NONE)],
+            A::Focus(PaneId::Editor),
+            "focus Rule editor"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('5'), NONE)],
+            A::Focus(PaneId::Explain),
+            "focus Explanation"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('6'), NONE)],
+            A::Focus(PaneId::Policy),
+            "focus Policy"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('7'), NONE)],
+            A::Focus(PaneId::Overrides),
+            "focus Overrides"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('P'), SHIFT), (K::Char('P'), NONE)],
+            A::Pages,
+            "back to the page picker"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('/'), NONE)],
+            A::Search,
+            "search rules (name, category, fields read)"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('a'), NONE)],
+            A::AddRule,
+            "add a rule"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('d'), NONE)],
+            A::DeleteRule,
+            "delete the rule (asks)"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('e'), NONE)],
+            A::EditRule,
+            "edit the rule's logic"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('m'), NONE)],
+            A::EditRuleMeta,
+            "edit name, required, weight, category"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('u'), NONE)],
+            A::RevertRule,
+            "revert the rule to its previous revision"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('o'), NONE)],
+            A::ToggleOverride,
+            "set or clear an override for (selection, target)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('e'), NONE)],
+            A::EditRule,
+            "edit the rule of this row"
+        ),
+        bind!(
+            C::Pane(PaneId::Overrides),
+            [(K::Char('d'), NONE)],
+            A::ToggleOverride,
+            "clear the override"
+        ),
+        bind!(
+            C::Pane(PaneId::Policy),
+            [(K::Char('+'), NONE), (K::Char('='), NONE)],
+            A::Increase,
+            "raise by 0.05"
+        ),
+        bind!(
+            C::Pane(PaneId::Policy),
+            [(K::Char('-'), NONE)],
+            A::Decrease,
+            "lower by 0.05"
+        ),
+        bind!(
+            C::Pane(PaneId::Policy),
+            [(K::Char(' '), NONE)],
+            A::Cycle,
+            "next mode"
+        ),
+        bind!(
+            C::Pane(PaneId::Editor),
+            [(K::Char('e'), NONE)],
+            A::EditRule,
+            "start editing"
+        ),
+        bind!(
+            C::Editing,
+            [(K::Esc, NONE)],
+            A::Back,
+            "leave the editor (a valid edit is saved)"
+        ),
+        bind!(C::Editing, [(K::Char('z'), CTRL)], A::Undo, "undo"),
+        bind!(C::Editing, [(K::Char('s'), CTRL)], A::SaveNow, "save now"),
+    ]
+}
+
+fn matches(key: &KeyEvent, code: KeyCode, mods: KeyModifiers) -> bool {
+    let relevant = key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match code {
+        // Shifted characters arrive with or without SHIFT depending on the terminal.
+        KeyCode::Char(_) | KeyCode::BackTab => {
+            key.code == code && relevant == (mods & (KeyModifiers::CONTROL | KeyModifiers::ALT))
+        }
+        _ => key.code == code && key.modifiers == mods,
+    }
+}
+
+/// The action of a key in the given contexts (most specific first).
+pub fn lookup(key: &KeyEvent, contexts: &[Context]) -> Option<Action> {
+    let all = bindings();
+    contexts.iter().find_map(|ctx| {
+        all.iter()
+            .filter(|b| b.context == *ctx)
+            .find(|b| b.keys.iter().any(|&(code, mods)| matches(key, code, mods)))
+            .map(|b| b.action.clone())
+    })
+}
+
+/// How a key reads in help: `Ctrl-P`, `Tab`, `?`.
+pub fn key_name(code: KeyCode, mods: KeyModifiers) -> String {
+    let base = match code {
+        KeyCode::Char(' ') => "Space".to_owned(),
+        KeyCode::Char(c) => c.to_string(),
+        KeyCode::F(n) => format!("F{n}"),
+        KeyCode::BackTab => "Shift-Tab".to_owned(),
+        KeyCode::PageUp => "PgUp".to_owned(),
+        KeyCode::PageDown => "PgDn".to_owned(),
+        KeyCode::Up => "↑".to_owned(),
+        KeyCode::Down => "↓".to_owned(),
+        KeyCode::Left => "←".to_owned(),
+        KeyCode::Right => "→".to_owned(),
+        other => format!("{other:?}"),
+    };
+    if mods.contains(KeyModifiers::CONTROL) {
+        format!("Ctrl-{}", base.to_uppercase())
+    } else {
+        base
+    }
+}
+
+/// The keys of a binding as help shows them (`↑ k`).
+pub fn keys_label(b: &Binding) -> String {
+    let mut names: Vec<String> = b.keys.iter().map(|&(c, m)| key_name(c, m)).collect();
+    names.dedup();
+    names.join(" ")
+}
+
+/// Help text: every binding grouped by context.
+pub fn help_lines() -> Vec<(String, Vec<(String, &'static str)>)> {
+    let all = bindings();
+    let mut groups: Vec<(Context, Vec<(String, &'static str)>)> = Vec::new();
+    for b in &all {
+        let entry = (keys_label(b), b.help);
+        match groups.iter_mut().find(|(c, _)| *c == b.context) {
+            Some((_, v)) => v.push(entry),
+            None => groups.push((b.context, vec![entry])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(c, v)| (c.title().to_owned(), v))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn specific_contexts_win() {
+        let ctx = [Context::Pane(PaneId::Rules), Context::Page, Context::Global];
+        assert_eq!(
+            lookup(&key(KeyCode::Char('d'), NONE), &ctx),
+            Some(Action::DeleteRule)
+        );
+        assert_eq!(
+            lookup(&key(KeyCode::Tab, NONE), &ctx),
+            Some(Action::FocusNext)
+        );
+        assert_eq!(
+            lookup(&key(KeyCode::Char('p'), CTRL), &ctx),
+            Some(Action::Palette)
+        );
+        assert_eq!(lookup(&key(KeyCode::Char('x'), NONE), &ctx), None);
+        let matrix = [
+            Context::Pane(PaneId::Matrix),
+            Context::Page,
+            Context::Global,
+        ];
+        assert_eq!(lookup(&key(KeyCode::Char('d'), NONE), &matrix), None);
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_context() {
+        let all = bindings();
+        for (i, a) in all.iter().enumerate() {
+            for b in all.iter().skip(i + 1).filter(|b| b.context == a.context) {
+                for k in a.keys {
+                    assert!(
+                        !b.keys.contains(k),
+                        "{:?} bound twice in {:?}",
+                        k,
+                        a.context
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn help_lists_every_binding() {
+        let lines: usize = help_lines().iter().map(|(_, v)| v.len()).sum();
+        assert_eq!(lines, bindings().len());
+    }
+}

@@ -1,0 +1,95 @@
+//! The terminal workbench. One file per pane; panes talk through actions; the keymap
+//! lives in one place and help is generated from it.
+
+pub mod action;
+pub mod editor;
+pub mod explain;
+pub mod keymap;
+pub mod matrix;
+pub mod overrides;
+pub mod palette;
+pub mod picker;
+pub mod policy;
+pub mod rules;
+pub mod sources;
+pub mod theme;
+pub mod ui;
+pub mod view;
+
+use std::io::{self, Write};
+use std::time::Instant;
+
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::execute;
+
+use crate::app::{App, AppError};
+use theme::Theme;
+use ui::Ui;
+
+/// How the workbench starts.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub page: Option<String>,
+    pub mouse: bool,
+    /// Append per-frame recompute and render times to this file.
+    pub profile: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error(transparent)]
+    App(#[from] AppError),
+    #[error("terminal: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Runs the workbench until the user quits. The terminal is restored on return, on
+/// panic (ratatui's hook) and on Ctrl-C (a key in raw mode, handled as quit).
+pub fn run(app: App, options: Options) -> Result<(), TuiError> {
+    let mut ui = Ui::new(app, options.page.as_deref(), Theme::from_env())?;
+    let mut terminal = ratatui::try_init()?;
+    if options.mouse {
+        execute!(io::stdout(), EnableMouseCapture)?;
+    }
+    let mut profile = match &options.profile {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
+        ),
+        None => None,
+    };
+    let result = (|| -> Result<(), TuiError> {
+        loop {
+            let started = Instant::now();
+            terminal.draw(|frame| view::render(frame, &ui))?;
+            ui.last_render = started.elapsed();
+            if let (Some(file), Some(page)) = (profile.as_mut(), ui.page()) {
+                writeln!(
+                    file,
+                    "recompute_ms={:.3} render_ms={:.3}",
+                    page.ws.last_recompute.as_secs_f64() * 1e3,
+                    ui.last_render.as_secs_f64() * 1e3
+                )?;
+            }
+            if ui.quit {
+                return Ok(());
+            }
+            if event::poll(ui.next_deadline(Instant::now()))? {
+                ui.handle_event(event::read()?);
+                // Take every queued event before drawing again.
+                while event::poll(std::time::Duration::ZERO)? {
+                    ui.handle_event(event::read()?);
+                }
+            }
+            ui.tick(Instant::now());
+        }
+    })();
+    if options.mouse {
+        let _ = execute!(io::stdout(), DisableMouseCapture);
+    }
+    ratatui::restore();
+    ui.flush_saves();
+    result
+}

@@ -1,0 +1,403 @@
+//! Rules pane: name, required/weight, category, how many targets pass; search ranked by
+//! relevance with a deterministic tiebreak (seed 003); add, delete, edit, revert; and
+//! the small form for name / required / weight / category.
+
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{List, ListItem, ListState};
+
+use super::action::{Action, PaneId};
+use super::theme::{Theme, safe};
+use super::ui::{Ctx, Modal, PageUi, PromptFor, Status};
+use super::view::pane_block;
+use crate::app::App;
+use crate::app::workspace::Workspace;
+use crate::core::model::Rule;
+
+#[derive(Debug, Default)]
+pub struct State {
+    /// Rule indexes in display order (filtered and ranked while searching).
+    pub order: Vec<usize>,
+    /// Position in `order`.
+    pub cursor: usize,
+    pub query: String,
+}
+
+impl State {
+    pub fn new(ws: &Workspace) -> Self {
+        State {
+            order: (0..ws.page.rules.len()).collect(),
+            cursor: 0,
+            query: String::new(),
+        }
+    }
+
+    /// The highlighted rule's index, if any.
+    pub fn selected(&self) -> Option<usize> {
+        self.order.get(self.cursor).copied()
+    }
+
+    fn reorder(&mut self, ws: &Workspace) {
+        let keep = self.selected();
+        self.order = rank(&ws.page.rules, &self.query, |i| {
+            ws.matrix().compiled(i).reads.clone()
+        });
+        self.cursor = keep
+            .and_then(|k| self.order.iter().position(|&i| i == k))
+            .unwrap_or(0);
+    }
+}
+
+/// Ranks rules for a query: each query word scores 3 in the name, 2 in the category and
+/// 1 in a field the rule reads (prefix matches count half). Ties: higher weight, then id.
+/// An empty query keeps page order.
+pub fn rank(
+    rules: &[Rule],
+    query: &str,
+    reads: impl Fn(usize) -> crate::core::engine::Reads,
+) -> Vec<usize> {
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    if words.is_empty() {
+        return (0..rules.len()).collect();
+    }
+    let mut scored: Vec<(f64, usize)> = rules
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let r_reads = reads(i);
+            let fields: Vec<String> = [("source", &r_reads.source), ("target", &r_reads.target)]
+                .iter()
+                .flat_map(|(side, paths)| {
+                    paths
+                        .iter()
+                        .flatten()
+                        .map(move |p| format!("{side}.{}", p.join(".")).to_lowercase())
+                })
+                .collect();
+            let score_in = |hay: &str, w: &str| {
+                let hay = hay.to_lowercase();
+                if hay.split(|c: char| !c.is_alphanumeric()).any(|t| t == w) {
+                    1.0
+                } else if hay.contains(w) {
+                    0.5
+                } else {
+                    0.0
+                }
+            };
+            let score: f64 = words
+                .iter()
+                .map(|w| {
+                    3.0 * score_in(&r.name, w)
+                        + 2.0 * score_in(&r.category, w)
+                        + fields.iter().map(|f| score_in(f, w)).fold(0.0, f64::max)
+                })
+                .sum();
+            (score > 0.0).then_some((score, i))
+        })
+        .collect();
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(rules[b.1].weight.total_cmp(&rules[a.1].weight))
+            .then(rules[a.1].id.cmp(&rules[b.1].id))
+    });
+    scored.into_iter().map(|(_, i)| i).collect()
+}
+
+pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+    let n = state.order.len();
+    let moved = match action {
+        Action::Up => state.cursor.checked_sub(1),
+        Action::Down => (state.cursor + 1 < n).then_some(state.cursor + 1),
+        Action::PageUp => Some(state.cursor.saturating_sub(10)),
+        Action::PageDown => Some((state.cursor + 10).min(n.saturating_sub(1))),
+        Action::Home => Some(0),
+        Action::End => Some(n.saturating_sub(1)),
+        Action::RulesChanged => {
+            state.reorder(ctx.ws);
+            None
+        }
+        Action::SearchRules(q) => {
+            state.query = q.clone();
+            state.reorder(ctx.ws);
+            return state
+                .selected()
+                .map(Action::RuleSelected)
+                .into_iter()
+                .collect();
+        }
+        Action::RuleSelected(i) => {
+            if let Some(c) = state.order.iter().position(|r| r == i) {
+                state.cursor = c;
+            }
+            None
+        }
+        Action::Search => {
+            let mut input = ratatui_textarea::TextArea::new(vec![state.query.clone()]);
+            input.move_cursor(ratatui_textarea::CursorMove::End);
+            *ctx.modal = Some(Modal::Prompt {
+                title: "Search rules (name, category, fields read)".into(),
+                input: Box::new(input),
+                purpose: PromptFor::SearchRules,
+            });
+            None
+        }
+        Action::AddRule => {
+            *ctx.modal = Some(Modal::Prompt {
+                title: "New rule name".into(),
+                input: Box::default(),
+                purpose: PromptFor::AddRule,
+            });
+            None
+        }
+        Action::DeleteRule => {
+            if let Some(i) = state.selected() {
+                *ctx.modal = Some(Modal::Confirm {
+                    message: format!("Delete rule `{}`? y/n", safe(&ctx.ws.page.rules[i].name)),
+                    on_yes: Action::DeleteConfirmed(i),
+                });
+            }
+            None
+        }
+        Action::DeleteConfirmed(i) => {
+            let i = *i;
+            if i < ctx.ws.page.rules.len() {
+                match ctx.ws.delete_rule(ctx.app, i) {
+                    Ok(rev) => {
+                        ctx.status.info(format!("deleted rule (revision {rev})"));
+                        state.reorder(ctx.ws);
+                        state.cursor = state.cursor.min(state.order.len().saturating_sub(1));
+                        let mut follow = vec![Action::RulesChanged, Action::Recomputed];
+                        follow.extend(state.selected().map(Action::RuleSelected));
+                        return follow;
+                    }
+                    Err(e) => ctx.status.app_error(&e),
+                }
+            }
+            None
+        }
+        Action::Enter | Action::EditRule => {
+            return match state.selected() {
+                Some(i) => vec![
+                    Action::RuleSelected(i),
+                    Action::Focus(PaneId::Editor),
+                    Action::EditRule,
+                ],
+                None => vec![],
+            };
+        }
+        Action::EditRuleMeta => {
+            if let Some(i) = state.selected() {
+                *ctx.modal = Some(Modal::RuleForm(Form::of(i, &ctx.ws.page.rules[i])));
+            }
+            None
+        }
+        Action::RevertRule => {
+            if let Some(i) = state.selected() {
+                match ctx.ws.revert_rule(ctx.app, i) {
+                    Ok(rev) => {
+                        ctx.status.info(format!(
+                            "reverted rule {} (revision {rev})",
+                            ctx.ws.page.rules[i].id
+                        ));
+                        return vec![Action::RuleSelected(i), Action::Recomputed];
+                    }
+                    Err(e) => ctx.status.app_error(&e),
+                }
+            }
+            None
+        }
+        _ => None,
+    };
+    match moved {
+        Some(c) if c != state.cursor => {
+            state.cursor = c;
+            state
+                .selected()
+                .map(Action::RuleSelected)
+                .into_iter()
+                .collect()
+        }
+        _ => vec![],
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
+    let ws = &page.ws;
+    let st = &page.rules;
+    let items: Vec<ListItem> = st
+        .order
+        .iter()
+        .map(|&i| {
+            let r = &ws.page.rules[i];
+            let passing = ws.eval.columns.get(i).map_or(0, |c| c.pass_count());
+            let total = ws.page.target.rows.len();
+            let mark = if ws.is_unsaved(i) { "•" } else { " " };
+            let req = if r.required { "!" } else { " " };
+            ListItem::new(Line::from(vec![
+                Span::styled(mark, theme.warn()),
+                Span::styled(req, theme.fail()),
+                Span::raw(format!("{} ", safe(&r.name))),
+                Span::styled(format!("w{} ", r.weight), theme.dim()),
+                Span::styled(
+                    format!("{}/{} ", passing, total),
+                    if passing == total {
+                        theme.pass()
+                    } else {
+                        theme.dim()
+                    },
+                ),
+                Span::styled(safe(&r.category), theme.dim()),
+            ]))
+        })
+        .collect();
+    let title = if st.query.is_empty() {
+        format!("Rules ({})", ws.page.rules.len())
+    } else {
+        format!(
+            "Rules /{} ({} of {})",
+            safe(&st.query),
+            st.order.len(),
+            ws.page.rules.len()
+        )
+    };
+    let list = List::new(items)
+        .block(pane_block(&title, theme, focused))
+        .highlight_style(theme.selected());
+    let mut ls = ListState::default().with_selected((!st.order.is_empty()).then_some(st.cursor));
+    frame.render_stateful_widget(list, area, &mut ls);
+}
+
+/// The small form for a rule's name, required flag, weight and category.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Form {
+    pub rule: usize,
+    pub name: String,
+    pub required: bool,
+    pub weight: String,
+    pub category: String,
+    /// 0 name, 1 required, 2 weight, 3 category.
+    pub field: usize,
+    pub error: Option<String>,
+}
+
+impl Form {
+    pub fn of(i: usize, r: &Rule) -> Form {
+        Form {
+            rule: i,
+            name: r.name.clone(),
+            required: r.required,
+            weight: r.weight.to_string(),
+            category: r.category.clone(),
+            field: 0,
+            error: None,
+        }
+    }
+}
+
+pub enum FormResult {
+    Open,
+    Closed(Vec<Action>),
+}
+
+/// A key in the form: Tab/↑/↓ move, Space toggles required, Enter saves, Esc cancels.
+pub fn form_key(
+    form: &mut Form,
+    key: KeyEvent,
+    page: &mut PageUi,
+    app: &mut App,
+    status: &mut Status,
+) -> FormResult {
+    fn text(f: &mut Form) -> Option<&mut String> {
+        match f.field {
+            0 => Some(&mut f.name),
+            2 => Some(&mut f.weight),
+            3 => Some(&mut f.category),
+            _ => None,
+        }
+    }
+    match key.code {
+        KeyCode::Esc => return FormResult::Closed(vec![]),
+        KeyCode::Tab | KeyCode::Down => form.field = (form.field + 1) % 4,
+        KeyCode::BackTab | KeyCode::Up => form.field = (form.field + 3) % 4,
+        KeyCode::Char(' ') if form.field == 1 => form.required = !form.required,
+        KeyCode::Backspace => {
+            if let Some(t) = text(form) {
+                t.pop();
+            }
+        }
+        KeyCode::Char(c) => {
+            if let Some(t) = text(form) {
+                t.push(c);
+            }
+        }
+        KeyCode::Enter => {
+            let Ok(weight) = form.weight.trim().parse::<f64>() else {
+                form.error = Some(format!("weight `{}` is not a number", form.weight));
+                return FormResult::Open;
+            };
+            return match page.ws.update_rule_meta(
+                app,
+                form.rule,
+                &form.name,
+                form.required,
+                weight,
+                &form.category,
+            ) {
+                Ok(rev) => {
+                    status.info(format!(
+                        "saved rule {} (revision {rev})",
+                        page.ws.page.rules[form.rule].id
+                    ));
+                    FormResult::Closed(vec![Action::RulesChanged, Action::Recomputed])
+                }
+                Err(e) => {
+                    form.error = Some(e.to_string());
+                    FormResult::Open
+                }
+            };
+        }
+        _ => {}
+    }
+    FormResult::Open
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::engine::Reads;
+    use serde_json::json;
+
+    fn rule(id: &str, name: &str, category: &str, weight: f64) -> Rule {
+        Rule {
+            id: id.into(),
+            name: name.into(),
+            required: false,
+            weight,
+            category: category.into(),
+            description: None,
+            logic: json!(true),
+        }
+    }
+
+    #[test]
+    fn ranking_prefers_name_then_category_then_fields_with_deterministic_ties() {
+        let rules = vec![
+            rule("b", "Vision", "Streaming things", 1.0),
+            rule("a", "Streaming Support", "Core", 1.0),
+            rule("c", "Latency", "Core", 2.0),
+            rule("d", "Latency copy", "Core", 2.0),
+        ];
+        let reads = |i: usize| {
+            if i >= 2 {
+                Reads::of(&json!({"var": "target.supportsStreaming"}))
+            } else {
+                Reads::default()
+            }
+        };
+        assert_eq!(rank(&rules, "streaming", reads), vec![1, 0, 2, 3]);
+        assert_eq!(rank(&rules, "", reads), vec![0, 1, 2, 3]);
+        assert_eq!(rank(&rules, "nothing", reads), Vec::<usize>::new());
+    }
+}

@@ -1,0 +1,84 @@
+//! Sources pane: choose the selection; each source shows its selection verdict.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{List, ListItem, ListState};
+
+use super::action::Action;
+use super::theme::{Theme, safe, verdict_glyph};
+use super::ui::{Ctx, PageUi};
+use super::view::pane_block;
+use crate::app::workspace::Workspace;
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub selected: usize,
+    /// Selection verdict of every source row.
+    pub verdicts: Vec<u8>,
+}
+
+impl State {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Recomputes every source's selection verdict (cheap: cached columns).
+    pub fn refresh(&mut self, ws: &mut Workspace) {
+        self.verdicts = ws.selection_verdicts();
+        // Leave the workspace on its own selection.
+        let s = ws.selection;
+        ws.select(s);
+    }
+}
+
+pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+    let n = ctx.ws.page.source.rows.len();
+    let moved = match action {
+        Action::Up => state.selected.checked_sub(1),
+        Action::Down => (state.selected + 1 < n).then_some(state.selected + 1),
+        Action::PageUp => Some(state.selected.saturating_sub(10)),
+        Action::PageDown => Some((state.selected + 10).min(n.saturating_sub(1))),
+        Action::Home => Some(0),
+        Action::End => Some(n.saturating_sub(1)),
+        Action::Recomputed | Action::RulesChanged => {
+            state.refresh(ctx.ws);
+            None
+        }
+        Action::SourceSelected(s) => {
+            state.selected = *s;
+            None
+        }
+        _ => None,
+    };
+    match moved {
+        Some(s) if s != state.selected || ctx.ws.selection != s => {
+            state.selected = s;
+            ctx.ws.select(s);
+            vec![Action::SourceSelected(s), Action::Recomputed]
+        }
+        _ => vec![],
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
+    let d = &page.ws.page.source;
+    let items: Vec<ListItem> = d
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let v = page.sources.verdicts.get(i).copied().unwrap_or(0);
+            ListItem::new(Line::from(vec![
+                Span::styled(format!("{} ", verdict_glyph(v)), theme.verdict(v)),
+                Span::raw(safe(&d.row_label(row))),
+            ]))
+        })
+        .collect();
+    let title = format!("{} ({})", safe(&d.name), d.rows.len());
+    let list = List::new(items)
+        .block(pane_block(&title, theme, focused))
+        .highlight_style(theme.selected());
+    let mut st = ListState::default().with_selected(Some(page.sources.selected));
+    frame.render_stateful_widget(list, area, &mut st);
+}

@@ -1,0 +1,568 @@
+//! The workbench state and its one update path: key → action → (queue) → panes / app.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
+use ratatui_textarea::TextArea;
+
+use super::action::{Action, PaneId};
+use super::keymap::{self, Context};
+use super::theme::Theme;
+use super::{editor, explain, matrix, overrides, picker, policy, rules, sources};
+use crate::app::workspace::Workspace;
+use crate::app::{App, AppError};
+
+/// How long an edit waits before it is saved.
+pub const SAVE_DEBOUNCE: Duration = Duration::from_millis(600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Error,
+}
+
+/// The status bar's message.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    pub message: Option<(String, Level)>,
+}
+
+impl Status {
+    pub fn info(&mut self, m: impl Into<String>) {
+        self.message = Some((m.into(), Level::Info));
+    }
+
+    pub fn error(&mut self, m: impl Into<String>) {
+        self.message = Some((m.into(), Level::Error));
+    }
+
+    pub fn app_error(&mut self, e: &AppError) {
+        self.error(e.to_string().replace('\n', " "));
+    }
+}
+
+/// What a one-line prompt is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptFor {
+    AddRule,
+    SearchRules,
+    FilterPages,
+    /// The note of an override about to be set on a target.
+    OverrideNote {
+        target: usize,
+        value: bool,
+    },
+    /// A typed policy value for the policy pane's field.
+    PolicyValue {
+        field: usize,
+    },
+}
+
+/// A dialog over the screen; it takes every key while open.
+pub enum Modal {
+    Help {
+        scroll: u16,
+    },
+    Palette {
+        query: String,
+        selected: usize,
+    },
+    Confirm {
+        message: String,
+        on_yes: Action,
+    },
+    Prompt {
+        title: String,
+        input: Box<TextArea<'static>>,
+        purpose: PromptFor,
+    },
+    RuleForm(rules::Form),
+}
+
+/// The page screen.
+pub struct PageUi {
+    pub ws: Workspace,
+    pub focus: PaneId,
+    pub sources: sources::State,
+    pub rules: rules::State,
+    pub editor: editor::State,
+    pub matrix: matrix::State,
+    pub explain: explain::State,
+    pub policy: policy::State,
+    pub overrides: overrides::State,
+}
+
+pub enum Screen {
+    Picker(picker::State),
+    Page(Box<PageUi>),
+}
+
+/// What a pane's update may touch.
+pub struct Ctx<'a> {
+    pub app: &'a mut App,
+    pub ws: &'a mut Workspace,
+    pub status: &'a mut Status,
+    pub modal: &'a mut Option<Modal>,
+    pub focus: &'a mut PaneId,
+}
+
+/// The whole workbench.
+pub struct Ui {
+    pub app: App,
+    pub screen: Screen,
+    pub modal: Option<Modal>,
+    pub status: Status,
+    pub theme: Theme,
+    pub quit: bool,
+    /// Milliseconds of the last frame's render (the status bar shows it).
+    pub last_render: Duration,
+    queue: VecDeque<Action>,
+}
+
+impl Ui {
+    /// Opens on the picker, or on a page.
+    pub fn new(app: App, page: Option<&str>, theme: Theme) -> Result<Ui, AppError> {
+        let mut ui = Ui {
+            screen: Screen::Picker(picker::State::new(&app)?),
+            app,
+            modal: None,
+            status: Status::default(),
+            theme,
+            quit: false,
+            last_render: Duration::ZERO,
+            queue: VecDeque::new(),
+        };
+        if let Some(id) = page {
+            ui.open_page(id)?;
+        }
+        Ok(ui)
+    }
+
+    fn open_page(&mut self, id: &str) -> Result<(), AppError> {
+        let ws = Workspace::open(&self.app, id)?;
+        let mut page = PageUi {
+            sources: sources::State::new(),
+            rules: rules::State::new(&ws),
+            editor: editor::State::new(),
+            matrix: matrix::State::default(),
+            explain: explain::State::default(),
+            policy: policy::State::default(),
+            overrides: overrides::State::default(),
+            focus: PaneId::Rules,
+            ws,
+        };
+        page.sources.refresh(&mut page.ws);
+        self.screen = Screen::Page(Box::new(page));
+        self.status.info(format!("opened {id}"));
+        self.queue.push_back(Action::SourceSelected(0));
+        if let Screen::Page(p) = &self.screen
+            && !p.ws.page.rules.is_empty()
+        {
+            self.queue.push_back(Action::RuleSelected(0));
+        }
+        self.drain();
+        Ok(())
+    }
+
+    pub fn page(&self) -> Option<&PageUi> {
+        match &self.screen {
+            Screen::Page(p) => Some(p),
+            Screen::Picker(_) => None,
+        }
+    }
+
+    pub fn page_mut(&mut self) -> Option<&mut PageUi> {
+        match &mut self.screen {
+            Screen::Page(p) => Some(p),
+            Screen::Picker(_) => None,
+        }
+    }
+
+    /// Whether any edit is waiting to be saved.
+    pub fn unsaved(&self) -> bool {
+        self.page()
+            .is_some_and(|p| p.ws.any_unsaved() || p.editor.is_invalid())
+    }
+
+    /// A terminal event.
+    pub fn handle_event(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollDown => self.dispatch(Action::Down),
+                MouseEventKind::ScrollUp => self.dispatch(Action::Up),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// A key: the modal takes it, else the editor while typing, else the keymap.
+    pub fn handle_key(&mut self, key: KeyEvent) {
+        if self.modal.is_some() {
+            self.modal_key(key);
+            self.drain();
+            return;
+        }
+        let editing = self
+            .page()
+            .is_some_and(|p| p.focus == PaneId::Editor && p.editor.active);
+        if editing {
+            match keymap::lookup(&key, &[Context::Editing]) {
+                Some(a) => self.dispatch(a),
+                None if key
+                    == KeyEvent::new(
+                        ratatui::crossterm::event::KeyCode::Char('c'),
+                        ratatui::crossterm::event::KeyModifiers::CONTROL,
+                    ) =>
+                {
+                    self.dispatch(Action::ForceQuit)
+                }
+                None => {
+                    if let Some(p) = self.page_mut() {
+                        let follow = editor::type_key(&mut p.editor, &mut p.ws, key);
+                        self.queue.extend(follow);
+                        self.drain();
+                    }
+                }
+            }
+            return;
+        }
+        let contexts: Vec<Context> = match &self.screen {
+            Screen::Picker(_) => vec![Context::Picker, Context::Global],
+            Screen::Page(p) => vec![Context::Pane(p.focus), Context::Page, Context::Global],
+        };
+        if let Some(action) = keymap::lookup(&key, &contexts) {
+            self.dispatch(action);
+        }
+    }
+
+    /// Runs an action and everything it leads to.
+    pub fn dispatch(&mut self, action: Action) {
+        self.queue.push_back(action);
+        self.drain();
+    }
+
+    fn drain(&mut self) {
+        while let Some(action) = self.queue.pop_front() {
+            self.update(action);
+        }
+    }
+
+    fn update(&mut self, action: Action) {
+        match action {
+            Action::Help => {
+                self.modal = Some(Modal::Help { scroll: 0 });
+                return;
+            }
+            Action::Palette => {
+                self.modal = Some(Modal::Palette {
+                    query: String::new(),
+                    selected: 0,
+                });
+                return;
+            }
+            Action::Quit => {
+                if self.unsaved() {
+                    self.modal = Some(Modal::Confirm {
+                        message: "There are unsaved or invalid edits. Quit anyway? (valid edits are saved) y/n".into(),
+                        on_yes: Action::ForceQuit,
+                    });
+                } else {
+                    self.quit = true;
+                }
+                return;
+            }
+            Action::ForceQuit => {
+                self.flush_saves();
+                self.quit = true;
+                return;
+            }
+            Action::OpenPage(id) => {
+                if let Err(e) = self.open_page(&id) {
+                    self.status.app_error(&e);
+                }
+                return;
+            }
+            Action::Pages => {
+                self.flush_saves();
+                match picker::State::new(&self.app) {
+                    Ok(s) => self.screen = Screen::Picker(s),
+                    Err(e) => self.status.app_error(&e),
+                }
+                return;
+            }
+            _ => {}
+        }
+        let follow = match &mut self.screen {
+            Screen::Picker(state) => picker::update(state, &action, &mut self.modal),
+            Screen::Page(page) => route(
+                page,
+                &mut self.app,
+                &mut self.status,
+                &mut self.modal,
+                action,
+            ),
+        };
+        self.queue.extend(follow);
+    }
+
+    /// Saves every valid pending edit now.
+    pub fn flush_saves(&mut self) {
+        if let Screen::Page(p) = &mut self.screen {
+            if let Err(e) = p.ws.save_all(&mut self.app) {
+                self.status.app_error(&e);
+            }
+            p.editor.saved();
+        }
+    }
+
+    /// Saves edits whose debounce has elapsed.
+    pub fn tick(&mut self, now: Instant) {
+        if let Screen::Page(p) = &mut self.screen
+            && p.editor.save_due(now)
+        {
+            let rule = p.editor.rule;
+            match p.ws.save_rule(&mut self.app, rule) {
+                Ok(rev) => {
+                    p.editor.saved();
+                    self.status.info(format!(
+                        "saved rule {} (revision {rev})",
+                        p.ws.page.rules[rule].id
+                    ));
+                }
+                Err(e) => {
+                    p.editor.saved();
+                    self.status.app_error(&e);
+                }
+            }
+        }
+    }
+
+    /// How long the event loop may sleep before `tick` has work.
+    pub fn next_deadline(&self, now: Instant) -> Duration {
+        self.page()
+            .and_then(|p| p.editor.due_at())
+            .map_or(Duration::from_millis(500), |at| {
+                at.saturating_duration_since(now)
+            })
+    }
+
+    fn modal_key(&mut self, key: KeyEvent) {
+        use ratatui::crossterm::event::KeyCode as K;
+        let Some(modal) = self.modal.take() else {
+            return;
+        };
+        match modal {
+            Modal::Help { scroll } => match key.code {
+                K::Down | K::Char('j') => self.modal = Some(Modal::Help { scroll: scroll + 1 }),
+                K::Up | K::Char('k') => {
+                    self.modal = Some(Modal::Help {
+                        scroll: scroll.saturating_sub(1),
+                    })
+                }
+                _ => {}
+            },
+            Modal::Palette {
+                mut query,
+                mut selected,
+            } => {
+                let entries = super::palette::entries(&query);
+                match key.code {
+                    K::Esc => {}
+                    K::Enter => {
+                        if let Some(e) = entries.get(selected) {
+                            self.queue.push_back(e.action.clone());
+                        }
+                    }
+                    K::Up => {
+                        selected = selected.saturating_sub(1);
+                        self.modal = Some(Modal::Palette { query, selected });
+                    }
+                    K::Down => {
+                        selected = (selected + 1).min(entries.len().saturating_sub(1));
+                        self.modal = Some(Modal::Palette { query, selected });
+                    }
+                    K::Backspace => {
+                        query.pop();
+                        self.modal = Some(Modal::Palette { query, selected: 0 });
+                    }
+                    K::Char(c) => {
+                        query.push(c);
+                        self.modal = Some(Modal::Palette { query, selected: 0 });
+                    }
+                    _ => self.modal = Some(Modal::Palette { query, selected }),
+                }
+            }
+            Modal::Confirm { message, on_yes } => match key.code {
+                K::Char('y') | K::Char('Y') => self.queue.push_back(on_yes),
+                K::Char('n') | K::Char('N') | K::Esc => {}
+                _ => self.modal = Some(Modal::Confirm { message, on_yes }),
+            },
+            Modal::Prompt {
+                title,
+                mut input,
+                purpose,
+            } => match key.code {
+                K::Esc => {
+                    if purpose == PromptFor::SearchRules {
+                        self.queue.push_back(Action::SearchRules(String::new()));
+                    }
+                    if purpose == PromptFor::FilterPages {
+                        self.queue.push_back(Action::FilterPages(String::new()));
+                    }
+                }
+                K::Enter => self.prompt_done(purpose, input.lines().join("")),
+                _ => {
+                    input.input(key);
+                    let text = input.lines().join("");
+                    // Searches update as you type.
+                    match purpose {
+                        PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
+                        PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
+                        _ => {}
+                    }
+                    self.modal = Some(Modal::Prompt {
+                        title,
+                        input,
+                        purpose,
+                    });
+                }
+            },
+            Modal::RuleForm(mut form) => {
+                if let Screen::Page(p) = &mut self.screen {
+                    match rules::form_key(&mut form, key, p, &mut self.app, &mut self.status) {
+                        rules::FormResult::Open => self.modal = Some(Modal::RuleForm(form)),
+                        rules::FormResult::Closed(follow) => self.queue.extend(follow),
+                    }
+                }
+            }
+        }
+    }
+
+    fn prompt_done(&mut self, purpose: PromptFor, text: String) {
+        match purpose {
+            PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
+            PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
+            PromptFor::AddRule => {
+                if let Screen::Page(p) = &mut self.screen {
+                    let name = if text.trim().is_empty() {
+                        "New rule".to_owned()
+                    } else {
+                        text.trim().to_owned()
+                    };
+                    match p.ws.add_rule(&mut self.app, &name) {
+                        Ok(i) => {
+                            self.status.info(format!(
+                                "added rule {} (revision {})",
+                                p.ws.page.rules[i].id, p.ws.revision
+                            ));
+                            self.queue.extend([
+                                Action::RulesChanged,
+                                Action::RuleSelected(i),
+                                Action::Recomputed,
+                                Action::Focus(PaneId::Editor),
+                                Action::EditRule,
+                            ]);
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+            }
+            PromptFor::OverrideNote { target, value } => {
+                if let Screen::Page(p) = &mut self.screen {
+                    let note = (!text.trim().is_empty()).then(|| text.trim().to_owned());
+                    match p
+                        .ws
+                        .set_override(&mut self.app, target, Some((value, note)))
+                    {
+                        Ok(rev) => {
+                            self.status.info(format!("override set (revision {rev})"));
+                            self.queue.push_back(Action::Recomputed);
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+            }
+            PromptFor::PolicyValue { field } => {
+                if let Screen::Page(p) = &mut self.screen {
+                    let mut ctx = Ctx {
+                        app: &mut self.app,
+                        ws: &mut p.ws,
+                        status: &mut self.status,
+                        modal: &mut self.modal,
+                        focus: &mut p.focus,
+                    };
+                    let follow = policy::set_typed(&mut p.policy, &mut ctx, field, &text);
+                    self.queue.extend(follow);
+                }
+            }
+        }
+    }
+}
+
+/// Sends an action to the page's panes: events to all, the rest to the focused pane.
+fn route(
+    page: &mut PageUi,
+    app: &mut App,
+    status: &mut Status,
+    modal: &mut Option<Modal>,
+    action: Action,
+) -> Vec<Action> {
+    match action {
+        Action::FocusNext => {
+            page.focus = page.focus.next();
+            return vec![];
+        }
+        Action::FocusPrev => {
+            page.focus = page.focus.prev();
+            return vec![];
+        }
+        Action::Focus(p) => {
+            page.focus = p;
+            return vec![];
+        }
+        _ => {}
+    }
+    let PageUi {
+        ws,
+        focus,
+        sources,
+        rules,
+        editor,
+        matrix,
+        explain,
+        policy,
+        overrides,
+    } = page;
+    let mut ctx = Ctx {
+        app,
+        ws,
+        status,
+        modal,
+        focus,
+    };
+    let mut follow = Vec::new();
+    if action.is_event() {
+        follow.extend(sources::update(sources, &mut ctx, &action));
+        follow.extend(rules::update(rules, &mut ctx, &action));
+        follow.extend(editor::update(editor, &mut ctx, &action));
+        follow.extend(matrix::update(matrix, &mut ctx, &action));
+        follow.extend(explain::update(explain, &mut ctx, &action));
+        follow.extend(policy::update(policy, &mut ctx, &action));
+        follow.extend(overrides::update(overrides, &mut ctx, &action));
+    } else {
+        let target = *ctx.focus;
+        follow.extend(match target {
+            PaneId::Sources => sources::update(sources, &mut ctx, &action),
+            PaneId::Rules => rules::update(rules, &mut ctx, &action),
+            PaneId::Editor => editor::update(editor, &mut ctx, &action),
+            PaneId::Matrix => matrix::update(matrix, &mut ctx, &action),
+            PaneId::Explain => explain::update(explain, &mut ctx, &action),
+            PaneId::Policy => policy::update(policy, &mut ctx, &action),
+            PaneId::Overrides => overrides::update(overrides, &mut ctx, &action),
+        });
+    }
+    follow
+}

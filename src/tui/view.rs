@@ -1,0 +1,286 @@
+//! The screen: header, panes, status bar, and any dialog on top.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Block, BorderType, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap,
+};
+
+use super::action::PaneId;
+use super::keymap;
+use super::theme::{Theme, safe, verdict_glyph};
+use super::ui::{Level, Modal, PageUi, Screen, Ui};
+use super::{editor, explain, matrix, overrides, palette, picker, policy, rules, sources};
+
+/// A pane's frame: its title, highlighted when focused.
+pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
+    let (style, kind) = if focused {
+        (theme.focused_border(), BorderType::Thick)
+    } else {
+        (theme.border(), BorderType::Plain)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(kind)
+        .border_style(style)
+        .title(Span::styled(
+            format!(" {title} "),
+            if focused {
+                theme.accent()
+            } else {
+                theme.title()
+            },
+        ))
+}
+
+/// Where each pane goes; panes not shown on a narrow screen are absent.
+pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
+    let wide = area.width >= 120;
+    let [left, rest] = Layout::horizontal([
+        Constraint::Length(area.width.min(160) / 5 + 8),
+        Constraint::Min(20),
+    ])
+    .areas(area);
+    let [sources_area, rules_area] =
+        Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
+    let mut out = vec![(PaneId::Sources, sources_area), (PaneId::Rules, rules_area)];
+    if wide {
+        let [center, right] =
+            Layout::horizontal([Constraint::Min(40), Constraint::Length(44)]).areas(rest);
+        let [matrix_area, editor_area] =
+            Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(center);
+        let [explain_area, policy_area, overrides_area] = Layout::vertical([
+            Constraint::Percentage(45),
+            Constraint::Percentage(35),
+            Constraint::Percentage(20),
+        ])
+        .areas(right);
+        out.extend([
+            (PaneId::Matrix, matrix_area),
+            (PaneId::Editor, editor_area),
+            (PaneId::Explain, explain_area),
+            (PaneId::Policy, policy_area),
+            (PaneId::Overrides, overrides_area),
+        ]);
+    } else {
+        // Narrow: the matrix on top, the focused one of the others below it.
+        let [matrix_area, lower] =
+            Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(rest);
+        out.push((PaneId::Matrix, matrix_area));
+        let lower_pane = match focus {
+            PaneId::Sources | PaneId::Rules | PaneId::Matrix => PaneId::Editor,
+            other => other,
+        };
+        out.push((lower_pane, lower));
+    }
+    out
+}
+
+pub fn render(frame: &mut Frame, ui: &Ui) {
+    let area = frame.area();
+    let [header, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    match &ui.screen {
+        Screen::Picker(state) => {
+            frame.render_widget(
+                Line::styled(" rulebench · pages", ui.theme.accent()),
+                header,
+            );
+            picker::render(frame, body, state, &ui.theme);
+        }
+        Screen::Page(page) => {
+            render_header(frame, header, page, &ui.theme);
+            for (pane, rect) in layout(body, page.focus) {
+                let focused = pane == page.focus;
+                let t = &ui.theme;
+                match pane {
+                    PaneId::Sources => sources::render(frame, rect, page, t, focused),
+                    PaneId::Rules => rules::render(frame, rect, page, t, focused),
+                    PaneId::Matrix => matrix::render(frame, rect, page, t, focused),
+                    PaneId::Editor => editor::render(frame, rect, page, t, focused),
+                    PaneId::Explain => explain::render(frame, rect, page, t, focused),
+                    PaneId::Policy => policy::render(frame, rect, page, t, focused),
+                    PaneId::Overrides => overrides::render(frame, rect, page, t, focused),
+                }
+            }
+        }
+    }
+    render_status(frame, status, ui);
+    if let Some(modal) = &ui.modal {
+        render_modal(frame, area, modal, ui);
+    }
+}
+
+fn render_header(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme) {
+    let ws = &page.ws;
+    let mut spans = vec![
+        Span::styled(format!(" {} ", safe(&ws.page.name)), theme.accent()),
+        Span::styled(format!("· {} ", safe(&ws.page.id)), theme.dim()),
+    ];
+    if ws.has_sources() {
+        let d = &ws.page.source;
+        let v = ws.eval.selection_verdict;
+        spans.push(Span::raw("· selection "));
+        spans.push(Span::styled(
+            safe(&d.row_label(&d.rows[ws.selection])),
+            theme.title(),
+        ));
+        spans.push(Span::styled(
+            format!(" {} {v}", verdict_glyph(v)),
+            theme.verdict(v),
+        ));
+        let rec = ws.eval.recommended.map_or("none".to_owned(), |t| {
+            safe(&ws.page.target.row_label(&ws.page.target.rows[t]))
+        });
+        spans.push(Span::raw(format!(" · recommended {rec}")));
+    }
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
+    let t = &ui.theme;
+    let mut spans = Vec::new();
+    if let Some(page) = ui.page() {
+        let ws = &page.ws;
+        let save = if page.editor.is_invalid() {
+            Span::styled("invalid", t.fail())
+        } else if ws.any_unsaved() {
+            Span::styled("unsaved", t.warn())
+        } else {
+            Span::styled("saved", t.pass())
+        };
+        spans.extend([
+            Span::raw(format!(" {} · rev {} · ", safe(&ws.page.id), ws.revision)),
+            save,
+            Span::raw(format!(
+                " · recompute {:.2} ms · render {:.2} ms ",
+                ws.last_recompute.as_secs_f64() * 1e3,
+                ui.last_render.as_secs_f64() * 1e3
+            )),
+        ]);
+    }
+    match &ui.status.message {
+        Some((m, Level::Error)) => spans.push(Span::styled(format!("· {m}"), t.fail())),
+        Some((m, Level::Info)) => spans.push(Span::styled(format!("· {m}"), t.dim())),
+        None => spans.push(Span::styled("· ? help · : commands", t.dim())),
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A centred rectangle of at most `w` × `h`.
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let [v] = Layout::vertical([Constraint::Length(h.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))])
+        .flex(Flex::Center)
+        .areas(v);
+    r
+}
+
+fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
+    let t = &ui.theme;
+    match modal {
+        Modal::Help { scroll } => {
+            let rect = centered(area, 76, area.height.saturating_sub(4));
+            let mut lines = vec![Line::styled(
+                "Keys (generated from the keymap) · Esc closes",
+                t.dim(),
+            )];
+            for (title, entries) in keymap::help_lines() {
+                lines.push(Line::raw(""));
+                lines.push(Line::styled(title, t.accent()));
+                for (keys, help) in entries {
+                    lines.push(Line::from(vec![
+                        Span::styled(format!("  {keys:<18}"), t.title()),
+                        Span::raw(help),
+                    ]));
+                }
+            }
+            frame.render_widget(Clear, rect);
+            frame.render_widget(
+                Paragraph::new(lines)
+                    .scroll((*scroll, 0))
+                    .block(pane_block("Help", t, true)),
+                rect,
+            );
+        }
+        Modal::Palette { query, selected } => {
+            let rect = centered(area, 70, 18);
+            let entries = palette::entries(query);
+            let items: Vec<ListItem> = entries
+                .iter()
+                .map(|e| {
+                    ListItem::new(Line::from(vec![
+                        Span::raw(format!("{:<44}", e.label)),
+                        Span::styled(format!("{:<12}", e.keys), t.title()),
+                        Span::styled(e.context, t.dim()),
+                    ]))
+                })
+                .collect();
+            frame.render_widget(Clear, rect);
+            let list = List::new(items)
+                .block(pane_block(&format!("Command: {}▏", safe(query)), t, true))
+                .highlight_style(t.selected());
+            let mut ls = ListState::default().with_selected(Some(*selected));
+            frame.render_stateful_widget(list, rect, &mut ls);
+        }
+        Modal::Confirm { message, .. } => {
+            let rect = centered(area, 60, 5);
+            frame.render_widget(Clear, rect);
+            frame.render_widget(
+                Paragraph::new(safe(message))
+                    .wrap(Wrap { trim: true })
+                    .block(pane_block("Confirm", t, true)),
+                rect,
+            );
+        }
+        Modal::Prompt { title, input, .. } => {
+            let rect = centered(area, 60, 3);
+            frame.render_widget(Clear, rect);
+            let block = pane_block(title, t, true);
+            let inner = block.inner(rect);
+            frame.render_widget(block, rect);
+            frame.render_widget(&**input, inner);
+        }
+        Modal::RuleForm(form) => {
+            let rect = centered(area, 60, 9);
+            frame.render_widget(Clear, rect);
+            let field = |i: usize, label: &str, value: String| {
+                let style = if form.field == i {
+                    t.selected()
+                } else {
+                    ratatui::style::Style::default()
+                };
+                Line::from(vec![
+                    Span::styled(format!("{label:<10}"), t.title()),
+                    Span::styled(value, style),
+                ])
+            };
+            let mut lines = vec![
+                field(0, "name", safe(&form.name)),
+                field(
+                    1,
+                    "required",
+                    format!("[{}] (Space)", if form.required { "x" } else { " " }),
+                ),
+                field(2, "weight", safe(&form.weight)),
+                field(3, "category", safe(&form.category)),
+                Line::styled("Tab moves · Enter saves · Esc cancels", t.dim()),
+            ];
+            if let Some(e) = &form.error {
+                lines.push(Line::styled(safe(e), t.fail()));
+            }
+            frame.render_widget(
+                Paragraph::new(lines).block(pane_block("Rule", t, true)),
+                rect,
+            );
+        }
+    }
+}

@@ -360,6 +360,67 @@ impl Workspace {
         Value::Object(self.page.dataset(side).rows[i].clone())
     }
 
+    /// Why rule `rule` passed or failed for (selection, target).
+    pub fn explain(&self, rule: usize, target: usize) -> crate::core::explain::Explanation {
+        crate::core::explain::explain(
+            &self.page.rules[rule],
+            &self.row(Side::Source, self.selection),
+            &self.row(Side::Target, target),
+        )
+    }
+
+    /// Why a target got its verdict for the selection: the override and its note, the
+    /// required rules that failed, or the score against the thresholds.
+    pub fn target_why(&self, target: usize) -> String {
+        let d = &self.eval.devices[target];
+        let p = &self.page.device_policy;
+        if let Some(o) = self.override_of(target) {
+            return format!(
+                "override: forced {} ({}){}",
+                if o.value { "compatible" } else { "incompatible" },
+                d.verdict,
+                o.note.as_ref().map(|n| format!(" — {n}")).unwrap_or_default()
+            );
+        }
+        let failed_required: Vec<&str> = self
+            .page
+            .rules
+            .iter()
+            .zip(&self.eval.columns)
+            .filter(|(r, c)| r.required && !c.passed(target))
+            .map(|(r, _)| r.name.as_str())
+            .collect();
+        let (mut passed, mut total) = (0.0, 0.0);
+        for (r, c) in self.page.rules.iter().zip(&self.eval.columns) {
+            if !r.required || p.required_mode == crate::core::model::RequiredMode::IgnoreRequired {
+                total += r.weight;
+                if c.passed(target) {
+                    passed += r.weight;
+                }
+            }
+        }
+        let score = format!(
+            "score {:.2} = {passed} / {total} optional weight (full ≥ {}, partial ≥ {})",
+            d.score, p.full_threshold, p.partial_threshold
+        );
+        match d.reason {
+            crate::core::verdict::Reason::RequiredFail => {
+                format!("required rule failed: {} · {score}", failed_required.join(", "))
+            }
+            _ => format!("{} · {score}", d.reason.as_str()),
+        }
+    }
+
+    /// Clears the override of any (source, target) pair, saved at once.
+    pub fn clear_override_at(&mut self, app: &mut App, source: usize, target: usize) -> Result<i64> {
+        let keep = self.selection;
+        self.selection = source;
+        let out = self.set_override(app, target, None);
+        self.selection = keep;
+        self.reverdict();
+        out
+    }
+
     /// The compiled matrix (read-only), for explanations.
     pub fn matrix(&self) -> &Matrix {
         &self.matrix

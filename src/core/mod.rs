@@ -3,6 +3,7 @@
 
 pub mod diag;
 pub mod engine;
+pub mod explain;
 pub mod matrix;
 pub mod model;
 pub mod result;

@@ -108,7 +108,7 @@ impl Workspace {
 
     /// Pretty JSON of a rule's logic, as the editor shows it.
     pub fn rule_text(&self, rule: usize) -> String {
-        serde_json::to_string_pretty(&self.page.rules[rule].logic).unwrap_or_default()
+        crate::core::text::pretty_json(&self.page.rules[rule].logic, 60)
     }
 
     /// Checks an edited logic text for rule `i`; when valid, the matrix shows it at
@@ -377,9 +377,16 @@ impl Workspace {
         if let Some(o) = self.override_of(target) {
             return format!(
                 "override: forced {} ({}){}",
-                if o.value { "compatible" } else { "incompatible" },
+                if o.value {
+                    "compatible"
+                } else {
+                    "incompatible"
+                },
                 d.verdict,
-                o.note.as_ref().map(|n| format!(" — {n}")).unwrap_or_default()
+                o.note
+                    .as_ref()
+                    .map(|n| format!(" — {n}"))
+                    .unwrap_or_default()
             );
         }
         let failed_required: Vec<&str> = self
@@ -405,14 +412,22 @@ impl Workspace {
         );
         match d.reason {
             crate::core::verdict::Reason::RequiredFail => {
-                format!("required rule failed: {} · {score}", failed_required.join(", "))
+                format!(
+                    "required rule failed: {} · {score}",
+                    failed_required.join(", ")
+                )
             }
             _ => format!("{} · {score}", d.reason.as_str()),
         }
     }
 
     /// Clears the override of any (source, target) pair, saved at once.
-    pub fn clear_override_at(&mut self, app: &mut App, source: usize, target: usize) -> Result<i64> {
+    pub fn clear_override_at(
+        &mut self,
+        app: &mut App,
+        source: usize,
+        target: usize,
+    ) -> Result<i64> {
         let keep = self.selection;
         self.selection = source;
         let out = self.set_override(app, target, None);

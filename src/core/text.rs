@@ -17,9 +17,88 @@ pub fn sanitize(text: &str) -> String {
         .collect()
 }
 
+/// Pretty JSON that keeps a value on one line when it fits in `width` columns, as
+/// people write rules: `{"==": [{"var": "target.provider"}, "openai"]}`.
+pub fn pretty_json(value: &serde_json::Value, width: usize) -> String {
+    let mut out = String::new();
+    write_pretty(value, 0, width, &mut out);
+    out
+}
+
+fn one_line(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(one_line).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), one_line(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn write_pretty(value: &serde_json::Value, indent: usize, width: usize, out: &mut String) {
+    use serde_json::Value;
+    let flat = one_line(value);
+    if indent + flat.chars().count() <= width {
+        out.push_str(&flat);
+        return;
+    }
+    let pad = "  ".repeat(indent + 1);
+    let end = "  ".repeat(indent);
+    match value {
+        Value::Array(items) => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                out.push_str(&pad);
+                write_pretty(item, indent + 1, width, out);
+                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&end);
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push_str("{\n");
+            for (i, (k, v)) in map.iter().enumerate() {
+                out.push_str(&pad);
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(": ");
+                write_pretty(v, indent + 1, width, out);
+                out.push_str(if i + 1 < map.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&end);
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pretty_json_keeps_short_values_on_one_line() {
+        let v = serde_json::json!({"or": [{"==": [{"var": "source.needsStreaming"}, false]},
+            {"and": [{"==": [{"var": "source.needsStreaming"}, true]}, {"==": [{"var": "target.supportsStreaming"}, true]}]}]});
+        let text = pretty_json(&v, 60);
+        assert_eq!(
+            text,
+            "{\n  \"or\": [\n    {\"==\": [{\"var\": \"source.needsStreaming\"}, false]},\n    {\n      \"and\": [\n        {\"==\": [{\"var\": \"source.needsStreaming\"}, true]},\n        {\"==\": [{\"var\": \"target.supportsStreaming\"}, true]}\n      ]\n    }\n  ]\n}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+        assert_eq!(
+            pretty_json(&serde_json::json!({"var": "x"}), 60),
+            "{\"var\": \"x\"}"
+        );
+    }
 
     #[test]
     fn sanitize_escapes_terminal_controls() {

@@ -23,12 +23,10 @@ impl State {
         Self::default()
     }
 
-    /// Recomputes every source's selection verdict (cheap: cached columns).
+    /// Recomputes every source's selection verdict (cheap: cached columns). The
+    /// workspace's own selection and evaluation are left as they are.
     pub fn refresh(&mut self, ws: &mut Workspace) {
         self.verdicts = ws.selection_verdicts();
-        // Leave the workspace on its own selection.
-        let s = ws.selection;
-        ws.select(s);
     }
 }
 

@@ -1,0 +1,315 @@
+//! The workbench driven by keys on ratatui's TestBackend: state and screen.
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rulebench::app::App;
+use rulebench::app::workspace::Draft;
+use rulebench::tui::theme::Theme;
+use rulebench::tui::ui::Ui;
+use rulebench::tui::view;
+
+struct Bench {
+    _dir: tempfile::TempDir,
+    db: std::path::PathBuf,
+    ui: Ui,
+}
+
+fn open(page: &str) -> Bench {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let app = App::open(&db).unwrap();
+    let ui = Ui::new(app, Some(page), Theme::mono()).unwrap();
+    Bench { _dir: dir, db, ui }
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+impl Bench {
+    fn press(&mut self, code: KeyCode) {
+        self.ui.handle_key(key(code));
+    }
+
+    fn chars(&mut self, text: &str) {
+        for c in text.chars() {
+            self.press(KeyCode::Char(c));
+        }
+    }
+
+    fn alt(&mut self, c: char) {
+        self.ui
+            .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT));
+    }
+
+    fn ctrl(&mut self, c: char) {
+        self.ui
+            .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    }
+
+    fn screen(&self, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| view::render(f, &self.ui)).unwrap();
+        t.backend().to_string()
+    }
+
+    fn target(&self, id: &str) -> usize {
+        let ws = &self.ui.page().unwrap().ws;
+        ws.page.target.find_row(id).unwrap()
+    }
+
+    fn rule(&self, id: &str) -> usize {
+        self.ui.page().unwrap().ws.page.rule(id).unwrap().0
+    }
+
+    /// Focuses the rules pane and moves to a rule.
+    fn go_to_rule(&mut self, id: &str) {
+        let i = self.rule(id);
+        self.press(KeyCode::Char('2'));
+        self.press(KeyCode::Home);
+        for _ in 0..i {
+            self.press(KeyCode::Down);
+        }
+    }
+}
+
+#[test]
+fn editing_a_rule_flips_cells_moves_verdicts_and_saves_a_revision() {
+    let mut b = open("llm-chat-clients");
+    let (llama, gpt) = (b.target("llama-3.3-70b"), b.target("gpt-4.1"));
+    let tc = b.rule("tool-calling");
+    {
+        let ws = &b.ui.page().unwrap().ws;
+        assert_eq!(
+            ws.page.source.row_key(&ws.page.source.rows[ws.selection]),
+            "clientType=web|id=t3-chat"
+        );
+        assert!(!ws.eval.columns[tc].passed(llama));
+        assert_eq!(ws.eval.devices[gpt].verdict, 2);
+    }
+    let revision = b.ui.page().unwrap().ws.revision;
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    assert!(b.ui.page().unwrap().editor.active);
+    // Wrap the rule in a negation: `{"!": <rule>}`, typed at both ends.
+    b.chars("{\"!\": ");
+    assert!(
+        b.ui.page().unwrap().editor.is_invalid(),
+        "half-typed JSON is invalid"
+    );
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars("}");
+    let page = b.ui.page().unwrap();
+    assert!(
+        matches!(page.editor.draft, Some(Draft::Valid { .. })),
+        "{:?}",
+        page.editor.draft
+    );
+    // The cells flipped and the verdicts moved at once, before any save.
+    assert!(page.ws.eval.columns[tc].passed(llama));
+    assert!(!page.ws.eval.columns[tc].passed(gpt));
+    assert_eq!(page.ws.eval.devices[gpt].verdict, 1);
+    assert!(page.ws.changed_since_save(tc, gpt));
+    assert!(page.ws.is_unsaved(tc));
+    assert_eq!(page.ws.revision, revision);
+    assert!(b.screen(160, 45).contains("unsaved"));
+    // The debounced save makes a revision.
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.revision, revision + 1);
+    assert!(!page.ws.is_unsaved(tc));
+    assert!(b.screen(160, 45).contains("saved rule tool-calling"));
+    // Reopened, the edit is there.
+    let app = App::open(&b.db).unwrap();
+    let (stored, rev) = app.page("llm-chat-clients").unwrap();
+    assert_eq!(rev, revision + 1);
+    assert_eq!(
+        stored.rules[tc].logic["!"]["or"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn invalid_json_shows_line_and_column_and_keeps_the_last_results() {
+    let mut b = open("llm-chat-clients");
+    let tc = b.rule("tool-calling");
+    let before = b.ui.page().unwrap().ws.eval.columns[tc].clone();
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.press(KeyCode::Down);
+    b.chars("oops");
+    let page = b.ui.page().unwrap();
+    match &page.editor.draft {
+        Some(Draft::Invalid { diagnostics }) => {
+            assert_eq!(diagnostics[0].code, "json-syntax");
+            assert_eq!(diagnostics[0].line, Some(2));
+        }
+        other => panic!("expected an invalid draft, got {other:?}"),
+    }
+    assert_eq!(
+        page.ws.eval.columns[tc], before,
+        "the last valid results stay"
+    );
+    let screen = b.screen(160, 45);
+    assert!(screen.contains("error[json-syntax] 2:"), "{screen}");
+    assert!(screen.contains("invalid"));
+    // Nothing invalid is ever saved.
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    assert_eq!(b.ui.page().unwrap().ws.revision, 1);
+    // Undo brings the valid text back.
+    for _ in 0..4 {
+        b.ctrl('z');
+    }
+    assert!(!b.ui.page().unwrap().editor.is_invalid());
+    // Esc leaves the editor.
+    b.press(KeyCode::Esc);
+    assert!(!b.ui.page().unwrap().editor.active);
+}
+
+#[test]
+fn an_unknown_field_is_an_error_with_a_hint_and_blocks_saving() {
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    // Replace the rule by typing a new one in front and removing the rest.
+    b.ctrl('a');
+    let text = b.ui.page().unwrap().editor.text();
+    for _ in 0..text.len() {
+        b.press(KeyCode::Delete);
+    }
+    b.chars("{\"==\": [{\"var\": \"target.supportToolCalling\"}, true]}");
+    match &b.ui.page().unwrap().editor.draft {
+        Some(Draft::Invalid { diagnostics }) => {
+            let d = &diagnostics[0];
+            assert_eq!(d.code, "unknown-field");
+            assert_eq!(
+                d.hint.as_deref(),
+                Some("did you mean `target.supportsToolCalling`?")
+            );
+            // Points at the offending `"var"`.
+            assert_eq!((d.line, d.column), (Some(1), Some(10)));
+        }
+        other => panic!("expected an invalid draft, got {other:?}"),
+    }
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    assert_eq!(b.ui.page().unwrap().ws.revision, 1);
+}
+
+#[test]
+fn quitting_with_an_invalid_edit_asks_first() {
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("streaming");
+    b.press(KeyCode::Char('e'));
+    b.chars("x");
+    b.press(KeyCode::Tab); // typing goes to the editor: Tab is text there
+    b.ctrl('s');
+    assert!(b.ui.page().unwrap().editor.is_invalid());
+    b.press(KeyCode::Esc); // leave the editor (the invalid text is discarded)
+    assert!(!b.ui.page().unwrap().editor.is_invalid());
+    b.press(KeyCode::Char('q'));
+    assert!(b.ui.quit, "nothing unsaved: q quits at once");
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("streaming");
+    b.press(KeyCode::Char('e'));
+    b.chars("x");
+    b.ctrl('c');
+    assert!(b.ui.quit, "Ctrl-C quits even while editing");
+}
+
+#[test]
+fn help_is_generated_from_the_keymap_and_the_palette_runs_actions() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('?'));
+    let screen = b.screen(160, 60);
+    for binding in rulebench::tui::keymap::bindings().iter().take(12) {
+        assert!(
+            screen.contains(binding.help),
+            "help lacks `{}`",
+            binding.help
+        );
+    }
+    b.press(KeyCode::Esc);
+    assert!(b.ui.modal.is_none());
+    // The palette: type to filter, Enter runs.
+    b.press(KeyCode::Char(':'));
+    b.chars("focus policy");
+    b.press(KeyCode::Enter);
+    assert_eq!(
+        b.ui.page().unwrap().focus,
+        rulebench::tui::action::PaneId::Policy
+    );
+}
+
+#[test]
+fn rules_search_ranks_and_filters() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('2'));
+    b.press(KeyCode::Char('/'));
+    b.chars("streaming");
+    let page = b.ui.page().unwrap();
+    let names: Vec<&str> = page
+        .rules
+        .order
+        .iter()
+        .map(|&i| page.ws.page.rules[i].name.as_str())
+        .collect();
+    assert_eq!(names.first(), Some(&"Streaming Support"), "{names:?}");
+    b.press(KeyCode::Enter);
+    assert!(b.screen(160, 45).contains("Rules /streaming"));
+}
+
+#[test]
+fn adding_and_deleting_a_rule_through_keys() {
+    let mut b = open("loan-eligibility");
+    let n = b.ui.page().unwrap().ws.page.rules.len();
+    b.press(KeyCode::Char('2'));
+    b.press(KeyCode::Char('a'));
+    b.chars("Has email");
+    b.press(KeyCode::Enter);
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.page.rules.len(), n + 1);
+    assert!(page.editor.active, "a new rule opens in the editor");
+    b.press(KeyCode::Esc);
+    b.press(KeyCode::Char('2'));
+    b.press(KeyCode::End);
+    b.press(KeyCode::Char('d'));
+    b.press(KeyCode::Char('y'));
+    assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), n);
+    // The personal tier's limit of 10 rules holds in the TUI too.
+    for i in 0..3 {
+        b.press(KeyCode::Char('2'));
+        b.press(KeyCode::Char('a'));
+        b.chars(&format!("Extra {i}"));
+        b.press(KeyCode::Enter);
+        b.press(KeyCode::Esc);
+    }
+    assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), 10);
+    assert!(b.screen(160, 45).contains("Rule limit reached (10/10)"));
+}
+
+#[test]
+fn dataset_strings_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::open(&dir.path().join("x.db")).unwrap();
+    let page = r#"{"format": "rulebench.page/v1", "id": "evil", "name": "Evil\u001b[2J",
+        "source": {"name": "S\u0007", "key": ["id"], "label": "name",
+                   "rows": [{"id": "s1", "name": "\u001b[31mred\u001b[0m"}]},
+        "target": {"name": "T", "key": ["id"], "label": "name",
+                   "rows": [{"id": "t\u001b]0;title\u0007", "name": "\u001b[1mbold"}]},
+        "rules": [{"name": "R\u001b[5m", "logic": true}]}"#;
+    app.import(page, "evil.json", false).unwrap();
+    let mut ui = Ui::new(app, Some("evil"), Theme::mono()).unwrap();
+    ui.handle_key(key(KeyCode::Char('3')));
+    let mut t = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    t.draw(|f| view::render(f, &ui)).unwrap();
+    let screen = t.backend().to_string();
+    assert!(
+        !screen.contains('\u{1b}') && !screen.contains('\u{7}'),
+        "raw control characters on screen"
+    );
+    assert!(screen.contains("\\u{1b}[31mred"), "{screen}");
+}

@@ -117,6 +117,9 @@ pub enum Command {
         /// Pairs sampled for the per-pair engine loops
         #[arg(long, default_value_t = 100_000)]
         sample: usize,
+        /// Write the synthetic page file here instead of measuring (to import and open it)
+        #[arg(long, value_name = "FILE")]
+        write_page: Option<PathBuf>,
     },
 }
 
@@ -263,6 +266,18 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             rules,
             sources,
             sample,
+            write_page: Some(path),
+        } => {
+            let page = crate::synth::page(targets, rules, sources, crate::synth::Spread::Realistic, 42);
+            std::fs::write(&path, pretty(&page)).map_err(|e| usage(format!("{}: {e}", path.display())))?;
+            write_out(&format!("wrote {} ({targets} targets × {rules} rules × {sources} sources)\n", path.display()))?;
+        }
+        Command::Bench {
+            targets,
+            rules,
+            sources,
+            sample,
+            write_page: None,
         } => write_out(&bench::run(targets, rules, sources, sample))?,
         Command::Pages { json } => {
             let app = App::open(&db())?;

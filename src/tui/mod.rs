@@ -60,6 +60,7 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
         ),
         None => None,
     };
+    let mut handled = std::time::Duration::ZERO;
     let result = (|| -> Result<(), TuiError> {
         loop {
             let started = Instant::now();
@@ -68,7 +69,8 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
             if let (Some(file), Some(page)) = (profile.as_mut(), ui.page()) {
                 writeln!(
                     file,
-                    "recompute_ms={:.3} render_ms={:.3}",
+                    "handle_ms={:.3} recompute_ms={:.3} render_ms={:.3}",
+                    handled.as_secs_f64() * 1e3,
                     page.ws.last_recompute.as_secs_f64() * 1e3,
                     ui.last_render.as_secs_f64() * 1e3
                 )?;
@@ -76,12 +78,15 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
             if ui.quit {
                 return Ok(());
             }
+            handled = std::time::Duration::ZERO;
             if event::poll(ui.next_deadline(Instant::now()))? {
+                let started = Instant::now();
                 ui.handle_event(event::read()?);
                 // Take every queued event before drawing again.
                 while event::poll(std::time::Duration::ZERO)? {
                     ui.handle_event(event::read()?);
                 }
+                handled = started.elapsed();
             }
             ui.tick(Instant::now());
         }

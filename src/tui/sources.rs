@@ -11,6 +11,9 @@ use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
 use crate::app::workspace::Workspace;
 
+/// Above this many source × target cells, only the selection refreshes per keystroke.
+const LIVE_REFRESH_CELLS: usize = 1_000_000;
+
 #[derive(Debug, Default)]
 pub struct State {
     pub selected: usize,
@@ -25,8 +28,15 @@ impl State {
 
     /// Recomputes every source's selection verdict (cheap: cached columns). The
     /// workspace's own selection and evaluation are left as they are.
+    /// On large pages (sources × targets above a million) only the selected source
+    /// is refreshed live; the others when a page is opened.
     pub fn refresh(&mut self, ws: &mut Workspace) {
-        self.verdicts = ws.selection_verdicts();
+        let cells = ws.page.source.rows.len() * ws.page.target.rows.len();
+        if cells <= LIVE_REFRESH_CELLS || self.verdicts.len() != ws.page.source.rows.len() {
+            self.verdicts = ws.selection_verdicts();
+        } else if let Some(v) = self.verdicts.get_mut(ws.selection) {
+            *v = ws.eval.selection_verdict;
+        }
     }
 }
 

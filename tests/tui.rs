@@ -313,3 +313,13 @@ fn dataset_strings_never_reach_the_terminal_raw() {
     );
     assert!(screen.contains("\\u{1b}[31mred"), "{screen}");
 }
+
+#[test]
+fn the_readme_keymap_is_the_keymap() {
+    let readme = include_str!("../README.md");
+    let table = rulebench::tui::keymap::markdown();
+    assert!(
+        readme.contains(&table),
+        "README.md's keymap table is out of date; replace it with:\n{table}"
+    );
+}

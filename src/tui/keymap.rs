@@ -332,6 +332,18 @@ pub fn help_lines() -> Vec<(String, Vec<(String, &'static str)>)> {
         .collect()
 }
 
+/// The keymap as a Markdown table (the README's copy is tested against it).
+pub fn markdown() -> String {
+    let mut out = String::from("| where | keys | does |\n|---|---|---|\n");
+    for (title, entries) in help_lines() {
+        for (keys, help) in entries {
+            let keys = keys.replace('|', "\\|");
+            out.push_str(&format!("| {title} | `{keys}` | {help} |\n"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

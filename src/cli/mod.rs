@@ -265,12 +265,17 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             targets,
             rules,
             sources,
-            sample,
+            sample: _,
             write_page: Some(path),
         } => {
-            let page = crate::synth::page(targets, rules, sources, crate::synth::Spread::Realistic, 42);
-            std::fs::write(&path, pretty(&page)).map_err(|e| usage(format!("{}: {e}", path.display())))?;
-            write_out(&format!("wrote {} ({targets} targets × {rules} rules × {sources} sources)\n", path.display()))?;
+            let page =
+                crate::synth::page(targets, rules, sources, crate::synth::Spread::Realistic, 42);
+            std::fs::write(&path, pretty(&page))
+                .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+            write_out(&format!(
+                "wrote {} ({targets} targets × {rules} rules × {sources} sources)\n",
+                path.display()
+            ))?;
         }
         Command::Bench {
             targets,

@@ -4,6 +4,7 @@
 pub mod diag;
 pub mod engine;
 pub mod explain;
+pub mod infix;
 pub mod matrix;
 pub mod model;
 pub mod result;

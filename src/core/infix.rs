@@ -1,0 +1,724 @@
+//! Infix rules: `target.supportsStreaming == true AND (source.maxLatencyMs <= 200 OR
+//! target.tier in ['pro', 'max'])` compiles to JSONLogic, and JSONLogic that fits the
+//! grammar prints back as infix (`parse(print(x)) == x`).
+//!
+//! ```text
+//! expr    := or
+//! or      := and ("OR" and)*
+//! and     := not ("AND" not)*
+//! not     := "NOT" not | compare
+//! compare := value (op value)*        -- chains only for < <= (between forms)
+//! op      := == != === !== < <= > >= | in | not in | contains | not contains
+//! value   := field | string | number | true | false | null | array | "(" expr ")"
+//! field   := name ("." name)*          -- source.x, target.y
+//! array   := "[" (value ("," value)*)? "]"
+//! ```
+//! Keywords are case-insensitive. Strings take '…' or "…".
+
+use serde_json::{Map, Value, json};
+
+use super::diag::did_you_mean;
+
+/// A parse error: what, where (1-based line:col), and a hint.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{line}:{column}: {message}{}", hint.as_ref().map(|h| format!(" (hint: {h})")).unwrap_or_default())]
+pub struct ParseError {
+    pub message: String,
+    pub line: usize,
+    pub column: usize,
+    pub hint: Option<String>,
+}
+
+impl ParseError {
+    /// The error with the offending line and a caret under the spot.
+    pub fn render(&self, text: &str) -> String {
+        let line = text.lines().nth(self.line - 1).unwrap_or("");
+        let caret = " ".repeat(self.column.saturating_sub(1));
+        let hint = self
+            .hint
+            .as_ref()
+            .map(|h| format!("\n  hint: {h}"))
+            .unwrap_or_default();
+        format!(
+            "error: {} at {}:{}\n  {line}\n  {caret}^{hint}",
+            self.message, self.line, self.column
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Field(String),
+    Str(String),
+    Num(serde_json::Number),
+    Kw(String),
+    Op(&'static str),
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Comma,
+    End,
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    tok: Tok,
+    offset: usize,
+}
+
+const KEYWORDS: &[&str] = &[
+    "and", "or", "not", "in", "contains", "true", "false", "null",
+];
+
+fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let err = |offset: usize, message: String, hint: Option<String>| {
+        let (line, column) = line_col(text, offset);
+        ParseError {
+            message,
+            line,
+            column,
+            hint,
+        }
+    };
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let two: String = chars[i..].iter().take(3).map(|(_, c)| *c).collect();
+        let op = ["===", "!==", "==", "!=", "<=", ">=", "<", ">"]
+            .into_iter()
+            .find(|op| two.starts_with(op));
+        if let Some(op) = op {
+            out.push(Token {
+                tok: Tok::Op(op),
+                offset: at,
+            });
+            i += op.chars().count();
+            continue;
+        }
+        match c {
+            '=' => {
+                return Err(err(
+                    at,
+                    "`=` is not a comparison".into(),
+                    Some("did you mean `==`?".into()),
+                ));
+            }
+            '&' | '|' => {
+                let word = if c == '&' { "AND" } else { "OR" };
+                return Err(err(
+                    at,
+                    format!("`{c}` is not an operator"),
+                    Some(format!("did you mean `{word}`?")),
+                ));
+            }
+            '!' => {
+                return Err(err(
+                    at,
+                    "`!` is not an operator".into(),
+                    Some("did you mean `NOT` or `!=`?".into()),
+                ));
+            }
+            '(' => out.push(Token {
+                tok: Tok::LParen,
+                offset: at,
+            }),
+            ')' => out.push(Token {
+                tok: Tok::RParen,
+                offset: at,
+            }),
+            '[' => out.push(Token {
+                tok: Tok::LBracket,
+                offset: at,
+            }),
+            ']' => out.push(Token {
+                tok: Tok::RBracket,
+                offset: at,
+            }),
+            ',' => out.push(Token {
+                tok: Tok::Comma,
+                offset: at,
+            }),
+            '\'' | '"' => {
+                let quote = c;
+                let mut s = String::new();
+                let mut j = i + 1;
+                loop {
+                    match chars.get(j) {
+                        None => {
+                            return Err(err(
+                                at,
+                                "unclosed string".into(),
+                                Some(format!("add a closing {quote}")),
+                            ));
+                        }
+                        Some((_, '\\')) => {
+                            match chars.get(j + 1).map(|(_, c)| *c) {
+                                Some('n') => s.push('\n'),
+                                Some('t') => s.push('\t'),
+                                Some(other) => s.push(other),
+                                None => return Err(err(at, "unclosed string".into(), None)),
+                            }
+                            j += 2;
+                        }
+                        Some((_, ch)) if *ch == quote => break,
+                        Some((_, ch)) => {
+                            s.push(*ch);
+                            j += 1;
+                        }
+                    }
+                }
+                out.push(Token {
+                    tok: Tok::Str(s),
+                    offset: at,
+                });
+                i = j + 1;
+                continue;
+            }
+            c if c.is_ascii_digit()
+                || (c == '-' && chars.get(i + 1).is_some_and(|(_, d)| d.is_ascii_digit())) =>
+            {
+                let mut j = i + 1;
+                while j < chars.len()
+                    && (chars[j].1.is_ascii_alphanumeric()
+                        || matches!(chars[j].1, '.' | '+' | '-')
+                            && matches!(chars[j - 1].1, 'e' | 'E')
+                        || chars[j].1 == '.')
+                {
+                    j += 1;
+                }
+                let end = chars.get(j).map_or(text.len(), |(o, _)| *o);
+                let raw = &text[at..end];
+                let num: serde_json::Number = serde_json::from_str(raw)
+                    .map_err(|_| err(at, format!("`{raw}` is not a number"), None))?;
+                out.push(Token {
+                    tok: Tok::Num(num),
+                    offset: at,
+                });
+                i = j;
+                continue;
+            }
+            c if c.is_alphabetic() || c == '_' || c == '$' => {
+                let mut j = i;
+                while j < chars.len()
+                    && (chars[j].1.is_alphanumeric() || matches!(chars[j].1, '_' | '$' | '.' | '-'))
+                {
+                    j += 1;
+                }
+                let end = chars.get(j).map_or(text.len(), |(o, _)| *o);
+                let word = &text[at..end];
+                let lower = word.to_lowercase();
+                if KEYWORDS.contains(&lower.as_str()) {
+                    out.push(Token {
+                        tok: Tok::Kw(lower),
+                        offset: at,
+                    });
+                } else {
+                    out.push(Token {
+                        tok: Tok::Field(word.to_owned()),
+                        offset: at,
+                    });
+                }
+                i = j;
+                continue;
+            }
+            other => return Err(err(at, format!("unexpected `{other}`"), None)),
+        }
+        i += 1;
+    }
+    out.push(Token {
+        tok: Tok::End,
+        offset: text.len(),
+    });
+    Ok(out)
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Field names a rule may use, for did-you-mean hints (`source.x`, `target.y`).
+#[derive(Debug, Clone, Default)]
+pub struct Fields(pub Vec<String>);
+
+struct Parser<'a> {
+    text: &'a str,
+    toks: Vec<Token>,
+    pos: usize,
+    fields: &'a Fields,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos].tok
+    }
+
+    fn next(&mut self) -> Token {
+        let t = self.toks[self.pos].clone();
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn error_at(&self, offset: usize, message: String, hint: Option<String>) -> ParseError {
+        let (line, column) = line_col(self.text, offset);
+        ParseError {
+            message,
+            line,
+            column,
+            hint,
+        }
+    }
+
+    fn unexpected(&self, wanted: &str) -> ParseError {
+        let t = &self.toks[self.pos];
+        let found = match &t.tok {
+            Tok::End => "the end".to_owned(),
+            Tok::Field(f) => format!("`{f}`"),
+            Tok::Str(s) => format!("'{s}'"),
+            Tok::Num(n) => format!("`{n}`"),
+            Tok::Kw(k) => format!("`{}`", k.to_uppercase()),
+            Tok::Op(o) => format!("`{o}`"),
+            Tok::LParen => "`(`".into(),
+            Tok::RParen => "`)`".into(),
+            Tok::LBracket => "`[`".into(),
+            Tok::RBracket => "`]`".into(),
+            Tok::Comma => "`,`".into(),
+        };
+        self.error_at(t.offset, format!("expected {wanted}, found {found}"), None)
+    }
+
+    fn kw(&self, k: &str) -> bool {
+        matches!(self.peek(), Tok::Kw(w) if w == k)
+    }
+
+    fn or(&mut self) -> Result<Value, ParseError> {
+        let mut items = vec![self.and()?];
+        while self.kw("or") {
+            self.next();
+            items.push(self.and()?);
+        }
+        Ok(join("or", items))
+    }
+
+    fn and(&mut self) -> Result<Value, ParseError> {
+        let mut items = vec![self.not()?];
+        while self.kw("and") {
+            self.next();
+            items.push(self.not()?);
+        }
+        Ok(join("and", items))
+    }
+
+    fn not(&mut self) -> Result<Value, ParseError> {
+        if self.kw("not") {
+            self.next();
+            let inner = self.not()?;
+            return Ok(json!({"!": [inner]}));
+        }
+        self.compare()
+    }
+
+    fn compare(&mut self) -> Result<Value, ParseError> {
+        let left = self.value()?;
+        let op = match self.peek().clone() {
+            Tok::Op(op) => {
+                self.next();
+                op.to_owned()
+            }
+            Tok::Kw(k) if k == "in" || k == "contains" => {
+                self.next();
+                k
+            }
+            Tok::Kw(k) if k == "not" => {
+                self.next();
+                match self.peek().clone() {
+                    Tok::Kw(k) if k == "in" || k == "contains" => {
+                        self.next();
+                        format!("not {k}")
+                    }
+                    _ => return Err(self.unexpected("`in` or `contains` after NOT")),
+                }
+            }
+            _ => return Ok(left),
+        };
+        let right = self.value()?;
+        Ok(match op.as_str() {
+            "in" => json!({"in": [left, right]}),
+            "not in" => json!({"!": [{"in": [left, right]}]}),
+            "contains" => json!({"in": [right, left]}),
+            "not contains" => json!({"!": [{"in": [right, left]}]}),
+            "<" | "<="
+                if matches!(self.peek(), Tok::Op("<") | Tok::Op("<="))
+                    && matches!(self.peek(), Tok::Op(o) if *o == op) =>
+            {
+                // Between: a < b < c (same operator).
+                self.next();
+                let third = self.value()?;
+                json!({op: [left, right, third]})
+            }
+            _ => json!({op: [left, right]}),
+        })
+    }
+
+    fn value(&mut self) -> Result<Value, ParseError> {
+        let t = self.next();
+        match t.tok {
+            Tok::Field(f) => {
+                let known = self.fields.0.is_empty()
+                    || self
+                        .fields
+                        .0
+                        .iter()
+                        .any(|k| *k == f || f.starts_with(&format!("{k}.")));
+                if !known {
+                    let hint = did_you_mean(&f, self.fields.0.iter().map(String::as_str))
+                        .map(|s| format!("did you mean `{s}`?"));
+                    let message = if f.starts_with("source.") || f.starts_with("target.") {
+                        format!("unknown field `{f}`")
+                    } else {
+                        format!("`{f}` is not a field: fields start with `source.` or `target.`")
+                    };
+                    return Err(self.error_at(t.offset, message, hint));
+                }
+                Ok(json!({"var": f}))
+            }
+            Tok::Str(s) => Ok(Value::String(s)),
+            Tok::Num(n) => Ok(Value::Number(n)),
+            Tok::Kw(k) if k == "true" => Ok(Value::Bool(true)),
+            Tok::Kw(k) if k == "false" => Ok(Value::Bool(false)),
+            Tok::Kw(k) if k == "null" => Ok(Value::Null),
+            Tok::LParen => {
+                let inner = self.or()?;
+                match self.peek() {
+                    Tok::RParen => {
+                        self.next();
+                        Ok(inner)
+                    }
+                    _ => Err(ParseError {
+                        hint: Some(format!(
+                            "the `(` at {}:{} is not closed",
+                            line_col(self.text, t.offset).0,
+                            line_col(self.text, t.offset).1
+                        )),
+                        ..self.unexpected("`)`")
+                    }),
+                }
+            }
+            Tok::LBracket => {
+                let mut items = Vec::new();
+                if matches!(self.peek(), Tok::RBracket) {
+                    self.next();
+                    return Ok(Value::Array(items));
+                }
+                loop {
+                    items.push(self.value()?);
+                    match self.next().tok {
+                        Tok::Comma => continue,
+                        Tok::RBracket => return Ok(Value::Array(items)),
+                        _ => {
+                            self.pos -= 1;
+                            return Err(self.unexpected("`,` or `]`"));
+                        }
+                    }
+                }
+            }
+            _ => {
+                self.pos = self.pos.saturating_sub(1);
+                if matches!(self.toks[self.pos].tok, Tok::End) {
+                    self.pos = self.toks.len() - 1;
+                }
+                Err(self.unexpected(
+                    "a value (a field, a string, a number, true, false, null, [..] or (..))",
+                ))
+            }
+        }
+    }
+}
+
+fn join(op: &str, mut items: Vec<Value>) -> Value {
+    if items.len() == 1 {
+        return items.pop().expect("one item");
+    }
+    json!({op: items})
+}
+
+/// Parses an infix expression into JSONLogic. `fields` (may be empty) enables
+/// unknown-field errors with a did-you-mean.
+pub fn parse(text: &str, fields: &Fields) -> Result<Value, ParseError> {
+    let toks = lex(text)?;
+    let mut p = Parser {
+        text,
+        toks,
+        pos: 0,
+        fields,
+    };
+    let value = p.or()?;
+    match p.peek() {
+        Tok::End => Ok(value),
+        Tok::RParen => Err(ParseError {
+            hint: Some("this `)` has no `(`".into()),
+            ..p.unexpected("the end")
+        }),
+        _ => Err(p.unexpected("AND, OR or the end")),
+    }
+}
+
+/// Why a JSONLogic value has no infix form.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("no infix form: {0}")]
+pub struct NoInfix(pub String);
+
+/// Prints JSONLogic as infix, when it fits the grammar.
+pub fn print(logic: &Value) -> Result<String, NoInfix> {
+    print_prec(logic, 0)
+}
+
+// Precedence: or 1, and 2, not 3, compare 4, value 5.
+fn print_prec(v: &Value, outer: u8) -> Result<String, NoInfix> {
+    let wrap = |s: String, prec: u8| if prec < outer { format!("({s})") } else { s };
+    match v {
+        Value::Null => Ok("null".into()),
+        Value::Bool(b) => Ok(b.to_string()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::String(s) => Ok(quote(s)),
+        Value::Array(items) => {
+            let inner: Result<Vec<String>, NoInfix> =
+                items.iter().map(|i| print_prec(i, 5)).collect();
+            Ok(format!("[{}]", inner?.join(", ")))
+        }
+        Value::Object(map) if map.len() == 1 => {
+            let (op, args) = map.iter().next().expect("one entry");
+            let args: Vec<&Value> = match args {
+                Value::Array(a) => a.iter().collect(),
+                other => vec![other],
+            };
+            match (op.as_str(), args.as_slice()) {
+                ("var", [Value::String(path)]) if is_field(path) => Ok(path.clone()),
+                ("or" | "and", items) if items.len() >= 2 => {
+                    let prec = if op == "or" { 1 } else { 2 };
+                    let parts: Result<Vec<String>, NoInfix> =
+                        items.iter().map(|i| print_prec(i, prec + 1)).collect();
+                    Ok(wrap(
+                        parts?.join(if op == "or" { " OR " } else { " AND " }),
+                        prec,
+                    ))
+                }
+                ("!", [inner]) => match inner {
+                    Value::Object(m) if m.len() == 1 && m.contains_key("in") => {
+                        let (a, b) = pair(&m["in"])?;
+                        Ok(wrap(in_form(a, b, true)?, 4))
+                    }
+                    _ => Ok(wrap(format!("NOT {}", print_prec(inner, 3)?), 3)),
+                },
+                ("in", [a, b]) => Ok(wrap(in_form(a, b, false)?, 4)),
+                ("==" | "!=" | "===" | "!==" | "<" | "<=" | ">" | ">=", [a, b]) => Ok(wrap(
+                    format!("{} {op} {}", print_prec(a, 5)?, print_prec(b, 5)?),
+                    4,
+                )),
+                ("<" | "<=", [a, b, c]) => Ok(wrap(
+                    format!(
+                        "{} {op} {} {op} {}",
+                        print_prec(a, 5)?,
+                        print_prec(b, 5)?,
+                        print_prec(c, 5)?
+                    ),
+                    4,
+                )),
+                _ => Err(NoInfix(format!(
+                    "`{op}` with {} argument(s) is outside the infix grammar",
+                    args.len()
+                ))),
+            }
+        }
+        Value::Object(_) => Err(NoInfix("an object literal has no infix form".into())),
+    }
+}
+
+fn pair(v: &Value) -> Result<(&Value, &Value), NoInfix> {
+    match v {
+        Value::Array(a) if a.len() == 2 => Ok((&a[0], &a[1])),
+        _ => Err(NoInfix("`in` takes two arguments".into())),
+    }
+}
+
+/// `{"in": [a, b]}`: `field contains 'x'` when a literal sits in a field, else `a in b`.
+fn in_form(a: &Value, b: &Value, negated: bool) -> Result<String, NoInfix> {
+    let is_var = |v: &Value| v.get("var").is_some();
+    let not = if negated { "not " } else { "" };
+    if !is_var(a) && is_var(b) && !a.is_array() {
+        Ok(format!(
+            "{} {not}contains {}",
+            print_prec(b, 5)?,
+            print_prec(a, 5)?
+        ))
+    } else {
+        Ok(format!(
+            "{} {not}in {}",
+            print_prec(a, 5)?,
+            print_prec(b, 5)?
+        ))
+    }
+}
+
+fn is_field(path: &str) -> bool {
+    !path.is_empty()
+        && path.split('.').all(|seg| {
+            let mut chars = seg.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && seg
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-'))
+        })
+        && !KEYWORDS.contains(&path.to_lowercase().as_str())
+}
+
+fn quote(s: &str) -> String {
+    let mut out = String::from("'");
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The fields of a page, for hints.
+pub fn fields_of(page: &super::model::Page) -> Fields {
+    let mut out = Vec::new();
+    for side in [super::model::Side::Source, super::model::Side::Target] {
+        for f in page.dataset(side).field_names() {
+            out.push(format!("{}.{f}", side.name()));
+        }
+    }
+    Fields(out)
+}
+
+/// A map helper used by callers building logic by hand.
+pub fn op(name: &str, args: Vec<Value>) -> Value {
+    let mut m = Map::new();
+    m.insert(name.to_owned(), Value::Array(args));
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Value {
+        parse(text, &Fields::default()).unwrap_or_else(|e| panic!("{}", e.render(text)))
+    }
+
+    #[test]
+    fn the_issue_example() {
+        let v = p(
+            "target.supportsStreaming == true AND (source.maxLatencyMs <= 200 OR target.tier in ['pro', 'max'])",
+        );
+        assert_eq!(
+            v,
+            json!({"and": [
+                {"==": [{"var": "target.supportsStreaming"}, true]},
+                {"or": [{"<=": [{"var": "source.maxLatencyMs"}, 200]},
+                        {"in": [{"var": "target.tier"}, ["pro", "max"]]}]}]})
+        );
+        assert_eq!(
+            print(&v).unwrap(),
+            "target.supportsStreaming == true AND (source.maxLatencyMs <= 200 OR target.tier in ['pro', 'max'])"
+        );
+    }
+
+    #[test]
+    fn keywords_any_case_contains_not_and_between() {
+        assert_eq!(
+            p("source.country == target.country and not target.x"),
+            json!({"and": [
+            {"==": [{"var": "source.country"}, {"var": "target.country"}]}, {"!": [{"var": "target.x"}]}]})
+        );
+        assert_eq!(
+            p("target.tags CONTAINS 'gpu'"),
+            json!({"in": ["gpu", {"var": "target.tags"}]})
+        );
+        assert_eq!(
+            p("target.tags not contains 'gpu'"),
+            json!({"!": [{"in": ["gpu", {"var": "target.tags"}]}]})
+        );
+        assert_eq!(
+            p("source.age not in [1, 2]"),
+            json!({"!": [{"in": [{"var": "source.age"}, [1, 2]]}]})
+        );
+        assert_eq!(
+            p("18 <= source.age <= 65"),
+            json!({"<=": [18, {"var": "source.age"}, 65]})
+        );
+        assert_eq!(
+            p("source.x == null OR source.y != -1.5e3"),
+            json!({"or": [
+            {"==": [{"var": "source.x"}, null]}, {"!=": [{"var": "source.y"}, -1.5e3]}]})
+        );
+        for text in [
+            "target.tags contains 'gpu'",
+            "target.tags not contains 'gpu'",
+            "18 <= source.age <= 65",
+            "NOT (source.a OR source.b)",
+            "source.a AND source.b OR source.c",
+        ] {
+            assert_eq!(print(&p(text)).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn errors_say_where_with_a_caret_and_hints() {
+        let e = parse("source.age = 18", &Fields::default()).unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.hint.as_deref()),
+            (1, 12, Some("did you mean `==`?"))
+        );
+        assert_eq!(
+            e.render("source.age = 18"),
+            "error: `=` is not a comparison at 1:12\n  source.age = 18\n             ^\n  hint: did you mean `==`?"
+        );
+        let e = parse("(source.a == 1\n AND source.b == 2", &Fields::default()).unwrap_err();
+        assert_eq!((e.line, e.column), (2, 19)); // the end of the text
+        assert_eq!(e.hint.as_deref(), Some("the `(` at 1:1 is not closed"));
+        let e = parse("source.name == 'bob", &Fields::default()).unwrap_err();
+        assert_eq!(
+            (e.line, e.column, e.message.as_str()),
+            (1, 16, "unclosed string")
+        );
+        let fields = Fields(vec!["source.age".into(), "target.country".into()]);
+        let e = parse("source.aeg >= 18", &fields).unwrap_err();
+        assert_eq!(e.hint.as_deref(), Some("did you mean `source.age`?"));
+        let e = parse("age >= 18", &fields).unwrap_err();
+        assert!(e.message.contains("fields start with"), "{e}");
+        assert!(
+            parse("source.a ==", &Fields::default())
+                .unwrap_err()
+                .message
+                .starts_with("expected a value")
+        );
+    }
+
+    #[test]
+    fn logic_outside_the_grammar_has_no_infix_form() {
+        assert!(print(&json!({"map": [[1], {"var": ""}]})).is_err());
+        assert!(print(&json!({"var": ["source.x", 1]})).is_err());
+        assert!(print(&json!({"a": 1, "b": 2})).is_err());
+    }
+}

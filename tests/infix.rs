@@ -36,9 +36,20 @@ fn comparison() -> impl Strategy<Value = Value> {
     let ops = prop::sample::select(vec!["==", "!=", "===", "!==", "<", "<=", ">", ">="]);
     prop_oneof![
         (ops, value(), value()).prop_map(|(op, a, b)| json!({op: [a, b]})),
-        (prop::sample::select(vec!["<", "<="]), value(), field(), value())
+        (
+            prop::sample::select(vec!["<", "<="]),
+            value(),
+            field(),
+            value()
+        )
             .prop_map(|(op, a, b, c)| json!({op: [a, b, c]})),
-        (value(), prop_oneof![field(), prop::collection::vec(literal(), 0..4).prop_map(Value::Array)])
+        (
+            value(),
+            prop_oneof![
+                field(),
+                prop::collection::vec(literal(), 0..4).prop_map(Value::Array)
+            ]
+        )
             .prop_map(|(a, b)| json!({"in": [a, b]})),
         (value(), field()).prop_map(|(a, b)| json!({"!": [{"in": [a, b]}]})),
         field(),
@@ -75,7 +86,8 @@ proptest! {
 
 #[test]
 fn seed_004_worked_example_compiles_to_the_same_logic() {
-    let infix = "(source.age >= 18 AND source.credit_score > 700) OR source.country == target.country";
+    let infix =
+        "(source.age >= 18 AND source.credit_score > 700) OR source.country == target.country";
     let logic = parse(infix, &Fields::default()).unwrap();
     assert_eq!(
         logic,
@@ -83,5 +95,60 @@ fn seed_004_worked_example_compiles_to_the_same_logic() {
                       {"==": [{"var": "source.country"}, {"var": "target.country"}]}]})
     );
     let data = json!({"source": {"age": 25, "credit_score": 650, "country": "CA"}, "target": {"country": "US"}});
-    assert_eq!(rulebench::core::engine::apply(&logic, &data).unwrap(), json!(false));
+    assert_eq!(
+        rulebench::core::engine::apply(&logic, &data).unwrap(),
+        json!(false)
+    );
+}
+
+fn rulebench(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn expr_command_converts_both_ways_and_explains_errors() {
+    let (code, out, _) = rulebench(&["expr", "source.age >= 18 AND target.tier in ['pro', 'max']"]);
+    assert_eq!(code, 0);
+    let logic: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        logic,
+        json!({"and": [{">=": [{"var": "source.age"}, 18]}, {"in": [{"var": "target.tier"}, ["pro", "max"]]}]})
+    );
+    let (code, out, _) = rulebench(&["expr", "--to-infix", &logic.to_string()]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "source.age >= 18 AND target.tier in ['pro', 'max']\n")
+    );
+    let (code, _, err) = rulebench(&["expr", "source.age = 18"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("at 1:12") && err.contains("^") && err.contains("did you mean `==`?"),
+        "{err}"
+    );
+    let (code, _, err) = rulebench(&["expr", "--to-infix", r#"{"map": [[1], {"var": ""}]}"#]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no infix form"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let (code, _, err) = rulebench(&[
+        "--db",
+        db.to_str().unwrap(),
+        "expr",
+        "--page",
+        "llm-chat-clients",
+        "target.supportStreaming == true",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("did you mean `target.supportsStreaming`?"),
+        "{err}"
+    );
 }

@@ -2,6 +2,7 @@
 //! 2 bad usage or bad input.
 
 mod bench;
+mod expr;
 mod output;
 
 use std::io::{Read, Write};
@@ -90,6 +91,17 @@ pub enum Command {
         logic: String,
         #[arg(long, value_name = "JSON", default_value = "null")]
         data: String,
+    },
+    /// Infix expression → JSONLogic (or back with --to-infix)
+    Expr {
+        /// `source.age >= 18 AND target.country == source.country`, or JSON with --to-infix
+        expression: String,
+        /// Print JSONLogic as infix instead
+        #[arg(long)]
+        to_infix: bool,
+        /// Check field names against this page's datasets (did-you-mean hints)
+        #[arg(long, value_name = "ID")]
+        page: Option<String>,
     },
     /// Add or remove one rule
     Rule {
@@ -284,6 +296,17 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sample,
             write_page: None,
         } => write_out(&bench::run(targets, rules, sources, sample))?,
+        Command::Expr {
+            expression,
+            to_infix,
+            page,
+        } => {
+            let fields = match page {
+                Some(id) => crate::core::infix::fields_of(&App::open(&db())?.page(&id)?.0),
+                None => crate::core::infix::Fields::default(),
+            };
+            write_out(&expr::run(&expression, to_infix, &fields)?)?;
+        }
         Command::Pages { json } => {
             let app = App::open(&db())?;
             let pages = app.pages()?;

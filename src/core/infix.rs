@@ -40,7 +40,7 @@ impl ParseError {
             .map(|h| format!("\n  hint: {h}"))
             .unwrap_or_default();
         format!(
-            "error: {} at {}:{}\n  {line}\n  {caret}^{hint}",
+            "{} at {}:{}\n  {line}\n  {caret}^{hint}",
             self.message, self.line, self.column
         )
     }
@@ -692,7 +692,7 @@ mod tests {
         );
         assert_eq!(
             e.render("source.age = 18"),
-            "error: `=` is not a comparison at 1:12\n  source.age = 18\n             ^\n  hint: did you mean `==`?"
+            "`=` is not a comparison at 1:12\n  source.age = 18\n             ^\n  hint: did you mean `==`?"
         );
         let e = parse("(source.a == 1\n AND source.b == 2", &Fields::default()).unwrap_err();
         assert_eq!((e.line, e.column), (2, 19)); // the end of the text

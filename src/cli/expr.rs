@@ -1,0 +1,22 @@
+//! `rulebench expr`: infix → JSONLogic, and `--to-infix` back.
+
+use serde_json::Value;
+
+use super::{Failure, usage};
+use crate::core::diag::parse_json;
+use crate::core::infix::{self, Fields};
+
+/// Converts one expression; `fields` (a page's) enables unknown-field hints.
+pub fn run(text: &str, to_infix: bool, fields: &Fields) -> Result<String, Failure> {
+    if to_infix {
+        let logic: Value = parse_json(text).map_err(|d| usage(format!("--to-infix: {d}")))?;
+        return infix::print(&logic)
+            .map(|s| format!("{s}\n"))
+            .map_err(|e| Failure {
+                message: e.to_string(),
+                code: 1,
+            });
+    }
+    let logic = infix::parse(text, fields).map_err(|e| usage(e.render(text)))?;
+    Ok(format!("{logic}\n"))
+}

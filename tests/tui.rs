@@ -323,3 +323,39 @@ fn the_readme_keymap_is_the_keymap() {
         "README.md's keymap table is out of date; replace it with:\n{table}"
     );
 }
+
+#[test]
+fn a_threshold_change_moves_a_verdict_and_is_saved() {
+    let mut b = open("llm-chat-clients");
+    let llama = b.target("llama-3.3-70b");
+    assert_eq!(b.ui.page().unwrap().ws.eval.devices[llama].verdict, 1);
+    // Policy pane, fullThreshold (second field), down from 1.0 to 0.6 in steps of 0.05.
+    b.press(KeyCode::Char('6'));
+    b.press(KeyCode::Home);
+    b.press(KeyCode::Down);
+    for _ in 0..8 {
+        b.press(KeyCode::Left);
+    }
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.page.device_policy.full_threshold, 0.6);
+    assert_eq!(
+        page.ws.eval.devices[llama].verdict, 2,
+        "score 0.6 now reaches full"
+    );
+    assert_eq!(page.ws.revision, 9, "one revision per step");
+    // Typed values work too, and bad ones are refused with a message.
+    b.press(KeyCode::Enter);
+    b.chars("abc");
+    b.press(KeyCode::Enter);
+    assert!(b.screen(160, 45).contains("is not a number"));
+    assert_eq!(
+        b.ui.page().unwrap().ws.page.device_policy.full_threshold,
+        0.6
+    );
+    b.press(KeyCode::Enter);
+    b.chars("0.95");
+    b.press(KeyCode::Enter);
+    assert_eq!(b.ui.page().unwrap().ws.eval.devices[llama].verdict, 1);
+    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    assert_eq!(stored.device_policy.full_threshold, 0.95);
+}

@@ -32,6 +32,8 @@ pub struct Column {
     pub outcome: Vec<u8>,
     /// How many engine evaluations computing it took (distinct groups).
     pub evaluations: usize,
+    /// How many targets pass (counted once, when the column is built).
+    pub passes: usize,
 }
 
 impl Column {
@@ -39,8 +41,18 @@ impl Column {
         self.outcome[target] == PASS
     }
 
+    fn new(outcome: Vec<u8>, evaluations: usize) -> Column {
+        let passes = outcome.iter().filter(|&&o| o == PASS).count();
+        Column {
+            outcome,
+            evaluations,
+            passes,
+        }
+    }
+
+    /// How many targets pass.
     pub fn pass_count(&self) -> usize {
-        self.outcome.iter().filter(|&&o| o == PASS).count()
+        self.passes
     }
 }
 
@@ -323,10 +335,7 @@ impl Matrix {
     pub fn columns(&mut self, selection: usize) -> Vec<Arc<Column>> {
         if selection >= self.source.rows.len() {
             // No such source (a page without source rows): nothing passes.
-            let none = Arc::new(Column {
-                outcome: vec![FAIL; self.target.rows.len()],
-                evaluations: 0,
-            });
+            let none = Arc::new(Column::new(vec![FAIL; self.target.rows.len()], 0));
             return vec![none; self.rules.len()];
         }
         // Sequential part: encodings, groupings and cache look-ups.
@@ -347,14 +356,12 @@ impl Matrix {
         // chunk of target rows its representative lies in.
         let computed = self.evaluate_groups(selection, &work);
         for ((i, key, grouping), per_group) in work.into_iter().zip(computed) {
-            let column = Arc::new(Column {
-                outcome: grouping
-                    .group_of
-                    .iter()
-                    .map(|&g| per_group[g as usize])
-                    .collect(),
-                evaluations: per_group.len(),
-            });
+            let outcome = grouping
+                .group_of
+                .iter()
+                .map(|&g| per_group[g as usize])
+                .collect();
+            let column = Arc::new(Column::new(outcome, per_group.len()));
             let cache = &mut self.rules[i].cache;
             if cache.len() >= CACHE_PER_RULE {
                 cache.clear();

@@ -359,3 +359,32 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
     let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
     assert_eq!(stored.device_policy.full_threshold, 0.95);
 }
+
+#[test]
+fn an_override_forces_a_verdict_with_its_note() {
+    let mut b = open("llm-chat-clients");
+    let o3 = b.target("o3");
+    assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict, 1);
+    b.press(KeyCode::Char('3'));
+    for _ in 0..o3 {
+        b.press(KeyCode::Right);
+    }
+    b.press(KeyCode::Char('o'));
+    b.chars("verified by hand");
+    b.press(KeyCode::Enter);
+    let page = b.ui.page().unwrap();
+    let d = page.ws.eval.devices[o3];
+    assert_eq!((d.verdict, d.reason.as_str()), (2, "override"));
+    assert_eq!(page.ws.revision, 2);
+    let screen = b.screen(180, 48);
+    assert!(screen.contains("⚑"), "{screen}");
+    assert!(screen.contains("verified by hand"), "{screen}");
+    // `o` again forces incompatible, a third time clears it.
+    b.press(KeyCode::Char('o'));
+    b.press(KeyCode::Enter);
+    assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict, 0);
+    b.press(KeyCode::Char('o'));
+    let d = b.ui.page().unwrap().ws.eval.devices[o3];
+    assert_eq!((d.verdict, d.reason.as_str()), (1, "partial"));
+    assert_eq!(b.ui.page().unwrap().ws.revision, 4);
+}

@@ -1,0 +1,157 @@
+//! Snapshots (insta) of every pane and screen on ratatui's TestBackend, without colour
+//! (NO_COLOR style: glyphs carry the meaning). Timings and timestamps are masked.
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use rulebench::app::App;
+use rulebench::tui::theme::Theme;
+use rulebench::tui::ui::{PageUi, Ui};
+use rulebench::tui::{editor, explain, matrix, overrides, policy, rules, sources, view};
+
+fn ui(page: Option<&str>) -> (tempfile::TempDir, Ui) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(&dir.path().join("snap.db")).unwrap();
+    let ui = Ui::new(app, page, Theme::mono()).unwrap();
+    (dir, ui)
+}
+
+fn press(ui: &mut Ui, code: KeyCode) {
+    ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+/// Masks what changes from run to run: millisecond timings and timestamps.
+fn mask(screen: String) -> String {
+    let mut out = String::with_capacity(screen.len());
+    let chars: Vec<char> = screen.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        // `12.34 ms` → `#.## ms`
+        if chars[i].is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
+                i += 1;
+            }
+            let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
+            let number: String = chars[start..i].iter().collect();
+            if rest == " ms" && number.contains('.') {
+                out.push_str("#.##");
+            } else {
+                out.push_str(&number);
+            }
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    // 2026-11-22 01:59:06 → ####-##-## ##:##:##
+    let mut masked = String::new();
+    for line in out.lines() {
+        let mut l = line.to_owned();
+        while let Some(pos) = find_timestamp(&l) {
+            l.replace_range(pos..pos + 19, "####-##-## ##:##:##");
+        }
+        masked.push_str(&l);
+        masked.push('\n');
+    }
+    masked
+}
+
+fn find_timestamp(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    (0..b.len().saturating_sub(18)).find(|&i| {
+        let s = &b[i..i + 19];
+        s[4] == b'-'
+            && s[7] == b'-'
+            && (s[10] == b' ' || s[10] == b'T')
+            && s[13] == b':'
+            && s[16] == b':'
+            && s.iter()
+                .enumerate()
+                .all(|(k, c)| [4, 7, 10, 13, 16].contains(&k) || c.is_ascii_digit())
+    })
+}
+
+fn screen(ui: &Ui, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| view::render(f, ui)).unwrap();
+    mask(t.backend().to_string())
+}
+
+type PaneRender = fn(&mut ratatui::Frame, Rect, &PageUi, &Theme, bool);
+
+fn pane(ui: &Ui, render: PaneRender, w: u16, h: u16) -> String {
+    let page = ui.page().unwrap();
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| render(f, f.area(), page, &Theme::mono(), true))
+        .unwrap();
+    mask(t.backend().to_string())
+}
+
+#[test]
+fn picker() {
+    let (_d, ui) = ui(None);
+    insta::assert_snapshot!(screen(&ui, 120, 12));
+}
+
+#[test]
+fn page_screen_wide_and_narrow() {
+    let (_d, ui) = ui(Some("llm-chat-clients"));
+    insta::assert_snapshot!("page_wide", screen(&ui, 180, 48));
+    insta::assert_snapshot!("page_narrow", screen(&ui, 100, 30));
+}
+
+#[test]
+fn every_pane() {
+    let (_d, mut ui) = ui(Some("llm-chat-clients"));
+    // Put the cursor on an interesting cell: Tool Calling × Llama 3.3 70B.
+    press(&mut ui, KeyCode::Char('3'));
+    for _ in 0..2 {
+        press(&mut ui, KeyCode::Down);
+    }
+    for _ in 0..8 {
+        press(&mut ui, KeyCode::Right);
+    }
+    insta::assert_snapshot!("sources", pane(&ui, sources::render, 40, 10));
+    insta::assert_snapshot!("rules", pane(&ui, rules::render, 60, 12));
+    insta::assert_snapshot!("matrix", pane(&ui, matrix::render, 120, 24));
+    insta::assert_snapshot!("editor", pane(&ui, editor::render, 70, 16));
+    insta::assert_snapshot!("explain", pane(&ui, explain::render, 60, 30));
+    insta::assert_snapshot!("policy", pane(&ui, policy::render, 44, 18));
+    insta::assert_snapshot!("overrides", pane(&ui, overrides::render, 60, 8));
+}
+
+#[test]
+fn editor_with_an_error() {
+    let (_d, mut ui) = ui(Some("llm-chat-clients"));
+    press(&mut ui, KeyCode::Char('2'));
+    press(&mut ui, KeyCode::Char('e'));
+    press(&mut ui, KeyCode::Char('x'));
+    insta::assert_snapshot!(pane(&ui, editor::render, 90, 14));
+}
+
+#[test]
+fn dialogs() {
+    let (_d, mut ui) = ui(Some("llm-chat-clients"));
+    press(&mut ui, KeyCode::Char('?'));
+    insta::assert_snapshot!("help", screen(&ui, 100, 40));
+    press(&mut ui, KeyCode::Esc);
+    press(&mut ui, KeyCode::Char(':'));
+    for c in "rule".chars() {
+        press(&mut ui, KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("palette", screen(&ui, 100, 30));
+    press(&mut ui, KeyCode::Esc);
+    press(&mut ui, KeyCode::Char('2'));
+    press(&mut ui, KeyCode::Char('m'));
+    insta::assert_snapshot!("rule_form", screen(&ui, 100, 30));
+}
+
+#[test]
+fn masking_works() {
+    assert_eq!(
+        mask("render 12.34 ms · 2026-11-22 01:59:06 · 0.60".into()),
+        "render #.## ms · ####-##-## ##:##:## · 0.60\n"
+    );
+}

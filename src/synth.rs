@@ -146,6 +146,7 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
         device_policy: DevicePolicy::default(),
         selection_policy: SelectionPolicy::default(),
         overrides: vec![],
+        assertions: vec![],
     }
 }
 

@@ -136,3 +136,45 @@ fn schema_properties_match_an_exported_page() {
         );
     }
 }
+
+/// The `assertion` definition is the model's: its properties, the pathMatch enum and
+/// the matcher names of the registry.
+#[test]
+fn schema_assertions_are_the_models() {
+    use rulebench::core::assertions::{PathMatch, registry};
+    let s = schema();
+    assert_eq!(
+        enum_at(&s, "/$defs/assertion/properties/pathMatch"),
+        names(&[PathMatch::Any, PathMatch::All])
+    );
+    let examples: Vec<&str> = s
+        .pointer("/$defs/assertion/properties/matcher/examples")
+        .and_then(Value::as_array)
+        .expect("matcher examples")
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let matchers: Vec<&str> = registry().iter().map(|m| m.name).collect();
+    assert_eq!(examples, matchers);
+    let allowed: Vec<&String> = s
+        .pointer("/$defs/assertion/properties")
+        .and_then(Value::as_object)
+        .unwrap()
+        .keys()
+        .collect();
+    let mut seen = 0;
+    for (file, text) in rulebench::app::SAMPLE_PAGES {
+        let page: Page = serde_json::from_str(text).unwrap();
+        let exported = serde_json::to_value(&page).unwrap();
+        for a in exported["assertions"].as_array().into_iter().flatten() {
+            seen += 1;
+            for key in a.as_object().unwrap().keys() {
+                assert!(
+                    allowed.contains(&key),
+                    "{file}: assertion key `{key}` is not in the schema"
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "a sample page ships with assertions");
+}

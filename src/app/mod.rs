@@ -1,6 +1,7 @@
 //! The use cases: open a database, import and export pages, edit rules, overrides and
 //! policies, evaluate. The CLI and the TUI call these and nothing below them.
 
+pub mod assertions;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -161,6 +162,7 @@ impl App {
         for rule in &mut page.rules {
             rule.ensure_id();
         }
+        crate::core::assertions::normalize(&mut page);
         let diags: Vec<Diagnostic> = validate::validate_page(&page)
             .into_iter()
             .map(|d| d.locate_in(text))
@@ -197,6 +199,7 @@ impl App {
             Err(d) => vec![*d],
             Ok(mut page) => {
                 page.rules.iter_mut().for_each(Rule::ensure_id);
+                crate::core::assertions::normalize(&mut page);
                 validate::validate_page(&page)
                     .into_iter()
                     .map(|d| d.locate_in(text))

@@ -16,7 +16,11 @@ use crate::core::validate::{self, Schema};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Draft {
     /// The text is a valid rule: the matrix now shows it (unsaved until saved).
-    Valid { warnings: Vec<Diagnostic> },
+    /// `changed` is false when the logic is the same as before (whitespace edits).
+    Valid {
+        warnings: Vec<Diagnostic>,
+        changed: bool,
+    },
     /// The text is not valid: the last valid results stay.
     Invalid { diagnostics: Vec<Diagnostic> },
 }
@@ -130,7 +134,10 @@ impl Workspace {
             return Draft::Invalid { diagnostics: diags };
         }
         if self.page.rules[i].logic == logic {
-            return Draft::Valid { warnings: diags };
+            return Draft::Valid {
+                warnings: diags,
+                changed: false,
+            };
         }
         let mut rule = self.page.rules[i].clone();
         rule.logic = logic;
@@ -142,7 +149,10 @@ impl Workspace {
         self.page.rules[i] = rule;
         self.unsaved[i] = true;
         self.recompute();
-        Draft::Valid { warnings: diags }
+        Draft::Valid {
+            warnings: diags,
+            changed: true,
+        }
     }
 
     /// Saves rule `i` as a new revision.
@@ -475,7 +485,13 @@ mod tests {
         assert!(!ws.eval.columns[tc].passed(llama));
         assert_eq!(ws.eval.devices[llama].verdict, 1);
         let rev = ws.revision;
-        assert_eq!(ws.try_logic(tc, "true"), Draft::Valid { warnings: vec![] });
+        assert_eq!(
+            ws.try_logic(tc, "true"),
+            Draft::Valid {
+                warnings: vec![],
+                changed: true
+            }
+        );
         assert!(ws.eval.columns[tc].passed(llama));
         assert!(ws.changed_since_save(tc, llama));
         assert!(ws.is_unsaved(tc));

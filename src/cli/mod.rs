@@ -4,6 +4,7 @@
 mod bench;
 mod expr;
 mod output;
+mod test;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -117,6 +118,19 @@ pub enum Command {
     Policy {
         #[command(subcommand)]
         action: PolicyAction,
+    },
+    /// Run a page's verdict assertions (a stored page or a page file); exit 1 on a failure
+    Test {
+        #[arg(value_name = "PAGE|FILE")]
+        target: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: test::TestFormat,
+        /// First pin the current verdicts, selection verdict and recommendation as assertions
+        #[arg(long)]
+        pin: bool,
+        /// With --pin: only this source row (else every source row)
+        #[arg(long, value_name = "KEY", requires = "pin")]
+        select: Option<String>,
     },
     /// Measure the matrix on a synthetic page
     Bench {
@@ -264,6 +278,12 @@ pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
 pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
     let db = || cli.db.clone().unwrap_or_else(default_db_path);
     match command {
+        Command::Test {
+            target,
+            format,
+            pin,
+            select,
+        } => return test::run(&db(), &target, format, pin, select.as_deref()),
         Command::Eval { logic, data } => {
             let parse = |name: &str, text: &str| {
                 parse_json::<Value>(text).map_err(|d| usage(format!("--{name}: {d}")))

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::assertions::Assertion;
+
 /// The only page file format this build reads and writes.
 pub const PAGE_FORMAT: &str = "rulebench.page/v1";
 
@@ -34,6 +36,9 @@ pub struct Page {
     pub selection_policy: SelectionPolicy,
     #[serde(default)]
     pub overrides: Vec<Override>,
+    /// Extension: verdict assertions over the evaluation results (seed 002).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<Assertion>,
 }
 
 impl Page {

@@ -414,6 +414,10 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
         ));
     }
     validate_overrides(page, &mut out);
+    out.extend(super::assertions::validate(
+        page,
+        &super::assertions::Limits::default(),
+    ));
     out
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::Value;
 
+use crate::core::assertions::{Assertion, AssertionResult};
 use crate::core::model::{Dataset, Override, PAGE_FORMAT, Page, Rule, Side, key_hash};
 
 /// Storage failures.
@@ -108,6 +109,26 @@ pub const MIGRATIONS: &[&str] = &[
     // 2: the result cache is pruned by revision; a key-value table for the database itself.
     "CREATE INDEX compat_results_by_revision ON compat_results (page_id, revision_id);
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    // 3: verdict assertions (seed 002) and the results of their runs.
+    "CREATE TABLE assertions (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        json TEXT NOT NULL,
+        PRIMARY KEY (page_id, id)
+    );
+    CREATE TABLE assertion_results (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        revision INTEGER NOT NULL,
+        assertion_id TEXT NOT NULL,
+        passed INTEGER NOT NULL,
+        message TEXT,
+        actual_json TEXT NOT NULL,
+        actual_sha256 TEXT,
+        truncated INTEGER NOT NULL,
+        run_at TEXT NOT NULL,
+        PRIMARY KEY (page_id, revision, assertion_id)
+    );",
 ];
 
 /// One row of `rulebench pages`.
@@ -121,6 +142,20 @@ pub struct PageSummary {
     pub targets: i64,
     pub revision: i64,
     pub updated_at: String,
+}
+
+/// One persisted assertion result (`assertion_results`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredAssertionResult {
+    pub revision: i64,
+    pub assertion_id: String,
+    pub passed: bool,
+    pub message: Option<String>,
+    pub actual_samples: Value,
+    pub actual_sha256: Option<String>,
+    pub truncated: bool,
+    pub run_at: String,
 }
 
 /// A page as stored, with its revision.
@@ -282,6 +317,7 @@ impl Store {
             selection_policy: serde_json::from_str(&selection)
                 .map_err(corrupt("selection policy"))?,
             overrides: self.overrides(page_id)?,
+            assertions: self.assertions(page_id)?,
         };
         Ok(Some(StoredPage { page, revision }))
     }
@@ -357,6 +393,22 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    fn assertions(&self, page_id: &str) -> Result<Vec<Assertion>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, json FROM assertions WHERE page_id = ?1 ORDER BY ord")?;
+        let raw = stmt
+            .query_map([page_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raw.into_iter()
+            .map(|(id, json)| {
+                serde_json::from_str(&json).map_err(corrupt(format!("assertion {id}")))
+            })
+            .collect()
+    }
+
     /// Stores a new page (or replaces one) in one transaction. A replaced page keeps
     /// counting revisions from where it was.
     pub fn insert_page(&mut self, page: &Page, replace: bool) -> Result<i64> {
@@ -407,6 +459,9 @@ impl Store {
         }
         for (ord, o) in page.overrides.iter().enumerate() {
             upsert_override(&tx, &page.id, o, ord as i64)?;
+        }
+        if !page.assertions.is_empty() {
+            ops::set_assertions(&tx, &page.id, &page.assertions)?;
         }
         let what = if old.is_some() {
             "replaced by import"
@@ -540,6 +595,8 @@ impl Store {
             "revisions",
             "rule_history",
             "compat_results",
+            "assertions",
+            "assertion_results",
         ];
         tables
             .iter()
@@ -549,6 +606,97 @@ impl Store {
                         .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))?;
                 Ok((t.to_string(), n))
             })
+            .collect()
+    }
+
+    /// Records the results of an assertion run at a revision (replacing an earlier run of
+    /// that revision). Not a page change: the revision stays.
+    pub fn store_assertion_results(
+        &mut self,
+        page_id: &str,
+        revision: i64,
+        run_at: &str,
+        results: &[AssertionResult],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "DELETE FROM assertion_results WHERE page_id = ?1 AND revision = ?2",
+            params![page_id, revision],
+        )?;
+        {
+            let mut stmt = tx.prepare(
+                "INSERT INTO assertion_results (page_id, revision, assertion_id, passed, message,
+                    actual_json, actual_sha256, truncated, run_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for r in results {
+                stmt.execute(params![
+                    page_id,
+                    revision,
+                    r.assertion_id,
+                    r.passed,
+                    r.message,
+                    to_json(&r.actual_samples),
+                    r.actual_sha256,
+                    r.truncated,
+                    run_at
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The results of the latest assertion run of a page, in assertion order.
+    pub fn assertion_results(&self, page_id: &str) -> Result<Vec<StoredAssertionResult>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.revision, r.assertion_id, r.passed, r.message, r.actual_json,
+                    r.actual_sha256, r.truncated, r.run_at
+             FROM assertion_results r
+             LEFT JOIN assertions a ON a.page_id = r.page_id AND a.id = r.assertion_id
+             WHERE r.page_id = ?1
+               AND r.revision = (SELECT MAX(revision) FROM assertion_results WHERE page_id = ?1)
+             ORDER BY a.ord, r.assertion_id",
+        )?;
+        let raw = stmt
+            .query_map([page_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, bool>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        raw.into_iter()
+            .map(
+                |(
+                    revision,
+                    assertion_id,
+                    passed,
+                    message,
+                    actual,
+                    actual_sha256,
+                    truncated,
+                    run_at,
+                )| {
+                    Ok(StoredAssertionResult {
+                        actual_samples: serde_json::from_str(&actual)
+                            .map_err(corrupt(format!("assertion result {assertion_id}")))?,
+                        revision,
+                        assertion_id,
+                        passed,
+                        message,
+                        actual_sha256,
+                        truncated,
+                        run_at,
+                    })
+                },
+            )
             .collect()
     }
 
@@ -743,6 +891,21 @@ pub mod ops {
                 to_json(&page.selection_policy)
             ],
         )?;
+        Ok(())
+    }
+
+    /// Replaces a page's assertions (in order).
+    pub fn set_assertions(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        assertions: &[Assertion],
+    ) -> Result<()> {
+        tx.execute("DELETE FROM assertions WHERE page_id = ?1", [page_id])?;
+        let mut stmt =
+            tx.prepare("INSERT INTO assertions (page_id, ord, id, json) VALUES (?1, ?2, ?3, ?4)")?;
+        for (ord, a) in assertions.iter().enumerate() {
+            stmt.execute(params![page_id, ord as i64, a.id, to_json(a)])?;
+        }
         Ok(())
     }
 

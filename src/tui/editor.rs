@@ -88,11 +88,17 @@ impl State {
         }
         let draft = ws.try_logic(self.rule, &self.text());
         let follow = match &draft {
-            Draft::Valid { .. } if ws.is_unsaved(self.rule) => {
-                self.due = Some(Instant::now() + SAVE_DEBOUNCE);
-                vec![Action::Recomputed]
+            Draft::Valid { changed, .. } => {
+                if ws.is_unsaved(self.rule) {
+                    self.due = Some(Instant::now() + SAVE_DEBOUNCE);
+                }
+                // Only a changed rule changes what the other panes show.
+                if *changed {
+                    vec![Action::Recomputed]
+                } else {
+                    vec![]
+                }
             }
-            Draft::Valid { .. } => vec![Action::Recomputed],
             Draft::Invalid { .. } => {
                 self.due = None;
                 vec![]
@@ -258,7 +264,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             .take(3)
             .map(|d| Line::styled(safe(&d.to_string()), theme.fail()))
             .collect(),
-        Some(Draft::Valid { warnings }) => warnings
+        Some(Draft::Valid { warnings, .. }) => warnings
             .iter()
             .take(2)
             .map(|d| Line::styled(safe(&d.to_string()), theme.warn()))

@@ -1,0 +1,218 @@
+//! The verdict-assertion use cases (seed 002): run a stored page's assertions (results
+//! persisted), run a page file's in memory, pin the current outcome, edit the list.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{App, AppError, Result, timestamp};
+use crate::core::assertions::{self, ALL_SOURCES, Assertion, Limits, Report};
+use crate::core::diag::{Diagnostic, did_you_mean};
+use crate::core::matrix::Matrix;
+use crate::core::model::{Page, Side, key_hash};
+use crate::core::result;
+use crate::store::{self, StoredAssertionResult};
+
+/// What pinning did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pinned {
+    /// The page's revision afterwards (unchanged when every pin was already there).
+    pub revision: i64,
+    /// How many source rows were pinned.
+    pub selections: usize,
+    /// Pins that were new.
+    pub added: usize,
+    /// Pins that replaced an assertion with the same id (changed or not).
+    pub replaced: usize,
+    /// Whether the page's assertions changed (and so a revision was made).
+    pub changed: bool,
+}
+
+fn invalid(origin: &str, diagnostics: Vec<Diagnostic>) -> AppError {
+    AppError::Invalid {
+        origin: origin.to_owned(),
+        diagnostics,
+    }
+}
+
+impl App {
+    /// Runs every assertion of a stored page on the results of its current revision
+    /// (served from the result cache when there) and persists the results.
+    pub fn run_assertions(&mut self, page_id: &str) -> Result<Report> {
+        self.run_assertions_with(page_id, &Limits::default())
+    }
+
+    /// [`App::run_assertions`] with other limits.
+    pub fn run_assertions_with(&mut self, page_id: &str, limits: &Limits) -> Result<Report> {
+        let (page, revision) = self.page(page_id)?;
+        let compiled = assertions::compile_all(&page, limits).map_err(|d| invalid(&page.id, d))?;
+        let rows = assertions::selections(&compiled, &page);
+        let values = self.results_for(&page, revision, &rows, true)?;
+        let mut by_row: HashMap<usize, Value> = rows.into_iter().zip(values).collect();
+        let results = assertions::run_compiled(&compiled, &page, limits, |s| {
+            by_row.remove(&s).expect("every selection was evaluated")
+        });
+        let at = timestamp();
+        let report = Report::new(&page.id, revision, &at, results);
+        self.store
+            .store_assertion_results(&page.id, revision, &at, &report.results)?;
+        Ok(report)
+    }
+
+    /// Runs the assertions of a page file in memory (revision 0); nothing is stored.
+    pub fn test_text(text: &str, origin: &str) -> Result<Report> {
+        Self::test_text_with(text, origin, &Limits::default())
+    }
+
+    /// [`App::test_text`] with other limits.
+    pub fn test_text_with(text: &str, origin: &str, limits: &Limits) -> Result<Report> {
+        let (page, _) = Self::parse_page(text, origin)?;
+        assertions::run_in_memory(&page, 0, &timestamp(), limits)
+            .map_err(|d| invalid(origin, d.into_iter().map(|d| d.locate_in(text)).collect()))
+    }
+
+    /// The persisted results of a page's latest assertion run.
+    pub fn assertion_results(&self, page_id: &str) -> Result<Vec<StoredAssertionResult>> {
+        self.page(page_id)?;
+        Ok(self.store.assertion_results(page_id)?)
+    }
+
+    /// Replaces a page's assertions: ids are filled, each `select` is stored as its row's
+    /// key, everything is validated first; one new revision. Returns the assertions as
+    /// saved.
+    pub fn set_assertions(
+        &mut self,
+        page_id: &str,
+        list: Vec<Assertion>,
+    ) -> Result<(Vec<Assertion>, i64)> {
+        let (mut page, _) = self.page(page_id)?;
+        page.assertions = list;
+        let revision = self.save_assertions(&mut page, "assertions")?;
+        Ok((page.assertions, revision))
+    }
+
+    /// Adds an assertion (or replaces the one with its id). Returns its id and the revision.
+    pub fn put_assertion(&mut self, page_id: &str, assertion: Assertion) -> Result<(String, i64)> {
+        let (mut page, _) = self.page(page_id)?;
+        let at = page
+            .assertions
+            .iter()
+            .position(|a| !assertion.id.is_empty() && a.id == assertion.id);
+        let index = match at {
+            Some(i) => {
+                page.assertions[i] = assertion;
+                i
+            }
+            None => {
+                page.assertions.push(assertion);
+                page.assertions.len() - 1
+            }
+        };
+        let what = if at.is_some() {
+            "changed assertion"
+        } else {
+            "added assertion"
+        };
+        let revision = self.save_assertions(&mut page, what)?;
+        Ok((page.assertions[index].id.clone(), revision))
+    }
+
+    /// Removes an assertion by id.
+    pub fn remove_assertion(&mut self, page_id: &str, assertion_id: &str) -> Result<i64> {
+        let (mut page, _) = self.page(page_id)?;
+        let Some(i) = page.assertions.iter().position(|a| a.id == assertion_id) else {
+            let ids: Vec<&str> = page.assertions.iter().map(|a| a.id.as_str()).collect();
+            return Err(AppError::NotFound {
+                what: "assertion",
+                id: assertion_id.to_owned(),
+                hint: did_you_mean(assertion_id, ids.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?")),
+            });
+        };
+        page.assertions.remove(i);
+        self.save_assertions(&mut page, &format!("removed assertion {assertion_id}"))
+    }
+
+    /// Pins the current outcome of one selection (`select`: a source row, or `*` / `None`
+    /// for every source): every target's verdict, the selection verdict and the
+    /// recommendation (seed 002's "import from last actual output"). Pins replace
+    /// assertions with the same id; the page gets a new revision when anything changed.
+    pub fn pin_assertions(&mut self, page_id: &str, select: Option<&str>) -> Result<Pinned> {
+        let (page, revision) = self.page(page_id)?;
+        let rows: Vec<usize> = match select {
+            None | Some(ALL_SOURCES) => (0..page.source.rows.len()).collect(),
+            Some(key) => vec![Self::find_row(&page, Side::Source, key)?],
+        };
+        // Not cached: the pins make a new revision (and bad input must leave no trace).
+        let values = self.results_for(&page, revision, &rows, false)?;
+        let mut next = page.clone();
+        let (mut added, mut replaced) = (0, 0);
+        for value in &values {
+            let (r, a) = assertions::merge(&mut next.assertions, assertions::pin(&page, value));
+            replaced += r;
+            added += a;
+        }
+        let changed = next.assertions != page.assertions;
+        let revision = if changed {
+            let what = format!("pinned {} selection(s)", rows.len());
+            self.save_assertions(&mut next, &what)?
+        } else {
+            revision
+        };
+        Ok(Pinned {
+            revision,
+            selections: rows.len(),
+            added,
+            replaced,
+            changed,
+        })
+    }
+
+    /// Normalises and validates a page's assertions, then saves them (one new revision).
+    fn save_assertions(&mut self, page: &mut Page, what: &str) -> Result<i64> {
+        assertions::normalize(page);
+        let diags = assertions::validate(page, &Limits::default());
+        if !diags.is_empty() {
+            return Err(invalid(&page.id, diags));
+        }
+        let list = &page.assertions;
+        Ok(self.store.change(&page.id, what, |tx, _| {
+            store::ops::set_assertions(tx, &page.id, list)
+        })?)
+    }
+
+    /// The evaluation results of source rows at the page's revision: from the result
+    /// cache when there, else evaluated on one shared matrix (and cached when `store`).
+    fn results_for(
+        &mut self,
+        page: &Page,
+        revision: i64,
+        rows: &[usize],
+        store: bool,
+    ) -> Result<Vec<Value>> {
+        let mut matrix: Option<Matrix> = None;
+        let at = timestamp();
+        let mut out = Vec::with_capacity(rows.len());
+        for &s in rows {
+            let hash = key_hash(&page.source.row_key(&page.source.rows[s]));
+            if let Some(pages) = self.store.cached_result(&page.id, &hash, revision)?
+                && let Some(mut cached) = result::merge(pages)
+            {
+                cached["cache"] = Value::from("hit");
+                out.push(cached);
+                continue;
+            }
+            if matrix.is_none() {
+                matrix = Some(Matrix::new(page)?);
+            }
+            let m = matrix.as_mut().expect("built above");
+            let value = result::build(page, &m.evaluate(s), revision, &at);
+            if store {
+                self.store
+                    .store_result(&page.id, &hash, revision, &result::split(&value))?;
+            }
+            out.push(value);
+        }
+        Ok(out)
+    }
+}

@@ -388,3 +388,142 @@ fn an_override_forces_a_verdict_with_its_note() {
     assert_eq!((d.verdict, d.reason.as_str()), (1, "partial"));
     assert_eq!(b.ui.page().unwrap().ws.revision, 4);
 }
+
+#[test]
+fn a_broken_assertion_lights_up_as_the_edit_breaks_it() {
+    let mut b = open("llm-chat-clients");
+    let report = |b: &Bench| {
+        b.ui.page()
+            .unwrap()
+            .tests
+            .report
+            .clone()
+            .expect("the sample page has assertions")
+    };
+    let r = report(&b);
+    assert!(r.failed == 0 && r.passed >= 5, "{r:?}");
+    // Negate Tool Calling: gpt-4.1 drops to partial for t3.chat.
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.chars("{\"!\": ");
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars("}");
+    // Before any save, the pinned verdict is red.
+    assert!(b.ui.page().unwrap().ws.is_unsaved(b.rule("tool-calling")));
+    let r = report(&b);
+    let broken = r
+        .results
+        .iter()
+        .find(|r| r.assertion_id == "gpt-4-1-full-on-t3-chat")
+        .unwrap();
+    assert!(!broken.passed);
+    assert_eq!(
+        broken.message.as_deref(),
+        Some("$.targets[?@.id=='gpt-4.1'].verdict toEqual 2: got 1")
+    );
+    b.press(KeyCode::Esc);
+    let screen = b.screen(180, 48);
+    assert!(screen.contains("✗ FAIL"), "{screen}");
+    // Undo the edit: green again.
+    b.press(KeyCode::Char('2'));
+    b.press(KeyCode::Char('u'));
+    assert_eq!(report(&b).failed, 0);
+    // `p` pins the selection's verdicts: new assertions, all passing.
+    let before = b.ui.page().unwrap().ws.page.assertions.len();
+    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Char('p'));
+    let page = b.ui.page().unwrap();
+    assert!(page.ws.page.assertions.len() > before + 10);
+    assert_eq!(report(&b).failed, 0);
+    // An invalid assertion typed in is refused with the reason.
+    b.press(KeyCode::Char('a'));
+    b.press(KeyCode::End);
+    for _ in 0..300 {
+        b.press(KeyCode::Backspace);
+    }
+    b.chars(r#"{"select": "t3-chat", "path": "$.selectionVerdict", "matcher": "toEqul", "expected": 2}"#);
+    b.press(KeyCode::Enter);
+    let screen = b.screen(180, 48);
+    assert!(screen.contains("assertion not saved"), "{screen}");
+    let message = b.ui.status.message.clone().unwrap().0;
+    assert!(
+        message.contains("assertion-matcher") && message.contains("toEqul"),
+        "{message}"
+    );
+}
+
+#[test]
+fn f2_switches_the_editor_to_infix_and_back_with_live_validation() {
+    let mut b = open("llm-chat-clients");
+    let tc = b.rule("tool-calling");
+    let llama = b.target("llama-3.3-70b");
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.press(KeyCode::F(2));
+    let page = b.ui.page().unwrap();
+    assert!(page.editor.infix);
+    assert_eq!(
+        page.editor.text(),
+        "source.needsToolCalling == false OR source.needsToolCalling == true AND target.supportsToolCalling == true"
+    );
+    // Type in infix: the matrix follows.
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars(" OR target.provider == 'meta'");
+    let page = b.ui.page().unwrap();
+    assert!(
+        page.ws.eval.columns[tc].passed(llama),
+        "{:?}",
+        page.editor.draft
+    );
+    // A half-typed infix expression is an error with line:col, the results stay.
+    b.chars(" AND");
+    match &b.ui.page().unwrap().editor.draft {
+        Some(Draft::Invalid { diagnostics }) => {
+            assert_eq!(diagnostics[0].code, "infix-syntax");
+            assert_eq!(diagnostics[0].line, Some(1));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(b.ui.page().unwrap().ws.eval.columns[tc].passed(llama));
+    for _ in 0..4 {
+        b.press(KeyCode::Backspace);
+    }
+    // Back to JSONLogic: the same rule, as JSON.
+    b.press(KeyCode::F(2));
+    let page = b.ui.page().unwrap();
+    assert!(!page.editor.infix);
+    let logic: serde_json::Value = serde_json::from_str(&page.editor.text()).unwrap();
+    assert_eq!(logic, page.ws.page.rules[tc].logic);
+    assert_eq!(
+        logic["or"][2],
+        serde_json::json!({"==": [{"var": "target.provider"}, "meta"]})
+    );
+}
+
+#[test]
+fn the_status_line_tells_why_the_selected_cell_failed() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('3'));
+    b.press(KeyCode::Down);
+    b.press(KeyCode::Down);
+    for _ in 0..b.target("llama-3.3-70b") {
+        b.press(KeyCode::Right);
+    }
+    let screen = b.screen(220, 48);
+    let status = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("rev 1"))
+        .unwrap()
+        .to_owned();
+    assert!(
+        status.contains("✗ structured-outputs × Llama 3.3 70B"),
+        "{status}"
+    );
+    assert!(
+        status.contains("target.supportsStructuredOutputs is false"),
+        "{status}"
+    );
+}

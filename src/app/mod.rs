@@ -3,6 +3,7 @@
 
 pub mod assertions;
 pub mod workspace;
+mod workspace_tests;
 
 use std::path::{Path, PathBuf};
 

@@ -110,6 +110,11 @@ impl Workspace {
         self.unsaved.iter().any(|&u| u)
     }
 
+    /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.
+    pub fn infix_fields(&self) -> crate::core::infix::Fields {
+        crate::core::infix::fields_of(&self.page)
+    }
+
     /// Pretty JSON of a rule's logic, as the editor shows it.
     pub fn rule_text(&self, rule: usize) -> String {
         crate::core::text::pretty_json(&self.page.rules[rule].logic, 60)
@@ -126,9 +131,18 @@ impl Workspace {
                 };
             }
         };
+        self.try_logic_value(i, logic, Some(text))
+    }
+
+    /// Checks logic for rule `i` (from the JSON editor, or compiled from infix); `text`
+    /// is the JSON it came from, to locate diagnostics in.
+    pub fn try_logic_value(&mut self, i: usize, logic: Value, text: Option<&str>) -> Draft {
         let diags: Vec<Diagnostic> = validate::validate_logic(&logic, &self.schema)
             .into_iter()
-            .map(|d| d.locate_in(text))
+            .map(|d| match text {
+                Some(t) => d.locate_in(t),
+                None => d,
+            })
             .collect();
         if diags.iter().any(Diagnostic::is_error) {
             return Draft::Invalid { diagnostics: diags };
@@ -444,6 +458,11 @@ impl Workspace {
         self.selection = keep;
         self.reverdict();
         out
+    }
+
+    /// The page with its compiled matrix, for running assertions on the live state.
+    pub(super) fn page_and_matrix(&mut self) -> (&Page, &mut Matrix) {
+        (&self.page, &mut self.matrix)
     }
 
     /// The compiled matrix (read-only), for explanations.

@@ -11,16 +11,18 @@ pub enum PaneId {
     Explain,
     Policy,
     Overrides,
+    Tests,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 7] = [
+    pub const ALL: [PaneId; 8] = [
         PaneId::Sources,
         PaneId::Rules,
         PaneId::Matrix,
         PaneId::Editor,
         PaneId::Explain,
         PaneId::Policy,
+        PaneId::Tests,
         PaneId::Overrides,
     ];
 
@@ -33,6 +35,7 @@ impl PaneId {
             PaneId::Explain => "Explanation",
             PaneId::Policy => "Policy",
             PaneId::Overrides => "Overrides",
+            PaneId::Tests => "Tests",
         }
     }
 
@@ -87,6 +90,15 @@ pub enum Action {
     Increase,
     Decrease,
     Cycle,
+    /// Pin the selection's verdicts as assertions.
+    Pin,
+    AddAssertion,
+    EditAssertion,
+    DeleteAssertion,
+    /// Removing the assertion with this id was confirmed.
+    DeleteAssertionConfirmed(String),
+    /// Switch the rule editor between JSONLogic and infix.
+    ToggleInfix,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),

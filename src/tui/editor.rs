@@ -28,6 +28,8 @@ pub struct State {
     pub draft: Option<Draft>,
     /// When the pending valid edit is due to be saved.
     due: Option<Instant>,
+    /// The text is the infix form of the rule (F2), not JSONLogic.
+    pub infix: bool,
 }
 
 impl Default for State {
@@ -44,6 +46,7 @@ impl State {
             active: false,
             draft: None,
             due: None,
+            infix: false,
         }
     }
 
@@ -51,10 +54,17 @@ impl State {
         self.rule = rule;
         self.draft = None;
         self.due = None;
-        let text = if rule < ws.page.rules.len() {
-            ws.rule_text(rule)
-        } else {
-            String::new()
+        let text = match ws.page.rules.get(rule) {
+            None => String::new(),
+            Some(r) if self.infix => match crate::core::infix::print(&r.logic) {
+                Ok(t) => t,
+                Err(_) => {
+                    // This rule has no infix form: show it as JSONLogic.
+                    self.infix = false;
+                    ws.rule_text(rule)
+                }
+            },
+            Some(_) => ws.rule_text(rule),
         };
         self.textarea = TextArea::new(text.lines().map(str::to_owned).collect());
     }
@@ -86,7 +96,25 @@ impl State {
         if self.rule >= ws.page.rules.len() {
             return vec![];
         }
-        let draft = ws.try_logic(self.rule, &self.text());
+        let draft = if self.infix {
+            match crate::core::infix::parse(&self.text(), &ws.infix_fields()) {
+                Ok(logic) => ws.try_logic_value(self.rule, logic, None),
+                Err(e) => Draft::Invalid {
+                    diagnostics: vec![crate::core::diag::Diagnostic {
+                        line: Some(e.line),
+                        column: Some(e.column),
+                        ..crate::core::diag::Diagnostic::error(
+                            "infix-syntax",
+                            "",
+                            e.message.clone(),
+                        )
+                        .with_hint(e.hint.clone())
+                    }],
+                },
+            }
+        } else {
+            ws.try_logic(self.rule, &self.text())
+        };
         let follow = match &draft {
             Draft::Valid { changed, .. } => {
                 if ws.is_unsaved(self.rule) {
@@ -150,6 +178,32 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             } else {
                 save(state, ctx);
             }
+            vec![]
+        }
+        Action::ToggleInfix => {
+            if state.is_invalid() {
+                ctx.status
+                    .error("fix the text first: F2 switches views of a valid rule");
+                return vec![];
+            }
+            let Some(rule) = ctx.ws.page.rules.get(state.rule) else {
+                return vec![];
+            };
+            if !state.infix
+                && let Err(e) = crate::core::infix::print(&rule.logic)
+            {
+                ctx.status.error(format!("{e}: it stays in JSONLogic"));
+                return vec![];
+            }
+            state.infix = !state.infix;
+            let active = state.active;
+            state.load(ctx.ws, state.rule);
+            state.active = active;
+            ctx.status.info(if state.infix {
+                "infix view (F2: JSONLogic)"
+            } else {
+                "JSONLogic view (F2: infix)"
+            });
             vec![]
         }
         Action::Undo => {
@@ -255,7 +309,12 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         _ if st.active => " · editing",
         _ => "",
     };
-    let block = pane_block(&format!("Rule editor: {name}{state}"), theme, focused);
+    let view = if st.infix { "infix" } else { "JSONLogic" };
+    let block = pane_block(
+        &format!("Rule editor · {view} (F2): {name}{state}"),
+        theme,
+        focused,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let diags: Vec<Line> = match &st.draft {

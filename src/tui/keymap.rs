@@ -171,6 +171,12 @@ pub fn bindings() -> Vec<Binding> {
         ),
         bind!(
             C::Page,
+            [(K::Char('8'), NONE)],
+            A::Focus(PaneId::Tests),
+            "focus Tests"
+        ),
+        bind!(
+            C::Page,
             [(K::Char('P'), SHIFT), (K::Char('P'), NONE)],
             A::Pages,
             "back to the page picker"
@@ -230,6 +236,30 @@ pub fn bindings() -> Vec<Binding> {
             "clear the override"
         ),
         bind!(
+            C::Pane(PaneId::Tests),
+            [(K::Char('p'), NONE)],
+            A::Pin,
+            "pin the selection's verdicts as assertions"
+        ),
+        bind!(
+            C::Pane(PaneId::Tests),
+            [(K::Char('a'), NONE)],
+            A::AddAssertion,
+            "add an assertion (JSON)"
+        ),
+        bind!(
+            C::Pane(PaneId::Tests),
+            [(K::Char('e'), NONE)],
+            A::EditAssertion,
+            "edit the assertion (JSON)"
+        ),
+        bind!(
+            C::Pane(PaneId::Tests),
+            [(K::Char('d'), NONE)],
+            A::DeleteAssertion,
+            "remove the assertion (asks)"
+        ),
+        bind!(
             C::Pane(PaneId::Policy),
             [(K::Char('+'), NONE), (K::Char('='), NONE)],
             A::Increase,
@@ -254,12 +284,24 @@ pub fn bindings() -> Vec<Binding> {
             "start editing"
         ),
         bind!(
+            C::Pane(PaneId::Editor),
+            [(K::F(2), NONE)],
+            A::ToggleInfix,
+            "switch between JSONLogic and infix"
+        ),
+        bind!(
             C::Editing,
             [(K::Esc, NONE)],
             A::Back,
             "leave the editor (a valid edit is saved)"
         ),
         bind!(C::Editing, [(K::Char('z'), CTRL)], A::Undo, "undo"),
+        bind!(
+            C::Editing,
+            [(K::F(2), NONE)],
+            A::ToggleInfix,
+            "switch between JSONLogic and infix"
+        ),
         bind!(C::Editing, [(K::Char('s'), CTRL)], A::SaveNow, "save now"),
     ]
 }

@@ -12,6 +12,7 @@ pub mod picker;
 pub mod policy;
 pub mod rules;
 pub mod sources;
+pub mod tests_pane;
 pub mod theme;
 pub mod ui;
 pub mod view;

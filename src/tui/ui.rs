@@ -9,7 +9,7 @@ use ratatui_textarea::TextArea;
 use super::action::{Action, PaneId};
 use super::keymap::{self, Context};
 use super::theme::Theme;
-use super::{editor, explain, matrix, overrides, picker, policy, rules, sources};
+use super::{editor, explain, matrix, overrides, picker, policy, rules, sources, tests_pane};
 use crate::app::workspace::Workspace;
 use crate::app::{App, AppError};
 
@@ -57,6 +57,10 @@ pub enum PromptFor {
     PolicyValue {
         field: usize,
     },
+    /// An assertion as JSON (new, or replacing the one with this id).
+    Assertion {
+        replacing: Option<String>,
+    },
 }
 
 /// A dialog over the screen; it takes every key while open.
@@ -91,6 +95,7 @@ pub struct PageUi {
     pub explain: explain::State,
     pub policy: policy::State,
     pub overrides: overrides::State,
+    pub tests: tests_pane::State,
 }
 
 pub enum Screen {
@@ -149,6 +154,7 @@ impl Ui {
             explain: explain::State::default(),
             policy: policy::State::default(),
             overrides: overrides::State::default(),
+            tests: tests_pane::State::default(),
             focus: PaneId::Rules,
             ws,
         };
@@ -251,6 +257,18 @@ impl Ui {
     }
 
     fn update(&mut self, action: Action) {
+        if matches!(
+            action,
+            Action::Up
+                | Action::Down
+                | Action::Left
+                | Action::Right
+                | Action::PageUp
+                | Action::PageDown
+        ) {
+            // Moving on: the status line goes back to the selected cell's reason.
+            self.status.message = None;
+        }
         match action {
             Action::Help => {
                 self.modal = Some(Modal::Help { scroll: 0 });
@@ -485,6 +503,19 @@ impl Ui {
                     }
                 }
             }
+            PromptFor::Assertion { replacing } => {
+                if let Screen::Page(p) = &mut self.screen {
+                    let mut ctx = Ctx {
+                        app: &mut self.app,
+                        ws: &mut p.ws,
+                        status: &mut self.status,
+                        modal: &mut self.modal,
+                        focus: &mut p.focus,
+                    };
+                    let follow = tests_pane::save_typed(&mut p.tests, &mut ctx, &text, replacing);
+                    self.queue.extend(follow);
+                }
+            }
             PromptFor::PolicyValue { field } => {
                 if let Screen::Page(p) = &mut self.screen {
                     let mut ctx = Ctx {
@@ -535,6 +566,7 @@ fn route(
         explain,
         policy,
         overrides,
+        tests,
     } = page;
     let mut ctx = Ctx {
         app,
@@ -552,6 +584,7 @@ fn route(
         follow.extend(explain::update(explain, &mut ctx, &action));
         follow.extend(policy::update(policy, &mut ctx, &action));
         follow.extend(overrides::update(overrides, &mut ctx, &action));
+        follow.extend(tests_pane::update(tests, &mut ctx, &action));
     } else {
         let target = *ctx.focus;
         follow.extend(match target {
@@ -562,6 +595,7 @@ fn route(
             PaneId::Explain => explain::update(explain, &mut ctx, &action),
             PaneId::Policy => policy::update(policy, &mut ctx, &action),
             PaneId::Overrides => overrides::update(overrides, &mut ctx, &action),
+            PaneId::Tests => tests_pane::update(tests, &mut ctx, &action),
         });
     }
     follow

@@ -11,7 +11,9 @@ use super::action::PaneId;
 use super::keymap;
 use super::theme::{Theme, safe, verdict_glyph};
 use super::ui::{Level, Modal, PageUi, Screen, Ui};
-use super::{editor, explain, matrix, overrides, palette, picker, policy, rules, sources};
+use super::{
+    editor, explain, matrix, overrides, palette, picker, policy, rules, sources, tests_pane,
+};
 
 /// A pane's frame: its title, highlighted when focused.
 pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
@@ -51,10 +53,11 @@ pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
         let [matrix_area, editor_area] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
                 .areas(center);
-        let [explain_area, policy_area, overrides_area] = Layout::vertical([
-            Constraint::Percentage(45),
-            Constraint::Percentage(35),
-            Constraint::Percentage(20),
+        let [explain_area, policy_area, tests_area, overrides_area] = Layout::vertical([
+            Constraint::Percentage(36),
+            Constraint::Percentage(32),
+            Constraint::Percentage(18),
+            Constraint::Percentage(14),
         ])
         .areas(right);
         out.extend([
@@ -62,6 +65,7 @@ pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
             (PaneId::Editor, editor_area),
             (PaneId::Explain, explain_area),
             (PaneId::Policy, policy_area),
+            (PaneId::Tests, tests_area),
             (PaneId::Overrides, overrides_area),
         ]);
     } else {
@@ -107,6 +111,7 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
                     PaneId::Explain => explain::render(frame, rect, page, t, focused),
                     PaneId::Policy => policy::render(frame, rect, page, t, focused),
                     PaneId::Overrides => overrides::render(frame, rect, page, t, focused),
+                    PaneId::Tests => tests_pane::render(frame, rect, page, t, focused),
                 }
             }
         }
@@ -168,7 +173,32 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
     match &ui.status.message {
         Some((m, Level::Error)) => spans.push(Span::styled(format!("· {m}"), t.fail())),
         Some((m, Level::Info)) => spans.push(Span::styled(format!("· {m}"), t.dim())),
-        None => spans.push(Span::styled("· ? help · : commands", t.dim())),
+        None => match ui
+            .page()
+            .and_then(|p| p.explain.explanation.as_ref().map(|e| (p, e)))
+        {
+            // The one-line reason of the selected cell.
+            Some((page, e)) => {
+                let glyph = if e.passed { "✓" } else { "✗" };
+                let target = page
+                    .ws
+                    .page
+                    .target
+                    .rows
+                    .get(page.explain.target)
+                    .map(|r| page.ws.page.target.row_label(r))
+                    .unwrap_or_default();
+                spans.push(Span::styled(
+                    format!("· {glyph} "),
+                    if e.passed { t.pass() } else { t.fail() },
+                ));
+                spans.push(Span::raw(safe(&format!(
+                    "{} × {target}: {}",
+                    e.rule_id, e.sentence
+                ))));
+            }
+            None => spans.push(Span::styled("· ? help · : commands", t.dim())),
+        },
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -1,0 +1,57 @@
+//! The workspace's assertions: run live on the matrix (no SQLite), pin, add, remove.
+
+use super::workspace::Workspace;
+use super::{App, AppError, Result};
+use crate::core::assertions::{self, Assertion, Limits, Report};
+use crate::core::result;
+
+impl Workspace {
+    /// Runs the page's assertions on the current (possibly unsaved) state.
+    pub fn run_assertions(&mut self) -> Result<Report> {
+        let limits = Limits::default();
+        let compiled = assertions::compile_all(&self.page, &limits).map_err(|diagnostics| {
+            AppError::Invalid {
+                origin: "assertions".into(),
+                diagnostics,
+            }
+        })?;
+        let at = super::timestamp();
+        let revision = self.revision;
+        let (page, matrix) = self.page_and_matrix();
+        let results = assertions::run_compiled(&compiled, page, &limits, |s| {
+            result::build(page, &matrix.evaluate(s), revision, &at)
+        });
+        Ok(Report::new(&page.id, revision, &at, results))
+    }
+
+    /// Re-reads the page's assertions and revision after a change made through the app.
+    fn reload_assertions(&mut self, app: &App) -> Result<()> {
+        let (page, revision) = app.page(&self.page.id)?;
+        self.page.assertions = page.assertions;
+        self.revision = revision;
+        Ok(())
+    }
+
+    /// Pins the current verdicts of the selection; returns how many pins were new.
+    pub fn pin_selection(&mut self, app: &mut App) -> Result<usize> {
+        let key = self
+            .page
+            .source
+            .row_key(&self.page.source.rows[self.selection]);
+        let pinned = app.pin_assertions(&self.page.id, Some(&key))?;
+        self.reload_assertions(app)?;
+        Ok(pinned.added)
+    }
+
+    /// Adds or replaces an assertion (validated); returns its id.
+    pub fn put_assertion(&mut self, app: &mut App, assertion: Assertion) -> Result<String> {
+        let (id, _) = app.put_assertion(&self.page.id, assertion)?;
+        self.reload_assertions(app)?;
+        Ok(id)
+    }
+
+    pub fn remove_assertion(&mut self, app: &mut App, id: &str) -> Result<()> {
+        app.remove_assertion(&self.page.id, id)?;
+        self.reload_assertions(app)
+    }
+}

@@ -1,0 +1,234 @@
+//! Tests pane: the page's verdict assertions with pass/fail chips, re-run on the live
+//! state after every change, so a broken assertion lights up the moment an edit breaks
+//! it. `p` pins the selection's verdicts; `a` / `e` add or edit one (as JSON), `d` removes.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
+
+use super::action::Action;
+use super::theme::{Theme, safe};
+use super::ui::{Ctx, Modal, PageUi, PromptFor};
+use super::view::pane_block;
+use crate::core::assertions::{Assertion, Report};
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub report: Option<Report>,
+    /// Why the assertions could not run (invalid ones), if so.
+    pub error: Option<String>,
+    pub cursor: usize,
+}
+
+impl State {
+    fn rerun(&mut self, ctx: &mut Ctx<'_>) {
+        if ctx.ws.page.assertions.is_empty() {
+            self.report = None;
+            self.error = None;
+            return;
+        }
+        match ctx.ws.run_assertions() {
+            Ok(report) => {
+                self.cursor = self.cursor.min(report.results.len().saturating_sub(1));
+                self.report = Some(report);
+                self.error = None;
+            }
+            Err(e) => {
+                self.report = None;
+                self.error = Some(e.to_string());
+            }
+        }
+    }
+
+    fn selected_id(&self) -> Option<String> {
+        self.report
+            .as_ref()
+            .and_then(|r| r.results.get(self.cursor))
+            .map(|r| r.assertion_id.clone())
+    }
+}
+
+fn prompt(ctx: &mut Ctx<'_>, title: &str, text: String, replacing: Option<String>) {
+    let mut input = ratatui_textarea::TextArea::new(vec![text]);
+    input.move_cursor(ratatui_textarea::CursorMove::End);
+    *ctx.modal = Some(Modal::Prompt {
+        title: title.to_owned(),
+        input: Box::new(input),
+        purpose: PromptFor::Assertion { replacing },
+    });
+}
+
+pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+    let n = state.report.as_ref().map_or(0, |r| r.results.len());
+    match action {
+        Action::Recomputed | Action::RulesChanged => state.rerun(ctx),
+        Action::SourceSelected(_) if state.report.is_none() && state.error.is_none() => {
+            state.rerun(ctx)
+        }
+        Action::Up => state.cursor = state.cursor.saturating_sub(1),
+        Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
+        Action::Home => state.cursor = 0,
+        Action::End => state.cursor = n.saturating_sub(1),
+        Action::Pin => match ctx.ws.pin_selection(ctx.app) {
+            Ok(added) => {
+                ctx.status.info(format!(
+                    "pinned the selection's verdicts: {added} new (revision {})",
+                    ctx.ws.revision
+                ));
+                state.rerun(ctx);
+            }
+            Err(e) => ctx.status.app_error(&e),
+        },
+        Action::AddAssertion => {
+            let key = ctx
+                .ws
+                .page
+                .source
+                .row_key(&ctx.ws.page.source.rows[ctx.ws.selection]);
+            let template = serde_json::json!({"description": "", "select": key, "path": "$.selectionVerdict", "matcher": "toEqual", "expected": 2});
+            prompt(
+                ctx,
+                "New assertion (JSON) · Enter saves · Esc cancels",
+                template.to_string(),
+                None,
+            );
+        }
+        Action::EditAssertion | Action::Enter => {
+            if let Some(id) = state.selected_id()
+                && let Some(a) = ctx.ws.page.assertions.iter().find(|a| a.id == id)
+            {
+                let text = serde_json::to_string(a).unwrap_or_default();
+                prompt(ctx, &format!("Edit assertion {id} (JSON)"), text, Some(id));
+            }
+        }
+        Action::DeleteAssertion => {
+            if let Some(id) = state.selected_id() {
+                *ctx.modal = Some(Modal::Confirm {
+                    message: format!("Remove assertion `{}`? y/n", safe(&id)),
+                    on_yes: Action::DeleteAssertionConfirmed(id),
+                });
+            }
+        }
+        Action::DeleteAssertionConfirmed(id) => match ctx.ws.remove_assertion(ctx.app, id) {
+            Ok(()) => {
+                ctx.status.info(format!(
+                    "removed assertion {id} (revision {})",
+                    ctx.ws.revision
+                ));
+                state.rerun(ctx);
+            }
+            Err(e) => ctx.status.app_error(&e),
+        },
+        _ => {}
+    }
+    vec![]
+}
+
+/// An assertion typed in the prompt: parsed, validated and saved.
+pub fn save_typed(
+    state: &mut State,
+    ctx: &mut Ctx<'_>,
+    text: &str,
+    replacing: Option<String>,
+) -> Vec<Action> {
+    let parsed: Result<Assertion, String> =
+        crate::core::diag::parse_json(text).map_err(|d| d.to_string());
+    let result = parsed.and_then(|mut a| {
+        if let Some(id) = &replacing
+            && a.id.is_empty()
+        {
+            a.id = id.clone();
+        }
+        ctx.ws.put_assertion(ctx.app, a).map_err(|e| e.to_string())
+    });
+    match result {
+        Ok(id) => {
+            if let Some(old) = replacing.filter(|old| *old != id) {
+                // The id changed: the edit replaces the old assertion.
+                if let Err(e) = ctx.ws.remove_assertion(ctx.app, &old) {
+                    ctx.status.app_error(&e);
+                }
+            }
+            ctx.status.info(format!(
+                "saved assertion {id} (revision {})",
+                ctx.ws.revision
+            ));
+            state.rerun(ctx);
+        }
+        Err(e) => ctx
+            .status
+            .error(format!("assertion not saved: {}", e.replace('\n', " "))),
+    }
+    vec![]
+}
+
+pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
+    let st = &page.tests;
+    let title = match &st.report {
+        Some(r) => format!("Tests ({} passed, {} failed)", r.passed, r.failed),
+        None => format!("Tests ({})", page.ws.page.assertions.len()),
+    };
+    let block = pane_block(&title, theme, focused);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(report) = &st.report else {
+        let text = match &st.error {
+            Some(e) => Line::styled(safe(e), theme.fail()),
+            None => Line::styled(
+                "no assertions · p pins the selection's verdicts · a adds one",
+                theme.dim(),
+            ),
+        };
+        frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+        return;
+    };
+    let selected = report.results.get(st.cursor);
+    let detail = selected
+        .and_then(|r| r.message.clone())
+        .filter(|_| inner.height > 4);
+    let [list_area, detail_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(if detail.is_some() { 2 } else { 0 }),
+    ])
+    .areas(inner);
+    let items: Vec<ListItem> = report
+        .results
+        .iter()
+        .map(|r| {
+            let chip = if r.passed {
+                Span::styled("✓ PASS ", theme.pass())
+            } else {
+                Span::styled("✗ FAIL ", theme.fail())
+            };
+            let label = r
+                .description
+                .clone()
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| r.assertion_id.clone());
+            let mode = if r.path_match.is_any() { "" } else { " (ALL)" };
+            ListItem::new(Line::from(vec![
+                chip,
+                Span::raw(format!("{} ", safe(&label))),
+                Span::styled(
+                    format!(
+                        "{}{mode} {}{}",
+                        safe(&r.path),
+                        if r.not { "not " } else { "" },
+                        r.matcher
+                    ),
+                    theme.dim(),
+                ),
+            ]))
+        })
+        .collect();
+    let list = List::new(items).highlight_style(theme.selected());
+    let mut ls = ListState::default().with_selected(Some(st.cursor));
+    frame.render_stateful_widget(list, list_area, &mut ls);
+    if let Some(message) = detail {
+        frame.render_widget(
+            Paragraph::new(Line::styled(safe(&message), theme.fail())).wrap(Wrap { trim: true }),
+            detail_area,
+        );
+    }
+}

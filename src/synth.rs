@@ -133,6 +133,7 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
             summary: vec![],
             priority: None,
             rows: source_rows,
+            ..Dataset::default()
         },
         target: Dataset {
             name: "Models".into(),
@@ -141,6 +142,7 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
             summary: vec!["provider".into()],
             priority: None,
             rows: target_rows,
+            ..Dataset::default()
         },
         rules,
         device_policy: DevicePolicy::default(),

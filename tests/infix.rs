@@ -152,3 +152,73 @@ fn expr_command_converts_both_ways_and_explains_errors() {
         "{err}"
     );
 }
+
+/// Token soup: whatever parses prints back and parses to the same logic, and nothing
+/// panics (the body of the cargo-fuzz target, run here on stable).
+fn soup() -> impl Strategy<Value = String> {
+    let token = prop::sample::select(vec![
+        "source.a",
+        "target.b",
+        "source.tags.0",
+        "x",
+        "a.",
+        "..",
+        ".",
+        "AND",
+        "or",
+        "NOT",
+        "not",
+        "in",
+        "contains",
+        "true",
+        "FALSE",
+        "null",
+        "==",
+        "!=",
+        "===",
+        "!==",
+        "<",
+        "<=",
+        ">",
+        ">=",
+        "=",
+        "!",
+        "(",
+        ")",
+        "[",
+        "]",
+        ",",
+        "'s'",
+        "\"d\"",
+        "'",
+        "\\",
+        "1",
+        "-2.5",
+        "1e3",
+        "-0",
+        "0x1",
+        "é",
+        "$v",
+        "_u",
+        "-",
+        "\n",
+        " ",
+        "&",
+        "|",
+    ]);
+    prop::collection::vec(token, 0..24).prop_map(|t| t.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn token_soup_round_trips_or_fails_cleanly(text in soup()) {
+        rulebench::core::infix::fuzz_roundtrip(text.as_bytes());
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,40}") {
+        rulebench::core::infix::fuzz_roundtrip(text.as_bytes());
+    }
+}

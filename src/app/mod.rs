@@ -2,6 +2,9 @@
 //! policies, evaluate. The CLI and the TUI call these and nothing below them.
 
 pub mod assertions;
+pub mod dataset;
+pub mod explain;
+pub mod watch;
 pub mod workspace;
 mod workspace_tests;
 
@@ -15,6 +18,7 @@ use crate::core::model::{
     AggregateMode, ElseMode, Override, Page, RecommendationStrategy, RequiredMode, Rule, Side,
     key_hash,
 };
+use crate::core::predicates::{self, PredicateList};
 use crate::core::result;
 use crate::core::validate::{self, Schema};
 use crate::store::{self, PageSummary, Store, StoreError};
@@ -66,6 +70,8 @@ pub enum AppError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Compile(#[from] CompileError),
+    #[error(transparent)]
+    Data(#[from] crate::core::dataset::DataError),
 }
 
 fn render_diagnostics(diags: &[Diagnostic]) -> String {
@@ -120,7 +126,9 @@ impl App {
         let mut app = App { store };
         if app.store.meta("seeded")?.is_none() && app.store.page_ids()?.is_empty() {
             for (origin, text) in SAMPLE_PAGES {
-                app.import(text, origin, false)?;
+                // Seeded from the embedded rows; links point into the source tree.
+                let base = Path::new(dataset::SAMPLE_DIR);
+                app.import_linked(text, origin, false, base, false)?;
             }
             app.store.set_meta("seeded", &timestamp())?;
         }
@@ -159,14 +167,16 @@ impl App {
             origin: origin.to_owned(),
             diagnostics,
         };
+        let lists = read_predicates(text).map_err(invalid)?;
         let mut page: Page = parse_json(text).map_err(|d| invalid(vec![*d]))?;
         for rule in &mut page.rules {
             rule.ensure_id();
         }
         crate::core::assertions::normalize(&mut page);
+        crate::core::dataset::canonicalize_overrides(&mut page);
         let diags: Vec<Diagnostic> = validate::validate_page(&page)
             .into_iter()
-            .map(|d| d.locate_in(text))
+            .map(|d| at_predicates(d, &lists).locate_in(text))
             .collect();
         if diags.iter().any(Diagnostic::is_error) {
             return Err(invalid(diags));
@@ -174,18 +184,11 @@ impl App {
         Ok((page, diags))
     }
 
-    /// Imports a page file: all or nothing.
+    /// Imports a page file: all or nothing. A dataset's linked `file` is resolved
+    /// against the directory of `origin` (when it names a file, else the current
+    /// directory) and, when it exists, its rows replace the embedded ones.
     pub fn import(&mut self, text: &str, origin: &str, replace: bool) -> Result<Imported> {
-        let (page, warnings) = Self::parse_page(text, origin)?;
-        if !replace && self.store.revision(&page.id)?.is_some() {
-            return Err(AppError::PageExists(page.id));
-        }
-        let revision = self.store.insert_page(&page, replace)?;
-        Ok(Imported {
-            page_id: page.id,
-            revision,
-            warnings,
-        })
+        self.import_linked(text, origin, replace, &dataset::link_base(origin), true)
     }
 
     /// Validates a stored page.
@@ -196,14 +199,19 @@ impl App {
 
     /// Validates a page file without importing it.
     pub fn check_text(text: &str) -> Vec<Diagnostic> {
+        let lists = match read_predicates(text) {
+            Ok(lists) => lists,
+            Err(diags) => return diags,
+        };
         match parse_json::<Page>(text) {
             Err(d) => vec![*d],
             Ok(mut page) => {
                 page.rules.iter_mut().for_each(Rule::ensure_id);
                 crate::core::assertions::normalize(&mut page);
+                crate::core::dataset::canonicalize_overrides(&mut page);
                 validate::validate_page(&page)
                     .into_iter()
-                    .map(|d| d.locate_in(text))
+                    .map(|d| at_predicates(d, &lists).locate_in(text))
                     .collect()
             }
         }
@@ -214,7 +222,12 @@ impl App {
         let d = page.dataset(side);
         d.find_row(needle).ok_or_else(|| {
             let keys: Vec<String> = d.rows.iter().map(|r| d.row_key(r)).collect();
-            let hint = did_you_mean(needle, keys.iter().map(String::as_str))
+            // Rows are named by id, key or label: the closest id, else key, else label.
+            let ids: Vec<String> = d.rows.iter().map(|r| d.row_id(r)).collect();
+            let labels: Vec<String> = d.rows.iter().map(|r| d.row_label(r)).collect();
+            let hint = [&ids, &keys, &labels]
+                .into_iter()
+                .find_map(|names| did_you_mean(needle, names.iter().map(String::as_str)))
                 .map(|k| format!("did you mean `{k}`?"))
                 .or_else(|| keys.first().map(|k| format!("keys look like `{k}`")));
             AppError::NotFound {
@@ -267,11 +280,21 @@ impl App {
             origin: origin.to_owned(),
             diagnostics,
         };
+        let doc: Value = parse_json(text).map_err(|d| invalid(vec![*d]))?;
+        let list = predicates::read_rule(&doc)
+            .map_err(|diags| invalid(diags.into_iter().map(|d| d.locate_in(text)).collect()))?;
         let mut rule: Rule = parse_json(text).map_err(|d| invalid(vec![*d]))?;
         rule.ensure_id();
         let mut diags: Vec<Diagnostic> = validate::validate_logic(&rule.logic, &Schema::of(page))
             .into_iter()
-            .map(|d| d.under("/logic").locate_in(text))
+            .map(|d| match &list {
+                Some(list) => Diagnostic {
+                    pointer: predicates::source_pointer(list, &d.pointer),
+                    ..d
+                },
+                None => d.under("/logic"),
+            })
+            .map(|d| d.locate_in(text))
             .collect();
         if !(rule.weight.is_finite() && rule.weight >= 0.0) {
             diags.push(
@@ -431,6 +454,36 @@ impl App {
             |tx, _| store::ops::set_policies(tx, &page),
         )?;
         Ok((page, revision))
+    }
+}
+
+/// The predicate lists of a page file's rules (by index), after checking them: errors
+/// with pointers and line:col (`/rules/3/predicates/1/operator`). JSON syntax errors
+/// are left to the page's own parse.
+fn read_predicates(text: &str) -> std::result::Result<Vec<Option<PredicateList>>, Vec<Diagnostic>> {
+    let Ok(doc) = parse_json::<Value>(text) else {
+        return Ok(vec![]);
+    };
+    predicates::read_page(&doc)
+        .map_err(|diags| diags.into_iter().map(|d| d.locate_in(text)).collect())
+}
+
+/// Points a diagnostic of a rule written as a predicate list at its predicates
+/// (`/rules/0/logic/and/1/==/0/var` → `/rules/0/predicates/1/field`).
+fn at_predicates(d: Diagnostic, lists: &[Option<PredicateList>]) -> Diagnostic {
+    let Some(rest) = d.pointer.strip_prefix("/rules/") else {
+        return d;
+    };
+    let (index, rest) = rest.split_once('/').unwrap_or((rest, ""));
+    let Some(Some(list)) = index.parse::<usize>().ok().and_then(|i| lists.get(i)) else {
+        return d;
+    };
+    let Some(logic) = rest.strip_prefix("logic") else {
+        return d;
+    };
+    Diagnostic {
+        pointer: format!("/rules/{index}{}", predicates::source_pointer(list, logic)),
+        ..d
     }
 }
 

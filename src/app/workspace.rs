@@ -379,9 +379,10 @@ impl Workspace {
             .collect()
     }
 
-    /// A row as JSON (for explanations).
+    /// A row as JSON, as rules see it (field defaults filled in; for explanations).
     pub fn row(&self, side: Side, i: usize) -> Value {
-        Value::Object(self.page.dataset(side).rows[i].clone())
+        let d = self.page.dataset(side);
+        Value::Object(d.effective_row(&d.rows[i]).into_owned())
     }
 
     /// Why rule `rule` passed or failed for (selection, target).
@@ -396,53 +397,7 @@ impl Workspace {
     /// Why a target got its verdict for the selection: the override and its note, the
     /// required rules that failed, or the score against the thresholds.
     pub fn target_why(&self, target: usize) -> String {
-        let d = &self.eval.devices[target];
-        let p = &self.page.device_policy;
-        if let Some(o) = self.override_of(target) {
-            return format!(
-                "override: forced {} ({}){}",
-                if o.value {
-                    "compatible"
-                } else {
-                    "incompatible"
-                },
-                d.verdict,
-                o.note
-                    .as_ref()
-                    .map(|n| format!(" — {n}"))
-                    .unwrap_or_default()
-            );
-        }
-        let failed_required: Vec<&str> = self
-            .page
-            .rules
-            .iter()
-            .zip(&self.eval.columns)
-            .filter(|(r, c)| r.required && !c.passed(target))
-            .map(|(r, _)| r.name.as_str())
-            .collect();
-        let (mut passed, mut total) = (0.0, 0.0);
-        for (r, c) in self.page.rules.iter().zip(&self.eval.columns) {
-            if !r.required || p.required_mode == crate::core::model::RequiredMode::IgnoreRequired {
-                total += r.weight;
-                if c.passed(target) {
-                    passed += r.weight;
-                }
-            }
-        }
-        let score = format!(
-            "score {:.2} = {passed} / {total} optional weight (full ≥ {}, partial ≥ {})",
-            d.score, p.full_threshold, p.partial_threshold
-        );
-        match d.reason {
-            crate::core::verdict::Reason::RequiredFail => {
-                format!(
-                    "required rule failed: {} · {score}",
-                    failed_required.join(", ")
-                )
-            }
-            _ => format!("{} · {score}", d.reason.as_str()),
-        }
+        crate::core::explain::target_why(&self.page, &self.eval, target).text
     }
 
     /// Clears the override of any (source, target) pair, saved at once.

@@ -2,6 +2,8 @@
 //! 2 bad usage or bad input.
 
 mod bench;
+mod dataset;
+mod explain;
 mod expr;
 mod output;
 mod test;
@@ -93,6 +95,24 @@ pub enum Command {
         #[arg(long, value_name = "JSON", default_value = "null")]
         data: String,
     },
+    /// Why a target got its verdict for a selection, and why each rule passed or failed
+    Explain {
+        page: String,
+        /// The source row: its key (`clientType=web|id=t3-chat`), keyHash, id or label
+        #[arg(long, value_name = "KEY")]
+        select: String,
+        /// The target row: its key, keyHash, id or label
+        #[arg(long, value_name = "ID")]
+        target: String,
+        /// Only this rule (its id or name)
+        #[arg(long, value_name = "RULE_ID")]
+        rule: Option<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: explain::ExplainFormat,
+        /// Also print each rule as a tree with every sub-expression's value (text)
+        #[arg(long)]
+        tree: bool,
+    },
     /// Infix expression → JSONLogic (or back with --to-infix)
     Expr {
         /// `source.age >= 18 AND target.country == source.country`, or JSON with --to-infix
@@ -132,6 +152,13 @@ pub enum Command {
         #[arg(long, value_name = "KEY", requires = "pin")]
         select: Option<String>,
     },
+    /// Import a dataset file, or show a dataset's fields
+    Dataset {
+        #[command(subcommand)]
+        action: dataset::DatasetAction,
+    },
+    /// Reload a page's linked dataset files when they change (until Ctrl-C or end of input)
+    Watch { page: String },
     /// Measure the matrix on a synthetic page
     Bench {
         #[arg(long, default_value_t = 10_000)]
@@ -284,6 +311,8 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             pin,
             select,
         } => return test::run(&db(), &target, format, pin, select.as_deref()),
+        Command::Dataset { action } => return dataset::run(&db(), action),
+        Command::Watch { page } => return dataset::watch(&db(), &page),
         Command::Eval { logic, data } => {
             let parse = |name: &str, text: &str| {
                 parse_json::<Value>(text).map_err(|d| usage(format!("--{name}: {d}")))
@@ -316,6 +345,21 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sample,
             write_page: None,
         } => write_out(&bench::run(targets, rules, sources, sample))?,
+        Command::Explain {
+            page,
+            select,
+            target,
+            rule,
+            format,
+            tree,
+        } => {
+            let app = App::open(&db())?;
+            let e = app.explain(&page, &select, &target, rule.as_deref())?;
+            write_out(&match format {
+                explain::ExplainFormat::Json => pretty(&e),
+                explain::ExplainFormat::Text => explain::text(&e, tree),
+            })?;
+        }
         Command::Expr {
             expression,
             to_infix,

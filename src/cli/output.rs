@@ -16,7 +16,7 @@ pub fn glyph(verdict: u64) -> &'static str {
 
 pub use crate::core::text::sanitize;
 
-fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
+pub(super) fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()

@@ -15,7 +15,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::engine::{self, Outcome};
-use super::model::Rule;
+use super::matrix::SelectionEval;
+use super::model::{Override, Page, RequiredMode, Rule, key_hash};
+use super::verdict::{Reason, RuleWeight, Tally, Verdict, device_verdict};
 
 /// What a node of the tree is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -408,7 +410,11 @@ impl Pair<'_> {
                     .collect();
             }
             // Their arguments are names, not expressions.
-            "val" | "exists" | "missing" | "missing_some" => {}
+            "val" | "exists" => {}
+            "missing" | "missing_some" => {
+                node.sentence = self.missing_sentence(op, &list, &node);
+                return node;
+            }
             "and" | "or" => {
                 let mut going = evaluated;
                 for arg in &list {
@@ -528,6 +534,58 @@ impl Pair<'_> {
             }
             _ => None,
         }
+    }
+
+    /// `missing` / `missing_some`: which of the named fields are missing (the engine's
+    /// answer, which is the node's value), or that enough are present.
+    fn missing_sentence(&self, op: &str, list: &[&Value], node: &Node) -> Option<String> {
+        let missing: Vec<String> = node
+            .value
+            .as_ref()?
+            .as_array()?
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<_>>()?;
+        let names_in = |v: &Value| -> Option<Vec<String>> {
+            match v {
+                Value::Array(a) => a.iter().map(|n| n.as_str().map(str::to_owned)).collect(),
+                Value::String(n) => Some(vec![n.clone()]),
+                _ => None,
+            }
+        };
+        let is_are = |n: usize| if n == 1 { "is" } else { "are" };
+        if op == "missing" {
+            let names: Vec<String> = list
+                .iter()
+                .map(|v| names_in(v))
+                .collect::<Option<Vec<_>>>()?
+                .concat();
+            return Some(if missing.is_empty() {
+                format!("{} {} present", and_list(&names), is_are(names.len()))
+            } else {
+                format!("{} {} missing", and_list(&missing), is_are(missing.len()))
+            });
+        }
+        let need = list.first()?.as_f64()?;
+        let names = names_in(list.get(1)?)?;
+        let of = names.join(", ");
+        if missing.is_empty() {
+            return Some(format!(
+                "at least {need} of {of} {} present",
+                is_are(need as usize)
+            ));
+        }
+        let present: Vec<&String> = names.iter().filter(|n| !missing.contains(n)).collect();
+        Some(if present.is_empty() {
+            format!("needs {need} of {of}; none is present")
+        } else {
+            let present: Vec<String> = present.into_iter().cloned().collect();
+            format!(
+                "needs {need} of {of}; only {} {} present",
+                and_list(&present),
+                is_are(present.len())
+            )
+        })
     }
 
     /// Names the items that failed an `all` / `some` / `none`, when the body can be
@@ -876,12 +934,143 @@ pub fn fmt_value(v: &Value) -> String {
     }
 }
 
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// At most eight items, comma-separated.
 fn list_text(items: &[String]) -> String {
     if items.len() > 8 {
         format!("{}, … ({} in all)", items[..8].join(", "), items.len())
     } else {
         items.join(", ")
+    }
+}
+
+/// Why a target got its verdict for a selection: the override and its note, the
+/// required rules that failed, or the score against the thresholds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetWhy {
+    pub verdict: Verdict,
+    pub score: f64,
+    pub reason: Reason,
+    /// Weight of the scored rules that pass, and of all scored rules (the optional
+    /// ones; every rule under `IGNORE_REQUIRED`).
+    pub passed_weight: f64,
+    pub total_weight: f64,
+    /// Indexes of the required rules that fail, in page order.
+    pub failed_required: Vec<usize>,
+    /// The pair's override: its value and note.
+    pub override_value: Option<bool>,
+    pub override_note: Option<String>,
+    /// The whole of it in words: `partial · score 0.60 = 6 / 10 optional weight
+    /// (full ≥ 1, partial ≥ 0.4)`.
+    pub text: String,
+}
+
+/// The override of (source row `source`, target row `target`), if any.
+pub fn override_of(page: &Page, source: usize, target: usize) -> Option<&Override> {
+    let sh = key_hash(&page.source.row_key(page.source.rows.get(source)?));
+    let th = key_hash(&page.target.row_key(page.target.rows.get(target)?));
+    page.overrides.iter().find(|o| {
+        o.source_hash().as_deref() == Some(&sh) && o.target_hash().as_deref() == Some(&th)
+    })
+}
+
+/// Why `target` got its verdict in `eval` (the evaluation of one selection of `page`).
+pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy {
+    let d = &eval.devices[target];
+    let p = &page.device_policy;
+    let over = override_of(page, eval.selection, target);
+    let failed_required: Vec<usize> = page
+        .rules
+        .iter()
+        .zip(&eval.columns)
+        .enumerate()
+        .filter(|(_, (r, c))| r.required && !c.passed(target))
+        .map(|(i, _)| i)
+        .collect();
+    let mut tally = Tally::default();
+    for (r, c) in page.rules.iter().zip(&eval.columns) {
+        let w = RuleWeight {
+            required: r.required,
+            weight: r.weight,
+        };
+        tally.add(p, w, c.passed(target));
+    }
+    let (passed, total) = (tally.passed_weight, tally.total_weight);
+    let scored = if p.required_mode == RequiredMode::IgnoreRequired {
+        "rule weight"
+    } else {
+        "optional weight"
+    };
+    let score = if total > 0.0 {
+        format!(
+            "score {:.2} = {passed} / {total} {scored} (full ≥ {}, partial ≥ {})",
+            d.score, p.full_threshold, p.partial_threshold
+        )
+    } else {
+        format!(
+            "score {:.2}: no {scored} to score (full ≥ {}, partial ≥ {})",
+            d.score, p.full_threshold, p.partial_threshold
+        )
+    };
+    let by_rules = |reason: Reason| match reason {
+        Reason::RequiredFail => {
+            let names: Vec<&str> = failed_required
+                .iter()
+                .map(|&i| page.rules[i].name.as_str())
+                .collect();
+            let capped = if p.required_mode == RequiredMode::AnyRequiredFailCapsAtPartial {
+                " (capped at partial)"
+            } else {
+                ""
+            };
+            format!(
+                "required rule failed{capped}: {} · {score}",
+                names.join(", ")
+            )
+        }
+        reason => format!("{} · {score}", reason.as_str()),
+    };
+    let text = match over {
+        Some(o) => {
+            // The rules are still evaluated: say what they alone would give.
+            let alone = device_verdict(p, &tally, None);
+            format!(
+                "override: forced {} ({}){}; without the override: {}, {}",
+                if o.value {
+                    "compatible"
+                } else {
+                    "incompatible"
+                },
+                d.verdict,
+                o.note
+                    .as_ref()
+                    .map(|n| format!(" — {n}"))
+                    .unwrap_or_default(),
+                alone.verdict,
+                by_rules(alone.reason)
+            )
+        }
+        None => by_rules(d.reason),
+    };
+    TargetWhy {
+        verdict: d.verdict,
+        score: d.score,
+        reason: d.reason,
+        passed_weight: passed,
+        total_weight: total,
+        failed_required,
+        override_value: over.map(|o| o.value),
+        override_note: over.and_then(|o| o.note.clone()),
+        text,
     }
 }
 

@@ -250,11 +250,16 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[derive(Debug, Clone, Default)]
 pub struct Fields(pub Vec<String>);
 
+/// How deep parentheses, brackets and NOTs may nest (the parser recurses on them).
+pub const MAX_NESTING: usize = 100;
+
 struct Parser<'a> {
     text: &'a str,
     toks: Vec<Token>,
     pos: usize,
     fields: &'a Fields,
+    /// Current nesting of `(`, `[` and NOT.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -298,6 +303,19 @@ impl Parser<'_> {
         self.error_at(t.offset, format!("expected {wanted}, found {found}"), None)
     }
 
+    /// Enters one more level of nesting (at `offset`), refusing past [`MAX_NESTING`].
+    fn deeper(&mut self, offset: usize) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.error_at(
+                offset,
+                format!("the expression nests deeper than {MAX_NESTING} levels"),
+                Some("split it into simpler conditions".into()),
+            ));
+        }
+        Ok(())
+    }
+
     fn kw(&self, k: &str) -> bool {
         matches!(self.peek(), Tok::Kw(w) if w == k)
     }
@@ -322,8 +340,10 @@ impl Parser<'_> {
 
     fn not(&mut self) -> Result<Value, ParseError> {
         if self.kw("not") {
-            self.next();
+            let t = self.next();
+            self.deeper(t.offset)?;
             let inner = self.not()?;
+            self.depth -= 1;
             return Ok(json!({"!": [inner]}));
         }
         self.compare()
@@ -375,6 +395,13 @@ impl Parser<'_> {
         let t = self.next();
         match t.tok {
             Tok::Field(f) => {
+                if f.split('.').any(str::is_empty) {
+                    return Err(self.error_at(
+                        t.offset,
+                        format!("`{f}` is not a field name: it has an empty segment"),
+                        Some("fields are written `source.x` or `target.x.y`".into()),
+                    ));
+                }
                 let known = self.fields.0.is_empty()
                     || self
                         .fields
@@ -399,10 +426,12 @@ impl Parser<'_> {
             Tok::Kw(k) if k == "false" => Ok(Value::Bool(false)),
             Tok::Kw(k) if k == "null" => Ok(Value::Null),
             Tok::LParen => {
+                self.deeper(t.offset)?;
                 let inner = self.or()?;
                 match self.peek() {
                     Tok::RParen => {
                         self.next();
+                        self.depth -= 1;
                         Ok(inner)
                     }
                     _ => Err(ParseError {
@@ -416,16 +445,21 @@ impl Parser<'_> {
                 }
             }
             Tok::LBracket => {
+                self.deeper(t.offset)?;
                 let mut items = Vec::new();
                 if matches!(self.peek(), Tok::RBracket) {
                     self.next();
+                    self.depth -= 1;
                     return Ok(Value::Array(items));
                 }
                 loop {
                     items.push(self.value()?);
                     match self.next().tok {
                         Tok::Comma => continue,
-                        Tok::RBracket => return Ok(Value::Array(items)),
+                        Tok::RBracket => {
+                            self.depth -= 1;
+                            return Ok(Value::Array(items));
+                        }
                         _ => {
                             self.pos -= 1;
                             return Err(self.unexpected("`,` or `]`"));
@@ -462,6 +496,7 @@ pub fn parse(text: &str, fields: &Fields) -> Result<Value, ParseError> {
         toks,
         pos: 0,
         fields,
+        depth: 0,
     };
     let value = p.or()?;
     match p.peek() {
@@ -571,17 +606,17 @@ fn in_form(a: &Value, b: &Value, negated: bool) -> Result<String, NoInfix> {
     }
 }
 
+/// Whether a `var` path prints as a bare field: it must lex back as one field token
+/// (a letter, `_` or `$`, then letters, digits, `_`, `$`, `-` and `.`; no empty
+/// segment, so `source.tags.0` is one and `source.a.` is not) and not be a keyword.
 fn is_field(path: &str) -> bool {
-    !path.is_empty()
-        && path.split('.').all(|seg| {
-            let mut chars = seg.chars();
-            chars
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
-                && seg
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-'))
-        })
+    path.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && path
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '-' | '.'))
+        && !path.split('.').any(str::is_empty)
         && !KEYWORDS.contains(&path.to_lowercase().as_str())
 }
 
@@ -598,6 +633,32 @@ fn quote(s: &str) -> String {
     }
     out.push('\'');
     out
+}
+
+/// The body of the fuzz target `fuzz/fuzz_targets/infix_parse.rs` (and of a unit test
+/// over a small corpus, so that stable toolchains run it too): any bytes that are UTF-8
+/// either fail to parse with an error that renders, or parse to logic that prints back
+/// as infix and parses again to the same logic. Panics when that does not hold.
+pub fn fuzz_roundtrip(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let logic = match parse(text, &Fields::default()) {
+        Ok(logic) => logic,
+        Err(e) => {
+            let _ = e.render(text);
+            return;
+        }
+    };
+    let printed = print(&logic)
+        .unwrap_or_else(|e| panic!("{text:?} parses to {logic} but does not print: {e}"));
+    let again = parse(&printed, &Fields::default()).unwrap_or_else(|e| {
+        panic!(
+            "{text:?} parses to {logic}, prints as {printed:?}, which does not parse: {}",
+            e.render(&printed)
+        )
+    });
+    assert_eq!(again, logic, "{text:?} prints as {printed:?}");
 }
 
 /// The fields of a page, for hints.
@@ -713,6 +774,50 @@ mod tests {
                 .message
                 .starts_with("expected a value")
         );
+    }
+
+    #[test]
+    fn fuzz_corpus_round_trips_and_deep_nesting_is_an_error() {
+        let corpus: &[&str] = &[
+            "",
+            "source.a",
+            "source.a.",
+            "a..b",
+            "source.x == 1e5",
+            "source.x == -0",
+            "source.x == 0.1 AND target.y != -1.5e-7",
+            "source.x < target.y < 3",
+            "(source.x < 1) < 2",
+            "NOT NOT (source.a in [1, [2, 'x'], (source.b == 1)])",
+            "'a' contains 'b' OR 'x' not contains source.y",
+            "'it''s' == \"q\\\"uote\" AND source.s == 'tab\there\r'",
+            "source.a-b == true and SOURCE.c",
+            "[(source.a == 1)] == []",
+            "(((((source.a)))))",
+            "null == NULL AND TRUE",
+            "source.and == source.or",
+            "1 == 1 == 1",
+            "source.x ==",
+            "é == 'ü'",
+            "$x.y_z == _a",
+            "[",
+            ")",
+            "\u{0}",
+        ];
+        for text in corpus {
+            fuzz_roundtrip(text.as_bytes());
+        }
+        fuzz_roundtrip(&[0xff, 0xfe]);
+        let deep = format!("{}source.a{}", "(".repeat(5000), ")".repeat(5000));
+        let e = parse(&deep, &Fields::default()).unwrap_err();
+        assert!(e.message.contains("nests deeper than 100"), "{e}");
+        assert_eq!((e.line, e.column), (1, 101));
+        let nots = format!("{}source.a", "NOT ".repeat(5000));
+        assert!(parse(&nots, &Fields::default()).is_err());
+        let brackets = format!("source.a in {}1{}", "[".repeat(5000), "]".repeat(5000));
+        assert!(parse(&brackets, &Fields::default()).is_err());
+        let ok = format!("{}source.a{}", "(".repeat(100), ")".repeat(100));
+        fuzz_roundtrip(ok.as_bytes());
     }
 
     #[test]

@@ -182,26 +182,26 @@ pub struct CompileError {
 impl Matrix {
     /// Compiles every rule of a validated page.
     pub fn new(page: &Page) -> Result<Matrix, CompileError> {
-        let rows = |side: Side| {
-            page.dataset(side)
-                .rows
+        // Rows as rules see them: with the dataset's field defaults filled in.
+        let rows = |side: Side| -> Vec<Value> {
+            let d = page.dataset(side);
+            d.rows
                 .iter()
-                .map(|r| Value::Object(r.clone()))
+                .map(|r| Value::Object(d.effective_row(r).into_owned()))
                 .collect()
         };
+        let target_rows = rows(Side::Target);
         let mut m = Matrix {
             rules: Vec::with_capacity(page.rules.len()),
             source: RowSet::new(rows(Side::Source)),
-            target: RowSet::new(rows(Side::Target)),
-            parsed_targets: page
-                .target
-                .rows
+            parsed_targets: target_rows
                 .iter()
                 .map(|r| {
                     let text = serde_json::to_string(r).expect("rows serialize");
                     ParsedData::from_json(&text).expect("serde_json output parses")
                 })
                 .collect(),
+            target: RowSet::new(target_rows),
             groupings: HashMap::new(),
             target_ids: page
                 .target
@@ -213,7 +213,7 @@ impl Matrix {
                 .target
                 .rows
                 .iter()
-                .map(|r| page.target.row_priority(r))
+                .map(|r| page.target.row_priority(&page.target.effective_row(r)))
                 .collect(),
             overrides: HashMap::new(),
             device_policy: page.device_policy.clone(),

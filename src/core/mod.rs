@@ -2,12 +2,14 @@
 //! No I/O, no terminal, no SQLite.
 
 pub mod assertions;
+pub mod dataset;
 pub mod diag;
 pub mod engine;
 pub mod explain;
 pub mod infix;
 pub mod matrix;
 pub mod model;
+pub mod predicates;
 pub mod result;
 pub mod text;
 pub mod validate;

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::assertions::Assertion;
+pub use super::dataset::KeyCase;
 
 /// The only page file format this build reads and writes.
 pub const PAGE_FORMAT: &str = "rulebench.page/v1";
@@ -120,7 +121,7 @@ impl PlanTier {
 }
 
 /// A dataset: named rows identified by their key fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dataset {
     pub name: String,
@@ -133,6 +134,17 @@ pub struct Dataset {
     /// after verdict and score and before the id (seed 003's tiebreaker).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<String>,
+    /// Extension: values for fields a row lacks (absent or null), applied wherever rows
+    /// are evaluated and counted as present by validation ([`Dataset::effective_row`]).
+    #[serde(default, skip_serializing_if = "Row::is_empty")]
+    pub defaults: Row,
+    /// Extension: `insensitive` makes key lookups ignore case (see [`super::dataset`]).
+    #[serde(default, skip_serializing_if = "KeyCase::is_sensitive")]
+    pub key_case: KeyCase,
+    /// Extension: a linked data file (CSV, JSON or JSON Lines) the rows are read from;
+    /// stored absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     #[serde(default)]
     pub rows: Vec<Row>,
 }
@@ -186,9 +198,14 @@ impl Dataset {
     }
 
     /// Finds a row by key, keyHash or id; failing those, by the value of one key
-    /// field or the label, when exactly one row has it (`t3-chat`, `t3.chat`).
+    /// field or the label, when exactly one row has it (`t3-chat`, `t3.chat`). Keys, ids
+    /// and key field values ignore case when `keyCase` is `insensitive`.
     pub fn find_row(&self, needle: &str) -> Option<usize> {
-        let by = |f: &dyn Fn(&Row) -> String| self.rows.iter().position(|r| f(r) == needle);
+        let by = |f: &dyn Fn(&Row) -> String| {
+            self.rows
+                .iter()
+                .position(|r| self.key_matches(&f(r), needle))
+        };
         let unique = |f: &dyn Fn(&Row) -> bool| {
             let mut hits = self.rows.iter().enumerate().filter(|(_, r)| f(r));
             match (hits.next(), hits.next()) {
@@ -201,9 +218,11 @@ impl Dataset {
             .or_else(|| by(&|r| self.row_id(r)))
             .or_else(|| {
                 unique(&|r| {
-                    self.key
-                        .iter()
-                        .any(|k| r.get(k).and_then(Value::as_str) == Some(needle))
+                    self.key.iter().any(|k| {
+                        r.get(k)
+                            .and_then(Value::as_str)
+                            .is_some_and(|v| self.key_matches(v, needle))
+                    })
                 })
             })
             .or_else(|| unique(&|r| self.row_label(r) == needle))
@@ -225,13 +244,21 @@ impl Dataset {
 
 /// Lowercase hex SHA-256 of a text (a row key's keyHash, a selection hash).
 pub fn key_hash(text: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
 }
 
-/// A feature rule.
+/// A feature rule. Read with its logic as JSONLogic (`logic`) or as a predicate list
+/// (`predicates` + `logical_operator`, see [`super::predicates`]); always written with
+/// `logic`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "RuleInput")]
 pub struct Rule {
     /// Unique within a page; derived from the name when absent.
     #[serde(default)]
@@ -246,6 +273,56 @@ pub struct Rule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub logic: Value,
+}
+
+/// A rule as page files and `rule add` write it: `logic`, or `predicates`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleInput {
+    #[serde(default)]
+    id: String,
+    name: String,
+    #[serde(default)]
+    required: bool,
+    #[serde(default = "default_weight")]
+    weight: f64,
+    #[serde(default = "default_category")]
+    category: String,
+    #[serde(default)]
+    description: Option<String>,
+    /// `Some(null)` when written as `null` (a valid, always-failing rule).
+    #[serde(default, deserialize_with = "present")]
+    logic: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    predicates: Option<Value>,
+    #[serde(default, rename = "logical_operator", alias = "logicalOperator")]
+    logical_operator: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl TryFrom<RuleInput> for Rule {
+    type Error = String;
+
+    fn try_from(r: RuleInput) -> Result<Rule, String> {
+        let op = r.logical_operator.as_ref().map(|v| ("logical_operator", v));
+        let (logic, _) = super::predicates::rule_logic(r.logic.as_ref(), r.predicates.as_ref(), op)
+            .map_err(|errors| {
+                let what: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                format!("rule `{}`: {}", r.name, what.join("; "))
+            })?;
+        Ok(Rule {
+            id: r.id,
+            name: r.name,
+            required: r.required,
+            weight: r.weight,
+            category: r.category,
+            description: r.description,
+            logic,
+        })
+    }
 }
 
 fn default_weight() -> f64 {
@@ -440,6 +517,7 @@ mod tests {
             summary: vec![],
             priority: None,
             rows: vec![],
+            ..Dataset::default()
         }
     }
 

@@ -20,6 +20,7 @@ pub fn build(page: &Page, eval: &SelectionEval, revision: i64, evaluated_at: &st
         .iter()
         .enumerate()
         .map(|(t, row)| {
+            let row = target.effective_row(row);
             let mut entry = Map::new();
             entry.insert("id".into(), Value::String(ids[t].clone()));
             let shown = target.label.iter().chain(&target.summary);
@@ -115,6 +116,19 @@ pub fn split(result: &Value) -> Vec<Value> {
     } else {
         targets.chunks(TARGETS_PER_PAGE).collect()
     };
+    // Everything but targets and features, in place (cloning the whole result for every
+    // page would make a 100,000-target result take minutes).
+    let skeleton: Map<String, Value> = result
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| match k.as_str() {
+                    "targets" | "features" => (k.clone(), Value::Null),
+                    _ => (k.clone(), v.clone()),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     chunks
         .into_iter()
         .map(|chunk| {
@@ -132,7 +146,7 @@ pub fn split(result: &Value) -> Vec<Value> {
                     Value::Object(m)
                 })
                 .collect();
-            let mut page = result.clone();
+            let mut page = Value::Object(skeleton.clone());
             page["targets"] = Value::Array(chunk.to_vec());
             page["features"] = Value::Array(features);
             page

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
+use super::dataset::FieldSchema;
 use super::diag::{Diagnostic, did_you_mean, pointer_token};
 use super::engine::{self, item_scoped};
 use super::model::{Dataset, Page, Side};
@@ -22,24 +23,33 @@ pub struct Schema {
     pub target: DatasetSchema,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DatasetSchema {
     pub rows: usize,
-    /// field → number of rows that have it.
+    /// field → number of rows that have it (`null` included). A field with a default
+    /// counts for every row.
     pub coverage: BTreeMap<String, usize>,
+    /// field → its inferred types, how many rows hold it as stored, and its default.
+    pub fields: BTreeMap<String, FieldSchema>,
 }
 
 impl DatasetSchema {
     pub fn of(dataset: &Dataset) -> Self {
-        let mut coverage = BTreeMap::new();
-        for row in &dataset.rows {
-            for key in row.keys() {
-                *coverage.entry(key.clone()).or_insert(0) += 1;
-            }
-        }
+        let rows = dataset.rows.len();
+        let fields = super::dataset::field_schemas(dataset);
+        let coverage = fields
+            .iter()
+            .map(|(k, f)| {
+                (
+                    k.clone(),
+                    if f.default.is_some() { rows } else { f.present },
+                )
+            })
+            .collect();
         DatasetSchema {
-            rows: dataset.rows.len(),
+            rows,
             coverage,
+            fields,
         }
     }
 }
@@ -431,6 +441,13 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
         ));
         return;
     }
+    for field in d.key.iter().filter(|k| d.defaults.contains_key(*k)) {
+        out.push(Diagnostic::error(
+            "key-default",
+            format!("{at}/defaults/{}", pointer_token(field)),
+            format!("key field `{field}` cannot have a default (every row names its own key)"),
+        ));
+    }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for (i, row) in d.rows.iter().enumerate() {
         for field in &d.key {
@@ -446,7 +463,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
             }
         }
         let key = d.row_key(row);
-        if let Some(first) = seen.insert(key.clone(), i) {
+        if let Some(first) = seen.insert(d.key_case.fold(&key).into_owned(), i) {
             out.push(Diagnostic::error(
                 "duplicate-key",
                 format!("{at}/rows/{i}"),

@@ -158,6 +158,9 @@ pub struct StoredAssertionResult {
     pub run_at: String,
 }
 
+/// A stored row's key and keyHash.
+pub type RowKey = (String, String);
+
 /// A page as stored, with its revision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredPage {
@@ -201,6 +204,9 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // 64 MiB of page cache (the default is 2 MiB): replacing 100,000 rows updates the
+        // key index in random order, and a small cache re-reads its pages from the file.
+        conn.pragma_update(None, "cache_size", -65536)?;
         let mut store = Store {
             conn,
             opened_at_version: 0,
@@ -272,6 +278,31 @@ impl Store {
 
     /// Loads a whole page.
     pub fn load(&self, page_id: &str) -> Result<Option<StoredPage>> {
+        self.load_but(page_id, None)
+    }
+
+    /// Loads a page with the rows of `side` left out, and that side's row keys with
+    /// their keyHashes, in order (a dataset import replaces the rows anyway).
+    pub fn load_keys_of(
+        &self,
+        page_id: &str,
+        side: Side,
+    ) -> Result<Option<(StoredPage, Vec<RowKey>)>> {
+        let Some(stored) = self.load_but(page_id, Some(side))? else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare(
+            "SELECT row_key, key_hash FROM dataset_rows WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
+        )?;
+        let keys = stmt
+            .query_map(params![page_id, side.name()], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Some((stored, keys)))
+    }
+
+    fn load_but(&self, page_id: &str, without: Option<Side>) -> Result<Option<StoredPage>> {
         let head = self
             .conn
             .query_row(
@@ -299,8 +330,12 @@ impl Store {
         };
         let mut source: Dataset = serde_json::from_str(&source).map_err(corrupt("source"))?;
         let mut target: Dataset = serde_json::from_str(&target).map_err(corrupt("target"))?;
-        source.rows = self.rows(page_id, Side::Source)?;
-        target.rows = self.rows(page_id, Side::Target)?;
+        if without != Some(Side::Source) {
+            source.rows = self.rows(page_id, Side::Source)?;
+        }
+        if without != Some(Side::Target) {
+            target.rows = self.rows(page_id, Side::Target)?;
+        }
         let page = Page {
             format: PAGE_FORMAT.to_owned(),
             id: page_id.to_owned(),
@@ -450,7 +485,7 @@ impl Store {
             ],
         )?;
         for side in [Side::Source, Side::Target] {
-            insert_rows(&tx, &page.id, side, page.dataset(side))?;
+            insert_rows(&tx, &page.id, side, page.dataset(side), &mut |_| {})?;
         }
         let org = org_id(page);
         for (ord, rule) in page.rules.iter().enumerate() {
@@ -728,7 +763,13 @@ fn org_id(page: &Page) -> String {
         .map_or_else(|| "local".to_owned(), |o| o.id.clone())
 }
 
-fn insert_rows(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> Result<()> {
+fn insert_rows(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    side: Side,
+    d: &Dataset,
+    on_row: &mut dyn FnMut(usize),
+) -> Result<()> {
     let mut stmt = tx.prepare(
         "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -743,6 +784,7 @@ fn insert_rows(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> 
             key_hash(&key),
             serde_json::to_string(row).expect("rows serialize")
         ])?;
+        on_row(ord + 1);
     }
     Ok(())
 }
@@ -916,6 +958,17 @@ pub mod ops {
         side: Side,
         d: &Dataset,
     ) -> Result<()> {
+        replace_dataset_with_progress(tx, page_id, side, d, &mut |_| {})
+    }
+
+    /// [`replace_dataset`], telling `on_row` how many rows are written so far.
+    pub fn replace_dataset_with_progress(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        side: Side,
+        d: &Dataset,
+        on_row: &mut dyn FnMut(usize),
+    ) -> Result<()> {
         tx.execute(
             "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2",
             params![page_id, side.name()],
@@ -934,6 +987,19 @@ pub mod ops {
                 })
             ],
         )?;
-        insert_rows(tx, page_id, side, d)
+        insert_rows(tx, page_id, side, d, on_row)
+    }
+
+    /// Replaces a page's overrides (in order).
+    pub fn set_overrides(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        overrides: &[Override],
+    ) -> Result<()> {
+        tx.execute("DELETE FROM overrides WHERE page_id = ?1", [page_id])?;
+        for (ord, o) in overrides.iter().enumerate() {
+            upsert_override(tx, page_id, o, ord as i64)?;
+        }
+        Ok(())
     }
 }

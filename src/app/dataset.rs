@@ -1,0 +1,413 @@
+//! Dataset use cases: import a data file (CSV, JSON, JSON Lines) into one side of a page,
+//! describe a dataset's fields, and keep linked files in step (read at page import,
+//! reloaded by [`super::watch::Watcher`]).
+//!
+//! Every change is validated as a whole page first (rules that read fields the new rows
+//! lack, overrides and assertions that name rows no longer there) and then stored in
+//! one transaction as one new revision; an invalid file changes nothing.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{App, AppError, Imported, Result};
+use crate::core::dataset::{self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed};
+use crate::core::diag::Diagnostic;
+use crate::core::model::{Dataset, Page, Side};
+use crate::core::validate::{self, DatasetSchema};
+use crate::store;
+
+/// Where the embedded sample pages' linked files live: the source tree they were built
+/// from. Seeding never reads them (the pages are seeded from their embedded rows).
+pub const SAMPLE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-pages");
+
+/// How far a dataset import is, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Parsing the file: bytes done of its size.
+    Parsing { done: u64, total: u64 },
+    /// Validating the page with the new rows.
+    Validating,
+    /// Writing rows to the database.
+    Writing { done: u64, total: u64 },
+}
+
+/// Options of `dataset import`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportOptions {
+    /// New key fields (else the dataset's).
+    pub key: Option<Vec<String>>,
+    /// New label field (else the dataset's).
+    pub label: Option<String>,
+    /// Link the dataset to the file (the watcher reloads it on change).
+    pub link: bool,
+    /// Import the good rows and report the bad ones instead of refusing the file.
+    pub skip_bad: bool,
+}
+
+/// What a dataset import did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetImported {
+    pub page_id: String,
+    pub side: Side,
+    /// The file, absolute.
+    pub file: PathBuf,
+    pub format: DataFormat,
+    pub revision: i64,
+    pub rows: usize,
+    /// Bad rows left out (`--skip-bad`).
+    pub skipped: Vec<BadRow>,
+    /// Validation warnings of the page with the new rows.
+    pub warnings: Vec<Diagnostic>,
+    /// The dataset's link after the import.
+    pub linked: Option<String>,
+    /// A link to another file that this import removed (its rows no longer come from it).
+    pub unlinked: Option<String>,
+}
+
+/// A dataset's description and schema: its fields with inferred types, coverage and
+/// defaults (`dataset schema`, the workbench's dataset pane).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DatasetView {
+    pub page_id: String,
+    pub revision: i64,
+    #[serde(serialize_with = "side_name")]
+    pub side: Side,
+    pub name: String,
+    pub key: Vec<String>,
+    pub label: Option<String>,
+    pub key_case: KeyCase,
+    pub file: Option<String>,
+    pub schema: DatasetSchema,
+}
+
+fn side_name<S: serde::Serializer>(side: &Side, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(side.name())
+}
+
+/// A reload of a linked file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reloaded {
+    /// The file's rows differ from the stored ones: stored as a new revision.
+    Changed { revision: i64, rows: usize },
+    /// The file holds the stored rows already: nothing to do.
+    Unchanged { rows: usize },
+}
+
+pub(crate) fn dataset_mut(page: &mut Page, side: Side) -> &mut Dataset {
+    match side {
+        Side::Source => &mut page.source,
+        Side::Target => &mut page.target,
+    }
+}
+
+/// An absolute form of a path (symlinks resolved when the file exists).
+pub fn absolute(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_owned())
+}
+
+/// Where a page file's relative links point from: the directory of `origin` when it
+/// names a file, else the current directory.
+pub fn link_base(origin: &str) -> PathBuf {
+    let p = Path::new(origin);
+    let dir = match p.parent() {
+        Some(d) if p.is_file() && !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    absolute(&dir)
+}
+
+/// Reads and parses a data file with a dataset's key.
+fn read_rows(
+    path: &Path,
+    key: &[String],
+    key_case: KeyCase,
+    skip_bad: bool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Parsed> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| AppError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let total = bytes.len() as u64;
+    progress(Progress::Parsing { done: 0, total });
+    let format = DataFormat::detect(path, &bytes);
+    let opts = ParseOptions {
+        key,
+        key_case,
+        skip_bad,
+    };
+    Ok(dataset::parse(
+        &bytes,
+        &shown,
+        format,
+        &opts,
+        &mut |done| progress(Progress::Parsing { done, total }),
+    )?)
+}
+
+/// Validates a page whose `side` rows replaced those of `old`; errors refuse the change,
+/// naming the file. Also says whether overrides had to follow keys that changed case.
+fn revalidate(
+    page: &mut Page,
+    side: Side,
+    old_keys: impl FnOnce() -> Vec<(String, String)>,
+    file: &str,
+) -> Result<(Vec<Diagnostic>, bool)> {
+    let overrides_changed = dataset::rekey_overrides(page, side, old_keys);
+    let diags = validate::validate_page(page);
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(AppError::Invalid {
+            origin: format!(
+                "{file} refused: with its rows as {} rows, page `{}` is invalid",
+                side.name(),
+                page.id
+            ),
+            diagnostics: diags,
+        });
+    }
+    Ok((diags, overrides_changed))
+}
+
+impl App {
+    /// Imports a data file into one side of a page: all rows or none (unless
+    /// `skip_bad`), validated with the page's rules, one transaction, one revision.
+    pub fn import_dataset(
+        &mut self,
+        page_id: &str,
+        side: Side,
+        path: &Path,
+        opts: &ImportOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<DatasetImported> {
+        // The rows of `side` are replaced: only their keys are loaded.
+        let Some((stored, old_keys)) = self.store.load_keys_of(page_id, side)? else {
+            // Not there: `page` says so, with a did-you-mean.
+            return Err(self
+                .page(page_id)
+                .err()
+                .unwrap_or_else(|| AppError::NotFound {
+                    what: "page",
+                    id: page_id.to_owned(),
+                    hint: None,
+                }));
+        };
+        let mut page = stored.page;
+        let file = absolute(path);
+        let shown = path.display().to_string();
+        let d = dataset_mut(&mut page, side);
+        if let Some(key) = &opts.key {
+            if key.is_empty() || key.iter().any(|k| k.trim().is_empty()) {
+                return Err(AppError::Usage(format!(
+                    "--key `{}` names no field",
+                    key.join(",")
+                )));
+            }
+            d.key = key.clone();
+        }
+        let parsed = read_rows(path, &d.key, d.key_case, opts.skip_bad, progress)?;
+        if let Some(label) = &opts.label {
+            if !parsed.fields.contains(label) {
+                return Err(AppError::Usage(format!(
+                    "--label `{label}`: {shown} has no field `{label}` (fields: {})",
+                    parsed.fields.join(", ")
+                )));
+            }
+            d.label = Some(label.clone());
+        }
+        let linked_to = file.display().to_string();
+        let mut unlinked = None;
+        if opts.link {
+            d.file = Some(linked_to.clone());
+        } else if d.file.as_deref().is_some_and(|f| f != linked_to) {
+            unlinked = d.file.take();
+        }
+        let Parsed {
+            rows,
+            skipped,
+            format,
+            ..
+        } = parsed;
+        d.rows = rows;
+        let linked = d.file.clone();
+        progress(Progress::Validating);
+        let (warnings, overrides_changed) = revalidate(&mut page, side, || old_keys, &shown)?;
+        let n = page.dataset(side).rows.len();
+        let what = format!("imported {} from {shown} ({n} rows)", side.name());
+        let revision = self.store.change(page_id, &what, |tx, _| {
+            store::ops::replace_dataset_with_progress(
+                tx,
+                page_id,
+                side,
+                page.dataset(side),
+                &mut |done| {
+                    if done.is_multiple_of(2048) || done == n {
+                        progress(Progress::Writing {
+                            done: done as u64,
+                            total: n as u64,
+                        });
+                    }
+                },
+            )?;
+            if overrides_changed {
+                store::ops::set_overrides(tx, page_id, &page.overrides)?;
+            }
+            Ok(())
+        })?;
+        Ok(DatasetImported {
+            page_id: page_id.to_owned(),
+            side,
+            file,
+            format,
+            revision,
+            rows: n,
+            skipped,
+            warnings,
+            linked,
+            unlinked,
+        })
+    }
+
+    /// A dataset's fields with inferred types, coverage and defaults.
+    pub fn dataset_schema(&self, page_id: &str, side: Side) -> Result<DatasetView> {
+        let (page, revision) = self.page(page_id)?;
+        let d = page.dataset(side);
+        Ok(DatasetView {
+            page_id: page.id.clone(),
+            revision,
+            side,
+            name: d.name.clone(),
+            key: d.key.clone(),
+            label: d.label.clone(),
+            key_case: d.key_case,
+            file: d.file.clone(),
+            schema: DatasetSchema::of(d),
+        })
+    }
+
+    /// The linked files of a page, by side.
+    pub fn linked_files(&self, page_id: &str) -> Result<Vec<(Side, PathBuf)>> {
+        let (page, _) = self.page(page_id)?;
+        Ok([Side::Source, Side::Target]
+            .into_iter()
+            .filter_map(|s| page.dataset(s).file.as_ref().map(|f| (s, PathBuf::from(f))))
+            .collect())
+    }
+
+    /// Re-reads a dataset's linked file. Rows that differ from the stored ones are
+    /// validated and stored as a new revision; an invalid file changes nothing.
+    pub fn reload_linked(&mut self, page_id: &str, side: Side) -> Result<Reloaded> {
+        let (mut page, _) = self.page(page_id)?;
+        let d = dataset_mut(&mut page, side);
+        let Some(file) = d.file.clone() else {
+            return Err(AppError::Usage(format!(
+                "the {} dataset of `{page_id}` links no file",
+                side.name()
+            )));
+        };
+        let parsed = read_rows(Path::new(&file), &d.key, d.key_case, false, &mut |_| {})?;
+        if parsed.rows == d.rows {
+            return Ok(Reloaded::Unchanged {
+                rows: parsed.rows.len(),
+            });
+        }
+        let old = Dataset {
+            key: d.key.clone(),
+            rows: std::mem::replace(&mut d.rows, parsed.rows),
+            ..Dataset::default()
+        };
+        let old_keys = || {
+            old.rows
+                .iter()
+                .map(|r| {
+                    let k = old.row_key(r);
+                    (crate::core::model::key_hash(&k), k)
+                })
+                .map(|(h, k)| (k, h))
+                .collect()
+        };
+        let (_, overrides_changed) = revalidate(&mut page, side, old_keys, &file)?;
+        let n = page.dataset(side).rows.len();
+        let what = format!("reloaded {} from {file} ({n} rows)", side.name());
+        let revision = self.store.change(page_id, &what, |tx, _| {
+            store::ops::replace_dataset(tx, page_id, side, page.dataset(side))?;
+            if overrides_changed {
+                store::ops::set_overrides(tx, page_id, &page.overrides)?;
+            }
+            Ok(())
+        })?;
+        Ok(Reloaded::Changed { revision, rows: n })
+    }
+
+    /// Imports a page file whose relative links point from `base`. With `read`, a
+    /// linked file that exists replaces the page's embedded rows (the linked file wins);
+    /// one that does not is a warning and the embedded rows stay.
+    pub(crate) fn import_linked(
+        &mut self,
+        text: &str,
+        origin: &str,
+        replace: bool,
+        base: &Path,
+        read: bool,
+    ) -> Result<Imported> {
+        let (mut page, mut warnings) = Self::parse_page(text, origin)?;
+        if !replace && self.store.revision(&page.id)?.is_some() {
+            return Err(AppError::PageExists(page.id));
+        }
+        let mut read_any = false;
+        for side in [Side::Source, Side::Target] {
+            let d = dataset_mut(&mut page, side);
+            let Some(file) = d.file.clone() else { continue };
+            let path = absolute(&base.join(&file));
+            d.file = Some(path.display().to_string());
+            if !read {
+                continue;
+            }
+            if path.is_file() {
+                let parsed = read_rows(&path, &d.key, d.key_case, false, &mut |_| {})?;
+                d.rows = parsed.rows;
+                read_any = true;
+            } else {
+                warnings.push(Diagnostic::warning(
+                    "linked-file",
+                    format!("/{}/file", side.name()),
+                    format!(
+                        "linked file {} not found; the page's {} embedded {} rows are used",
+                        path.display(),
+                        d.rows.len(),
+                        side.name()
+                    ),
+                ));
+            }
+        }
+        if read_any {
+            dataset::canonicalize_overrides(&mut page);
+            let diags: Vec<Diagnostic> = validate::validate_page(&page)
+                .into_iter()
+                .map(|d| d.locate_in(text))
+                .collect();
+            if diags.iter().any(Diagnostic::is_error) {
+                return Err(AppError::Invalid {
+                    origin: format!("{origin} (with the rows of its linked files)"),
+                    diagnostics: diags,
+                });
+            }
+            let linked: Vec<Diagnostic> = warnings
+                .into_iter()
+                .filter(|w| w.code == "linked-file")
+                .collect();
+            warnings = diags;
+            warnings.extend(linked);
+        }
+        let revision = self.store.insert_page(&page, replace)?;
+        Ok(Imported {
+            page_id: page.id,
+            revision,
+            warnings,
+        })
+    }
+}

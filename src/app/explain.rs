@@ -1,0 +1,304 @@
+//! Explaining one cell: why a target got its verdict for a selection, and why each rule
+//! passed or failed for the pair, in words. `rulebench explain` prints it; its JSON
+//! form is stable for scripts (README, "rulebench explain").
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::{App, AppError, Result};
+use crate::core::diag::did_you_mean;
+use crate::core::explain::{self, Node};
+use crate::core::matrix::{ERROR, Matrix};
+use crate::core::model::{Page, Side};
+use crate::core::predicates::{self, PredicateList};
+use crate::core::verdict::Verdict;
+
+/// Why one (selection, target) cell is what it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CellExplanation {
+    pub page_id: String,
+    pub revision_id: i64,
+    pub selection_key: String,
+    pub target: TargetReport,
+    /// Failing rules first, then passing ones, each group in page order.
+    pub rules: Vec<RuleReport>,
+}
+
+/// The target's verdict and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetReport {
+    pub id: String,
+    pub label: String,
+    pub key: String,
+    pub verdict: Verdict,
+    pub score: f64,
+    /// `override`, `required-fail`, `full`, `partial` or `low-score`.
+    pub reason: String,
+    /// The reason in words.
+    pub why: String,
+    /// Ids of the required rules that fail.
+    pub failed_required: Vec<String>,
+    #[serde(rename = "override", skip_serializing_if = "Option::is_none")]
+    pub override_: Option<OverrideReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverrideReport {
+    pub value: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One rule's outcome for the pair, with its reasons.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleReport {
+    pub id: String,
+    pub name: String,
+    pub required: bool,
+    #[serde(serialize_with = "whole")]
+    pub weight: f64,
+    pub passed: bool,
+    /// The rule's value (`null` when the engine raised an error).
+    pub value: Option<Value>,
+    pub error: Option<String>,
+    /// Every failing condition of a failing rule; a short reason for a passing one.
+    pub sentence: String,
+    /// Every field the rule reads with its value for the pair, in reading order.
+    pub fields: Map<String, Value>,
+    /// The fields of `fields` absent from the pair (read as null).
+    pub missing: Vec<String>,
+    /// The rule as a predicate list, while its logic still is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicates: Option<PredicateList>,
+    /// The rule as a tree with every node's value.
+    pub tree: Node,
+    /// The rule's index in the page.
+    #[serde(skip)]
+    pub index: usize,
+    /// The rule's logic.
+    #[serde(skip)]
+    pub logic: Value,
+}
+
+/// `2`, not `2.0`.
+fn whole<S: Serializer>(value: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        s.serialize_i64(*value as i64)
+    } else {
+        s.serialize_f64(*value)
+    }
+}
+
+/// Finds a rule by id, or by name (any case).
+pub fn find_rule(page: &Page, needle: &str) -> Result<usize> {
+    if let Some((i, _)) = page.rule(needle) {
+        return Ok(i);
+    }
+    if let Some(i) = page
+        .rules
+        .iter()
+        .position(|r| r.name.eq_ignore_ascii_case(needle.trim()))
+    {
+        return Ok(i);
+    }
+    let ids: Vec<&str> = page.rules.iter().map(|r| r.id.as_str()).collect();
+    let hint = did_you_mean(needle, ids.iter().copied())
+        .map(|s| format!("did you mean `{s}`?"))
+        .or_else(|| Some(format!("rules: {}", ids.join(", "))));
+    Err(AppError::NotFound {
+        what: "rule",
+        id: needle.to_owned(),
+        hint,
+    })
+}
+
+/// Explains the cell (selection `s`, target `t`) of an evaluated page; `only` limits
+/// the rules to one.
+pub fn explain_cell(
+    page: &Page,
+    revision: i64,
+    eval: &crate::core::matrix::SelectionEval,
+    t: usize,
+    only: Option<usize>,
+) -> CellExplanation {
+    let s = eval.selection;
+    // Rows as the matrix evaluates them: dataset defaults filled in.
+    let source = Value::Object(page.source.effective_row(&page.source.rows[s]).into_owned());
+    let target = Value::Object(page.target.effective_row(&page.target.rows[t]).into_owned());
+    let why = explain::target_why(page, eval, t);
+    let row = &page.target.rows[t];
+    let override_ = why.override_value.map(|value| OverrideReport {
+        value,
+        note: why.override_note.clone(),
+    });
+    let target_report = TargetReport {
+        id: page.target.row_id(row),
+        label: page.target.row_label(row),
+        key: page.target.row_key(row),
+        verdict: why.verdict,
+        score: why.score,
+        reason: why.reason.as_str().to_owned(),
+        failed_required: why
+            .failed_required
+            .iter()
+            .map(|&i| page.rules[i].id.clone())
+            .collect(),
+        why: why.text,
+        override_,
+    };
+    let mut rules: Vec<RuleReport> = page
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| only.is_none_or(|o| o == *i))
+        .map(|(i, rule)| {
+            let e = explain::explain(rule, &source, &target);
+            let outcome = eval.columns.get(i).map(|c| c.outcome[t]);
+            RuleReport {
+                id: rule.id.clone(),
+                name: rule.name.clone(),
+                required: rule.required,
+                weight: rule.weight,
+                // The matrix decided the verdict; the explanation agrees with it.
+                passed: outcome.map_or(e.passed, |o| o == crate::core::matrix::PASS),
+                value: e.value,
+                error: e.error.or_else(|| {
+                    (outcome == Some(ERROR)).then(|| "the engine raised an error".to_owned())
+                }),
+                sentence: e.sentence,
+                fields: e.fields.into_iter().collect(),
+                missing: e.missing,
+                predicates: predicates::from_logic(&rule.logic),
+                tree: e.tree,
+                index: i,
+                logic: rule.logic.clone(),
+            }
+        })
+        .collect();
+    // Failing first, then passing; page order within each (a stable sort).
+    rules.sort_by_key(|r| r.passed);
+    CellExplanation {
+        page_id: page.id.clone(),
+        revision_id: revision,
+        selection_key: page.source.row_key(&page.source.rows[s]),
+        target: target_report,
+        rules,
+    }
+}
+
+impl App {
+    /// Why `target` got its verdict for `selection` on page `page_id`, and why each rule
+    /// (or only `rule`, by id or name) passed or failed for the pair. Rows are named as
+    /// everywhere (key, keyHash, id, a unique key value or label).
+    pub fn explain(
+        &self,
+        page_id: &str,
+        selection: &str,
+        target: &str,
+        rule: Option<&str>,
+    ) -> Result<CellExplanation> {
+        let (page, revision) = self.page(page_id)?;
+        let s = Self::find_row(&page, Side::Source, selection)?;
+        let t = Self::find_row(&page, Side::Target, target)?;
+        let only = rule.map(|r| find_rule(&page, r)).transpose()?;
+        let mut matrix = Matrix::new(&page)?;
+        let eval = matrix.evaluate(s);
+        Ok(explain_cell(&page, revision, &eval, t, only))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> (tempfile::TempDir, App) {
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::open(&dir.path().join("e.db")).unwrap();
+        (dir, app)
+    }
+
+    #[test]
+    fn failing_rules_come_first_and_the_verdict_is_explained() {
+        let (_dir, app) = app();
+        let e = app
+            .explain("llm-chat-clients", "t3-chat", "llama-3.3-70b", None)
+            .unwrap();
+        assert_eq!(e.selection_key, "clientType=web|id=t3-chat");
+        assert_eq!((e.target.verdict, e.target.reason.as_str()), (1, "partial"));
+        assert_eq!(
+            e.target.why,
+            "partial · score 0.60 = 6 / 10 optional weight (full ≥ 1, partial ≥ 0.4)"
+        );
+        let passed: Vec<bool> = e.rules.iter().map(|r| r.passed).collect();
+        assert_eq!(passed.iter().filter(|p| !**p).count(), 2);
+        assert!(passed.windows(2).all(|w| w[0] <= w[1]), "{passed:?}");
+        let ids: Vec<&str> = e.rules.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(&ids[..2], ["tool-calling", "structured-outputs"]);
+        // Within each group, page order.
+        let passing: Vec<usize> = e
+            .rules
+            .iter()
+            .filter(|r| r.passed)
+            .map(|r| r.index)
+            .collect();
+        assert!(passing.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn one_rule_unknown_names_and_overrides() {
+        let (_dir, app) = app();
+        let e = app
+            .explain(
+                "llm-chat-clients",
+                "opencode",
+                "llama-3.3-70b",
+                Some("Streaming Support"),
+            )
+            .unwrap();
+        assert_eq!(e.rules.len(), 1);
+        assert_eq!(e.rules[0].id, "streaming");
+        let o = e.target.override_.as_ref().unwrap();
+        assert!(o.value);
+        assert!(
+            e.target
+                .why
+                .starts_with("override: forced compatible (2) — Verified")
+        );
+        let err = app
+            .explain(
+                "llm-chat-clients",
+                "t3-chat",
+                "llama-3.3-70b",
+                Some("streeming"),
+            )
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "rule `streeming` not found (hint: did you mean `streaming`?)"
+        );
+        let err = app
+            .explain("llm-chat-clients", "t3-chat", "llama-3.3-71b", None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did you mean `llama-3.3-70b`?"), "{err}");
+    }
+
+    #[test]
+    fn the_workspace_and_the_use_case_agree() {
+        let (_dir, app) = app();
+        let mut ws = super::super::workspace::Workspace::open(&app, "loan-eligibility").unwrap();
+        ws.select(0);
+        for t in 0..ws.page.target.rows.len() {
+            let id = ws.page.target.row_id(&ws.page.target.rows[t]);
+            let e = app
+                .explain("loan-eligibility", "app-001", &id, None)
+                .unwrap();
+            assert_eq!(e.target.why, ws.target_why(t));
+            assert_eq!(e.target.verdict, ws.eval.devices[t].verdict);
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! `rulebench dataset import|schema` and `rulebench watch`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clap::{Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{Value, json};
+
+use super::output::{render_table, sanitize};
+use super::{Exit, Failure, pretty, usage, write_out};
+use crate::app::dataset::{ImportOptions, Progress};
+use crate::app::watch::{Reload, Watcher};
+use crate::app::{App, AppError};
+use crate::core::dataset::DataError;
+use crate::core::model::Side;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SideArg {
+    Source,
+    Target,
+}
+
+impl From<SideArg> for Side {
+    fn from(s: SideArg) -> Side {
+        match s {
+            SideArg::Source => Side::Source,
+            SideArg::Target => Side::Target,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DatasetAction {
+    /// Import a CSV, JSON (an array of objects) or JSON Lines file as one side's rows:
+    /// all rows or none, one new revision
+    Import {
+        page: String,
+        #[arg(value_enum)]
+        side: SideArg,
+        /// .csv, .json, .jsonl / .ndjson (else the format is guessed from the content)
+        file: PathBuf,
+        /// Key fields, comma-separated [default: the dataset's key]
+        #[arg(long, value_name = "F1,F2", value_delimiter = ',')]
+        key: Option<Vec<String>>,
+        /// The label field [default: the dataset's label]
+        #[arg(long, value_name = "FIELD")]
+        label: Option<String>,
+        /// Link the dataset to the file: `rulebench watch` reloads it when it changes
+        #[arg(long)]
+        link: bool,
+        /// Import the good rows and report the bad ones (else a bad row refuses the file)
+        #[arg(long)]
+        skip_bad: bool,
+    },
+    /// A dataset's fields: inferred type, how many rows have each, defaults
+    Schema {
+        page: String,
+        #[arg(value_enum)]
+        side: SideArg,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(db: &Path, action: DatasetAction) -> Result<Exit, Failure> {
+    match action {
+        DatasetAction::Import {
+            page,
+            side,
+            file,
+            key,
+            label,
+            link,
+            skip_bad,
+        } => import(
+            db,
+            &page,
+            side.into(),
+            &file,
+            &ImportOptions {
+                key,
+                label,
+                link,
+                skip_bad,
+            },
+        ),
+        DatasetAction::Schema { page, side, json } => schema(db, &page, side.into(), json),
+    }
+}
+
+/// Escapes control characters line by line (messages quote untrusted data).
+fn sanitize_lines(text: &str) -> String {
+    text.lines().map(sanitize).collect::<Vec<_>>().join("\n")
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+struct Bar {
+    bar: ProgressBar,
+    phase: u8,
+}
+
+impl Bar {
+    fn new() -> Bar {
+        Bar {
+            bar: ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+            phase: 0,
+        }
+    }
+
+    fn style(&mut self, phase: u8, template: &str, message: &'static str) {
+        if self.phase != phase {
+            self.phase = phase;
+            let style = ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("█▉▊▋▌▍▎▏ ");
+            self.bar.set_style(style);
+            self.bar.set_message(message);
+            self.bar.reset();
+        }
+    }
+
+    fn update(&mut self, p: Progress) {
+        match p {
+            Progress::Parsing { done, total } => {
+                self.bar.set_length(total);
+                self.style(1, "{msg:>10} [{bar:30}] {bytes}/{total_bytes}", "parsing");
+                self.bar.set_position(done);
+            }
+            Progress::Validating => {
+                self.style(2, "{msg:>10} {spinner}", "validating");
+                self.bar.tick();
+            }
+            Progress::Writing { done, total } => {
+                self.bar.set_length(total);
+                self.style(3, "{msg:>10} [{bar:30}] {pos}/{len} rows", "writing");
+                self.bar.set_position(done);
+            }
+        }
+    }
+}
+
+fn import(
+    db: &Path,
+    page: &str,
+    side: Side,
+    file: &Path,
+    opts: &ImportOptions,
+) -> Result<Exit, Failure> {
+    let mut app = App::open(db)?;
+    let mut bar = Bar::new();
+    let outcome = app.import_dataset(page, side, file, opts, &mut |p| bar.update(p));
+    bar.bar.finish_and_clear();
+    let done = outcome.map_err(|e| {
+        let hint = match &e {
+            AppError::Data(DataError::BadRows { good, .. }) if !opts.skip_bad => format!(
+                "\nnothing imported (hint: --skip-bad imports the {good} good rows and reports the others)"
+            ),
+            _ => "\nnothing imported".to_owned(),
+        };
+        usage(sanitize_lines(&format!("{e}{hint}")))
+    })?;
+    let shown = sanitize(&file.display().to_string());
+    for b in &done.skipped {
+        eprintln!("skipped {shown}:{}: {}", b.line, sanitize(&b.message));
+    }
+    for w in &done.warnings {
+        eprintln!("{page}: {}", sanitize_lines(&w.to_string()));
+    }
+    let mut text = format!(
+        "imported {} {} rows into {page} from {shown} ({}, revision {})\n",
+        done.rows,
+        side.name(),
+        done.format,
+        done.revision
+    );
+    if !done.skipped.is_empty() {
+        text.push_str(&format!(
+            "skipped {} bad rows (listed on stderr)\n",
+            done.skipped.len()
+        ));
+    }
+    if opts.link
+        && let Some(f) = &done.linked
+    {
+        text.push_str(&format!(
+            "linked {} to {} (`rulebench watch {page}` reloads it on change)\n",
+            side.name(),
+            sanitize(f)
+        ));
+    }
+    if let Some(f) = &done.unlinked {
+        text.push_str(&format!(
+            "unlinked {} from {} (its rows now come from {shown}; --link links the new file)\n",
+            side.name(),
+            sanitize(f)
+        ));
+    }
+    write_out(&text)?;
+    Ok(Exit::Ok)
+}
+
+fn schema(db: &Path, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
+    let app = App::open(db)?;
+    let view = app.dataset_schema(page, side)?;
+    let s = &view.schema;
+    if as_json {
+        let fields: Vec<Value> = s
+            .fields
+            .iter()
+            .map(|(name, f)| {
+                let mut v = json!({
+                    "name": name,
+                    "type": f.type_name(),
+                    "coverage": s.coverage.get(name).copied().unwrap_or(0),
+                    "present": f.present,
+                    "nulls": f.nulls,
+                    "types": f.types,
+                });
+                if let Some(d) = &f.default {
+                    v["default"] = d.clone();
+                }
+                v
+            })
+            .collect();
+        let out = json!({
+            "pageId": view.page_id,
+            "revision": view.revision,
+            "side": side.name(),
+            "name": view.name,
+            "key": view.key,
+            "label": view.label,
+            "keyCase": view.key_case,
+            "file": view.file,
+            "rows": s.rows,
+            "fields": fields,
+        });
+        write_out(&pretty(&out))?;
+        return Ok(Exit::Ok);
+    }
+    let mut text = format!(
+        "{page} {}: {} — {} rows, key {}{}{}\n",
+        side.name(),
+        sanitize(&view.name),
+        s.rows,
+        sanitize(&view.key.join(", ")),
+        if view.key_case.is_sensitive() {
+            ""
+        } else {
+            " (case-insensitive)"
+        },
+        view.file
+            .as_ref()
+            .map(|f| format!(", linked to {}", sanitize(f)))
+            .unwrap_or_default()
+    );
+    let header: Vec<String> = ["FIELD", "TYPE", "ROWS", "NULL", "DEFAULT", "ROLE"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = s
+        .fields
+        .iter()
+        .map(|(name, f)| {
+            let mut notes = Vec::new();
+            if view.key.contains(name) {
+                notes.push("key");
+            }
+            if view.label.as_ref() == Some(name) {
+                notes.push("label");
+            }
+            vec![
+                sanitize(name),
+                f.type_name(),
+                format!("{}/{}", f.present, s.rows),
+                if f.nulls > 0 {
+                    f.nulls.to_string()
+                } else {
+                    String::new()
+                },
+                f.default
+                    .as_ref()
+                    .map(|d| sanitize(&d.to_string()))
+                    .unwrap_or_default(),
+                notes.join(", "),
+            ]
+        })
+        .collect();
+    text.push('\n');
+    text.push_str(&render_table(&header, &rows));
+    text.push_str(
+        "\nROWS: rows that have the field (null included); a field with a default counts as present in every row for rules.\n",
+    );
+    write_out(&text)?;
+    Ok(Exit::Ok)
+}
+
+/// `rulebench watch PAGE`: prints each reload until Ctrl-C or end of input.
+pub fn watch(db: &Path, page: &str) -> Result<Exit, Failure> {
+    let watcher = Watcher::start(db, page)?;
+    let mut text = String::new();
+    for (side, file) in watcher.files() {
+        text.push_str(&format!(
+            "watching {} of {page}: {}\n",
+            side.name(),
+            sanitize(&file.display().to_string())
+        ));
+    }
+    text.push_str("(Ctrl-C or end of input stops)\n");
+    write_out(&text)?;
+    let (quit_tx, quit_rx) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = stdin.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+        }
+        let _ = quit_tx.send(());
+    });
+    loop {
+        match quit_rx.try_recv() {
+            Ok(()) | Err(mpsc::TryRecvError::Disconnected) => break,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        let Some(event) = watcher.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        match event {
+            Reload::Reloaded {
+                side,
+                file,
+                revision,
+                rows,
+            } => write_out(&format!(
+                "reloaded {} from {} (revision {revision}, {rows} rows)\n",
+                side.name(),
+                sanitize(&file.display().to_string())
+            ))?,
+            Reload::Failed { side, message, .. } => eprintln!(
+                "error: {} not reloaded, the last good data stays: {}",
+                side.name(),
+                sanitize_lines(&message)
+            ),
+            Reload::Deleted { side, file } => eprintln!(
+                "error: {} was deleted; {} keeps the last good data",
+                sanitize(&file.display().to_string()),
+                side.name()
+            ),
+        }
+    }
+    Ok(Exit::Ok)
+}

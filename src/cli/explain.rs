@@ -1,0 +1,120 @@
+//! `rulebench explain PAGE --select KEY --target ID [--rule RULE] [--format text|json]
+//! [--tree]`: why a target got its verdict for a selection, and why each rule passed or
+//! failed for the pair.
+
+use clap::ValueEnum;
+
+use super::output::glyph;
+use crate::app::explain::{CellExplanation, RuleReport};
+use crate::core::explain::{Kind, Node, fmt_value};
+use crate::core::infix;
+use crate::core::text::sanitize;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExplainFormat {
+    Text,
+    Json,
+}
+
+/// The explanation as text: the verdict and why, then one paragraph per rule.
+pub fn text(e: &CellExplanation, tree: bool) -> String {
+    let t = &e.target;
+    let mut out = String::new();
+    let who = if t.label != t.id {
+        format!("{} ({})", t.id, t.label)
+    } else {
+        t.id.clone()
+    };
+    line(
+        &mut out,
+        0,
+        &format!(
+            "{who} for {}: {} {} {}",
+            e.selection_key,
+            glyph(u64::from(t.verdict)),
+            t.verdict,
+            t.why
+        ),
+    );
+    for r in &e.rules {
+        rule(&mut out, r, tree);
+    }
+    out
+}
+
+fn rule(out: &mut String, r: &RuleReport, tree: bool) {
+    let mark = match (r.passed, &r.error) {
+        (_, Some(_)) => "!",
+        (true, None) => "✓",
+        (false, None) => "✗",
+    };
+    let kind = if r.required {
+        "required".to_owned()
+    } else {
+        format!("optional, weight {}", r.weight)
+    };
+    line(
+        out,
+        0,
+        &format!("{mark} {} ({kind}): {}", r.name, r.sentence),
+    );
+    if !r.fields.is_empty() {
+        let fields: Vec<String> = r
+            .fields
+            .iter()
+            .map(|(path, value)| {
+                if r.missing.contains(path) {
+                    format!("{path} (missing)")
+                } else {
+                    format!("{path} = {}", fmt_value(value))
+                }
+            })
+            .collect();
+        line(out, 4, &format!("fields: {}", fields.join(", ")));
+    }
+    if tree {
+        let logic = match infix::print(&r.logic) {
+            Ok(text) => text,
+            Err(_) => r.logic.to_string(),
+        };
+        line(out, 4, &format!("rule: {logic}"));
+        line(out, 4, "tree (✓ truthy, ✗ falsy, · not evaluated):");
+        node_lines(out, &r.tree);
+    }
+}
+
+fn node_lines(out: &mut String, tree: &Node) {
+    for (depth, n) in tree.walk() {
+        let indent = 6 + 2 * depth;
+        let mark = match (n.kind, n.evaluated, n.pass) {
+            (Kind::ItemScope, _, _) => "∀",
+            (Kind::Literal, true, _) => " ",
+            (_, false, _) => "·",
+            (_, true, Some(true)) => "✓",
+            (_, true, Some(false)) => "✗",
+            (_, true, None) => "!",
+        };
+        let mut text = format!("{mark} {}", n.label);
+        match (&n.value, &n.error) {
+            _ if matches!(n.kind, Kind::Literal | Kind::ItemScope) => {}
+            (Some(value), _) => text.push_str(&format!(" → {}", fmt_value(value))),
+            (None, Some(err)) => text.push_str(&format!(" → error: {err}")),
+            (None, None) => {}
+        }
+        if !n.evaluated && n.kind != Kind::Literal {
+            text.push_str(" (not evaluated)");
+        }
+        line(out, indent, &text);
+        if let Some(s) = n.sentence.as_ref().filter(|_| n.kind != Kind::Field) {
+            line(out, indent + 4, s);
+        }
+    }
+}
+
+/// One line, indented; dataset strings are untrusted, so control characters are
+/// written escaped.
+fn line(out: &mut String, indent: usize, text: &str) {
+    out.push_str(&" ".repeat(indent));
+    out.push_str(&sanitize(text));
+    out.push('\n');
+}

@@ -1,0 +1,1244 @@
+//! Datasets beyond the page file: data files (CSV, JSON, JSON Lines) parsed into typed
+//! rows, field statistics (inferred types and coverage), field defaults and key case.
+//!
+//! Pure: bytes in, rows or located errors out. Reading files and storing rows is the
+//! app's business (`app::dataset`).
+//!
+//! CSV typing is decided per column, over all its non-empty cells: a column whose cells
+//! are all `true` / `false` (any case) holds booleans; a column whose cells are all
+//! JSON numbers without leading zeros (`42`, `-1.5`, `2e3`, not `02134`, `+1` or `.5`)
+//! holds numbers; any other column holds strings, every cell kept as written — so a
+//! column of zip codes such as `02134` stays strings, and `90210` next to it stays a
+//! string too. An empty cell is `null`. Quoting does not change a type (the CSV format
+//! does not say what quotes mean). Header names are trimmed; cells are not.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+use super::model::{Dataset, Page, Row, Side, key_hash};
+
+/// Whether key lookups (`--select`, `--source`, `--target`, overrides by key,
+/// [`Dataset::find_row`]) respect case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyCase {
+    #[default]
+    Sensitive,
+    /// Keys compare lower-cased (seed 001's provider tokens: `OPENAI` is `openai`).
+    Insensitive,
+}
+
+impl KeyCase {
+    pub fn is_sensitive(&self) -> bool {
+        *self == KeyCase::Sensitive
+    }
+
+    /// The text keys compare by: lower-cased when insensitive.
+    pub fn fold<'a>(self, text: &'a str) -> Cow<'a, str> {
+        match self {
+            KeyCase::Insensitive if text.chars().any(char::is_uppercase) => {
+                Cow::Owned(text.to_lowercase())
+            }
+            _ => Cow::Borrowed(text),
+        }
+    }
+}
+
+impl Dataset {
+    /// The row as rules see it: every field default fills a field the row lacks or
+    /// holds as `null`. Borrowed when nothing is filled.
+    pub fn effective_row<'a>(&self, row: &'a Row) -> Cow<'a, Row> {
+        let lacks = |k: &String| row.get(k).is_none_or(Value::is_null);
+        if !self.defaults.keys().any(lacks) {
+            return Cow::Borrowed(row);
+        }
+        let mut out = row.clone();
+        for (k, v) in &self.defaults {
+            match out.get_mut(k) {
+                Some(slot) if slot.is_null() => *slot = v.clone(),
+                Some(_) => {}
+                None => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    /// Whether two keys (or ids, or key field values) name the same row.
+    pub fn key_matches(&self, a: &str, b: &str) -> bool {
+        a == b || (!self.key_case.is_sensitive() && self.key_case.fold(a) == self.key_case.fold(b))
+    }
+
+    /// The row's key as keys are compared (lower-cased when insensitive).
+    pub fn folded_key(&self, row: &Row) -> String {
+        let key = self.row_key(row);
+        self.key_case.fold(&key).into_owned()
+    }
+}
+
+/// Rewrites overrides that name a row of a case-insensitive dataset in another case
+/// (`id=OpenAI`) to the row's own key, so that they match by keyHash like any other.
+/// Returns whether anything changed.
+pub fn canonicalize_overrides(page: &mut Page) -> bool {
+    let mut changed = false;
+    let resolve = |d: &Dataset, key: &mut Option<String>, hash: &mut Option<String>| -> bool {
+        if d.key_case.is_sensitive() {
+            return false;
+        }
+        if let Some(k) = key.as_ref() {
+            let folded = d.key_case.fold(k).into_owned();
+            if d.rows.iter().any(|r| &d.row_key(r) == k) {
+                return false;
+            }
+            if let Some(r) = d.rows.iter().find(|r| d.folded_key(r) == folded) {
+                *key = Some(d.row_key(r));
+                return true;
+            }
+        } else if let Some(h) = hash.as_ref() {
+            if d.rows.iter().any(|r| &key_hash(&d.row_key(r)) == h) {
+                return false;
+            }
+            if let Some(r) = d.rows.iter().find(|r| &key_hash(&d.folded_key(r)) == h) {
+                *hash = Some(key_hash(&d.row_key(r)));
+                return true;
+            }
+        }
+        false
+    };
+    let (source, target) = (&page.source, &page.target);
+    for o in &mut page.overrides {
+        changed |= resolve(source, &mut o.source_key, &mut o.source_key_hash);
+        changed |= resolve(target, &mut o.target_key, &mut o.target_key_hash);
+    }
+    changed
+}
+
+/// After one side's rows were replaced: overrides that named a row by a key that now
+/// matches no row are pointed at the new row with the same key up to case (for
+/// case-insensitive datasets: `id=ollama` re-imported as `OLLAMA`). `old_keys` gives
+/// the replaced rows' (key, keyHash) pairs; it is only called when needed. Returns
+/// whether anything changed.
+pub fn rekey_overrides(
+    page: &mut Page,
+    side: Side,
+    old_keys: impl FnOnce() -> Vec<(String, String)>,
+) -> bool {
+    let new = page.dataset(side);
+    let case = new.key_case;
+    if case.is_sensitive() {
+        return false;
+    }
+    // (override, the key it names) on this side.
+    let named: Vec<(usize, Option<String>, Option<String>)> = page
+        .overrides
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            let (key, hash) = match side {
+                Side::Source => (&o.source_key, &o.source_key_hash),
+                Side::Target => (&o.target_key, &o.target_key_hash),
+            };
+            (key.is_some() || hash.is_some()).then(|| (i, key.clone(), hash.clone()))
+        })
+        .collect();
+    if named.is_empty() {
+        return false;
+    }
+    // The key text each override names (a hash-only one: the key of the old row).
+    let mut old: Option<HashMap<String, String>> = None;
+    let mut old_keys = Some(old_keys);
+    let mut wanted: Vec<(usize, bool, String)> = Vec::new();
+    for (i, key, hash) in named {
+        let by_key = key.is_some();
+        let text = match (key, hash) {
+            (Some(k), _) => Some(k),
+            (None, Some(h)) => old
+                .get_or_insert_with(|| {
+                    let f = old_keys.take().expect("called once");
+                    f().into_iter().map(|(k, h)| (h, k)).collect()
+                })
+                .get(&h)
+                .cloned(),
+            (None, None) => None,
+        };
+        if let Some(text) = text {
+            wanted.push((i, by_key, text));
+        }
+    }
+    // One pass over the new rows: which wanted keys still match exactly, and which
+    // match up to case.
+    let mut exact: HashMap<&str, bool> =
+        wanted.iter().map(|(_, _, t)| (t.as_str(), false)).collect();
+    let folded_wanted: HashMap<String, ()> = wanted
+        .iter()
+        .map(|(_, _, t)| (case.fold(t).into_owned(), ()))
+        .collect();
+    let mut found: HashMap<String, String> = HashMap::new();
+    let mut unmatched = exact.len();
+    for r in &new.rows {
+        if unmatched == 0 {
+            break;
+        }
+        let key = new.row_key(r);
+        if let Some(hit) = exact.get_mut(key.as_str()) {
+            if !*hit {
+                *hit = true;
+                unmatched -= 1;
+            }
+            continue;
+        }
+        let f = case.fold(&key).into_owned();
+        if folded_wanted.contains_key(&f) {
+            found.entry(f).or_insert(key);
+        }
+    }
+    let stale: Vec<(usize, bool, String)> = wanted
+        .iter()
+        .filter(|(_, _, t)| !exact.get(t.as_str()).copied().unwrap_or(false))
+        .filter_map(|(i, by_key, t)| {
+            found
+                .get(case.fold(t).as_ref())
+                .map(|now| (*i, *by_key, now.clone()))
+        })
+        .collect();
+    let changed = !stale.is_empty();
+    for (i, by_key, now) in stale {
+        let o = &mut page.overrides[i];
+        let (k, h) = match side {
+            Side::Source => (&mut o.source_key, &mut o.source_key_hash),
+            Side::Target => (&mut o.target_key, &mut o.target_key_hash),
+        };
+        if by_key {
+            *k = Some(now);
+        } else {
+            *h = Some(key_hash(&now));
+        }
+    }
+    changed
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field statistics
+// ---------------------------------------------------------------------------------------------
+
+/// One field of a dataset: how many rows hold it, with which types, and its default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldSchema {
+    /// Rows that have the field as stored (`null` included).
+    pub present: usize,
+    /// Of those, rows where it is `null`.
+    pub nulls: usize,
+    /// Non-null values by type (`string`, `integer`, `number`, `boolean`, `array`, `object`).
+    pub types: BTreeMap<&'static str, usize>,
+    /// The dataset's default for it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+}
+
+impl FieldSchema {
+    /// The inferred type: one type name, `number` for integers mixed with fractions,
+    /// `null` when no row holds a value, else the types joined by `|`, most common first.
+    pub fn type_name(&self) -> String {
+        let mut types: Vec<(&str, usize)> = self.types.iter().map(|(t, n)| (*t, *n)).collect();
+        if let Some(d) = &self.default
+            && !d.is_null()
+            && !self.types.contains_key(value_type(d))
+        {
+            types.push((value_type(d), 0));
+        }
+        let names: Vec<&str> = types.iter().map(|(t, _)| *t).collect();
+        match names.as_slice() {
+            [] => "null".to_owned(),
+            [one] => (*one).to_owned(),
+            ["integer", "number"] => "number".to_owned(),
+            _ => {
+                types.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+                types.iter().map(|(t, _)| *t).collect::<Vec<_>>().join("|")
+            }
+        }
+    }
+}
+
+/// The JSON type of a value, integers apart from other numbers.
+pub fn value_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Every field of a dataset (those of its rows and of its defaults), sorted by name.
+pub fn field_schemas(d: &Dataset) -> BTreeMap<String, FieldSchema> {
+    let mut fields: BTreeMap<String, FieldSchema> = BTreeMap::new();
+    // Most rows share one set of fields: look each name up once per distinct name.
+    let mut index: HashMap<&str, FieldSchema> = HashMap::new();
+    for row in &d.rows {
+        for (k, v) in row {
+            let f = index.entry(k.as_str()).or_default();
+            f.present += 1;
+            match v {
+                Value::Null => f.nulls += 1,
+                v => *f.types.entry(value_type(v)).or_insert(0) += 1,
+            }
+        }
+    }
+    for (k, f) in index {
+        fields.insert(k.to_owned(), f);
+    }
+    for (k, v) in &d.defaults {
+        fields.entry(k.clone()).or_default().default = Some(v.clone());
+    }
+    fields
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data files
+// ---------------------------------------------------------------------------------------------
+
+/// The formats a dataset file can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataFormat {
+    /// A header row, then one row per record.
+    Csv,
+    /// An array of objects.
+    Json,
+    /// One object per line.
+    JsonLines,
+}
+
+impl DataFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            DataFormat::Csv => "CSV",
+            DataFormat::Json => "JSON",
+            DataFormat::JsonLines => "JSON Lines",
+        }
+    }
+
+    /// The format an extension names: `.csv`, `.json`, `.jsonl` / `.ndjson`.
+    pub fn from_path(path: &Path) -> Option<DataFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" => Some(DataFormat::Csv),
+            "json" => Some(DataFormat::Json),
+            "jsonl" | "ndjson" => Some(DataFormat::JsonLines),
+            _ => None,
+        }
+    }
+
+    /// Guesses from the content: `[` opens JSON, `{` JSON Lines, anything else is CSV.
+    pub fn sniff(bytes: &[u8]) -> DataFormat {
+        let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'[') => DataFormat::Json,
+            Some(b'{') => DataFormat::JsonLines,
+            _ => DataFormat::Csv,
+        }
+    }
+
+    /// The extension's format, else a guess from the content.
+    pub fn detect(path: &Path, bytes: &[u8]) -> DataFormat {
+        Self::from_path(path).unwrap_or_else(|| Self::sniff(bytes))
+    }
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A row of a data file that cannot be imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BadRow {
+    /// 1-based line where the row starts.
+    pub line: usize,
+    pub message: String,
+}
+
+/// Bad rows listed in full in an error message; the rest are counted.
+const BAD_ROWS_SHOWN: usize = 20;
+
+/// Why a data file cannot be imported. Every variant names the file and, where there
+/// is one, the line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DataError {
+    /// The file as a whole does not parse (a JSON syntax error, not UTF-8, …).
+    #[error("{file}:{line}:{column}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Something about the whole file (no header, not an array, no key column, …).
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    /// Some rows are bad; `good` rows are not.
+    #[error("{}", render_bad_rows(file, bad, *good))]
+    BadRows {
+        file: String,
+        bad: Vec<BadRow>,
+        good: usize,
+    },
+}
+
+fn render_bad_rows(file: &str, bad: &[BadRow], good: usize) -> String {
+    if let [one] = bad {
+        return format!("{file}:{}: {}", one.line, one.message);
+    }
+    let mut out = format!("{file}: {} bad rows ({good} good):", bad.len());
+    for b in bad.iter().take(BAD_ROWS_SHOWN) {
+        out.push_str(&format!("\n  {file}:{}: {}", b.line, b.message));
+    }
+    if bad.len() > BAD_ROWS_SHOWN {
+        out.push_str(&format!("\n  … and {} more", bad.len() - BAD_ROWS_SHOWN));
+    }
+    out
+}
+
+/// How to read a data file.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions<'a> {
+    /// The key fields every row must have (non-null, unique).
+    pub key: &'a [String],
+    pub key_case: KeyCase,
+    /// Keep the good rows and report the bad ones instead of refusing the file.
+    pub skip_bad: bool,
+}
+
+/// The rows of a data file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub format: DataFormat,
+    pub rows: Vec<Row>,
+    /// The 1-based line each row starts on.
+    pub lines: Vec<usize>,
+    /// Bad rows left out (only with `skip_bad`).
+    pub skipped: Vec<BadRow>,
+    /// Field names in order of first appearance (CSV: the header).
+    pub fields: Vec<String>,
+}
+
+/// Parses a data file into rows, checking that every row has its key and that keys are
+/// unique. `progress` is told how many bytes are done, now and then.
+pub fn parse(
+    bytes: &[u8],
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Parsed, DataError> {
+    let file_err = |message: String| DataError::File {
+        file: file.to_owned(),
+        message,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(file_err(
+            "the file is empty (a deleted or half-written file is never read as no rows)"
+                .to_owned(),
+        ));
+    }
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, column) = line_col(bytes, e.valid_up_to());
+        DataError::Syntax {
+            file: file.to_owned(),
+            line,
+            column,
+            message: "not UTF-8 text".to_owned(),
+        }
+    })?;
+    let raw = match format {
+        DataFormat::Csv => parse_csv(text, file, progress)?,
+        DataFormat::Json => parse_json_array(text, file)?,
+        DataFormat::JsonLines => parse_json_lines(text, progress),
+    };
+    progress(bytes.len() as u64);
+    check_rows(raw, file, format, opts)
+}
+
+/// Rows as read, before key checks: (line, row) and the bad ones.
+struct Raw {
+    rows: Vec<(usize, Row)>,
+    bad: Vec<BadRow>,
+    fields: Vec<String>,
+}
+
+fn check_rows(
+    raw: Raw,
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+) -> Result<Parsed, DataError> {
+    let Raw {
+        rows,
+        mut bad,
+        fields,
+    } = raw;
+    if format == DataFormat::Csv
+        && let Some(missing) = opts.key.iter().find(|k| !fields.contains(k))
+    {
+        return Err(DataError::File {
+            file: file.to_owned(),
+            message: format!(
+                "no column `{missing}` (a key field); the columns are {}",
+                fields.join(", ")
+            ),
+        });
+    }
+    let keyed = Dataset {
+        key: opts.key.to_vec(),
+        key_case: opts.key_case,
+        ..Dataset::default()
+    };
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
+    let mut good_rows = Vec::with_capacity(rows.len());
+    let mut lines = Vec::with_capacity(rows.len());
+    for (line, row) in rows {
+        if let Some(k) = opts
+            .key
+            .iter()
+            .find(|k| row.get(*k).is_none_or(Value::is_null))
+        {
+            bad.push(BadRow {
+                line,
+                message: format!("no value for key field `{k}`"),
+            });
+            continue;
+        }
+        let key = keyed.folded_key(&row);
+        if let Some(&first) = seen.get(&key) {
+            bad.push(BadRow {
+                line,
+                message: format!(
+                    "duplicate key `{}`: line {first} has it too",
+                    keyed.row_key(&row)
+                ),
+            });
+            continue;
+        }
+        seen.insert(key, line);
+        good_rows.push(row);
+        lines.push(line);
+    }
+    bad.sort_by_key(|b| b.line);
+    if !bad.is_empty() && !opts.skip_bad {
+        return Err(DataError::BadRows {
+            file: file.to_owned(),
+            bad,
+            good: good_rows.len(),
+        });
+    }
+    Ok(Parsed {
+        format,
+        rows: good_rows,
+        lines,
+        skipped: bad,
+        fields,
+    })
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    (line, column)
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+// ---------------------------------------------------------------------------------------------
+
+/// What every non-empty cell of a column can be.
+#[derive(Debug, Clone, Copy)]
+struct ColumnKind {
+    all_bool: bool,
+    all_number: bool,
+}
+
+impl Default for ColumnKind {
+    fn default() -> Self {
+        ColumnKind {
+            all_bool: true,
+            all_number: true,
+        }
+    }
+}
+
+fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Raw, DataError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::Headers)
+        .from_reader(text.as_bytes());
+    let csv_err = |e: csv::Error| {
+        let (line, column) = e
+            .position()
+            .map_or((1, 1), |p| line_col(text.as_bytes(), p.byte() as usize));
+        DataError::Syntax {
+            file: file.to_owned(),
+            line,
+            column,
+            message: format!("invalid CSV: {e}"),
+        }
+    };
+    let mut record = csv::StringRecord::new();
+    if !reader.read_record(&mut record).map_err(csv_err)? {
+        return Err(DataError::File {
+            file: file.to_owned(),
+            message: "no header row".to_owned(),
+        });
+    }
+    let header: Vec<String> = record.iter().map(|h| h.trim().to_owned()).collect();
+    let mut seen = HashMap::new();
+    for (i, h) in header.iter().enumerate() {
+        if h.is_empty() {
+            return Err(DataError::File {
+                file: file.to_owned(),
+                message: format!("line 1: column {} of the header has no name", i + 1),
+            });
+        }
+        if let Some(first) = seen.insert(h.as_str(), i) {
+            return Err(DataError::File {
+                file: file.to_owned(),
+                message: format!(
+                    "line 1: columns {} and {} are both named `{h}`",
+                    first + 1,
+                    i + 1
+                ),
+            });
+        }
+    }
+    let mut lines = LineCounter::new(text.as_bytes());
+    let mut records: Vec<(usize, csv::StringRecord)> = Vec::new();
+    let mut bad = Vec::new();
+    let mut kinds = vec![ColumnKind::default(); header.len()];
+    loop {
+        let mut record = csv::StringRecord::new();
+        if !reader.read_record(&mut record).map_err(csv_err)? {
+            break;
+        }
+        let pos = record.position().expect("records read have a position");
+        let line = lines.line_of(pos.byte() as usize);
+        if records.len().is_multiple_of(4096) {
+            progress(pos.byte());
+        }
+        if record.len() != header.len() {
+            // A line of nothing but a lone empty field is a blank line: skip it.
+            if record.len() == 1 && record[0].trim().is_empty() {
+                continue;
+            }
+            bad.push(BadRow {
+                line,
+                message: format!(
+                    "{} fields where the header has {}",
+                    record.len(),
+                    header.len()
+                ),
+            });
+            continue;
+        }
+        for (kind, cell) in kinds.iter_mut().zip(record.iter()) {
+            if cell.is_empty() {
+                continue;
+            }
+            if kind.all_bool && !is_bool(cell) {
+                kind.all_bool = false;
+            }
+            if kind.all_number && number(cell).is_none() {
+                kind.all_number = false;
+            }
+        }
+        records.push((line, record));
+    }
+    let rows = records
+        .into_iter()
+        .map(|(line, record)| {
+            let row: Row = header
+                .iter()
+                .zip(record.iter())
+                .zip(&kinds)
+                .map(|((h, cell), kind)| (h.clone(), typed(cell, *kind)))
+                .collect();
+            (line, row)
+        })
+        .collect();
+    Ok(Raw {
+        rows,
+        bad,
+        fields: header,
+    })
+}
+
+/// Lines of records, counted incrementally. The CSV reader's own line numbers and
+/// offsets point at the terminator before a record on CRLF files, so the offset is
+/// moved past line terminators first.
+struct LineCounter<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        LineCounter {
+            bytes,
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line of the first byte at or after `offset` that is not a line
+    /// terminator (offsets only grow).
+    fn line_of(&mut self, mut offset: usize) -> usize {
+        while offset < self.bytes.len() && matches!(self.bytes[offset], b'\r' | b'\n') {
+            offset += 1;
+        }
+        let offset = offset.max(self.offset);
+        self.line += self.bytes[self.offset..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.offset = offset;
+        self.line
+    }
+}
+
+fn is_bool(cell: &str) -> bool {
+    cell.eq_ignore_ascii_case("true") || cell.eq_ignore_ascii_case("false")
+}
+
+fn typed(cell: &str, kind: ColumnKind) -> Value {
+    if cell.is_empty() {
+        Value::Null
+    } else if kind.all_bool {
+        Value::Bool(cell.eq_ignore_ascii_case("true"))
+    } else if kind.all_number {
+        Value::Number(number(cell).expect("checked when the column was typed"))
+    } else {
+        Value::String(cell.to_owned())
+    }
+}
+
+/// A JSON number without leading zeros, when it converts without loss.
+fn number(cell: &str) -> Option<Number> {
+    let b = cell.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let int_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int_len = i - int_start;
+    if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
+        return None;
+    }
+    let mut integer = true;
+    if i < b.len() && b[i] == b'.' {
+        integer = false;
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        integer = false;
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    if integer {
+        if let Ok(n) = cell.parse::<i64>() {
+            return Some(n.into());
+        }
+        // Too large for a 64-bit integer: a float would lose digits, so not a number.
+        return cell.parse::<u64>().ok().map(Number::from);
+    }
+    cell.parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite())
+        .and_then(Number::from_f64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON and JSON Lines
+// ---------------------------------------------------------------------------------------------
+
+fn syntax(file: &str, e: &serde_json::Error, what: &str) -> DataError {
+    let message = e.to_string();
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.clone(), |(m, _)| m.to_owned());
+    DataError::Syntax {
+        file: file.to_owned(),
+        line: e.line(),
+        column: e.column(),
+        message: format!("invalid {what}: {message}"),
+    }
+}
+
+fn not_an_object(v: &Value) -> String {
+    format!("a row must be an object, got {}", describe(v))
+}
+
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de).map_err(|e| syntax(file, &e, "JSON"))?;
+    de.end().map_err(|e| syntax(file, &e, "JSON"))?;
+    let Value::Array(items) = value else {
+        return Err(DataError::File {
+            file: file.to_owned(),
+            message: format!("expected an array of row objects, got {}", describe(&value)),
+        });
+    };
+    let lines = element_lines(text);
+    let mut fields = Vec::new();
+    let mut known = std::collections::HashSet::new();
+    let mut rows = Vec::with_capacity(items.len());
+    let mut bad = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let line = lines.get(i).copied().unwrap_or(1);
+        match item {
+            Value::Object(row) => {
+                note_fields(&row, &mut fields, &mut known);
+                rows.push((line, row));
+            }
+            other => bad.push(BadRow {
+                line,
+                message: not_an_object(&other),
+            }),
+        }
+    }
+    Ok(Raw { rows, bad, fields })
+}
+
+fn note_fields(
+    row: &Map<String, Value>,
+    fields: &mut Vec<String>,
+    known: &mut std::collections::HashSet<String>,
+) {
+    for k in row.keys() {
+        if !known.contains(k) {
+            known.insert(k.clone());
+            fields.push(k.clone());
+        }
+    }
+}
+
+/// The 1-based line on which each element of the top-level array starts.
+fn element_lines(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut line, mut depth) = (1usize, 0usize);
+    let (mut in_string, mut escaped, mut expect) = (false, false, false);
+    for b in text.bytes() {
+        if b == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if expect && depth == 1 && !b.is_ascii_whitespace() && b != b']' {
+            out.push(line);
+            expect = false;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth == 1 {
+                    expect = true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => expect = true,
+            _ => {}
+        }
+    }
+    out
+}
+
+fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
+    let mut rows = Vec::new();
+    let mut bad = Vec::new();
+    let mut fields = Vec::new();
+    let mut known = std::collections::HashSet::new();
+    let mut offset = 0u64;
+    for (i, line) in text.split('\n').enumerate() {
+        offset += line.len() as u64 + 1;
+        if i.is_multiple_of(4096) {
+            progress(offset);
+        }
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let n = i + 1;
+        let mut de = serde_json::Deserializer::from_str(trimmed);
+        de.disable_recursion_limit();
+        let parsed = Value::deserialize(&mut de).and_then(|v| de.end().map(|_| v));
+        match parsed {
+            Ok(Value::Object(row)) => {
+                note_fields(&row, &mut fields, &mut known);
+                rows.push((n, row));
+            }
+            Ok(other) => bad.push(BadRow {
+                line: n,
+                message: not_an_object(&other),
+            }),
+            Err(e) => {
+                let message = e.to_string();
+                let message = message
+                    .rsplit_once(" at line ")
+                    .map_or(message.clone(), |(m, _)| m.to_owned());
+                bad.push(BadRow {
+                    line: n,
+                    message: format!("invalid JSON at column {}: {message}", e.column()),
+                });
+            }
+        }
+    }
+    Raw { rows, bad, fields }
+}
+
+impl fmt::Display for DataFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key() -> Vec<String> {
+        vec!["id".to_owned()]
+    }
+
+    fn opts(key: &[String]) -> ParseOptions<'_> {
+        ParseOptions {
+            key,
+            key_case: KeyCase::Sensitive,
+            skip_bad: false,
+        }
+    }
+
+    fn csv(text: &str) -> Result<Parsed, DataError> {
+        parse(
+            text.as_bytes(),
+            "f.csv",
+            DataFormat::Csv,
+            &opts(&key()),
+            &mut |_| {},
+        )
+    }
+
+    fn rows(p: &Parsed) -> Value {
+        Value::Array(p.rows.iter().cloned().map(Value::Object).collect())
+    }
+
+    #[test]
+    fn csv_types_columns_and_keeps_leading_zeros() {
+        let p = csv("id,zip,n,x,ok,note\na,02134,1,1.5,TRUE,\nb,90210,-2,2e3,false,hi\n").unwrap();
+        assert_eq!(
+            rows(&p),
+            json!([
+                {"id": "a", "zip": "02134", "n": 1, "x": 1.5, "ok": true, "note": null},
+                {"id": "b", "zip": "90210", "n": -2, "x": 2000.0, "ok": false, "note": "hi"}
+            ])
+        );
+        assert_eq!(p.lines, vec![2, 3]);
+    }
+
+    #[test]
+    fn csv_quotes_newlines_bom_crlf() {
+        let text = "\u{feff}id,text,n\r\n\"a\",\"say \"\"hi\"\"\",1\r\nb,\"two\r\nlines\",2\r\nc,\"x,y\",3\r\n";
+        let p = csv(text).unwrap();
+        assert_eq!(
+            rows(&p),
+            json!([
+                {"id": "a", "text": "say \"hi\"", "n": 1},
+                {"id": "b", "text": "two\r\nlines", "n": 2},
+                {"id": "c", "text": "x,y", "n": 3}
+            ])
+        );
+        assert_eq!(p.lines, vec![2, 3, 5]);
+        assert_eq!(p.fields, ["id", "text", "n"]);
+    }
+
+    #[test]
+    fn csv_bad_rows_and_duplicates_name_lines() {
+        let err = csv("id,n\na,1\nb\na,3\n,4\n").unwrap_err();
+        let DataError::BadRows { bad, good, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(*good, 1);
+        assert_eq!(
+            bad.iter().map(|b| b.line).collect::<Vec<_>>(),
+            vec![3, 4, 5]
+        );
+        assert!(bad[0].message.contains("1 fields where the header has 2"));
+        assert_eq!(bad[1].message, "duplicate key `id=a`: line 2 has it too");
+        assert!(bad[2].message.contains("key field `id`"));
+        let text = err.to_string();
+        assert!(text.contains("f.csv:4: duplicate key"), "{text}");
+        let k = key();
+        let mut o = opts(&k);
+        o.skip_bad = true;
+        let p = parse(b"id,n\na,1\nb\n", "f.csv", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(p.rows.len(), 1);
+        assert_eq!(p.skipped.len(), 1);
+    }
+
+    #[test]
+    fn csv_file_errors() {
+        assert!(matches!(csv(""), Err(DataError::File { .. })));
+        let e = csv("name,n\na,1\n").unwrap_err().to_string();
+        assert!(e.contains("no column `id`"), "{e}");
+        let e = csv("id,n,n\na,1,2\n").unwrap_err().to_string();
+        assert!(e.contains("both named `n`"), "{e}");
+        let e = parse(
+            b"id\n\xff\n",
+            "f.csv",
+            DataFormat::Csv,
+            &opts(&key()),
+            &mut |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "f.csv:2:1: not UTF-8 text");
+    }
+
+    #[test]
+    fn numbers_are_strict() {
+        for good in ["0", "-0", "42", "-1.5", "2e3", "1E-2", "0.25"] {
+            assert!(number(good).is_some(), "{good}");
+        }
+        for bad in [
+            "02134",
+            "+1",
+            ".5",
+            "1.",
+            "1e",
+            "NaN",
+            "inf",
+            "1,000",
+            " 1",
+            "0x10",
+            "99999999999999999999",
+        ] {
+            assert!(number(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn json_array_rows_and_lines() {
+        let text = "[\n  {\"id\": \"a\", \"n\": 1},\n  {\"id\": \"b\",\n   \"s\": \"[,]\"},\n  7,\n  {\"id\": \"a\"}\n]";
+        let err = parse(
+            text.as_bytes(),
+            "f.json",
+            DataFormat::Json,
+            &opts(&key()),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        let DataError::BadRows { bad, .. } = err else {
+            panic!()
+        };
+        assert_eq!(bad[0].line, 5);
+        assert!(bad[0].message.contains("got a number"));
+        assert_eq!(
+            bad[1],
+            BadRow {
+                line: 6,
+                message: "duplicate key `id=a`: line 2 has it too".into()
+            }
+        );
+        let e = parse(
+            b"[{\"id\": 1},",
+            "f.json",
+            DataFormat::Json,
+            &opts(&key()),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(matches!(e, DataError::Syntax { line: 1, .. }), "{e}");
+        let e = parse(
+            b"{\"id\": 1}",
+            "f.json",
+            DataFormat::Json,
+            &opts(&key()),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("expected an array"), "{e}");
+    }
+
+    #[test]
+    fn json_lines_rows() {
+        let text = "{\"id\": \"a\"}\n\n{\"id\": \"b\", \"n\": [1]}\r\n{oops\n";
+        let k = key();
+        let mut o = opts(&k);
+        o.skip_bad = true;
+        let p = parse(
+            text.as_bytes(),
+            "f.jsonl",
+            DataFormat::JsonLines,
+            &o,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(rows(&p), json!([{"id": "a"}, {"id": "b", "n": [1]}]));
+        assert_eq!(p.lines, vec![1, 3]);
+        assert_eq!(p.skipped[0].line, 4);
+    }
+
+    #[test]
+    fn formats_by_extension_or_content() {
+        assert_eq!(
+            DataFormat::from_path(Path::new("a.NDJSON")),
+            Some(DataFormat::JsonLines)
+        );
+        assert_eq!(DataFormat::sniff(b" \n[{}]"), DataFormat::Json);
+        assert_eq!(
+            DataFormat::sniff(b"\xEF\xBB\xBF{\"a\":1}"),
+            DataFormat::JsonLines
+        );
+        assert_eq!(DataFormat::sniff(b"id,n"), DataFormat::Csv);
+    }
+
+    #[test]
+    fn insensitive_keys_collide_and_match() {
+        let o = ParseOptions {
+            key: &key(),
+            key_case: KeyCase::Insensitive,
+            skip_bad: false,
+        };
+        let e = parse(
+            b"id\nOpenAI\nopenai\n",
+            "f.csv",
+            DataFormat::Csv,
+            &o,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("line 2 has it too"), "{e}");
+        let d = Dataset {
+            key: key(),
+            key_case: KeyCase::Insensitive,
+            rows: vec![json!({"id": "openai"}).as_object().unwrap().clone()],
+            ..Dataset::default()
+        };
+        assert_eq!(d.find_row("OPENAI"), Some(0));
+        assert_eq!(d.find_row("id=OpenAi"), Some(0));
+        let sensitive = Dataset {
+            key_case: KeyCase::Sensitive,
+            ..d
+        };
+        assert_eq!(sensitive.find_row("OPENAI"), None);
+    }
+
+    #[test]
+    fn defaults_fill_absent_and_null_fields() {
+        let d = Dataset {
+            key: key(),
+            defaults: json!({"s": false, "t": 1}).as_object().unwrap().clone(),
+            ..Dataset::default()
+        };
+        let full = json!({"id": "a", "s": true, "t": 2})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert!(matches!(d.effective_row(&full), Cow::Borrowed(_)));
+        let partial = json!({"id": "a", "s": null}).as_object().unwrap().clone();
+        assert_eq!(
+            Value::Object(d.effective_row(&partial).into_owned()),
+            json!({"id": "a", "s": false, "t": 1})
+        );
+    }
+
+    #[test]
+    fn field_schemas_count_types_nulls_and_defaults() {
+        let d = Dataset {
+            key: key(),
+            defaults: json!({"s": false}).as_object().unwrap().clone(),
+            rows: [
+                json!({"id": "a", "n": 1, "s": true}),
+                json!({"id": "b", "n": 1.5, "s": null}),
+            ]
+            .iter()
+            .map(|v| v.as_object().unwrap().clone())
+            .collect(),
+            ..Dataset::default()
+        };
+        let f = field_schemas(&d);
+        assert_eq!(f["n"].type_name(), "number");
+        assert_eq!(f["n"].present, 2);
+        assert_eq!(f["s"].nulls, 1);
+        assert_eq!(f["s"].default, Some(json!(false)));
+        assert_eq!(f["s"].type_name(), "boolean");
+        assert_eq!(f["id"].type_name(), "string");
+    }
+
+    #[test]
+    fn overrides_by_key_are_canonicalized_for_insensitive_datasets() {
+        let mut page: Page = serde_json::from_value(json!({
+            "format": "rulebench.page/v1", "id": "p", "name": "P",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": "a"}]},
+            "target": {"name": "T", "key": ["id"], "keyCase": "insensitive", "rows": [{"id": "openai"}]},
+            "overrides": [{"sourceKey": "id=a", "targetKey": "id=OpenAI", "value": true},
+                          {"sourceKey": "id=a", "targetKeyHash": key_hash("id=openai"), "value": false}]
+        }))
+        .unwrap();
+        assert!(canonicalize_overrides(&mut page));
+        assert_eq!(page.overrides[0].target_key.as_deref(), Some("id=openai"));
+        assert!(!canonicalize_overrides(&mut page));
+    }
+}

@@ -2,7 +2,6 @@
 //! datalogic-rs and jsonlogic-rs loops, on the synthetic page of `rulebench bench`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datalogic_rs::DataValue;
 use datalogic_rs::bumpalo::Bump;
 use rulebench::core::engine;
 use rulebench::core::matrix::Matrix;
@@ -44,16 +43,7 @@ fn plain_loops(c: &mut Criterion) {
     let mut group = c.benchmark_group("plain loop, one column of 10000 pairs");
     group.sample_size(10);
     let data = Bump::new();
-    let source = DataValue::from_serde_value_in(&Value::Object(page.source.rows[0].clone()), &data);
-    let contexts: Vec<DataValue> = page
-        .target
-        .rows
-        .iter()
-        .map(|t| {
-            let t = DataValue::from_serde_value_in(&Value::Object(t.clone()), &data);
-            DataValue::Object(data.alloc([("source", source), ("target", t)]))
-        })
-        .collect();
+    let contexts = synth::engine_contexts(&page, &data);
     group.bench_function("datalogic-rs", |b| {
         let mut arena = Bump::new();
         b.iter(|| {

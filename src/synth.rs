@@ -190,6 +190,24 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
     }
 }
 
+/// `{source: <first source row>, target: <row>}` for every target row, in the engine's
+/// own form in `arena`: the input of the plain-engine baselines (`bench`, `cargo bench`).
+pub fn engine_contexts<'a>(
+    page: &Page,
+    arena: &'a datalogic_rs::bumpalo::Bump,
+) -> Vec<datalogic_rs::DataValue<'a>> {
+    use datalogic_rs::DataValue;
+    let source = DataValue::from_serde_value_in(&Value::Object(page.source.rows[0].clone()), arena);
+    page.target
+        .rows
+        .iter()
+        .map(|t| {
+            let t = DataValue::from_serde_value_in(&Value::Object(t.clone()), arena);
+            DataValue::Object(arena.alloc([("source", source), ("target", t)]))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,6 @@ use std::time::{Duration, Instant};
 
 use datalogic_rs::DataValue;
 use datalogic_rs::bumpalo::Bump;
-use serde_json::Value;
 
 use crate::core::engine;
 use crate::core::matrix::Matrix;
@@ -50,16 +49,7 @@ fn datalogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
         .map(|r| engine::compile(&r.logic).expect("valid"))
         .collect();
     let data = Bump::new();
-    let source = DataValue::from_serde_value_in(&Value::Object(page.source.rows[0].clone()), &data);
-    let contexts: Vec<DataValue> = page
-        .target
-        .rows
-        .iter()
-        .map(|t| {
-            let t = DataValue::from_serde_value_in(&Value::Object(t.clone()), &data);
-            DataValue::Object(data.alloc([("source", source), ("target", t)]))
-        })
-        .collect();
+    let contexts = crate::synth::engine_contexts(page, &data);
     let mut arena = Bump::new();
     let (d, _) = best(3, || {
         let mut passed = 0usize;
@@ -79,7 +69,7 @@ fn datalogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
 
 #[cfg(feature = "baseline")]
 fn jsonlogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> Option<f64> {
-    let contexts: Vec<Value> = page
+    let contexts: Vec<serde_json::Value> = page
         .target
         .rows
         .iter()
@@ -90,7 +80,7 @@ fn jsonlogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
             .iter()
             .filter(|&&(r, t)| {
                 jsonlogic::apply(&page.rules[r].logic, &contexts[t])
-                    .is_ok_and(|v| v == Value::Bool(true))
+                    .is_ok_and(|v| v == serde_json::Value::Bool(true))
             })
             .count()
     });

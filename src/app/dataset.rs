@@ -289,6 +289,62 @@ impl App {
         })
     }
 
+    /// Sets one field of one row (`value` as JSON) as a new revision: the page is
+    /// validated with the change first and an invalid result changes nothing.
+    pub fn set_cell(
+        &mut self,
+        page_id: &str,
+        side: Side,
+        row: usize,
+        field: &str,
+        value: serde_json::Value,
+    ) -> Result<i64> {
+        let field = field.trim();
+        if field.is_empty() {
+            return Err(AppError::Usage("no field named (type field=value)".into()));
+        }
+        let (mut page, _) = self.page(page_id)?;
+        let d = dataset_mut(&mut page, side);
+        let n = d.rows.len();
+        if row >= n {
+            return Err(AppError::Usage(format!(
+                "the {} dataset of `{page_id}` has {n} rows, not row {}",
+                side.name(),
+                row + 1
+            )));
+        }
+        let label = d.row_label(&d.rows[row]);
+        let old_keys: Vec<(String, String)> = d
+            .rows
+            .iter()
+            .map(|r| {
+                let k = d.row_key(r);
+                let h = crate::core::model::key_hash(&k);
+                (k, h)
+            })
+            .collect();
+        d.rows[row].insert(field.to_owned(), value);
+        let overrides_changed = dataset::rekey_overrides(&mut page, side, || old_keys);
+        let diags = validate::validate_page(&page);
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(AppError::Invalid {
+                origin: format!(
+                    "setting `{field}` of {} row `{label}` refused: page `{page_id}` would be invalid",
+                    side.name()
+                ),
+                diagnostics: diags,
+            });
+        }
+        let what = format!("set {field} of {} row {label}", side.name());
+        Ok(self.store.change(page_id, &what, |tx, _| {
+            store::ops::replace_dataset(tx, page_id, side, page.dataset(side))?;
+            if overrides_changed {
+                store::ops::set_overrides(tx, page_id, &page.overrides)?;
+            }
+            Ok(())
+        })?)
+    }
+
     /// The linked files of a page, by side.
     pub fn linked_files(&self, page_id: &str) -> Result<Vec<(Side, PathBuf)>> {
         let (page, _) = self.page(page_id)?;

@@ -63,6 +63,32 @@ impl Workspace {
         })
     }
 
+    /// Re-opens the page from the database (after a dataset change), keeping the
+    /// selection where it still exists and re-applying unsaved rule drafts by rule id.
+    pub fn reload(&mut self, app: &App) -> Result<()> {
+        let drafts: Vec<(String, Value)> = (0..self.page.rules.len())
+            .filter(|&i| self.is_unsaved(i))
+            .map(|i| {
+                (
+                    self.page.rules[i].id.clone(),
+                    self.page.rules[i].logic.clone(),
+                )
+            })
+            .collect();
+        let selection = self.selection;
+        let mut fresh = Workspace::open(app, &self.page.id)?;
+        if selection < fresh.page.source.rows.len() {
+            fresh.select(selection);
+        }
+        for (id, logic) in drafts {
+            if let Some(i) = fresh.page.rules.iter().position(|r| r.id == id) {
+                let _ = fresh.try_logic_value(i, logic, None);
+            }
+        }
+        *self = fresh;
+        Ok(())
+    }
+
     pub fn has_sources(&self) -> bool {
         !self.page.source.rows.is_empty()
     }

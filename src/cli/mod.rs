@@ -291,8 +291,10 @@ fn pretty(v: &impl serde::Serialize) -> String {
 
 /// Opens the workbench.
 pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
-    let app = App::open(&cli.db.clone().unwrap_or_else(default_db_path))?;
+    let db = cli.db.clone().unwrap_or_else(default_db_path);
+    let app = App::open(&db)?;
     let options = crate::tui::Options {
+        db: Some(db),
         page: cli.page,
         mouse: cli.mouse,
         profile: cli.profile,

@@ -12,10 +12,11 @@ pub enum PaneId {
     Policy,
     Overrides,
     Tests,
+    Dataset,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 8] = [
+    pub const ALL: [PaneId; 9] = [
         PaneId::Sources,
         PaneId::Rules,
         PaneId::Matrix,
@@ -24,6 +25,7 @@ impl PaneId {
         PaneId::Policy,
         PaneId::Tests,
         PaneId::Overrides,
+        PaneId::Dataset,
     ];
 
     pub fn title(self) -> &'static str {
@@ -36,6 +38,7 @@ impl PaneId {
             PaneId::Policy => "Policy",
             PaneId::Overrides => "Overrides",
             PaneId::Tests => "Tests",
+            PaneId::Dataset => "Dataset",
         }
     }
 
@@ -99,6 +102,8 @@ pub enum Action {
     DeleteAssertionConfirmed(String),
     /// Switch the rule editor between JSONLogic and infix.
     ToggleInfix,
+    /// Show or hide the dataset pane's schema.
+    ToggleSchema,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),

@@ -177,6 +177,12 @@ pub fn bindings() -> Vec<Binding> {
         ),
         bind!(
             C::Page,
+            [(K::Char('9'), NONE)],
+            A::Focus(PaneId::Dataset),
+            "focus Dataset"
+        ),
+        bind!(
+            C::Page,
             [(K::Char('P'), SHIFT), (K::Char('P'), NONE)],
             A::Pages,
             "back to the page picker"
@@ -234,6 +240,30 @@ pub fn bindings() -> Vec<Binding> {
             [(K::Char('d'), NONE)],
             A::ToggleOverride,
             "clear the override"
+        ),
+        bind!(
+            C::Pane(PaneId::Dataset),
+            [(K::Char(' '), NONE)],
+            A::Cycle,
+            "browse source / target rows"
+        ),
+        bind!(
+            C::Pane(PaneId::Dataset),
+            [(K::Char('/'), NONE)],
+            A::Search,
+            "search rows (any value)"
+        ),
+        bind!(
+            C::Pane(PaneId::Dataset),
+            [(K::Char('s'), NONE)],
+            A::ToggleSchema,
+            "show / hide the schema (fields, type, coverage)"
+        ),
+        bind!(
+            C::Pane(PaneId::Dataset),
+            [(K::Enter, NONE)],
+            A::Enter,
+            "edit a cell of the row (field=value, a new revision)"
         ),
         bind!(
             C::Pane(PaneId::Tests),

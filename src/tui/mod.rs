@@ -2,6 +2,7 @@
 //! lives in one place and help is generated from it.
 
 pub mod action;
+pub mod dataset_pane;
 pub mod editor;
 pub mod explain;
 pub mod keymap;
@@ -34,6 +35,8 @@ pub struct Options {
     pub mouse: bool,
     /// Append per-frame recompute and render times to this file.
     pub profile: Option<std::path::PathBuf>,
+    /// The database file (the watcher of linked dataset files opens its own connection).
+    pub db: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +50,12 @@ pub enum TuiError {
 /// Runs the workbench until the user quits. The terminal is restored on return, on
 /// panic (ratatui's hook) and on Ctrl-C (a key in raw mode, handled as quit).
 pub fn run(app: App, options: Options) -> Result<(), TuiError> {
-    let mut ui = Ui::new(app, options.page.as_deref(), Theme::from_env())?;
+    let mut ui = Ui::with_db(
+        app,
+        options.page.as_deref(),
+        Theme::from_env(),
+        options.db.clone(),
+    )?;
     let mut terminal = ratatui::try_init()?;
     if options.mouse {
         execute!(io::stdout(), EnableMouseCapture)?;

@@ -9,9 +9,13 @@ use ratatui_textarea::TextArea;
 use super::action::{Action, PaneId};
 use super::keymap::{self, Context};
 use super::theme::Theme;
-use super::{editor, explain, matrix, overrides, picker, policy, rules, sources, tests_pane};
+use super::{
+    dataset_pane, editor, explain, matrix, overrides, picker, policy, rules, sources, tests_pane,
+};
+use crate::app::watch::{Reload, Watcher};
 use crate::app::workspace::Workspace;
 use crate::app::{App, AppError};
+use crate::core::model::Side;
 
 /// How long an edit waits before it is saved.
 pub const SAVE_DEBOUNCE: Duration = Duration::from_millis(600);
@@ -61,6 +65,13 @@ pub enum PromptFor {
     Assertion {
         replacing: Option<String>,
     },
+    /// The dataset pane's row search.
+    SearchDataset,
+    /// `field=value` for a row of a dataset.
+    DatasetCell {
+        side: Side,
+        row: usize,
+    },
 }
 
 /// A dialog over the screen; it takes every key while open.
@@ -96,6 +107,9 @@ pub struct PageUi {
     pub policy: policy::State,
     pub overrides: overrides::State,
     pub tests: tests_pane::State,
+    pub dataset: dataset_pane::State,
+    /// Which of Overrides and Dataset the wide layout shows (the last focused).
+    pub shared: PaneId,
 }
 
 pub enum Screen {
@@ -123,12 +137,29 @@ pub struct Ui {
     /// Milliseconds of the last frame's render (the status bar shows it).
     pub last_render: Duration,
     queue: VecDeque<Action>,
+    /// The database file, for the watcher of linked dataset files.
+    db: Option<std::path::PathBuf>,
+    /// Watches the open page's linked files.
+    watcher: Option<Watcher>,
 }
 
 impl Ui {
     /// Opens on the picker, or on a page.
     pub fn new(app: App, page: Option<&str>, theme: Theme) -> Result<Ui, AppError> {
+        Ui::with_db(app, page, theme, None)
+    }
+
+    /// Like [`Ui::new`]; knowing the database file, it watches the linked dataset files
+    /// of an open page and reloads the page when they change.
+    pub fn with_db(
+        app: App,
+        page: Option<&str>,
+        theme: Theme,
+        db: Option<std::path::PathBuf>,
+    ) -> Result<Ui, AppError> {
         let mut ui = Ui {
+            db,
+            watcher: None,
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
             modal: None,
@@ -155,12 +186,24 @@ impl Ui {
             policy: policy::State::default(),
             overrides: overrides::State::default(),
             tests: tests_pane::State::default(),
+            dataset: dataset_pane::State::default(),
+            shared: PaneId::Overrides,
             focus: PaneId::Rules,
             ws,
         };
         page.sources.refresh(&mut page.ws);
+        page.dataset.refresh(&page.ws);
         self.screen = Screen::Page(Box::new(page));
         self.status.info(format!("opened {id}"));
+        self.watcher = None;
+        if let Some(db) = &self.db
+            && !self.app.linked_files(id)?.is_empty()
+        {
+            match Watcher::start(db, id) {
+                Ok(w) => self.watcher = Some(w),
+                Err(e) => self.status.app_error(&e),
+            }
+        }
         self.queue.push_back(Action::SourceSelected(0));
         if let Screen::Page(p) = &self.screen
             && !p.ws.page.rules.is_empty()
@@ -305,6 +348,7 @@ impl Ui {
             }
             Action::Pages => {
                 self.flush_saves();
+                self.watcher = None;
                 match picker::State::new(&self.app) {
                     Ok(s) => self.screen = Screen::Picker(s),
                     Err(e) => self.status.app_error(&e),
@@ -338,6 +382,7 @@ impl Ui {
 
     /// Saves edits whose debounce has elapsed.
     pub fn tick(&mut self, now: Instant) {
+        self.poll_watcher();
         if let Screen::Page(p) = &mut self.screen
             && p.editor.save_due(now)
         {
@@ -358,13 +403,61 @@ impl Ui {
         }
     }
 
+    /// Whether linked dataset files are being watched.
+    pub fn watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
+    /// Takes the watcher's events: a reload re-opens the page.
+    fn poll_watcher(&mut self) {
+        let Some(w) = &self.watcher else { return };
+        let events: Vec<Reload> = std::iter::from_fn(|| w.try_recv()).collect();
+        for event in events {
+            match event {
+                Reload::Reloaded {
+                    side,
+                    file,
+                    revision,
+                    ..
+                } => {
+                    if let Screen::Page(p) = &mut self.screen {
+                        match p.ws.reload(&self.app) {
+                            Ok(()) => {
+                                self.status.info(format!(
+                                    "reloaded {} from {} (revision {revision})",
+                                    side.name(),
+                                    super::theme::safe(&file.display().to_string())
+                                ));
+                                self.queue
+                                    .extend([Action::RulesChanged, Action::Recomputed]);
+                            }
+                            Err(e) => self.status.app_error(&e),
+                        }
+                    }
+                }
+                Reload::Failed { message, .. } => self
+                    .status
+                    .error(super::theme::safe(&message).replace('\n', " ")),
+                Reload::Deleted { side, file } => self.status.error(format!(
+                    "{} file {} was deleted; the last good rows stay",
+                    side.name(),
+                    super::theme::safe(&file.display().to_string())
+                )),
+            }
+        }
+        self.drain();
+    }
+
     /// How long the event loop may sleep before `tick` has work.
     pub fn next_deadline(&self, now: Instant) -> Duration {
+        let idle = if self.watcher.is_some() {
+            Duration::from_millis(250)
+        } else {
+            Duration::from_millis(500)
+        };
         self.page()
             .and_then(|p| p.editor.due_at())
-            .map_or(Duration::from_millis(500), |at| {
-                at.saturating_duration_since(now)
-            })
+            .map_or(idle, |at| at.saturating_duration_since(now).min(idle))
     }
 
     fn modal_key(&mut self, key: KeyEvent) {
@@ -430,6 +523,11 @@ impl Ui {
                     if purpose == PromptFor::FilterPages {
                         self.queue.push_back(Action::FilterPages(String::new()));
                     }
+                    if purpose == PromptFor::SearchDataset
+                        && let Screen::Page(p) = &mut self.screen
+                    {
+                        p.dataset.search(&p.ws, "");
+                    }
                 }
                 K::Enter => self.prompt_done(purpose, input.lines().join("")),
                 _ => {
@@ -439,6 +537,11 @@ impl Ui {
                     match purpose {
                         PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
                         PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
+                        PromptFor::SearchDataset => {
+                            if let Screen::Page(p) = &mut self.screen {
+                                p.dataset.search(&p.ws, &text);
+                            }
+                        }
                         _ => {}
                     }
                     self.modal = Some(Modal::Prompt {
@@ -463,6 +566,38 @@ impl Ui {
         match purpose {
             PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
+            PromptFor::SearchDataset => {
+                if let Screen::Page(p) = &mut self.screen {
+                    p.dataset.search(&p.ws, &text);
+                }
+            }
+            PromptFor::DatasetCell { side, row } => {
+                if let Screen::Page(p) = &mut self.screen {
+                    let Some((field, value)) = dataset_pane::parse_cell(&text) else {
+                        self.status
+                            .error("type field=value (the value as JSON, else a string)");
+                        return;
+                    };
+                    let id = p.ws.page.id.clone();
+                    let result = self
+                        .app
+                        .set_cell(&id, side, row, &field, value)
+                        .and_then(|rev| p.ws.reload(&self.app).map(|()| rev));
+                    match result {
+                        Ok(rev) => {
+                            self.status.info(format!(
+                                "set {} of {} row {} (revision {rev})",
+                                super::theme::safe(&field),
+                                side.name(),
+                                row + 1
+                            ));
+                            self.queue
+                                .extend([Action::RulesChanged, Action::Recomputed]);
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+            }
             PromptFor::AddRule => {
                 if let Screen::Page(p) = &mut self.screen {
                     let name = if text.trim().is_empty() {
@@ -542,19 +677,28 @@ fn route(
     action: Action,
 ) -> Vec<Action> {
     match action {
-        Action::FocusNext => {
-            page.focus = page.focus.next();
-            return vec![];
-        }
-        Action::FocusPrev => {
-            page.focus = page.focus.prev();
+        Action::FocusNext | Action::FocusPrev => {
+            page.focus = if action == Action::FocusNext {
+                page.focus.next()
+            } else {
+                page.focus.prev()
+            };
+            if matches!(page.focus, PaneId::Overrides | PaneId::Dataset) {
+                page.shared = page.focus;
+            }
             return vec![];
         }
         Action::Focus(p) => {
             page.focus = p;
+            if matches!(p, PaneId::Overrides | PaneId::Dataset) {
+                page.shared = p;
+            }
             return vec![];
         }
         _ => {}
+    }
+    if matches!(page.focus, PaneId::Overrides | PaneId::Dataset) {
+        page.shared = page.focus;
     }
     let PageUi {
         ws,
@@ -567,6 +711,8 @@ fn route(
         policy,
         overrides,
         tests,
+        dataset,
+        shared: _,
     } = page;
     let mut ctx = Ctx {
         app,
@@ -585,6 +731,7 @@ fn route(
         follow.extend(policy::update(policy, &mut ctx, &action));
         follow.extend(overrides::update(overrides, &mut ctx, &action));
         follow.extend(tests_pane::update(tests, &mut ctx, &action));
+        follow.extend(dataset_pane::update(dataset, &mut ctx, &action));
     } else {
         let target = *ctx.focus;
         follow.extend(match target {
@@ -596,6 +743,7 @@ fn route(
             PaneId::Policy => policy::update(policy, &mut ctx, &action),
             PaneId::Overrides => overrides::update(overrides, &mut ctx, &action),
             PaneId::Tests => tests_pane::update(tests, &mut ctx, &action),
+            PaneId::Dataset => dataset_pane::update(dataset, &mut ctx, &action),
         });
     }
     follow

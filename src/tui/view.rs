@@ -12,7 +12,8 @@ use super::keymap;
 use super::theme::{Theme, safe, verdict_glyph};
 use super::ui::{Level, Modal, PageUi, Screen, Ui};
 use super::{
-    editor, explain, matrix, overrides, palette, picker, policy, rules, sources, tests_pane,
+    dataset_pane, editor, explain, matrix, overrides, palette, picker, policy, rules, sources,
+    tests_pane,
 };
 
 /// A pane's frame: its title, highlighted when focused.
@@ -38,6 +39,11 @@ pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
 
 /// Where each pane goes; panes not shown on a narrow screen are absent.
 pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
+    layout_with(area, focus, PaneId::Overrides)
+}
+
+/// [`layout`], with `shared` (Overrides or Dataset) in the wide layout's bottom-right slot.
+pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Rect)> {
     let wide = area.width >= 120;
     let [left, rest] = Layout::horizontal([
         Constraint::Length(area.width.min(160) / 5 + 8),
@@ -66,7 +72,7 @@ pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
             (PaneId::Explain, explain_area),
             (PaneId::Policy, policy_area),
             (PaneId::Tests, tests_area),
-            (PaneId::Overrides, overrides_area),
+            (shared, overrides_area),
         ]);
     } else {
         // Narrow: the matrix on top, the focused one of the others below it.
@@ -100,7 +106,7 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
         }
         Screen::Page(page) => {
             render_header(frame, header, page, &ui.theme);
-            for (pane, rect) in layout(body, page.focus) {
+            for (pane, rect) in layout_with(body, page.focus, page.shared) {
                 let focused = pane == page.focus;
                 let t = &ui.theme;
                 match pane {
@@ -112,6 +118,7 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
                     PaneId::Policy => policy::render(frame, rect, page, t, focused),
                     PaneId::Overrides => overrides::render(frame, rect, page, t, focused),
                     PaneId::Tests => tests_pane::render(frame, rect, page, t, focused),
+                    PaneId::Dataset => dataset_pane::render(frame, rect, page, t, focused),
                 }
             }
         }

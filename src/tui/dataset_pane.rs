@@ -1,0 +1,335 @@
+//! Dataset pane: the rows of one side (Space toggles source / target), searched with
+//! `/`, the schema on `s`, the selected pair's row highlighted; Enter edits a cell
+//! (`field=value`, saved as a new revision). Only the visible rows are rendered.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui_textarea::TextArea;
+use serde_json::Value;
+
+use super::action::Action;
+use super::theme::{Theme, safe};
+use super::ui::{Ctx, Modal, PageUi, PromptFor};
+use super::view::pane_block;
+use crate::app::workspace::Workspace;
+use crate::core::model::{Dataset, Row, Side};
+use crate::core::validate::DatasetSchema;
+
+/// Fields shown per row besides the label.
+const SHOWN_FIELDS: usize = 4;
+
+#[derive(Debug)]
+pub struct State {
+    pub side: Side,
+    /// Position in `matches`.
+    pub cursor: usize,
+    pub show_schema: bool,
+    pub query: String,
+    /// Row indexes matching the query (all rows without one).
+    pub matches: Vec<usize>,
+    /// The selected pair: (source row, target row).
+    pub pair: (usize, usize),
+    pub schema: Option<DatasetSchema>,
+    /// (side, revision, rows, query) the matches were built for.
+    built_for: Option<(Side, i64, usize, String)>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            side: Side::Target,
+            cursor: 0,
+            show_schema: false,
+            query: String::new(),
+            matches: Vec::new(),
+            pair: (0, 0),
+            schema: None,
+            built_for: None,
+        }
+    }
+}
+
+/// Whether any value of the row contains `needle` (lower-cased).
+fn row_matches(row: &Row, needle: &str) -> bool {
+    row.values().any(|v| match v {
+        Value::String(s) => s.to_lowercase().contains(needle),
+        v => v.to_string().to_lowercase().contains(needle),
+    })
+}
+
+impl State {
+    fn dataset<'a>(&self, ws: &'a Workspace) -> &'a Dataset {
+        ws.page.dataset(self.side)
+    }
+
+    /// The row under the cursor.
+    pub fn row(&self) -> Option<usize> {
+        self.matches.get(self.cursor).copied()
+    }
+
+    fn selected_row(&self) -> usize {
+        match self.side {
+            Side::Source => self.pair.0,
+            Side::Target => self.pair.1,
+        }
+    }
+
+    /// Rebuilds the matches when the rows, side or query changed.
+    pub fn refresh(&mut self, ws: &Workspace) {
+        let d = self.dataset(ws);
+        let key = (self.side, ws.revision, d.rows.len(), self.query.clone());
+        if self.built_for.as_ref() == Some(&key) {
+            return;
+        }
+        let keep = self.row();
+        let needle = self.query.trim().to_lowercase();
+        self.matches = if needle.is_empty() {
+            (0..d.rows.len()).collect()
+        } else {
+            (0..d.rows.len())
+                .filter(|&i| row_matches(&d.rows[i], &needle))
+                .collect()
+        };
+        if self.show_schema {
+            self.schema = Some(DatasetSchema::of(d));
+        } else {
+            self.schema = None;
+        }
+        self.built_for = Some(key);
+        self.cursor = keep
+            .and_then(|r| self.matches.iter().position(|&m| m == r))
+            .unwrap_or(self.cursor)
+            .min(self.matches.len().saturating_sub(1));
+    }
+
+    /// Moves the cursor to a row, when it matches the search.
+    pub fn jump_to(&mut self, row: usize) {
+        if let Some(i) = self.matches.iter().position(|&m| m == row) {
+            self.cursor = i;
+        }
+    }
+
+    /// Sets the search and moves to the first match.
+    pub fn search(&mut self, ws: &Workspace, query: &str) {
+        self.query = query.to_owned();
+        self.refresh(ws);
+        self.cursor = 0;
+    }
+}
+
+pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+    let n = state.matches.len();
+    match action {
+        Action::Recomputed | Action::RulesChanged => state.refresh(ctx.ws),
+        Action::SourceSelected(s) => {
+            state.pair.0 = *s;
+            state.refresh(ctx.ws);
+            if state.side == Side::Source {
+                state.jump_to(*s);
+            }
+        }
+        Action::TargetSelected(t) => {
+            state.pair.1 = *t;
+            state.refresh(ctx.ws);
+            if state.side == Side::Target {
+                state.jump_to(*t);
+            }
+        }
+        Action::Up => state.cursor = state.cursor.saturating_sub(1),
+        Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
+        Action::PageUp => state.cursor = state.cursor.saturating_sub(10),
+        Action::PageDown => state.cursor = (state.cursor + 10).min(n.saturating_sub(1)),
+        Action::Home => state.cursor = 0,
+        Action::End => state.cursor = n.saturating_sub(1),
+        Action::Cycle => {
+            state.side = match state.side {
+                Side::Source => Side::Target,
+                Side::Target => Side::Source,
+            };
+            state.refresh(ctx.ws);
+            state.cursor = 0;
+            state.jump_to(state.selected_row());
+        }
+        Action::ToggleSchema => {
+            state.show_schema = !state.show_schema;
+            state.built_for = None;
+            state.refresh(ctx.ws);
+        }
+        Action::Search => {
+            let mut input = TextArea::default();
+            input.insert_str(&state.query);
+            *ctx.modal = Some(Modal::Prompt {
+                title: format!("Search {} rows", state.side.name()),
+                input: Box::new(input),
+                purpose: PromptFor::SearchDataset,
+            });
+        }
+        Action::Enter => match state.row() {
+            Some(row) => {
+                let d = state.dataset(ctx.ws);
+                *ctx.modal = Some(Modal::Prompt {
+                    title: format!(
+                        "Set field=value on {} row {}",
+                        state.side.name(),
+                        safe(&d.row_label(&d.rows[row]))
+                    ),
+                    input: Box::default(),
+                    purpose: PromptFor::DatasetCell {
+                        side: state.side,
+                        row,
+                    },
+                });
+            }
+            None => ctx.status.info("no rows"),
+        },
+        _ => {}
+    }
+    vec![]
+}
+
+/// Parses `field=value`: the value as JSON, else as a string.
+pub fn parse_cell(text: &str) -> Option<(String, Value)> {
+    let (field, value) = text.split_once('=')?;
+    let field = field.trim();
+    if field.is_empty() {
+        return None;
+    }
+    let value = value.trim();
+    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+    Some((field.to_owned(), value))
+}
+
+/// A short cell text.
+fn cell(v: Option<&Value>, width: usize) -> String {
+    let text = match v {
+        None => "·".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    let text = safe(&text);
+    if text.chars().count() > width {
+        let mut t: String = text.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    } else {
+        format!("{text:<width$}")
+    }
+}
+
+/// The fields shown as columns: the first row's, without the label.
+fn columns(d: &Dataset) -> Vec<String> {
+    d.rows
+        .first()
+        .map(|r| {
+            r.keys()
+                .filter(|k| d.label.as_deref() != Some(k.as_str()))
+                .take(SHOWN_FIELDS)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
+    let st = &page.dataset;
+    let d = page.ws.page.dataset(st.side);
+    let mut title = format!("Dataset · {} ({} rows)", st.side.name(), d.rows.len());
+    if !st.query.is_empty() {
+        title.push_str(&format!(" · /{} {}", safe(&st.query), st.matches.len()));
+    }
+    let mut block = pane_block(&title, theme, focused);
+    if focused {
+        block = block.title_bottom(Line::styled(
+            " Space side · / search · s schema · Enter edit ",
+            theme.dim(),
+        ));
+    }
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if st.show_schema {
+        let schema = st.schema.as_ref();
+        let mut lines = vec![Line::styled(
+            format!("{:<20} {:<14} coverage", "field", "type"),
+            theme.title(),
+        )];
+        if let Some(s) = schema {
+            for (name, f) in &s.fields {
+                let cov = s.coverage.get(name).copied().unwrap_or(0);
+                lines.push(Line::raw(format!(
+                    "{:<20} {:<14} {cov}/{}",
+                    safe(name),
+                    f.type_name(),
+                    s.rows
+                )));
+            }
+        }
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
+    let detail_h = if inner.height > 8 { 3 } else { 0 };
+    let [list_area, detail_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
+    let cols = columns(d);
+    let label_w = 18usize;
+    let col_w = 12usize;
+    let mut lines = vec![Line::styled(
+        std::iter::once(format!("  {:<label_w$}", "row"))
+            .chain(
+                cols.iter()
+                    .map(|c| cell(Some(&Value::String(c.clone())), col_w)),
+            )
+            .collect::<Vec<_>>()
+            .join(" "),
+        theme.title(),
+    )];
+    let height = list_area.height.saturating_sub(1) as usize;
+    let offset = if st.cursor < height {
+        0
+    } else {
+        st.cursor + 1 - height
+    };
+    let selected = st.selected_row();
+    for (pos, &i) in st.matches.iter().enumerate().skip(offset).take(height) {
+        let row = &d.rows[i];
+        let mark = if i == selected { "▶ " } else { "  " };
+        let mut text = format!(
+            "{mark}{}",
+            cell(Some(&Value::String(d.row_label(row))), label_w)
+        );
+        for c in &cols {
+            text.push(' ');
+            text.push_str(&cell(row.get(c), col_w));
+        }
+        let style = if pos == st.cursor {
+            theme.selected()
+        } else if i == selected {
+            theme.accent()
+        } else {
+            Default::default()
+        };
+        lines.push(Line::styled(text, style));
+    }
+    if st.matches.is_empty() {
+        lines.push(Line::styled("no rows", theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(lines), list_area);
+    if detail_h > 0
+        && let Some(row) = st.row().and_then(|i| d.rows.get(i))
+    {
+        let mut spans = Vec::new();
+        for (k, v) in row {
+            spans.push(Span::styled(format!("{}=", safe(k)), theme.dim()));
+            let v = match v {
+                Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            spans.push(Span::raw(format!("{} ", safe(&v))));
+        }
+        frame.render_widget(
+            Paragraph::new(Line::from(spans)).wrap(Wrap { trim: true }),
+            detail_area,
+        );
+    }
+}

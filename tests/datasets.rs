@@ -724,9 +724,48 @@ fn import_link_and_unlink() {
 /// Waits for the next watcher event (at most 2 s after `since`).
 #[track_caller]
 fn next(w: &Watcher, since: Instant) -> Reload {
-    let left = Duration::from_secs(2).saturating_sub(since.elapsed());
-    w.recv_timeout(left)
-        .unwrap_or_else(|| panic!("no watcher event within 2 s"))
+    loop {
+        let left = Duration::from_secs(2).saturating_sub(since.elapsed());
+        match w.recv_timeout(left) {
+            Some(Reload::Progress { .. }) => continue,
+            Some(event) => return event,
+            None => panic!("no watcher event within 2 s"),
+        }
+    }
+}
+
+#[test]
+fn a_reload_reports_its_progress_before_it_is_done() {
+    let env = Env::new();
+    let csv = env.file("p.csv", "id,name,supportsStreaming\nm1,M1,true\n");
+    let opts = ImportOptions {
+        link: true,
+        ..ImportOptions::default()
+    };
+    import(&env, Side::Target, &csv, &opts).unwrap();
+    let watcher = Watcher::start(&env.db, PAGE).unwrap();
+    assert_eq!(watcher.recv_timeout(Duration::from_millis(500)), None);
+    let mut text = String::from("id,name,supportsStreaming\n");
+    for i in 0..5000 {
+        text.push_str(&format!("m{i},M{i},true\n"));
+    }
+    let t = Instant::now();
+    std::fs::write(&csv, text).unwrap();
+    let mut fractions = Vec::new();
+    loop {
+        let left = Duration::from_secs(5).saturating_sub(t.elapsed());
+        match watcher.recv_timeout(left) {
+            Some(Reload::Progress { fraction, .. }) => fractions.push(fraction),
+            Some(Reload::Reloaded { rows, .. }) => {
+                assert_eq!(rows, 5000);
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(fractions.len() >= 3, "{fractions:?}");
+    assert!(fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
+    assert!(*fractions.last().unwrap() >= 0.95, "{fractions:?}");
 }
 
 #[test]

@@ -222,6 +222,10 @@ fn a_linked_file_change_reloads_the_open_page() {
     assert_eq!(b.ui.page().unwrap().ws.revision, before + 1);
     assert_eq!(b.revision(), before + 1);
     assert_eq!(b.verdict("m2"), 2);
+    assert!(
+        b.ui.reload_progress.is_none(),
+        "the gauge closes once the reload is done"
+    );
     let (message, _) = b.ui.status.message.clone().unwrap();
     assert!(message.starts_with("reloaded target from"), "{message}");
     assert!(

@@ -357,6 +357,16 @@ impl App {
     /// Re-reads a dataset's linked file. Rows that differ from the stored ones are
     /// validated and stored as a new revision; an invalid file changes nothing.
     pub fn reload_linked(&mut self, page_id: &str, side: Side) -> Result<Reloaded> {
+        self.reload_linked_with(page_id, side, &mut |_| {})
+    }
+
+    /// [`App::reload_linked`] reporting its progress (for the workbench's gauge).
+    pub fn reload_linked_with(
+        &mut self,
+        page_id: &str,
+        side: Side,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Reloaded> {
         let (mut page, _) = self.page(page_id)?;
         let d = dataset_mut(&mut page, side);
         let Some(file) = d.file.clone() else {
@@ -365,7 +375,7 @@ impl App {
                 side.name()
             )));
         };
-        let parsed = read_rows(Path::new(&file), &d.key, d.key_case, false, &mut |_| {})?;
+        let parsed = read_rows(Path::new(&file), &d.key, d.key_case, false, progress)?;
         if parsed.rows == d.rows {
             return Ok(Reloaded::Unchanged {
                 rows: parsed.rows.len(),
@@ -386,11 +396,24 @@ impl App {
                 .map(|(h, k)| (k, h))
                 .collect()
         };
+        progress(Progress::Validating);
         let (_, overrides_changed) = revalidate(&mut page, side, old_keys, &file)?;
         let n = page.dataset(side).rows.len();
         let what = format!("reloaded {} from {file} ({n} rows)", side.name());
+        let total = n as u64;
         let revision = self.store.change(page_id, &what, |tx, _| {
-            store::ops::replace_dataset(tx, page_id, side, page.dataset(side))?;
+            store::ops::replace_dataset_with_progress(
+                tx,
+                page_id,
+                side,
+                page.dataset(side),
+                &mut |done| {
+                    progress(Progress::Writing {
+                        done: done as u64,
+                        total,
+                    })
+                },
+            )?;
             if overrides_changed {
                 store::ops::set_overrides(tx, page_id, &page.overrides)?;
             }

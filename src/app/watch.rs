@@ -32,7 +32,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(300);
 const TICK: Duration = Duration::from_millis(100);
 
 /// What happened to a linked file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Reload {
     /// The file changed and its rows are stored as a new revision.
     Reloaded {
@@ -49,6 +49,12 @@ pub enum Reload {
     },
     /// The file is gone; the last good data stays.
     Deleted { side: Side, file: PathBuf },
+    /// A reload is under way: `fraction` of it (0.0–1.0) is done.
+    Progress {
+        side: Side,
+        file: PathBuf,
+        fraction: f64,
+    },
 }
 
 /// Watches the linked files of one page until dropped.
@@ -288,7 +294,37 @@ impl Worker {
             self.files[i].state = State::Deleted;
             return self.send(Reload::Deleted { side, file });
         }
-        match self.app.reload_linked(&self.page_id, side) {
+        let (out, app, page_id) = (&self.out, &mut self.app, &self.page_id);
+        let mut last = -1.0;
+        let mut report = |p: crate::app::dataset::Progress| {
+            use crate::app::dataset::Progress as P;
+            // Parsing is the first half, writing the second. Small files parse in a
+            // blink (and most re-reads change nothing): only big ones report parsing.
+            let fraction = match p {
+                P::Parsing { total, .. } if total < 1_000_000 => return,
+                P::Parsing { done, total } => 0.5 * done as f64 / total.max(1) as f64,
+                P::Validating => 0.5,
+                P::Writing { done, total } => 0.5 + 0.5 * done as f64 / total.max(1) as f64,
+            };
+            if fraction - last >= 0.05 {
+                last = fraction;
+                let _ = out.send(Reload::Progress {
+                    side,
+                    file: file.clone(),
+                    fraction,
+                });
+            }
+        };
+        let outcome = app.reload_linked_with(page_id, side, &mut report);
+        if last >= 0.0 && !matches!(outcome, Ok(Reloaded::Changed { .. })) {
+            // Progress was shown but nothing will follow it: close it.
+            let _ = self.send(Reload::Progress {
+                side,
+                file: file.clone(),
+                fraction: 1.0,
+            });
+        }
+        match outcome {
             Ok(Reloaded::Changed { revision, rows }) => {
                 self.files[i].state = State::Good;
                 self.send(Reload::Reloaded {

@@ -344,6 +344,7 @@ pub fn watch(db: &Path, page: &str) -> Result<Exit, Failure> {
                 side.name(),
                 sanitize_lines(&message)
             ),
+            Reload::Progress { .. } => {}
             Reload::Deleted { side, file } => eprintln!(
                 "error: {} was deleted; {} keeps the last good data",
                 sanitize(&file.display().to_string()),

@@ -136,6 +136,8 @@ pub struct Ui {
     pub quit: bool,
     /// Milliseconds of the last frame's render (the status bar shows it).
     pub last_render: Duration,
+    /// A linked file being reloaded: what, and how far (0.0–1.0), for the gauge.
+    pub reload_progress: Option<(String, f64)>,
     queue: VecDeque<Action>,
     /// The database file, for the watcher of linked dataset files.
     db: Option<std::path::PathBuf>,
@@ -167,6 +169,7 @@ impl Ui {
             theme,
             quit: false,
             last_render: Duration::ZERO,
+            reload_progress: None,
             queue: VecDeque::new(),
         };
         if let Some(id) = page {
@@ -413,7 +416,14 @@ impl Ui {
         let Some(w) = &self.watcher else { return };
         let events: Vec<Reload> = std::iter::from_fn(|| w.try_recv()).collect();
         for event in events {
+            if !matches!(event, Reload::Progress { .. }) {
+                self.reload_progress = None;
+            }
             match event {
+                Reload::Progress { side, fraction, .. } => {
+                    self.reload_progress =
+                        (fraction < 1.0).then(|| (format!("reloading {}", side.name()), fraction));
+                }
                 Reload::Reloaded {
                     side,
                     file,

@@ -157,6 +157,15 @@ fn render_header(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme) {
 
 fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
     let t = &ui.theme;
+    if let Some((label, fraction)) = &ui.reload_progress {
+        // A linked file is being reloaded: a gauge takes the status line.
+        let gauge = ratatui::widgets::Gauge::default()
+            .gauge_style(t.accent())
+            .ratio(fraction.clamp(0.0, 1.0))
+            .label(format!("{label} {:.0}%", fraction * 100.0));
+        frame.render_widget(gauge, area);
+        return;
+    }
     let mut spans = Vec::new();
     if let Some(page) = ui.page() {
         let ws = &page.ws;

@@ -138,7 +138,7 @@ impl Workspace {
 
     /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.
     pub fn infix_fields(&self) -> crate::core::infix::Fields {
-        crate::core::infix::fields_of(&self.page)
+        crate::core::infix::fields_of_schema(&self.schema)
     }
 
     /// Pretty JSON of a rule's logic, as the editor shows it.
@@ -354,10 +354,19 @@ impl Workspace {
         target: usize,
         value: Option<(bool, Option<String>)>,
     ) -> Result<i64> {
-        let source_key = self
-            .page
-            .source
-            .row_key(&self.page.source.rows[self.selection]);
+        self.set_override_at(app, self.selection, target, value)
+    }
+
+    /// Sets or clears the override of any (source, target) pair, saved at once; the
+    /// shown verdicts are recomputed for the current selection.
+    pub fn set_override_at(
+        &mut self,
+        app: &mut App,
+        source: usize,
+        target: usize,
+        value: Option<(bool, Option<String>)>,
+    ) -> Result<i64> {
+        let source_key = self.page.source.row_key(&self.page.source.rows[source]);
         let target_key = self.page.target.row_key(&self.page.target.rows[target]);
         self.revision = match &value {
             Some((v, note)) => {
@@ -433,12 +442,7 @@ impl Workspace {
         source: usize,
         target: usize,
     ) -> Result<i64> {
-        let keep = self.selection;
-        self.selection = source;
-        let out = self.set_override(app, target, None);
-        self.selection = keep;
-        self.reverdict();
-        out
+        self.set_override_at(app, source, target, None)
     }
 
     /// The page with its compiled matrix, for running assertions on the live state.

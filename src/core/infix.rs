@@ -663,13 +663,18 @@ pub fn fuzz_roundtrip(data: &[u8]) {
 
 /// The fields of a page, for hints.
 pub fn fields_of(page: &super::model::Page) -> Fields {
-    let mut out = Vec::new();
-    for side in [super::model::Side::Source, super::model::Side::Target] {
-        for f in page.dataset(side).field_names() {
-            out.push(format!("{}.{f}", side.name()));
-        }
-    }
-    Fields(out)
+    fields_of_schema(&super::validate::Schema::of(page))
+}
+
+/// The fields a schema knows (no row is read: for the editor's every keystroke).
+pub fn fields_of_schema(schema: &super::validate::Schema) -> Fields {
+    let sides = [("source", &schema.source), ("target", &schema.target)];
+    Fields(
+        sides
+            .iter()
+            .flat_map(|(side, d)| d.coverage.keys().map(move |f| format!("{side}.{f}")))
+            .collect(),
+    )
 }
 
 /// A map helper used by callers building logic by hand.

@@ -692,7 +692,7 @@ fn evaluate_select_unknown_key_is_bad_input() {
     usage_error(env.db(), &["evaluate", LLM]);
     usage_error(
         env.db(),
-        &["evaluate", LLM, "--select", T3, "--format", "csv"],
+        &["evaluate", LLM, "--select", T3, "--format", "xml"],
     );
 }
 
@@ -787,11 +787,17 @@ fn evaluate_all_markdown() {
 }
 
 #[test]
-fn evaluate_all_table_is_bad_usage() {
+fn evaluate_all_table_prints_a_table_per_selection() {
     let env = Env::new();
-    let err = usage_error(env.db(), &["evaluate", LLM, "--all", "--format", "table"]);
-    assert_contains(&err, "--format");
-    usage_error(env.db(), &["evaluate", LLM, "--all", "--select", T3]);
+    let out = ok(env.db(), &["evaluate", LLM, "--all", "--format", "table"]);
+    let sources = export(env.db(), LLM)["source"]["rows"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(out.matches("selection verdict").count(), sources, "{out}");
+    assert_contains(&out, T3);
+    let err = usage_error(env.db(), &["evaluate", LLM, "--all", "--select", T3]);
+    assert_contains(&err, "--select");
 }
 
 // ---------------------------------------------------------------------------------------------

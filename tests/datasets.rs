@@ -443,7 +443,7 @@ fn defaults_fill_missing_fields_in_evaluation_explanation_and_validation() {
     assert!(warnings.is_empty(), "{warnings:?}");
     let env = Env::with_page(page);
     let mut app = env.app();
-    let result = app.evaluate(PAGE, "web").unwrap();
+    let result = app.evaluate(PAGE, "web").unwrap().wire();
     let verdict = |id: &str| {
         result["targets"]
             .as_array()
@@ -518,7 +518,7 @@ fn case_insensitive_keys() {
     assert_eq!(page.target.find_row("OPENAI"), Some(0));
     assert_eq!(page.target.find_row("id=OpenAI"), Some(0));
     let mut app = env.app();
-    let result = app.evaluate(PAGE, "WEB").unwrap();
+    let result = app.evaluate(PAGE, "WEB").unwrap().wire();
     assert_eq!(result["selectionKey"], "id=web");
     let acme = &result["targets"][1];
     assert_eq!(acme["override"]["value"], true, "{acme}");
@@ -561,7 +561,7 @@ fn case_insensitive_keys() {
     import(&env, Side::Target, &path, &ImportOptions::default()).unwrap();
     let (page, _) = env.app().page(PAGE).unwrap();
     assert_eq!(page.overrides.len(), 2);
-    let result = env.app().evaluate(PAGE, "web").unwrap();
+    let result = env.app().evaluate(PAGE, "web").unwrap().wire();
     assert_eq!(
         result["targets"][0]["verdict"], 0,
         "{}",

@@ -938,7 +938,7 @@ fn every_cell_of_the_sample_pages_is_explained_consistently_with_evaluate() {
         let (page, _) = app.page(page_id).unwrap();
         for s in &page.source.rows {
             let select = page.source.row_key(s);
-            let result = app.evaluate(page_id, &select).unwrap();
+            let result = app.evaluate(page_id, &select).unwrap().wire();
             for t in result["targets"].as_array().unwrap() {
                 let id = t["id"].as_str().unwrap();
                 let e = app.explain(page_id, &select, id, None).unwrap();
@@ -976,7 +976,7 @@ fn explain_fills_dataset_defaults_like_the_matrix() {
         "rules": [{"id": "r", "name": "R", "required": true,
                    "logic": {"==": [{"var": "target.supports"}, {"var": "source.needs"}]}}]}"#;
     app.import(page, "d.json", false).unwrap();
-    let result = app.evaluate("defaults", "s").unwrap();
+    let result = app.evaluate("defaults", "s").unwrap().wire();
     assert_eq!(
         result["targets"][1]["rules"]["r"],
         json!(true),

@@ -64,7 +64,7 @@ fn revision(app: &App, page: &str) -> i64 {
 #[track_caller]
 fn evaluate(app: &mut App, page: &str, selection: &str) -> Value {
     match app.evaluate(page, selection) {
-        Ok(result) => result,
+        Ok(result) => result.wire(),
         Err(e) => panic!("evaluate {page} {selection}: {e}"),
     }
 }
@@ -146,7 +146,8 @@ fn cached_rows(app: &App, page: &str, selection_key: &str) -> Vec<(i64, i64, Val
     .expect("query")
     .map(|row| {
         let (rev, num, text) = row.expect("row");
-        let payload = serde_json::from_str(&text).expect("payload_json is JSON");
+        let payload = rulebench::core::result::cache_page_as_wire(&text)
+            .expect("payload_json is a result page");
         (rev, num, payload)
     })
     .collect()

@@ -349,7 +349,7 @@ fn deleting_a_page_cascades_to_everything_it_owns() {
     for p in [&doomed, &kept] {
         let rev = store.revision(&p.id).unwrap().unwrap();
         store
-            .store_result(&p.id, "sel", rev, &[json!({"page": 0})])
+            .store_result(&p.id, "sel", rev, &[json!({"page": 0}).to_string()])
             .unwrap();
     }
     for table in PAGE_TABLES {
@@ -388,11 +388,14 @@ fn results_round_trip_and_stale_revisions_are_pruned() {
     let other = page(PROVIDERS);
     store.insert_page(&p, false).unwrap();
     store.insert_page(&other, false).unwrap();
-    let pages = vec![
+    let pages = [
         json!({"selectionKey": "id=app-001", "selectionVerdict": 1, "score": 0.6,
                "targets": [{"id": "us-prime-auto", "verdict": 0, "score": 0.25}]}),
         json!({"targets": [], "features": [{"name": "x", "a": true}], "n": null}),
-    ];
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect::<Vec<String>>();
     assert_eq!(store.cached_result(&p.id, "sel-a", 1).unwrap(), None);
     store.store_result(&p.id, "sel-a", 1, &pages).unwrap();
     store.store_result(&p.id, "sel-b", 1, &pages[..1]).unwrap();
@@ -412,7 +415,7 @@ fn results_round_trip_and_stale_revisions_are_pruned() {
     // A result stored at a newer revision drops every older one of that page.
     let rev = store.change(&p.id, "edit", |_, _| Ok(())).unwrap();
     assert_eq!(rev, 2);
-    let newer = vec![json!({"selectionVerdict": 2})];
+    let newer = vec![json!({"selectionVerdict": 2}).to_string()];
     store.store_result(&p.id, "sel-b", rev, &newer).unwrap();
     assert_eq!(store.cached_result(&p.id, "sel-b", 2).unwrap(), Some(newer));
     assert_eq!(

@@ -1,16 +1,14 @@
 //! The verdict-assertion use cases (seed 002): run a stored page's assertions (results
 //! persisted), run a page file's in memory, pin the current outcome, edit the list.
 
-use std::collections::HashMap;
-
-use serde_json::Value;
+use std::sync::Arc;
 
 use super::{App, AppError, Result, timestamp};
 use crate::core::assertions::{self, ALL_SOURCES, Assertion, Limits, Report};
 use crate::core::diag::{Diagnostic, did_you_mean};
 use crate::core::matrix::Matrix;
 use crate::core::model::{Page, Side, key_hash};
-use crate::core::result;
+use crate::core::result::{Names, SelectionResult};
 use crate::store::{self, StoredAssertionResult};
 
 /// What pinning did.
@@ -42,16 +40,15 @@ impl App {
         self.run_assertions_with(page_id, &Limits::default())
     }
 
-    /// [`App::run_assertions`] with other limits.
+    /// [`App::run_assertions`] with other limits. Cached results of the revision are
+    /// read; misses are evaluated one selection at a time on one matrix and not cached
+    /// (a run over every source would otherwise fill the database).
     pub fn run_assertions_with(&mut self, page_id: &str, limits: &Limits) -> Result<Report> {
         let (page, revision) = self.page(page_id)?;
         let compiled = assertions::compile_all(&page, limits).map_err(|d| invalid(&page.id, d))?;
-        let rows = assertions::selections(&compiled, &page);
-        let values = self.results_for(&page, revision, &rows, true)?;
-        let mut by_row: HashMap<usize, Value> = rows.into_iter().zip(values).collect();
-        let results = assertions::run_compiled(&compiled, &page, limits, |s| {
-            by_row.remove(&s).expect("every selection was evaluated")
-        });
+        let mut source = ResultSource::new(&page, revision);
+        let results =
+            assertions::run_compiled(&compiled, &page, limits, |s| source.result(self, s, false))?;
         let at = timestamp();
         let report = Report::new(&page.id, revision, &at, results);
         self.store
@@ -144,11 +141,12 @@ impl App {
             Some(key) => vec![Self::find_row(&page, Side::Source, key)?],
         };
         // Not cached: the pins make a new revision (and bad input must leave no trace).
-        let values = self.results_for(&page, revision, &rows, false)?;
+        let mut source = ResultSource::new(&page, revision);
         let mut next = page.clone();
         let (mut added, mut replaced) = (0, 0);
-        for value in &values {
-            let (r, a) = assertions::merge(&mut next.assertions, assertions::pin(&page, value));
+        for &s in &rows {
+            let result = source.result(self, s, false)?;
+            let (r, a) = assertions::merge(&mut next.assertions, assertions::pin(&page, &result));
             replaced += r;
             added += a;
         }
@@ -180,39 +178,51 @@ impl App {
             store::ops::set_assertions(tx, &page.id, list)
         })?)
     }
+}
 
-    /// The evaluation results of source rows at the page's revision: from the result
-    /// cache when there, else evaluated on one shared matrix (and cached when `store`).
-    fn results_for(
-        &mut self,
-        page: &Page,
-        revision: i64,
-        rows: &[usize],
-        store: bool,
-    ) -> Result<Vec<Value>> {
-        let mut matrix: Option<Matrix> = None;
-        let at = timestamp();
-        let mut out = Vec::with_capacity(rows.len());
-        for &s in rows {
-            let hash = key_hash(&page.source.row_key(&page.source.rows[s]));
-            if let Some(pages) = self.store.cached_result(&page.id, &hash, revision)?
-                && let Some(mut cached) = result::merge(pages)
-            {
-                cached["cache"] = Value::from("hit");
-                out.push(cached);
-                continue;
-            }
-            if matrix.is_none() {
-                matrix = Some(Matrix::new(page)?);
-            }
-            let m = matrix.as_mut().expect("built above");
-            let value = result::build(page, &m.evaluate(s), revision, &at);
-            if store {
-                self.store
-                    .store_result(&page.id, &hash, revision, &result::split(&value))?;
-            }
-            out.push(value);
+/// Results of a page's selections at one revision: from the result cache when there,
+/// else evaluated on one matrix built on first need.
+struct ResultSource<'p> {
+    page: &'p Page,
+    revision: i64,
+    names: Arc<Names>,
+    matrix: Option<Matrix>,
+    at: String,
+}
+
+impl<'p> ResultSource<'p> {
+    fn new(page: &'p Page, revision: i64) -> Self {
+        ResultSource {
+            page,
+            revision,
+            names: Arc::new(Names::of(page)),
+            matrix: None,
+            at: timestamp(),
         }
-        Ok(out)
+    }
+
+    /// The result of source row `s` (cached afterwards when `store`).
+    fn result(&mut self, app: &mut App, s: usize, store: bool) -> Result<SelectionResult> {
+        let page = self.page;
+        let hash = key_hash(&page.source.row_key(&page.source.rows[s]));
+        if let Some(hit) = app.cached(&page.id, &hash, self.revision, s)? {
+            return Ok(hit);
+        }
+        if self.matrix.is_none() {
+            self.matrix = Some(Matrix::new(page)?);
+        }
+        let m = self.matrix.as_mut().expect("built above");
+        let result = SelectionResult::new(
+            page,
+            self.names.clone(),
+            m.evaluate(s),
+            self.revision,
+            &self.at,
+        );
+        if store {
+            app.store
+                .store_result(&page.id, &hash, self.revision, &result.cache_pages())?;
+        }
+        Ok(result)
     }
 }

@@ -9,6 +9,7 @@ pub mod workspace;
 mod workspace_tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -19,7 +20,7 @@ use crate::core::model::{
     key_hash,
 };
 use crate::core::predicates::{self, PredicateList};
-use crate::core::result;
+use crate::core::result::{Names, SelectionResult};
 use crate::core::validate::{self, Schema};
 use crate::store::{self, PageSummary, Store, StoreError};
 
@@ -98,6 +99,57 @@ pub fn default_db_path() -> PathBuf {
 /// Now, as the result JSON writes it.
 pub fn timestamp() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The evaluations of every source row of a page, in row order ([`App::evaluate_all`]).
+pub struct Evaluations {
+    page: Page,
+    revision: i64,
+    matrix: Matrix,
+    names: Arc<Names>,
+    at: String,
+    next: usize,
+}
+
+impl Evaluations {
+    /// The page evaluated.
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// The names shared by every result.
+    pub fn names(&self) -> &Arc<Names> {
+        &self.names
+    }
+
+    /// How many selections there are.
+    pub fn len(&self) -> usize {
+        self.page.source.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Iterator for Evaluations {
+    type Item = SelectionResult;
+
+    fn next(&mut self) -> Option<SelectionResult> {
+        let s = self.next;
+        if s >= self.page.source.rows.len() {
+            return None;
+        }
+        self.next += 1;
+        let eval = self.matrix.evaluate(s);
+        Some(SelectionResult::new(
+            &self.page,
+            self.names.clone(),
+            eval,
+            self.revision,
+            &self.at,
+        ))
+    }
 }
 
 /// What an import did.
@@ -243,35 +295,62 @@ impl App {
     }
 
     /// Evaluates one selection, serving the cached result of the current revision when
-    /// there is one (`"cache": "hit"`).
-    pub fn evaluate(&mut self, page_id: &str, selection: &str) -> Result<Value> {
+    /// there is one (`"cache": "hit"`). A hit reads the page without its target rows and
+    /// decodes the compact cache pages; a miss evaluates and stores them.
+    pub fn evaluate(&mut self, page_id: &str, selection: &str) -> Result<SelectionResult> {
+        let (head, revision) = self.page_without(page_id, Side::Target)?;
+        let s = Self::find_row(&head, Side::Source, selection)?;
+        let hash = key_hash(&head.source.row_key(&head.source.rows[s]));
+        if let Some(hit) = self.cached(page_id, &hash, revision, s)? {
+            return Ok(hit);
+        }
         let (page, revision) = self.page(page_id)?;
         let s = Self::find_row(&page, Side::Source, selection)?;
-        let selection_key = page.source.row_key(&page.source.rows[s]);
-        let hash = key_hash(&selection_key);
-        if let Some(pages) = self.store.cached_result(page_id, &hash, revision)?
-            && let Some(mut cached) = result::merge(pages)
-        {
-            cached["cache"] = Value::from("hit");
-            return Ok(cached);
-        }
         let mut matrix = Matrix::new(&page)?;
-        let eval = matrix.evaluate(s);
-        let out = result::build(&page, &eval, revision, &timestamp());
+        let names = Arc::new(Names::of(&page));
+        let result = SelectionResult::new(&page, names, matrix.evaluate(s), revision, &timestamp());
         self.store
-            .store_result(page_id, &hash, revision, &result::split(&out))?;
-        Ok(out)
+            .store_result(page_id, &hash, revision, &result.cache_pages())?;
+        Ok(result)
     }
 
-    /// Evaluates every source row (not cached: one pass over a shared matrix).
-    pub fn evaluate_all(&self, page_id: &str) -> Result<(Page, Vec<Value>)> {
+    /// The cached result of a selection at a revision. A cache page this version cannot
+    /// read (written by an older rulebench) is a miss, and is overwritten.
+    fn cached(
+        &self,
+        page_id: &str,
+        hash: &str,
+        revision: i64,
+        selection: usize,
+    ) -> Result<Option<SelectionResult>> {
+        Ok(self
+            .store
+            .cached_result(page_id, hash, revision)?
+            .and_then(|texts| SelectionResult::from_cache_pages(&texts, selection).ok()))
+    }
+
+    /// Every source row's evaluation, one at a time on one shared matrix (not cached):
+    /// memory stays bounded by one selection.
+    pub fn evaluate_all(&self, page_id: &str) -> Result<Evaluations> {
         let (page, revision) = self.page(page_id)?;
-        let mut matrix = Matrix::new(&page)?;
-        let at = timestamp();
-        let results = (0..page.source.rows.len())
-            .map(|s| result::build(&page, &matrix.evaluate(s), revision, &at))
-            .collect();
-        Ok((page, results))
+        let matrix = Matrix::new(&page)?;
+        let names = Arc::new(Names::of(&page));
+        Ok(Evaluations {
+            page,
+            revision,
+            matrix,
+            names,
+            at: timestamp(),
+            next: 0,
+        })
+    }
+
+    /// A page without the rows of one side (their count is still known to the store).
+    pub fn page_without(&self, id: &str, side: Side) -> Result<(Page, i64)> {
+        match self.store.load_without(id, side)? {
+            Some(s) => Ok((s.page, s.revision)),
+            None => self.page(id),
+        }
     }
 
     /// Parses and validates one rule for a page; errors carry line:col in `text`.

@@ -3,7 +3,7 @@
 use super::workspace::Workspace;
 use super::{App, AppError, Result};
 use crate::core::assertions::{self, Assertion, Limits, Report};
-use crate::core::result;
+use crate::core::result::{Names, SelectionResult};
 
 impl Workspace {
     /// Runs the page's assertions on the current (possibly unsaved) state.
@@ -18,9 +18,17 @@ impl Workspace {
         let at = super::timestamp();
         let revision = self.revision;
         let (page, matrix) = self.page_and_matrix();
+        let names = std::sync::Arc::new(Names::of(page));
         let results = assertions::run_compiled(&compiled, page, &limits, |s| {
-            result::build(page, &matrix.evaluate(s), revision, &at)
-        });
+            Ok::<_, std::convert::Infallible>(SelectionResult::new(
+                page,
+                names.clone(),
+                matrix.evaluate(s),
+                revision,
+                &at,
+            ))
+        })
+        .unwrap_or_else(|never| match never {});
         Ok(Report::new(&page.id, revision, &at, results))
     }
 

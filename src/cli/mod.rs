@@ -6,6 +6,7 @@ mod dataset;
 mod explain;
 mod expr;
 mod output;
+pub mod print;
 mod test;
 
 use std::io::{Read, Write};
@@ -225,12 +226,23 @@ pub enum PolicyAction {
     },
 }
 
+/// Output formats of `evaluate`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// The result JSON (with `--all`: an array of results)
     Json,
+    /// A table per selection: each target's verdict, score, reason and failing rules
     Table,
+    /// One record per selection × target
     Csv,
+    /// A Markdown table of verdict glyphs and scores, one row per selection
+    #[value(alias = "markdown")]
     Md,
+    /// JSON Lines: one object per target (with `--all`: one result per selection)
+    Jsonl,
+    /// Compact JSON: per target its id, verdict, score, reason and failing rule ids
+    /// (with `--all`: one line per selection)
+    Summary,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,6 +313,116 @@ pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
     };
     crate::tui::run(app, options).map_err(|e| usage(e.to_string()))?;
     Ok(Exit::Ok)
+}
+
+/// Writes one selection's result in a format.
+fn evaluate_one<W: Write>(
+    r: &crate::core::result::SelectionResult,
+    format: Format,
+    w: &mut W,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => {
+            print::json(w, r, &print::Fragments::new(&r.names, Some(0)))?;
+            w.write_all(b"\n")
+        }
+        Format::Jsonl => print::target_lines(w, r),
+        Format::Summary => print::summary(w, r, false),
+        Format::Table => print::table(w, r),
+        Format::Csv => {
+            let mut csv = csv::Writer::from_writer(w);
+            csv.write_record(print::CSV_HEADER)?;
+            print::csv_rows(&mut csv, r)?;
+            csv.flush()
+        }
+        Format::Md => {
+            print::markdown_head(w, r.page_id(), "selection", &r.names)?;
+            print::markdown_row(w, r)?;
+            print::markdown_foot(w)
+        }
+    }
+}
+
+/// Writes every selection of a page, one at a time: memory stays bounded by one
+/// selection. A progress bar goes to stderr when it is a terminal.
+fn evaluate_all<W: Write>(
+    app: &App,
+    page: &str,
+    format: Format,
+    w: &mut W,
+) -> Result<std::io::Result<()>, Failure> {
+    let evaluations = app.evaluate_all(page)?;
+    let progress = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::ProgressBar::new(evaluations.len() as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let (page_name, source_name) = (
+        evaluations.page().name.clone(),
+        evaluations.page().source.name.clone(),
+    );
+    let names = evaluations.names().clone();
+    let write = |w: &mut W| -> std::io::Result<()> {
+        match format {
+            Format::Json => {
+                let f = print::Fragments::new(&names, Some(2));
+                w.write_all(b"[")?;
+                let mut any = false;
+                for (i, r) in evaluations.enumerate() {
+                    w.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
+                    print::json(w, &r, &f)?;
+                    progress.inc(1);
+                    any = true;
+                }
+                w.write_all(if any { b"\n]\n" } else { b"]\n" })
+            }
+            Format::Jsonl => {
+                let f = print::Fragments::new(&names, None);
+                for r in evaluations {
+                    print::json_line(w, &r, &f)?;
+                    progress.inc(1);
+                }
+                Ok(())
+            }
+            Format::Summary => {
+                for r in evaluations {
+                    print::summary(w, &r, true)?;
+                    progress.inc(1);
+                }
+                Ok(())
+            }
+            Format::Table => {
+                for (i, r) in evaluations.enumerate() {
+                    if i > 0 {
+                        w.write_all(b"\n")?;
+                    }
+                    print::table(w, &r)?;
+                    progress.inc(1);
+                }
+                Ok(())
+            }
+            Format::Csv => {
+                let mut csv = csv::Writer::from_writer(w);
+                csv.write_record(print::CSV_HEADER)?;
+                for r in evaluations {
+                    print::csv_rows(&mut csv, &r)?;
+                    progress.inc(1);
+                }
+                csv.flush()
+            }
+            Format::Md => {
+                print::markdown_head(w, &page_name, &source_name, &names)?;
+                for r in evaluations {
+                    print::markdown_row(w, &r)?;
+                    progress.inc(1);
+                }
+                print::markdown_foot(w)
+            }
+        }
+    };
+    let out = write(w);
+    progress.finish_and_clear();
+    Ok(out)
 }
 
 /// Runs a command (not the TUI).
@@ -431,28 +553,21 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             format,
         } => {
             let mut app = App::open(&db())?;
-            if all {
-                let (page, results) = app.evaluate_all(&page)?;
-                let text = match format.unwrap_or(Format::Json) {
-                    Format::Json => pretty(&results),
-                    Format::Csv => output::results_csv(&results),
-                    Format::Md => output::results_markdown(&page, &results),
-                    Format::Table => {
-                        return Err(usage("--all takes --format json, csv or md"));
-                    }
-                };
-                write_out(&text)?;
+            let format = format.unwrap_or(Format::Json);
+            let out = std::io::stdout();
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out.lock());
+            let written = if all {
+                evaluate_all(&app, &page, format, &mut w)?
             } else {
                 let select = select.expect("clap requires --select without --all");
                 let result = app.evaluate(&page, &select)?;
-                let text = match format.unwrap_or(Format::Json) {
-                    Format::Json => pretty(&result),
-                    Format::Table => output::result_table(&result),
-                    Format::Csv | Format::Md => {
-                        return Err(usage("--select takes --format json or table"));
-                    }
-                };
-                write_out(&text)?;
+                evaluate_one(&result, format, &mut w)
+            };
+            match written.and_then(|()| w.flush()) {
+                Ok(()) => {}
+                // A closed pipe (`| head`) is not an error worth reporting.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                Err(e) => return Err(usage(format!("stdout: {e}"))),
             }
         }
         Command::Check { target, format } => {

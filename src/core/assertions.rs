@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use super::diag::{Diagnostic, did_you_mean};
 use super::matrix::Matrix;
 use super::model::{Page, slugify};
-use super::result;
+use super::result::{self, Names, Needs, SelectionResult};
 
 /// `select` value that runs an assertion against every source row.
 pub const ALL_SOURCES: &str = "*";
@@ -1035,81 +1035,163 @@ pub fn selections(compiled: &[Compiled], page: &Page) -> Vec<usize> {
     (0..wanted.len()).filter(|&s| wanted[s]).collect()
 }
 
-/// Runs compiled assertions. `result(s)` gives the evaluation result (CONTRACT §4) of
-/// source row `s`; it is called at most once per row.
-pub fn run_compiled(
+/// Runs compiled assertions. `result(s)` gives the typed evaluation result of source
+/// row `s`; it is called once per row the assertions read, in row order, and each result
+/// is dropped before the next is asked for. Every assertion reads only what its path
+/// needs of a result ([`Needs`]): memory stays bounded by one selection.
+pub fn run_compiled<E>(
     compiled: &[Compiled],
     page: &Page,
     limits: &Limits,
-    mut result: impl FnMut(usize) -> Value,
-) -> Vec<AssertionResult> {
-    let mut results: HashMap<usize, Value> = HashMap::new();
+    mut result: impl FnMut(usize) -> Result<SelectionResult, E>,
+) -> Result<Vec<AssertionResult>, E> {
+    let needs: Vec<Needs> = compiled.iter().map(|c| Needs::of_path(&c.path)).collect();
+    let mut samples: Vec<Samples> = compiled.iter().map(|_| Samples::new(limits)).collect();
     for s in selections(compiled, page) {
-        results.insert(s, result(s));
-    }
-    compiled
-        .iter()
-        .map(|c| {
-            let rows: Vec<usize> = match c.selection {
-                Selection::All => (0..page.source.rows.len()).collect(),
-                Selection::One(s) => vec![s],
-            };
-            let outcomes: Vec<(String, Outcome)> = rows
-                .iter()
-                .map(|&s| {
-                    let key = page.source.row_key(&page.source.rows[s]);
-                    (key, c.evaluate(&results[&s], limits))
+        let applying: Vec<usize> = (0..compiled.len())
+            .filter(|&i| match compiled[i].selection {
+                Selection::All => true,
+                Selection::One(row) => row == s,
+            })
+            .collect();
+        let r = result(s)?;
+        let wanted = applying
+            .iter()
+            .fold(None::<Needs>, |acc, &i| {
+                Some(match acc {
+                    None => needs[i].clone(),
+                    Some(acc) => acc.union(&needs[i]),
                 })
-                .collect();
-            assertion_result(c, outcomes, limits)
-        })
-        .collect()
+            })
+            .unwrap_or_else(Needs::all);
+        let value = r.to_value(&wanted);
+        let mut whole: Option<Value> = None;
+        for i in applying {
+            let c = &compiled[i];
+            let mut outcome = c.evaluate(&value, limits);
+            if result::needs_retry(&wanted, &outcome.values.iter().collect::<Vec<_>>()) {
+                // The path selected a container that pruning may have emptied.
+                let full = whole.get_or_insert_with(|| r.to_value(&Needs::all()));
+                outcome = c.evaluate(full, limits);
+            }
+            samples[i].push(&r.selection_key, outcome);
+        }
+    }
+    Ok(compiled
+        .iter()
+        .zip(samples)
+        .map(|(c, s)| s.finish(c, limits))
+        .collect())
 }
 
-fn assertion_result(
-    c: &Compiled,
-    outcomes: Vec<(String, Outcome)>,
-    limits: &Limits,
-) -> AssertionResult {
-    let failing: Vec<&(String, Outcome)> = outcomes.iter().filter(|(_, o)| !o.passed).collect();
-    // A `*` assertion over no source row at all has nothing to hold for: it passes.
-    let passed = failing.is_empty();
-    let message = failing.first().map(|(key, o)| {
-        let mut m = o.message.clone().unwrap_or_default();
-        if c.selection == Selection::All {
-            m.push_str(&format!(" for {key}"));
-            if failing.len() > 1 {
-                m.push_str(&format!(
-                    " (and {} more of {} sources)",
-                    failing.len() - 1,
-                    outcomes.len()
-                ));
+/// One assertion's outcomes over its selections, kept as they stream in: the samples'
+/// JSON text up to the details limit with the SHA-256 of all of it, and the first
+/// failure.
+struct Samples {
+    limit: usize,
+    prefix: String,
+    len: usize,
+    hasher: Sha256,
+    count: usize,
+    failed: usize,
+    first_failure: Option<(String, Option<String>)>,
+}
+
+impl Samples {
+    fn new(limits: &Limits) -> Samples {
+        Samples {
+            limit: limits.max_details_bytes,
+            prefix: String::new(),
+            len: 0,
+            hasher: Sha256::new(),
+            count: 0,
+            failed: 0,
+            first_failure: None,
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        self.hasher.update(text.as_bytes());
+        self.len += text.len();
+        let room = (self.limit + 1).saturating_sub(self.prefix.len());
+        if room > 0 {
+            let mut cut = room.min(text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.prefix.push_str(&text[..cut]);
+        }
+    }
+
+    fn push(&mut self, key: &str, o: Outcome) {
+        self.write(if self.count == 0 { "[" } else { "," });
+        let entry = json!({"selection": key, "passed": o.passed, "values": o.values});
+        self.write(&serde_json::to_string(&entry).expect("JSON values serialize"));
+        self.count += 1;
+        if !o.passed {
+            self.failed += 1;
+            if self.first_failure.is_none() {
+                self.first_failure = Some((key.to_owned(), o.message));
             }
         }
-        m
-    });
-    let samples = Value::Array(
-        outcomes
-            .into_iter()
-            .map(|(key, o)| json!({"selection": key, "passed": o.passed, "values": o.values}))
-            .collect(),
-    );
-    let (actual_samples, truncated, actual_sha256) = truncate(samples, limits.max_details_bytes);
-    let a = &c.assertion;
-    AssertionResult {
-        assertion_id: a.id.clone(),
-        description: a.description.clone(),
-        select: a.select.clone(),
-        path: c.path.clone(),
-        matcher: c.matcher.name.to_owned(),
-        not: a.not,
-        path_match: a.path_match,
-        passed,
-        claim: c.claim(),
-        message,
-        actual_samples,
-        truncated,
-        actual_sha256,
+    }
+
+    fn finish(mut self, c: &Compiled, limits: &Limits) -> AssertionResult {
+        self.write(if self.count == 0 { "[]" } else { "]" });
+        // A `*` assertion over no source row at all has nothing to hold for: it passes.
+        let passed = self.failed == 0;
+        let message = self.first_failure.as_ref().map(|(key, message)| {
+            let mut m = message.clone().unwrap_or_default();
+            if c.selection == Selection::All {
+                m.push_str(&format!(" for {key}"));
+                if self.failed > 1 {
+                    m.push_str(&format!(
+                        " (and {} more of {} sources)",
+                        self.failed - 1,
+                        self.count
+                    ));
+                }
+            }
+            m
+        });
+        let (actual_samples, truncated, actual_sha256) = if self.len <= limits.max_details_bytes {
+            let value = serde_json::from_str(&self.prefix).expect("the samples' own JSON");
+            (value, false, None)
+        } else {
+            let sha: String = self
+                .hasher
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let mut cut = limits
+                .max_details_bytes
+                .saturating_sub(TRUNCATED_MARKER.len());
+            while !self.prefix.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            (
+                Value::String(format!("{}{TRUNCATED_MARKER}", &self.prefix[..cut])),
+                true,
+                Some(sha),
+            )
+        };
+        let a = &c.assertion;
+        AssertionResult {
+            assertion_id: a.id.clone(),
+            description: a.description.clone(),
+            select: a.select.clone(),
+            path: c.path.clone(),
+            matcher: c.matcher.name.to_owned(),
+            not: a.not,
+            path_match: a.path_match,
+            passed,
+            claim: c.claim(),
+            message,
+            actual_samples,
+            truncated,
+            actual_sha256,
+        }
     }
 }
 
@@ -1140,10 +1222,10 @@ pub fn truncate(value: Value, limit: usize) -> (Value, bool, Option<String>) {
 pub fn run(
     page: &Page,
     limits: &Limits,
-    result: impl FnMut(usize) -> Value,
+    mut result: impl FnMut(usize) -> SelectionResult,
 ) -> Result<Vec<AssertionResult>, Vec<Diagnostic>> {
     let compiled = compile_all(page, limits)?;
-    Ok(run_compiled(&compiled, page, limits, result))
+    run_compiled(&compiled, page, limits, |s| Ok(result(s)))
 }
 
 /// Evaluates a page in memory (its own matrix, no storage) and runs its assertions:
@@ -1163,10 +1245,17 @@ pub fn run_in_memory(
                 .map_err(|e| vec![Diagnostic::error("compile", "/rules", e.to_string())])?,
         )
     };
+    let names = std::sync::Arc::new(Names::of(page));
     let results = run_compiled(&compiled, page, limits, |s| {
         let m = matrix.as_mut().expect("a matrix when there are assertions");
-        result::build(page, &m.evaluate(s), revision, at)
-    });
+        Ok::<_, Vec<Diagnostic>>(SelectionResult::new(
+            page,
+            names.clone(),
+            m.evaluate(s),
+            revision,
+            at,
+        ))
+    })?;
     Ok(Report::new(&page.id, revision, at, results))
 }
 
@@ -1177,11 +1266,8 @@ pub fn run_in_memory(
 /// Assertions that pin a selection's current outcome: every target's verdict, the
 /// selection verdict and the recommendation. `result` is the selection's evaluation
 /// result; ids are `pin-<source>-…`, stable across runs.
-pub fn pin(page: &Page, result: &Value) -> Vec<Assertion> {
-    let key = result["selectionKey"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+pub fn pin(page: &Page, result: &SelectionResult) -> Vec<Assertion> {
+    let key = result.selection_key.clone();
     let row = page.source.find_row(&key);
     let (label, slug) = match row {
         Some(r) => {
@@ -1224,11 +1310,9 @@ pub fn pin(page: &Page, result: &Value) -> Vec<Assertion> {
         }
         id
     };
-    for t in result["targets"].as_array().into_iter().flatten() {
-        let Some(target) = t["id"].as_str() else {
-            continue;
-        };
-        let verdict = t["verdict"].clone();
+    for (t, name) in result.names.targets.iter().enumerate() {
+        let target = name.id.as_str();
+        let verdict = Value::from(result.device(t).verdict);
         out.push(make(
             unique(format!("pin-{slug}-{}-verdict", slugify(target))),
             format!("{target} keeps verdict {verdict} for {label}"),
@@ -1237,7 +1321,7 @@ pub fn pin(page: &Page, result: &Value) -> Vec<Assertion> {
             Some(verdict),
         ));
     }
-    let verdict = result["selectionVerdict"].clone();
+    let verdict = Value::from(result.selection_verdict());
     out.push(make(
         unique(format!("pin-{slug}-selection-verdict")),
         format!("{label} keeps selection verdict {verdict}"),
@@ -1246,23 +1330,20 @@ pub fn pin(page: &Page, result: &Value) -> Vec<Assertion> {
         Some(verdict),
     ));
     let id = unique(format!("pin-{slug}-recommendation"));
-    match &result["recommendedTargetId"] {
-        Value::Null => out.push(make(
+    match result.recommended_id() {
+        None => out.push(make(
             id,
             format!("no target is recommended for {label}"),
             "$.recommendedTargetId".into(),
             "toBeNull",
             None,
         )),
-        r => out.push(make(
+        Some(r) => out.push(make(
             id,
-            format!(
-                "{} stays recommended for {label}",
-                r.as_str().map_or_else(|| r.to_string(), str::to_owned)
-            ),
+            format!("{r} stays recommended for {label}"),
             "$.recommendedTargetId".into(),
             "toEqual",
-            Some(r.clone()),
+            Some(Value::from(r)),
         )),
     }
     out
@@ -1305,6 +1386,45 @@ mod tests {
         .expect("page parses");
         normalize(&mut page);
         page
+    }
+
+    /// A result of source row `s` of `p` with targets `ids` at `verdicts` (no rules).
+    fn result(
+        p: &Page,
+        s: usize,
+        ids: &[&str],
+        verdicts: &[u8],
+        selection_verdict: u8,
+    ) -> SelectionResult {
+        use crate::core::matrix::SelectionEval;
+        use crate::core::verdict::{DeviceVerdict, Reason};
+        let names = Names {
+            page_id: p.id.clone(),
+            targets: ids
+                .iter()
+                .map(|id| crate::core::result::TargetName {
+                    id: (*id).to_owned(),
+                    shown: vec![],
+                })
+                .collect(),
+            ..Names::default()
+        };
+        let eval = SelectionEval {
+            selection: s,
+            columns: vec![],
+            devices: verdicts
+                .iter()
+                .map(|&verdict| DeviceVerdict {
+                    verdict,
+                    score: 1.0,
+                    reason: Reason::Full,
+                })
+                .collect(),
+            overrides: vec![None; ids.len()],
+            selection_verdict,
+            recommended: None,
+        };
+        SelectionResult::new(p, std::sync::Arc::new(names), eval, 1, "now")
     }
 
     /// Compiles one assertion (select `a` unless given) or panics with its diagnostics.
@@ -1746,10 +1866,10 @@ mod tests {
             json!([{"id": "w", "select": "a", "path": "$", "matcher": "toBeNull", "not": true}]),
         );
         let limits = Limits {
-            max_details_bytes: 1000,
+            max_details_bytes: 100,
             ..Limits::default()
         };
-        let results = run(&p, &limits, |_| json!({"blob": "x".repeat(5000)})).unwrap();
+        let results = run(&p, &limits, |s| result(&p, s, &["x", "y"], &[2, 2], 2)).unwrap();
         assert!(results[0].passed && results[0].truncated);
         assert!(
             results[0]
@@ -1812,30 +1932,40 @@ mod tests {
     #[test]
     fn every_source_must_hold() {
         let p = page(
-            json!([{"id": "w", "select": "*", "path": "$.v", "matcher": "toEqual", "expected": 1}]),
+            json!([{"id": "w", "select": "*", "path": "$.selectionVerdict", "matcher": "toEqual", "expected": 1}]),
         );
-        let ok = run(&p, &Limits::default(), |_| json!({"v": 1})).unwrap();
+        let pp = &p;
+        let at = |v: u8| move |s| result(pp, s, &["x"], &[v], v);
+        let ok = run(&p, &Limits::default(), at(1)).unwrap();
         assert!(ok[0].passed);
         assert_eq!(ok[0].actual_samples.as_array().unwrap().len(), 2);
-        let bad = run(&p, &Limits::default(), |s| json!({"v": s})).unwrap();
+        assert_eq!(
+            ok[0].actual_samples,
+            json!([
+                {"selection": "kind=web|id=a", "passed": true, "values": [1]},
+                {"selection": "kind=cli|id=b", "passed": true, "values": [1]}
+            ])
+        );
+        let bad = run(&p, &Limits::default(), |s| {
+            result(&p, s, &["x"], &[1], s as u8)
+        })
+        .unwrap();
         assert!(!bad[0].passed);
         assert_eq!(
             bad[0].message.as_deref(),
-            Some("$.v toEqual 1: got 0 for kind=web|id=a")
+            Some("$.selectionVerdict toEqual 1: got 0 for kind=web|id=a")
         );
-        let worse = run(&p, &Limits::default(), |_| json!({"v": 5})).unwrap();
+        let worse = run(&p, &Limits::default(), at(2)).unwrap();
         assert_eq!(
             worse[0].message.as_deref(),
-            Some("$.v toEqual 1: got 5 for kind=web|id=a (and 1 more of 2 sources)")
+            Some("$.selectionVerdict toEqual 1: got 2 for kind=web|id=a (and 1 more of 2 sources)")
         );
     }
 
     #[test]
     fn pins_and_merges() {
         let p = page(json!([]));
-        let result = json!({"selectionKey": "kind=web|id=a", "selectionVerdict": 1,
-            "recommendedTargetId": null,
-            "targets": [{"id": "x", "verdict": 1}, {"id": "it's", "verdict": 0}]});
+        let result = result(&p, 0, &["x", "it's"], &[1, 0], 1);
         let pins = pin(&p, &result);
         let ids: Vec<&str> = pins.iter().map(|a| a.id.as_str()).collect();
         assert_eq!(

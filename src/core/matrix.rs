@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use datalogic_rs::DataValue;
 use datalogic_rs::bumpalo::Bump;
-use datalogic_rs::{DataValue, ParsedData};
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -39,6 +39,12 @@ pub struct Column {
 impl Column {
     pub fn passed(&self, target: usize) -> bool {
         self.outcome[target] == PASS
+    }
+
+    /// A column of outcomes ([`PASS`], [`FAIL`], [`ERROR`]), computed with
+    /// `evaluations` engine calls.
+    pub fn of(outcome: Vec<u8>, evaluations: usize) -> Column {
+        Self::new(outcome, evaluations)
     }
 
     fn new(outcome: Vec<u8>, evaluations: usize) -> Column {
@@ -76,30 +82,87 @@ struct Encoded {
     ids: Vec<u32>,
 }
 
+self_cell::self_cell!(
+    /// A dataset's rows in the engine's own form, in one arena: converted straight from
+    /// the page's rows (dataset defaults filled in as they go), with no copy of the
+    /// rows and no round trip through JSON text.
+    struct ArenaRows {
+        owner: Bump,
+        #[covariant]
+        dependent: RowValues,
+    }
+);
+
+type RowValues<'a> = Vec<DataValue<'a>>;
+
+impl ArenaRows {
+    fn of(d: &super::model::Dataset) -> ArenaRows {
+        ArenaRows::new(Bump::new(), |arena| {
+            d.rows
+                .iter()
+                .map(|row| {
+                    let lacks = |k: &String| row.get(k).is_none_or(Value::is_null);
+                    let mut fields = datalogic_rs::bumpalo::collections::Vec::with_capacity_in(
+                        row.len() + d.defaults.len(),
+                        arena,
+                    );
+                    for (k, v) in row {
+                        let v = match d.defaults.get(k) {
+                            Some(default) if v.is_null() => default,
+                            _ => v,
+                        };
+                        fields.push((
+                            &*arena.alloc_str(k),
+                            DataValue::from_serde_value_in(v, arena),
+                        ));
+                    }
+                    for (k, v) in &d.defaults {
+                        if lacks(k) && !row.contains_key(k) {
+                            fields.push((
+                                &*arena.alloc_str(k),
+                                DataValue::from_serde_value_in(v, arena),
+                            ));
+                        }
+                    }
+                    DataValue::Object(fields.into_bump_slice())
+                })
+                .collect()
+        })
+    }
+
+    fn rows(&self) -> &[DataValue<'_>] {
+        self.borrow_dependent()
+    }
+}
+
 /// Rows of one dataset with their encoded field paths.
 struct RowSet {
-    rows: Vec<Value>,
+    rows: ArenaRows,
     encoded: HashMap<FieldPath, Arc<Encoded>>,
 }
 
 impl RowSet {
-    fn new(rows: Vec<Value>) -> Self {
+    fn new(d: &super::model::Dataset) -> Self {
         RowSet {
-            rows,
+            rows: ArenaRows::of(d),
             encoded: HashMap::new(),
         }
+    }
+
+    fn len(&self) -> usize {
+        self.rows.rows().len()
     }
 
     fn encode(&mut self, path: &FieldPath) -> Arc<Encoded> {
         if let Some(e) = self.encoded.get(path) {
             return e.clone();
         }
-        let mut dict: HashMap<String, u32> = HashMap::new();
-        let ids = self
-            .rows
+        let rows = self.rows.rows();
+        let mut dict: HashMap<Projection<'_>, u32> = HashMap::new();
+        let ids = rows
             .iter()
             .map(|row| {
-                let key = projection_key(row, path);
+                let key = projection(row, path);
                 let next = dict.len() as u32;
                 *dict.entry(key).or_insert(next)
             })
@@ -115,23 +178,112 @@ impl RowSet {
     }
 }
 
-/// A canonical text for the value at `path` in `row`. Finer than what the engine
-/// can tell apart: absent differs from null, and a walk that stops early records
-/// where and on what value.
-fn projection_key(row: &Value, path: &[String]) -> String {
+/// The value at a path in a row, typed: finer than what the engine can tell apart.
+/// Absent differs from null, and a walk that stops early records where and on what.
+#[derive(Clone, Copy)]
+enum Projection<'a> {
+    Value(&'a DataValue<'a>),
+    Stop(usize, &'a DataValue<'a>),
+}
+
+fn projection<'a>(row: &'a DataValue<'a>, path: &[String]) -> Projection<'a> {
     let mut at = row;
     for (depth, seg) in path.iter().enumerate() {
         let next = match at {
-            Value::Object(m) => m.get(seg),
-            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            DataValue::Object(fields) => fields.iter().find(|(k, _)| *k == seg).map(|(_, v)| v),
+            DataValue::Array(items) => seg.parse::<usize>().ok().and_then(|i| items.get(i)),
             _ => None,
         };
         match next {
             Some(v) => at = v,
-            None => return format!("\u{0}stop:{depth}:{at}"),
+            None => return Projection::Stop(depth, at),
         }
     }
-    at.to_string()
+    Projection::Value(at)
+}
+
+impl PartialEq for Projection<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Projection::Value(a), Projection::Value(b)) => same(a, b),
+            (Projection::Stop(d, a), Projection::Stop(e, b)) => d == e && same(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Projection<'_> {}
+
+impl std::hash::Hash for Projection<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match self {
+            Projection::Value(v) => hash_value(v, h),
+            Projection::Stop(d, v) => {
+                h.write_usize(usize::MAX - d);
+                hash_value(v, h);
+            }
+        }
+    }
+}
+
+/// Structural identity of two values: kinds, numbers by their bits, objects in order.
+fn same(a: &DataValue<'_>, b: &DataValue<'_>) -> bool {
+    use datalogic_rs::datavalue::NumberValue as N;
+    match (a, b) {
+        (DataValue::Null, DataValue::Null) => true,
+        (DataValue::Bool(x), DataValue::Bool(y)) => x == y,
+        (DataValue::Number(N::Integer(x)), DataValue::Number(N::Integer(y))) => x == y,
+        (DataValue::Number(N::Float(x)), DataValue::Number(N::Float(y))) => {
+            x.to_bits() == y.to_bits()
+        }
+        (DataValue::String(x), DataValue::String(y)) => x == y,
+        (DataValue::Array(x), DataValue::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))
+        }
+        (DataValue::Object(x), DataValue::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((k, a), (l, b))| k == l && same(a, b))
+        }
+        _ => false,
+    }
+}
+
+fn hash_value<H: std::hash::Hasher>(v: &DataValue<'_>, h: &mut H) {
+    use datalogic_rs::datavalue::NumberValue as N;
+    use std::hash::Hash;
+    match v {
+        DataValue::Null => h.write_u8(0),
+        DataValue::Bool(b) => h.write_u8(1 + u8::from(*b)),
+        DataValue::Number(N::Integer(i)) => {
+            h.write_u8(3);
+            h.write_i64(*i);
+        }
+        DataValue::Number(N::Float(f)) => {
+            h.write_u8(4);
+            h.write_u64(f.to_bits());
+        }
+        DataValue::String(s) => {
+            h.write_u8(5);
+            s.hash(h);
+        }
+        DataValue::Array(items) => {
+            h.write_u8(6);
+            h.write_usize(items.len());
+            items.iter().for_each(|i| hash_value(i, h));
+        }
+        DataValue::Object(fields) => {
+            h.write_u8(7);
+            h.write_usize(fields.len());
+            for (k, v) in fields.iter() {
+                k.hash(h);
+                hash_value(v, h);
+            }
+        }
+        #[allow(unreachable_patterns)]
+        _ => h.write_u8(8),
+    }
 }
 
 /// Targets that read the same values for some set of paths.
@@ -159,9 +311,6 @@ pub struct Matrix {
     rules: Vec<Slot>,
     source: RowSet,
     target: RowSet,
-    /// Target rows parsed once into the engine's own form. `ParsedData` is `Send`
-    /// but not `Sync`, so evaluation hands each thread its own chunk of rows.
-    parsed_targets: Vec<ParsedData>,
     groupings: HashMap<Vec<FieldPath>, Arc<Grouping>>,
     target_ids: Vec<String>,
     target_priority: Vec<f64>,
@@ -182,26 +331,11 @@ pub struct CompileError {
 impl Matrix {
     /// Compiles every rule of a validated page.
     pub fn new(page: &Page) -> Result<Matrix, CompileError> {
-        // Rows as rules see them: with the dataset's field defaults filled in.
-        let rows = |side: Side| -> Vec<Value> {
-            let d = page.dataset(side);
-            d.rows
-                .iter()
-                .map(|r| Value::Object(d.effective_row(r).into_owned()))
-                .collect()
-        };
-        let target_rows = rows(Side::Target);
+        // Rows as rules see them: in the engine's form, dataset defaults filled in.
         let mut m = Matrix {
             rules: Vec::with_capacity(page.rules.len()),
-            source: RowSet::new(rows(Side::Source)),
-            parsed_targets: target_rows
-                .iter()
-                .map(|r| {
-                    let text = serde_json::to_string(r).expect("rows serialize");
-                    ParsedData::from_json(&text).expect("serde_json output parses")
-                })
-                .collect(),
-            target: RowSet::new(target_rows),
+            source: RowSet::new(&page.source),
+            target: RowSet::new(&page.target),
             groupings: HashMap::new(),
             target_ids: page
                 .target
@@ -209,12 +343,15 @@ impl Matrix {
                 .iter()
                 .map(|r| page.target.row_id(r))
                 .collect(),
-            target_priority: page
-                .target
-                .rows
-                .iter()
-                .map(|r| page.target.row_priority(&page.target.effective_row(r)))
-                .collect(),
+            target_priority: match &page.target.priority {
+                None => vec![0.0; page.target.rows.len()],
+                Some(_) => page
+                    .target
+                    .rows
+                    .iter()
+                    .map(|r| page.target.row_priority(&page.target.effective_row(r)))
+                    .collect(),
+            },
             overrides: HashMap::new(),
             device_policy: page.device_policy.clone(),
             selection_policy: page.selection_policy.clone(),
@@ -254,11 +391,11 @@ impl Matrix {
     }
 
     pub fn target_count(&self) -> usize {
-        self.target.rows.len()
+        self.target.len()
     }
 
     pub fn source_count(&self) -> usize {
-        self.source.rows.len()
+        self.source.len()
     }
 
     /// The compiled form of rule `i` (for explanations).
@@ -304,6 +441,11 @@ impl Matrix {
 
     /// Re-reads the page's overrides.
     pub fn set_overrides(&mut self, page: &Page) {
+        if page.overrides.is_empty() {
+            // No key hashes to compute when there is nothing to look up.
+            self.overrides.clear();
+            return;
+        }
         let index = |side: Side| -> HashMap<String, usize> {
             let d = page.dataset(side);
             d.rows
@@ -333,9 +475,9 @@ impl Matrix {
 
     /// Every rule's column for a selection, computing only what the caches lack.
     pub fn columns(&mut self, selection: usize) -> Vec<Arc<Column>> {
-        if selection >= self.source.rows.len() {
+        if selection >= self.source.len() {
             // No such source (a page without source rows): nothing passes.
-            let none = Arc::new(Column::new(vec![FAIL; self.target.rows.len()], 0));
+            let none = Arc::new(Column::new(vec![FAIL; self.target.len()], 0));
             return vec![none; self.rules.len()];
         }
         // Sequential part: encodings, groupings and cache look-ups.
@@ -380,7 +522,7 @@ impl Matrix {
             return g.clone();
         }
         let encoded: Vec<Arc<Encoded>> = paths.iter().map(|p| self.target.encode(p)).collect();
-        let n = self.target.rows.len();
+        let n = self.target.len();
         let mut group_of = Vec::with_capacity(n);
         let mut representatives = Vec::new();
         let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -404,7 +546,7 @@ impl Matrix {
     /// Verdicts from columns: per target, then for the selection. Column-major and
     /// branch-free, so it stays cheap at 10,000 targets × 100 rules.
     pub fn verdicts(&self, selection: usize, columns: Vec<Arc<Column>>) -> SelectionEval {
-        let n = self.target.rows.len();
+        let n = self.target.len();
         let policy = &self.device_policy;
         // Passes are counted per distinct weight with integer adds (they vectorize and
         // are exact), then each target's passed weight is Σ weight × count.
@@ -493,7 +635,8 @@ impl Matrix {
         selection: usize,
         work: &[(usize, Vec<u32>, Arc<Grouping>)],
     ) -> Vec<Vec<u8>> {
-        let n = self.parsed_targets.len();
+        let targets = self.target.rows.rows();
+        let n = targets.len();
         let chunk = chunk_len(n);
         // buckets[c] = (work index, group, representative) for targets in chunk c.
         let mut buckets: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); n.div_ceil(chunk).max(1)];
@@ -502,32 +645,23 @@ impl Matrix {
                 buckets[t / chunk].push((w as u32, g as u32, t as u32));
             }
         }
-        let source = &self.source.rows[selection];
+        let src = self.source.rows.rows()[selection];
         let rules = &self.rules;
-        let results: Vec<Vec<(u32, u32, u8)>> = self
-            .parsed_targets
-            .par_chunks_mut(chunk)
-            .zip(buckets.par_iter())
-            .enumerate()
-            .map(|(c, (rows, bucket))| {
-                if bucket.is_empty() {
-                    return Vec::new();
-                }
-                let base = c * chunk;
-                let arena = Bump::new();
-                let src = DataValue::from_serde_value_in(source, &arena);
+        let results: Vec<Vec<(u32, u32, u8)>> = buckets
+            .par_iter()
+            .map(|bucket| {
                 let mut scratch = Bump::new();
                 bucket
                     .iter()
                     .map(|&(w, g, t)| {
                         scratch.reset();
                         let rule = &rules[work[w as usize].0].compiled.logic;
-                        let tgt = *rows[t as usize - base].value();
-                        let outcome = match engine::eval_pair(rule, src, tgt, &scratch) {
-                            Ok(v) if engine::truthy(v) => PASS,
-                            Ok(_) => FAIL,
-                            Err(_) => ERROR,
-                        };
+                        let outcome =
+                            match engine::eval_pair(rule, src, targets[t as usize], &scratch) {
+                                Ok(v) if engine::truthy(v) => PASS,
+                                Ok(_) => FAIL,
+                                Err(_) => ERROR,
+                            };
                         (w, g, outcome)
                     })
                     .collect()

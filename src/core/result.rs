@@ -1,200 +1,749 @@
-//! The evaluation result (CONTRACT §4) and its split into cache pages of 100 targets.
+//! The evaluation result of one selection in typed, compact form: the currency between
+//! the engine, the result cache, assertions, the workbench and the printers.
+//!
+//! A [`SelectionResult`] is a [`SelectionEval`] (per rule an outcome column, per target a
+//! verdict, score, reason and override) plus the [`Names`] that label it (rule ids and
+//! names, target ids and their shown fields) and the header (revision, selection key,
+//! cache state, time). No layer builds a `serde_json::Value` tree of a whole result:
+//! printers stream it (`cli::print`), the cache stores it in pages of
+//! [`TARGETS_PER_PAGE`] targets as compact JSON ([`SelectionResult::cache_pages`]), and
+//! assertions materialise only what their path reads ([`Needs`], [`SelectionResult::to_value`]).
 
-use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
-use super::matrix::SelectionEval;
-use super::model::Page;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::matrix::{Column, ERROR, FAIL, PASS, SelectionEval};
+use super::model::{Page, key_hash};
+use super::verdict::{DeviceVerdict, Reason, Verdict};
 
 /// Targets per cached result page.
 pub const TARGETS_PER_PAGE: usize = 100;
 
-/// Builds the result of one selection. `cache` is set by whoever serves it.
-pub fn build(page: &Page, eval: &SelectionEval, revision: i64, evaluated_at: &str) -> Value {
-    let source = &page.source.rows[eval.selection];
-    let target = &page.target;
-    let ids: Vec<String> = target.rows.iter().map(|r| target.row_id(r)).collect();
-    let notes = override_notes(page, eval.selection);
+/// The format tag of a cached result page.
+pub const CACHE_FORMAT: &str = "rulebench.result-page/v2";
 
-    let targets: Vec<Value> = target
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(t, row)| {
-            let row = target.effective_row(row);
-            let mut entry = Map::new();
-            entry.insert("id".into(), Value::String(ids[t].clone()));
-            let shown = target.label.iter().chain(&target.summary);
-            for field in shown {
-                if field != "id" && !entry.contains_key(field) {
-                    entry.insert(
-                        field.clone(),
-                        row.get(field).cloned().unwrap_or(Value::Null),
-                    );
+/// Keys of a result's target entry that a shown (label or summary) field cannot take.
+const RESERVED: &[&str] = &["id", "verdict", "score", "reason", "rules", "override"];
+
+/// A rule as a result names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleName {
+    pub id: String,
+    pub name: String,
+}
+
+/// A target as a result names it: its id and the values of the shown fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetName {
+    pub id: String,
+    pub shown: Vec<Value>,
+}
+
+/// What labels a page's results: shared by every selection of one revision.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Names {
+    pub page_id: String,
+    pub rules: Vec<RuleName>,
+    /// The label and summary fields shown on every target (not `id`), in order.
+    pub shown: Vec<String>,
+    pub targets: Vec<TargetName>,
+}
+
+impl Names {
+    /// The names of a page's rules and targets (shown values with dataset defaults).
+    pub fn of(page: &Page) -> Names {
+        let target = &page.target;
+        let shown = shown_fields(page);
+        let targets = target
+            .rows
+            .iter()
+            .map(|row| {
+                let effective = target.effective_row(row);
+                TargetName {
+                    id: target.row_id(row),
+                    shown: shown
+                        .iter()
+                        .map(|f| effective.get(f).cloned().unwrap_or(Value::Null))
+                        .collect(),
                 }
-            }
-            let d = &eval.devices[t];
-            entry.insert("verdict".into(), json!(d.verdict));
-            entry.insert("score".into(), json!(d.score));
-            entry.insert("reason".into(), json!(d.reason.as_str()));
-            let rules: Map<String, Value> = page
+            })
+            .collect();
+        Names {
+            page_id: page.id.clone(),
+            rules: page
                 .rules
                 .iter()
-                .zip(&eval.columns)
-                .map(|(r, c)| (r.id.clone(), Value::Bool(c.passed(t))))
+                .map(|r| RuleName {
+                    id: r.id.clone(),
+                    name: r.name.clone(),
+                })
+                .collect(),
+            shown,
+            targets,
+        }
+    }
+
+    /// The keys of a `features[]` entry in the order a JSON object holds them: `name`
+    /// first, then each distinct target id at its first position, valued by its last
+    /// target (a later key replaces an earlier one in place; a target id `name`
+    /// replaces the rule name). Computed once per result.
+    pub fn feature_keys(&self) -> FeatureKeys {
+        let mut slot: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        let mut order: Vec<(String, usize)> = Vec::new();
+        let mut name_target = None;
+        for (t, target) in self.targets.iter().enumerate() {
+            if target.id == "name" {
+                name_target = Some(t);
+                continue;
+            }
+            match slot.get(target.id.as_str()) {
+                Some(&i) => order[i].1 = t,
+                None => {
+                    slot.insert(&target.id, order.len());
+                    order.push((target.id.clone(), t));
+                }
+            }
+        }
+        FeatureKeys {
+            name_target,
+            targets: order,
+        }
+    }
+}
+
+/// See [`Names::feature_keys`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureKeys {
+    /// The target whose id is `name`, if any: its outcome replaces the rule name.
+    pub name_target: Option<usize>,
+    /// (key, target whose outcome it holds), in key order.
+    pub targets: Vec<(String, usize)>,
+}
+
+/// The label and summary fields of the target dataset, in order, each once.
+fn shown_fields(page: &Page) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for field in page.target.label.iter().chain(&page.target.summary) {
+        if !RESERVED.contains(&field.as_str()) && !out.contains(field) {
+            out.push(field.clone());
+        }
+    }
+    out
+}
+
+/// Whether a result was served from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheState {
+    Hit,
+    Miss,
+}
+
+impl CacheState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Hit => "hit",
+            CacheState::Miss => "miss",
+        }
+    }
+}
+
+/// The evaluation of one selection with everything that names it.
+#[derive(Debug, Clone)]
+pub struct SelectionResult {
+    pub revision: i64,
+    pub cache: CacheState,
+    pub selection_key: String,
+    pub evaluated_at: String,
+    pub names: Arc<Names>,
+    pub eval: SelectionEval,
+    /// Notes of this selection's overrides, by target.
+    pub notes: BTreeMap<usize, String>,
+}
+
+impl SelectionResult {
+    /// Labels an evaluation of `page` (whose names are `names`).
+    pub fn new(
+        page: &Page,
+        names: Arc<Names>,
+        eval: SelectionEval,
+        revision: i64,
+        evaluated_at: &str,
+    ) -> SelectionResult {
+        let selection_key = page.source.row_key(&page.source.rows[eval.selection]);
+        let notes = override_notes(page, &eval, &selection_key);
+        SelectionResult {
+            revision,
+            cache: CacheState::Miss,
+            selection_key,
+            evaluated_at: evaluated_at.to_owned(),
+            names,
+            eval,
+            notes,
+        }
+    }
+
+    pub fn page_id(&self) -> &str {
+        &self.names.page_id
+    }
+
+    pub fn target_count(&self) -> usize {
+        self.eval.devices.len()
+    }
+
+    pub fn selection_verdict(&self) -> Verdict {
+        self.eval.selection_verdict
+    }
+
+    /// The recommended target's id.
+    pub fn recommended_id(&self) -> Option<&str> {
+        self.eval
+            .recommended
+            .map(|t| self.names.targets[t].id.as_str())
+    }
+
+    pub fn device(&self, target: usize) -> &DeviceVerdict {
+        &self.eval.devices[target]
+    }
+
+    /// Whether rule `rule` passed on target `target` (an engine error fails).
+    pub fn passed(&self, rule: usize, target: usize) -> bool {
+        self.eval.columns[rule].passed(target)
+    }
+
+    /// The ids of the rules that fail on a target, in rule order.
+    pub fn failing_rules(&self, target: usize) -> impl Iterator<Item = &str> {
+        self.names
+            .rules
+            .iter()
+            .zip(&self.eval.columns)
+            .filter(move |(_, c)| !c.passed(target))
+            .map(|(r, _)| r.id.as_str())
+    }
+
+    /// The override of a target for this selection, with its note.
+    pub fn override_of(&self, target: usize) -> Option<(bool, Option<&str>)> {
+        self.eval.overrides[target].map(|v| (v, self.notes.get(&target).map(String::as_str)))
+    }
+
+    /// The whole result JSON as a tree: for tests and small results only (printers
+    /// stream, assertions ask for what they need).
+    pub fn wire(&self) -> Value {
+        self.to_value(&Needs::all())
+    }
+
+    /// The result as its wire JSON (the result JSON), restricted to what `needs` asks
+    /// for. Only assertions and tests call it, and with narrow needs: printers stream.
+    pub fn to_value(&self, needs: &Needs) -> Value {
+        let mut out = Map::new();
+        out.insert("pageId".into(), Value::from(self.page_id()));
+        out.insert("revisionId".into(), Value::from(self.revision));
+        out.insert("cache".into(), Value::from(self.cache.as_str()));
+        out.insert(
+            "selectionKey".into(),
+            Value::from(self.selection_key.clone()),
+        );
+        out.insert(
+            "selectionVerdict".into(),
+            Value::from(self.eval.selection_verdict),
+        );
+        out.insert(
+            "recommendedTargetId".into(),
+            self.recommended_id().map_or(Value::Null, Value::from),
+        );
+        if needs.wants("targets") {
+            let targets = (0..self.target_count())
+                .map(|t| Value::Object(self.target_value(t, needs)))
+                .collect();
+            out.insert("targets".into(), Value::Array(targets));
+        }
+        if needs.wants("features") {
+            let keys = self.names.feature_keys();
+            let features = self
+                .names
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(r, rule)| {
+                    let mut f = Map::new();
+                    f.insert(
+                        "name".into(),
+                        match keys.name_target {
+                            Some(t) => Value::Bool(self.passed(r, t)),
+                            None => Value::String(rule.name.clone()),
+                        },
+                    );
+                    for (id, t) in &keys.targets {
+                        f.insert(id.clone(), Value::Bool(self.passed(r, *t)));
+                    }
+                    Value::Object(f)
+                })
+                .collect();
+            out.insert("features".into(), Value::Array(features));
+        }
+        out.insert("evaluatedAt".into(), Value::from(self.evaluated_at.clone()));
+        Value::Object(out)
+    }
+
+    /// One entry of `targets[]`, restricted to what `needs` asks for.
+    pub fn target_value(&self, t: usize, needs: &Needs) -> Map<String, Value> {
+        let target = &self.names.targets[t];
+        let mut entry = Map::new();
+        entry.insert("id".into(), Value::String(target.id.clone()));
+        for (field, value) in self.names.shown.iter().zip(&target.shown) {
+            if needs.wants(field) {
+                entry.insert(field.clone(), value.clone());
+            }
+        }
+        let d = &self.eval.devices[t];
+        entry.insert("verdict".into(), Value::from(d.verdict));
+        entry.insert("score".into(), Value::from(d.score));
+        entry.insert("reason".into(), Value::from(d.reason.as_str()));
+        if needs.wants("rules") {
+            let rules: Map<String, Value> = self
+                .names
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(r, rule)| (rule.id.clone(), Value::Bool(self.passed(r, t))))
                 .collect();
             entry.insert("rules".into(), Value::Object(rules));
-            if let Some(value) = eval.overrides[t] {
-                let mut o = Map::new();
-                o.insert("value".into(), Value::Bool(value));
-                if let Some(note) = notes.get(&ids[t]).cloned().flatten() {
-                    o.insert("note".into(), Value::String(note));
-                }
-                entry.insert("override".into(), Value::Object(o));
+        }
+        if let Some((value, note)) = self.override_of(t) {
+            let mut o = Map::new();
+            o.insert("value".into(), Value::Bool(value));
+            if let Some(note) = note {
+                o.insert("note".into(), Value::String(note.to_owned()));
             }
-            Value::Object(entry)
-        })
-        .collect();
-
-    let features: Vec<Value> = page
-        .rules
-        .iter()
-        .zip(&eval.columns)
-        .map(|(rule, column)| {
-            let mut f = Map::new();
-            f.insert("name".into(), Value::String(rule.name.clone()));
-            for (t, id) in ids.iter().enumerate() {
-                f.insert(id.clone(), Value::Bool(column.passed(t)));
-            }
-            Value::Object(f)
-        })
-        .collect();
-
-    let mut out = Map::new();
-    out.insert("pageId".into(), json!(page.id));
-    out.insert("revisionId".into(), json!(revision));
-    out.insert("cache".into(), json!("miss"));
-    out.insert("selectionKey".into(), json!(page.source.row_key(source)));
-    out.insert("selectionVerdict".into(), json!(eval.selection_verdict));
-    out.insert(
-        "recommendedTargetId".into(),
-        eval.recommended.map_or(Value::Null, |t| json!(ids[t])),
-    );
-    out.insert("targets".into(), Value::Array(targets));
-    out.insert("features".into(), Value::Array(features));
-    out.insert("evaluatedAt".into(), json!(evaluated_at));
-    Value::Object(out)
+            entry.insert("override".into(), Value::Object(o));
+        }
+        entry
+    }
 }
 
-/// target id → the note of this selection's override on it.
+/// target index → the note of this selection's override on it.
 fn override_notes(
     page: &Page,
-    selection: usize,
-) -> std::collections::HashMap<String, Option<String>> {
-    let source_hash = super::model::key_hash(&page.source.row_key(&page.source.rows[selection]));
-    page.overrides
-        .iter()
-        .filter(|o| o.source_hash().as_deref() == Some(source_hash.as_str()))
-        .filter_map(|o| {
-            let hash = o.target_hash()?;
-            let row = page
-                .target
-                .rows
-                .iter()
-                .find(|r| super::model::key_hash(&page.target.row_key(r)) == hash)?;
-            Some((page.target.row_id(row), o.note.clone()))
-        })
-        .collect()
-}
-
-/// Splits a result into pages of at most [`TARGETS_PER_PAGE`] targets. Each page
-/// carries the header fields, its targets, and the features restricted to them.
-pub fn split(result: &Value) -> Vec<Value> {
-    let targets = result["targets"].as_array().cloned().unwrap_or_default();
-    let features = result["features"].as_array().cloned().unwrap_or_default();
-    let chunks: Vec<&[Value]> = if targets.is_empty() {
-        vec![&[]]
-    } else {
-        targets.chunks(TARGETS_PER_PAGE).collect()
-    };
-    // Everything but targets and features, in place (cloning the whole result for every
-    // page would make a 100,000-target result take minutes).
-    let skeleton: Map<String, Value> = result
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| match k.as_str() {
-                    "targets" | "features" => (k.clone(), Value::Null),
-                    _ => (k.clone(), v.clone()),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    chunks
-        .into_iter()
-        .map(|chunk| {
-            let ids: Vec<&str> = chunk.iter().filter_map(|t| t["id"].as_str()).collect();
-            let features: Vec<Value> = features
-                .iter()
-                .map(|f| {
-                    let mut m = Map::new();
-                    m.insert("name".into(), f["name"].clone());
-                    for id in &ids {
-                        if let Some(v) = f.get(*id) {
-                            m.insert((*id).to_owned(), v.clone());
-                        }
-                    }
-                    Value::Object(m)
-                })
-                .collect();
-            let mut page = Value::Object(skeleton.clone());
-            page["targets"] = Value::Array(chunk.to_vec());
-            page["features"] = Value::Array(features);
-            page
-        })
-        .collect()
-}
-
-/// Joins result pages (in page order) back into one result.
-pub fn merge(pages: Vec<Value>) -> Option<Value> {
-    let mut iter = pages.into_iter();
-    let mut out = iter.next()?;
-    for page in iter {
-        if let (Some(all), Some(more)) = (out["targets"].as_array_mut(), page["targets"].as_array())
-        {
-            all.extend(more.iter().cloned());
+    eval: &SelectionEval,
+    selection_key: &str,
+) -> BTreeMap<usize, String> {
+    let noted: Vec<_> = page.overrides.iter().filter(|o| o.note.is_some()).collect();
+    if noted.is_empty() || eval.overrides.iter().all(Option::is_none) {
+        return BTreeMap::new();
+    }
+    let source_hash = key_hash(selection_key);
+    let mut out = BTreeMap::new();
+    for o in noted {
+        if o.source_hash().as_deref() != Some(source_hash.as_str()) {
+            continue;
         }
-        let more = page["features"].as_array().cloned().unwrap_or_default();
-        if let Some(all) = out["features"].as_array_mut() {
-            for (f, extra) in all.iter_mut().zip(more) {
-                if let (Some(f), Value::Object(extra)) = (f.as_object_mut(), extra) {
-                    f.extend(extra.into_iter().filter(|(k, _)| k != "name"));
-                }
+        let Some(hash) = o.target_hash() else {
+            continue;
+        };
+        // Only overridden targets can carry a note: look among them.
+        for (t, _) in eval
+            .overrides
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_some())
+        {
+            if key_hash(&page.target.row_key(&page.target.rows[t])) == hash {
+                out.insert(t, o.note.clone().unwrap_or_default());
             }
         }
     }
-    Some(out)
+    out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+// ---------------------------------------------------------------------------------------------
+// What a JSONPath reads
+// ---------------------------------------------------------------------------------------------
 
-    #[test]
-    fn split_and_merge_round_trip() {
-        let targets: Vec<Value> = (0..250)
-            .map(|i| json!({"id": format!("t{i}"), "verdict": 2}))
-            .collect();
-        let mut feature = Map::new();
-        feature.insert("name".into(), json!("Streaming"));
-        for i in 0..250 {
-            feature.insert(format!("t{i}"), json!(i % 2 == 0));
+/// The parts of a result's wire JSON a reader needs: everything, or the members named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Needs {
+    all: bool,
+    names: HashSet<String>,
+}
+
+impl Needs {
+    /// The whole result.
+    pub fn all() -> Needs {
+        Needs {
+            all: true,
+            names: HashSet::new(),
         }
-        let result = json!({"pageId": "p", "targets": targets, "features": [feature]});
-        let pages = split(&result);
-        assert_eq!(pages.len(), 3);
-        assert_eq!(pages[0]["targets"].as_array().unwrap().len(), 100);
-        assert_eq!(pages[2]["targets"].as_array().unwrap().len(), 50);
-        assert_eq!(pages[2]["features"][0].as_object().unwrap().len(), 51);
-        assert_eq!(merge(pages).unwrap(), result);
     }
+
+    /// What either needs.
+    pub fn union(&self, other: &Needs) -> Needs {
+        Needs {
+            all: self.all || other.all,
+            names: self.names.union(&other.names).cloned().collect(),
+        }
+    }
+
+    pub fn is_all(&self) -> bool {
+        self.all
+    }
+
+    /// Whether member `name` is needed.
+    pub fn wants(&self, name: &str) -> bool {
+        self.all || self.names.contains(name)
+    }
+
+    /// What a normalised JSONPath can read. Conservative: every member name it spells
+    /// (dot names and quoted strings) is kept whole; a wildcard other than over the
+    /// elements of `targets` or `features`, a descendant segment, a function, or `@`/`$`
+    /// used as a value needs everything. A query that selects a pruned container (a
+    /// whole target, say) is re-run on everything by the caller ([`needs_retry`]).
+    pub fn of_path(path: &str) -> Needs {
+        let chars: Vec<char> = path.chars().collect();
+        let mut names = HashSet::new();
+        let all = || Needs::all();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            match c {
+                '\'' | '"' => {
+                    let mut s = String::new();
+                    i += 1;
+                    while i < chars.len() && chars[i] != c {
+                        if chars[i] == '\\' {
+                            // Escapes are rare in member names: take no chances.
+                            return all();
+                        }
+                        s.push(chars[i]);
+                        i += 1;
+                    }
+                    names.insert(s);
+                }
+                '.' => {
+                    if chars.get(i + 1) == Some(&'.') {
+                        return all();
+                    }
+                    let mut s = String::new();
+                    while i + 1 < chars.len()
+                        && (chars[i + 1].is_alphanumeric() || matches!(chars[i + 1], '_' | '-'))
+                    {
+                        s.push(chars[i + 1]);
+                        i += 1;
+                    }
+                    if !s.is_empty() {
+                        names.insert(s);
+                    }
+                }
+                '*' => {
+                    let before: String = chars[..i].iter().collect();
+                    let over_elements = ["targets[", "targets.", "features[", "features."]
+                        .iter()
+                        .any(|p| before.ends_with(p));
+                    if !over_elements {
+                        return all();
+                    }
+                }
+                '(' => return all(),
+                '@' | '$' => {
+                    let next = chars.get(i + 1);
+                    if i > 0 && !matches!(next, Some('.') | Some('[')) {
+                        return all();
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Needs { all: false, names }
+    }
+}
+
+/// Whether a query run on a pruned result must be re-run on the whole one: it selected
+/// a container, which pruning may have emptied of members.
+pub fn needs_retry(needs: &Needs, found: &[&Value]) -> bool {
+    !needs.is_all() && found.iter().any(|v| v.is_object() || v.is_array())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache form
+// ---------------------------------------------------------------------------------------------
+
+/// One cached page of a result: the header, the rules, and up to
+/// [`TARGETS_PER_PAGE`] targets with their outcomes as bitsets.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CachePage {
+    format: String,
+    page_id: String,
+    revision_id: i64,
+    selection_key: String,
+    selection_verdict: Verdict,
+    recommended_target_id: Option<String>,
+    evaluated_at: String,
+    /// Total targets of the result.
+    target_count: usize,
+    /// Index of this page's first target.
+    first: usize,
+    rules: Vec<RuleName>,
+    shown: Vec<String>,
+    /// `[id, [shown values], verdict, score, reason, override]`; override is null or
+    /// `{"value": bool, "note"?: text}`.
+    targets: Vec<CachedTarget>,
+    /// Per rule: lowercase hex of the pass bits of this page's targets (bit i of byte
+    /// i / 8 is target `first + i`).
+    passes: Vec<String>,
+    /// Rules with engine errors on this page: (rule index, hex of the error bits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<(usize, String)>,
+}
+
+/// `[id, [shown values], verdict, score, reason, override]`.
+type CachedTarget = (
+    String,
+    Vec<Value>,
+    Verdict,
+    Option<f64>,
+    String,
+    Option<CachedOverride>,
+);
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CachedOverride {
+    value: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+fn hex_bits(bits: impl Iterator<Item = bool>, n: usize) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut bytes = vec![0u8; n.div_ceil(8)];
+    for (i, b) in bits.enumerate() {
+        if b {
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+    out
+}
+
+fn bit_of(hex: &[u8], i: usize) -> Result<bool, String> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        _ => Err(format!("`{}` is not a hex digit", c as char)),
+    };
+    let byte = i / 8;
+    let (hi, lo) = match (hex.get(2 * byte), hex.get(2 * byte + 1)) {
+        (Some(&h), Some(&l)) => (digit(h)?, digit(l)?),
+        _ => return Err("a bitset is too short".into()),
+    };
+    Ok(((hi << 4 | lo) >> (i % 8)) & 1 == 1)
+}
+
+impl SelectionResult {
+    /// The result as cache pages of [`TARGETS_PER_PAGE`] targets (compact JSON texts).
+    pub fn cache_pages(&self) -> Vec<String> {
+        let n = self.target_count();
+        let starts: Vec<usize> = if n == 0 {
+            vec![0]
+        } else {
+            (0..n).step_by(TARGETS_PER_PAGE).collect()
+        };
+        starts
+            .into_iter()
+            .map(|first| {
+                let end = (first + TARGETS_PER_PAGE).min(n);
+                let range = first..end;
+                let targets = range
+                    .clone()
+                    .map(|t| {
+                        let name = &self.names.targets[t];
+                        let d = &self.eval.devices[t];
+                        (
+                            name.id.clone(),
+                            name.shown.clone(),
+                            d.verdict,
+                            d.score.is_finite().then_some(d.score),
+                            d.reason.as_str().to_owned(),
+                            self.override_of(t).map(|(value, note)| CachedOverride {
+                                value,
+                                note: note.map(str::to_owned),
+                            }),
+                        )
+                    })
+                    .collect();
+                let passes = self
+                    .eval
+                    .columns
+                    .iter()
+                    .map(|c| hex_bits(range.clone().map(|t| c.outcome[t] == PASS), end - first))
+                    .collect();
+                let errors = self
+                    .eval
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.outcome[range.clone()].contains(&ERROR))
+                    .map(|(r, c)| {
+                        (
+                            r,
+                            hex_bits(range.clone().map(|t| c.outcome[t] == ERROR), end - first),
+                        )
+                    })
+                    .collect();
+                let page = CachePage {
+                    format: CACHE_FORMAT.into(),
+                    page_id: self.page_id().to_owned(),
+                    revision_id: self.revision,
+                    selection_key: self.selection_key.clone(),
+                    selection_verdict: self.eval.selection_verdict,
+                    recommended_target_id: self.recommended_id().map(str::to_owned),
+                    evaluated_at: self.evaluated_at.clone(),
+                    target_count: n,
+                    first,
+                    rules: self.names.rules.clone(),
+                    shown: self.names.shown.clone(),
+                    targets,
+                    passes,
+                    errors,
+                };
+                serde_json::to_string(&page).expect("cache pages serialize")
+            })
+            .collect()
+    }
+
+    /// Reads a result back from its cache pages (in page order) for source row
+    /// `selection`. An error says what is wrong with the stored form.
+    pub fn from_cache_pages(texts: &[String], selection: usize) -> Result<SelectionResult, String> {
+        let mut pages = Vec::with_capacity(texts.len());
+        for (i, text) in texts.iter().enumerate() {
+            let page: CachePage =
+                serde_json::from_str(text).map_err(|e| format!("cached page {i}: {e}"))?;
+            if page.format != CACHE_FORMAT {
+                return Err(format!("cached page {i}: format `{}`", page.format));
+            }
+            pages.push(page);
+        }
+        let Some(head) = pages.first() else {
+            return Err("no cached pages".into());
+        };
+        let n = head.target_count;
+        let rules = head.rules.clone();
+        let mut outcome: Vec<Vec<u8>> = vec![Vec::with_capacity(n); rules.len()];
+        let mut targets = Vec::with_capacity(n);
+        let mut devices = Vec::with_capacity(n);
+        let mut overrides = Vec::with_capacity(n);
+        let mut notes = BTreeMap::new();
+        for (i, page) in pages.iter().enumerate() {
+            if page.first != targets.len()
+                || page.rules != rules
+                || page.passes.len() != rules.len()
+            {
+                return Err(format!(
+                    "cached page {i} does not continue page {}",
+                    i.max(1) - 1
+                ));
+            }
+            let count = page.targets.len();
+            for (r, hex) in page.passes.iter().enumerate() {
+                let errors = page
+                    .errors
+                    .iter()
+                    .find(|(e, _)| *e == r)
+                    .map(|(_, h)| h.as_bytes());
+                for k in 0..count {
+                    let o = if errors.map(|e| bit_of(e, k)).transpose()? == Some(true) {
+                        ERROR
+                    } else if bit_of(hex.as_bytes(), k)? {
+                        PASS
+                    } else {
+                        FAIL
+                    };
+                    outcome[r].push(o);
+                }
+            }
+            for (id, shown, verdict, score, reason, o) in &page.targets {
+                let t = targets.len();
+                targets.push(TargetName {
+                    id: id.clone(),
+                    shown: shown.clone(),
+                });
+                devices.push(DeviceVerdict {
+                    verdict: *verdict,
+                    score: score.unwrap_or(f64::NAN),
+                    reason: Reason::parse(reason)
+                        .ok_or_else(|| format!("cached page {i}: reason `{reason}`"))?,
+                });
+                overrides.push(o.as_ref().map(|o| o.value));
+                if let Some(note) = o.as_ref().and_then(|o| o.note.clone()) {
+                    notes.insert(t, note);
+                }
+            }
+        }
+        if targets.len() != n {
+            return Err(format!(
+                "cached pages hold {} of {n} targets",
+                targets.len()
+            ));
+        }
+        let recommended = match &head.recommended_target_id {
+            None => None,
+            Some(id) => Some(
+                targets
+                    .iter()
+                    .position(|t| &t.id == id)
+                    .ok_or_else(|| format!("recommended target `{id}` is not in the pages"))?,
+            ),
+        };
+        let names = Names {
+            page_id: head.page_id.clone(),
+            rules,
+            shown: head.shown.clone(),
+            targets,
+        };
+        let columns = outcome
+            .into_iter()
+            .map(|o| Arc::new(Column::of(o, 0)))
+            .collect();
+        Ok(SelectionResult {
+            revision: head.revision_id,
+            cache: CacheState::Hit,
+            selection_key: head.selection_key.clone(),
+            evaluated_at: head.evaluated_at.clone(),
+            names: Arc::new(names),
+            eval: SelectionEval {
+                selection,
+                columns,
+                devices,
+                overrides,
+                selection_verdict: head.selection_verdict,
+                recommended,
+            },
+            notes,
+        })
+    }
+}
+
+/// A cached page as the result JSON of its targets (header, its targets, the features
+/// restricted to them): for reading the cache by eye and in tests.
+pub fn cache_page_as_wire(text: &str) -> Result<Value, String> {
+    let page: CachePage = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let recommended = page.recommended_target_id.clone();
+    // Read this page alone as a result of its own targets.
+    let single = CachePage {
+        target_count: page.targets.len(),
+        first: 0,
+        recommended_target_id: None,
+        ..page
+    };
+    let text = serde_json::to_string(&single).map_err(|e| e.to_string())?;
+    let mut value = SelectionResult::from_cache_pages(&[text], 0)?.to_value(&Needs::all());
+    value["recommendedTargetId"] = recommended.map_or(Value::Null, Value::String);
+    Ok(value)
 }

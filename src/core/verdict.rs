@@ -38,6 +38,19 @@ impl Reason {
             Reason::LowScore => "low-score",
         }
     }
+
+    /// The reason named by [`Reason::as_str`].
+    pub fn parse(text: &str) -> Option<Reason> {
+        [
+            Reason::Override,
+            Reason::RequiredFail,
+            Reason::Full,
+            Reason::Partial,
+            Reason::LowScore,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == text)
+    }
 }
 
 /// What the device policy needs to know of one rule.

@@ -281,6 +281,11 @@ impl Store {
         self.load_but(page_id, None)
     }
 
+    /// Loads a page with the rows of `side` left out (a cache hit needs no target rows).
+    pub fn load_without(&self, page_id: &str, side: Side) -> Result<Option<StoredPage>> {
+        self.load_but(page_id, Some(side))
+    }
+
     /// Loads a page with the rows of `side` left out, and that side's row keys with
     /// their keyHashes, in order (a dataset import replaces the rows anyway).
     pub fn load_keys_of(
@@ -539,14 +544,15 @@ impl Store {
             > 0)
     }
 
-    /// The cached result pages of a selection at a revision, in page order.
+    /// The cached result pages of a selection at a revision (compact JSON texts, see
+    /// `core::result`), in page order.
     pub fn cached_result(
         &self,
         page_id: &str,
         selection_hash: &str,
         revision: i64,
-    ) -> Result<Option<Vec<Value>>> {
-        let mut stmt = self.conn.prepare(
+    ) -> Result<Option<Vec<String>>> {
+        let mut stmt = self.conn.prepare_cached(
             "SELECT payload_json FROM compat_results
              WHERE page_id = ?1 AND selection_hash = ?2 AND revision_id = ?3 ORDER BY page_num",
         )?;
@@ -555,14 +561,7 @@ impl Store {
                 r.get::<_, String>(0)
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        if texts.is_empty() {
-            return Ok(None);
-        }
-        let pages = texts
-            .iter()
-            .map(|t| serde_json::from_str(t).map_err(corrupt("compat_results")))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(pages))
+        Ok((!texts.is_empty()).then_some(texts))
     }
 
     /// Stores a selection's result pages for a revision and drops stale revisions.
@@ -571,34 +570,41 @@ impl Store {
         page_id: &str,
         selection_hash: &str,
         revision: i64,
-        pages: &[Value],
+        pages: &[String],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(
             "DELETE FROM compat_results WHERE page_id = ?1 AND revision_id < ?2",
             params![page_id, revision],
         )?;
+        // Fewer pages than an earlier write of the same key leaves no stale tail.
+        tx.execute(
+            "DELETE FROM compat_results
+             WHERE page_id = ?1 AND selection_hash = ?2 AND revision_id = ?3 AND page_num >= ?4",
+            params![page_id, selection_hash, revision, pages.len() as i64],
+        )?;
         let at = now();
-        for (num, payload) in pages.iter().enumerate() {
-            tx.execute(
+        {
+            let mut stmt = tx.prepare(
                 "INSERT OR REPLACE INTO compat_results
                     (page_id, selection_hash, revision_id, page_num, payload_json, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
+            )?;
+            for (num, payload) in pages.iter().enumerate() {
+                stmt.execute(params![
                     page_id,
                     selection_hash,
                     revision,
                     num as i64,
-                    payload.to_string(),
+                    payload,
                     at
-                ],
-            )?;
+                ])?;
+            }
         }
         tx.commit()?;
         Ok(())
     }
 
-    /// A rule's stored versions, newest first: (revision, rule or `None` when removed).
     pub fn rule_history(&self, page_id: &str, rule_id: &str) -> Result<Vec<(i64, Option<Rule>)>> {
         let mut stmt = self.conn.prepare(
             "SELECT revision, rule_json FROM rule_history

@@ -190,6 +190,80 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
     }
 }
 
+/// `n` verdict assertions over a synthetic page, the first over every source (`*`): the
+/// shapes people pin (a target's verdict, the selection verdict, the recommendation,
+/// every target's reason).
+pub fn assertions(page: &Page, n: usize) -> Vec<crate::core::assertions::Assertion> {
+    use crate::core::assertions::{Assertion, PathMatch};
+    let sources = page.source.rows.len().max(1);
+    let target = |i: usize| {
+        page.target
+            .rows
+            .get(i % page.target.rows.len().max(1))
+            .map(|r| page.target.row_id(r))
+            .unwrap_or_default()
+    };
+    (0..n)
+        .map(|i| {
+            let select = match i {
+                0 => "*".to_owned(),
+                _ => page
+                    .source
+                    .rows
+                    .get(i % sources)
+                    .map(|r| page.source.row_key(r))
+                    .unwrap_or_else(|| "*".to_owned()),
+            };
+            let (path, path_match, matcher, expected, not) = match i % 4 {
+                0 => (
+                    format!("$.targets[?@.id=='{}'].verdict", target(i)),
+                    PathMatch::Any,
+                    "toBeOneOf",
+                    Some(json!([0, 1, 2])),
+                    false,
+                ),
+                1 => (
+                    "$.selectionVerdict".to_owned(),
+                    PathMatch::Any,
+                    "toBeOneOf",
+                    Some(json!([1, 2])),
+                    false,
+                ),
+                2 => (
+                    "$.recommendedTargetId".to_owned(),
+                    PathMatch::Any,
+                    "toBeNull",
+                    None,
+                    true,
+                ),
+                _ => (
+                    "$.targets[*].reason".to_owned(),
+                    PathMatch::All,
+                    "toBeOneOf",
+                    Some(json!([
+                        "override",
+                        "required-fail",
+                        "full",
+                        "partial",
+                        "low-score"
+                    ])),
+                    false,
+                ),
+            };
+            Assertion {
+                id: format!("bench-{i:03}"),
+                description: Some(format!("synthetic assertion {i}")),
+                select,
+                path,
+                path_match,
+                matcher: matcher.to_owned(),
+                expected,
+                not,
+            }
+        })
+        .collect()
+}
+
 /// `{source: <first source row>, target: <row>}` for every target row, in the engine's
 /// own form in `arena`: the input of the plain-engine baselines (`bench`, `cargo bench`).
 pub fn engine_contexts<'a>(

@@ -174,6 +174,12 @@ pub enum Command {
         /// Write the synthetic page file here instead of measuring (to import and open it)
         #[arg(long, value_name = "FILE")]
         write_page: Option<PathBuf>,
+        /// With --write-page: this many verdict assertions, the first over every source
+        #[arg(long, default_value_t = 0, requires = "write_page")]
+        assertions: usize,
+        /// With --write-page: the worst case, every rule reads a value unique per target
+        #[arg(long, requires = "write_page")]
+        unique: bool,
     },
 }
 
@@ -452,9 +458,16 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sources,
             sample: _,
             write_page: Some(path),
+            assertions,
+            unique,
         } => {
-            let page =
-                crate::synth::page(targets, rules, sources, crate::synth::Spread::Realistic, 42);
+            let spread = if unique {
+                crate::synth::Spread::Unique
+            } else {
+                crate::synth::Spread::Realistic
+            };
+            let mut page = crate::synth::page(targets, rules, sources, spread, 42);
+            page.assertions = crate::synth::assertions(&page, assertions);
             std::fs::write(&path, pretty(&page))
                 .map_err(|e| usage(format!("{}: {e}", path.display())))?;
             write_out(&format!(
@@ -468,6 +481,7 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sources,
             sample,
             write_page: None,
+            ..
         } => write_out(&bench::run(targets, rules, sources, sample))?,
         Command::Explain {
             page,

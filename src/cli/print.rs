@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::output::{glyph, render_table, sanitize};
+use crate::core::matrix::PASS;
 use crate::core::result::{FeatureKeys, Names, SelectionResult};
 
 /// Escaped pieces of JSON shared by every selection of one page.
@@ -23,10 +24,17 @@ pub struct Fragments {
     features: FeatureKeys,
     /// `None`: compact, on one line.
     indent: Option<String>,
+    /// By depth (0–8): a line break and the indent plus `depth` spaces; empty compact.
+    breaks: Vec<Vec<u8>>,
 }
 
 fn json_string(s: &str) -> Vec<u8> {
     serde_json::to_vec(s).expect("strings serialize")
+}
+
+/// Writes a JSON string (escaped) without an intermediate buffer.
+fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
 }
 
 impl Fragments {
@@ -54,22 +62,25 @@ impl Fragments {
                 .map(|(id, t)| (key(6, id), *t))
                 .collect(),
             features,
+            breaks: (0..=8)
+                .map(|depth| match &pad {
+                    Some(pad) => format!("\n{pad}{}", " ".repeat(depth)).into_bytes(),
+                    None => Vec::new(),
+                })
+                .collect(),
             indent: pad,
         }
     }
 
     /// A line break and `depth` more spaces than the result's indent (nothing compact).
     fn nl<W: Write>(&self, w: &mut W, depth: usize) -> io::Result<()> {
-        match &self.indent {
-            Some(pad) => write!(w, "\n{pad}{:depth$}", ""),
-            None => Ok(()),
-        }
+        w.write_all(&self.breaks[depth])
     }
 
     /// `"key": ` (pretty) or `"key":` (compact), after a line break at `depth`.
     fn key<W: Write>(&self, w: &mut W, depth: usize, key: &str) -> io::Result<()> {
         self.nl(w, depth)?;
-        w.write_all(&json_string(key))?;
+        write_str(w, key)?;
         w.write_all(if self.indent.is_some() { b": " } else { b":" })
     }
 }
@@ -108,7 +119,7 @@ fn number<W: Write>(w: &mut W, score: f64) -> io::Result<()> {
 pub fn json<W: Write>(w: &mut W, r: &SelectionResult, f: &Fragments) -> io::Result<()> {
     let string = |w: &mut W, depth: usize, key: &str, value: &str| -> io::Result<()> {
         f.key(w, depth, key)?;
-        w.write_all(&json_string(value))
+        write_str(w, value)
     };
     let comma = |w: &mut W| w.write_all(b",");
     w.write_all(b"{")?;
@@ -242,6 +253,8 @@ pub fn target_lines<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> 
 /// The summary of one selection as compact JSON: the header and, per target, its id,
 /// verdict, score, reason and failing rule ids (one target per line).
 pub fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::Result<()> {
+    let rule_ids: Vec<Vec<u8>> = r.names.rules.iter().map(|x| json_string(&x.id)).collect();
+    let columns: Vec<&[u8]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
     let nl: &[u8] = if one_line { b"" } else { b"\n" };
     let mut head = serde_json::Map::new();
     head.insert("pageId".into(), Value::from(r.page_id()));
@@ -268,15 +281,19 @@ pub fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::
         w.write_all(nl)?;
         let d = r.device(t);
         w.write_all(b"{\"id\":")?;
-        w.write_all(&json_string(&r.names.targets[t].id))?;
+        write_str(w, &r.names.targets[t].id)?;
         write!(w, ",\"verdict\":{},\"score\":", d.verdict)?;
         number(w, d.score)?;
         write!(w, ",\"reason\":\"{}\",\"failing\":[", d.reason.as_str())?;
-        for (k, id) in r.failing_rules(t).enumerate() {
-            if k > 0 {
-                w.write_all(b",")?;
+        let mut first = true;
+        for (id, column) in rule_ids.iter().zip(&columns) {
+            if column[t] != PASS {
+                if !first {
+                    w.write_all(b",")?;
+                }
+                first = false;
+                w.write_all(id)?;
             }
-            w.write_all(&json_string(id))?;
         }
         w.write_all(b"]}")?;
     }

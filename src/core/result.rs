@@ -9,6 +9,7 @@
 //! [`TARGETS_PER_PAGE`] targets as compact JSON ([`SelectionResult::cache_pages`]), and
 //! assertions materialise only what their path reads ([`Needs`], [`SelectionResult::to_value`]).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -18,6 +19,11 @@ use serde_json::{Map, Value};
 use super::matrix::{Column, ERROR, FAIL, PASS, SelectionEval};
 use super::model::{Page, key_hash};
 use super::verdict::{DeviceVerdict, Reason, Verdict};
+
+const _: () = assert!(
+    PASS == 1 && FAIL == 0,
+    "cache pages decode bits as outcomes"
+);
 
 /// Targets per cached result page.
 pub const TARGETS_PER_PAGE: usize = 100;
@@ -473,8 +479,9 @@ pub fn needs_retry(needs: &Needs, found: &[&Value]) -> bool {
 /// [`TARGETS_PER_PAGE`] targets with their outcomes as bitsets.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CachePage {
-    format: String,
+struct CachePage<'a> {
+    #[serde(borrow)]
+    format: Cow<'a, str>,
     page_id: String,
     revision_id: i64,
     selection_key: String,
@@ -485,17 +492,29 @@ struct CachePage {
     target_count: usize,
     /// Index of this page's first target.
     first: usize,
-    rules: Vec<RuleName>,
+    #[serde(borrow)]
+    rules: Vec<CachedRule<'a>>,
     shown: Vec<String>,
     /// `[id, [shown values], verdict, score, reason, override]`; override is null or
     /// `{"value": bool, "note"?: text}`.
     targets: Vec<CachedTarget>,
     /// Per rule: lowercase hex of the pass bits of this page's targets (bit i of byte
     /// i / 8 is target `first + i`).
-    passes: Vec<String>,
+    #[serde(borrow)]
+    passes: Vec<&'a str>,
     /// Rules with engine errors on this page: (rule index, hex of the error bits).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    errors: Vec<(usize, String)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty", borrow)]
+    errors: Vec<(usize, &'a str)>,
+}
+
+/// A rule's id and name in a cached page (read without copying when unescaped).
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CachedRule<'a> {
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
 }
 
 /// `[id, [shown values], verdict, score, reason, override]`.
@@ -532,18 +551,24 @@ fn hex_bits(bits: impl Iterator<Item = bool>, n: usize) -> String {
     out
 }
 
-fn bit_of(hex: &[u8], i: usize) -> Result<bool, String> {
+/// The bytes of a hex bitset of `n` bits.
+fn unhex(hex: &str, n: usize) -> Result<Vec<u8>, String> {
     let digit = |c: u8| match c {
         b'0'..=b'9' => Ok(c - b'0'),
         b'a'..=b'f' => Ok(c - b'a' + 10),
         _ => Err(format!("`{}` is not a hex digit", c as char)),
     };
-    let byte = i / 8;
-    let (hi, lo) = match (hex.get(2 * byte), hex.get(2 * byte + 1)) {
-        (Some(&h), Some(&l)) => (digit(h)?, digit(l)?),
-        _ => return Err("a bitset is too short".into()),
-    };
-    Ok(((hi << 4 | lo) >> (i % 8)) & 1 == 1)
+    let hex = hex.as_bytes();
+    if hex.len() != 2 * n.div_ceil(8) {
+        return Err(format!("a bitset of {n} bits has {} hex digits", hex.len()));
+    }
+    hex.chunks(2)
+        .map(|pair| Ok(digit(pair[0])? << 4 | digit(pair[1])?))
+        .collect()
+}
+
+fn bit(bytes: &[u8], i: usize) -> bool {
+    (bytes[i / 8] >> (i % 8)) & 1 == 1
 }
 
 impl SelectionResult {
@@ -578,13 +603,13 @@ impl SelectionResult {
                         )
                     })
                     .collect();
-                let passes = self
+                let passes: Vec<String> = self
                     .eval
                     .columns
                     .iter()
                     .map(|c| hex_bits(range.clone().map(|t| c.outcome[t] == PASS), end - first))
                     .collect();
-                let errors = self
+                let errors: Vec<(usize, String)> = self
                     .eval
                     .columns
                     .iter()
@@ -598,7 +623,7 @@ impl SelectionResult {
                     })
                     .collect();
                 let page = CachePage {
-                    format: CACHE_FORMAT.into(),
+                    format: Cow::Borrowed(CACHE_FORMAT),
                     page_id: self.page_id().to_owned(),
                     revision_id: self.revision,
                     selection_key: self.selection_key.clone(),
@@ -607,11 +632,19 @@ impl SelectionResult {
                     evaluated_at: self.evaluated_at.clone(),
                     target_count: n,
                     first,
-                    rules: self.names.rules.clone(),
+                    rules: self
+                        .names
+                        .rules
+                        .iter()
+                        .map(|r| CachedRule {
+                            id: Cow::Borrowed(&r.id),
+                            name: Cow::Borrowed(&r.name),
+                        })
+                        .collect(),
                     shown: self.names.shown.clone(),
                     targets,
-                    passes,
-                    errors,
+                    passes: passes.iter().map(String::as_str).collect(),
+                    errors: errors.iter().map(|(r, h)| (*r, h.as_str())).collect(),
                 };
                 serde_json::to_string(&page).expect("cache pages serialize")
             })
@@ -621,30 +654,56 @@ impl SelectionResult {
     /// Reads a result back from its cache pages (in page order) for source row
     /// `selection`. An error says what is wrong with the stored form.
     pub fn from_cache_pages(texts: &[String], selection: usize) -> Result<SelectionResult, String> {
-        let mut pages = Vec::with_capacity(texts.len());
-        for (i, text) in texts.iter().enumerate() {
+        let read = |i: usize| -> Result<CachePage<'_>, String> {
             let page: CachePage =
-                serde_json::from_str(text).map_err(|e| format!("cached page {i}: {e}"))?;
+                serde_json::from_str(&texts[i]).map_err(|e| format!("cached page {i}: {e}"))?;
             if page.format != CACHE_FORMAT {
                 return Err(format!("cached page {i}: format `{}`", page.format));
             }
-            pages.push(page);
-        }
-        let Some(head) = pages.first() else {
-            return Err("no cached pages".into());
+            Ok(page)
         };
+        if texts.is_empty() {
+            return Err("no cached pages".into());
+        }
+        let head = read(0)?;
         let n = head.target_count;
-        let rules = head.rules.clone();
+        let rules: Vec<RuleName> = head
+            .rules
+            .iter()
+            .map(|r| RuleName {
+                id: r.id.to_string(),
+                name: r.name.to_string(),
+            })
+            .collect();
         let mut outcome: Vec<Vec<u8>> = vec![Vec::with_capacity(n); rules.len()];
         let mut targets = Vec::with_capacity(n);
         let mut devices = Vec::with_capacity(n);
         let mut overrides = Vec::with_capacity(n);
         let mut notes = BTreeMap::new();
-        for (i, page) in pages.iter().enumerate() {
-            if page.first != targets.len()
-                || page.rules != rules
-                || page.passes.len() != rules.len()
-            {
+        let (page_id, revision, selection_key, evaluated_at) = (
+            head.page_id.clone(),
+            head.revision_id,
+            head.selection_key.clone(),
+            head.evaluated_at.clone(),
+        );
+        let (recommended_id, shown, selection_verdict) = (
+            head.recommended_target_id.clone(),
+            head.shown.clone(),
+            head.selection_verdict,
+        );
+        let mut next = Some(head);
+        for i in 0..texts.len() {
+            let page = match next.take() {
+                Some(head) => head,
+                None => read(i)?,
+            };
+            let same_rules = page.rules.len() == rules.len()
+                && page
+                    .rules
+                    .iter()
+                    .zip(&rules)
+                    .all(|(a, b)| a.id == b.id && a.name == b.name);
+            if page.first != targets.len() || !same_rules || page.passes.len() != rules.len() {
                 return Err(format!(
                     "cached page {i} does not continue page {}",
                     i.max(1) - 1
@@ -652,20 +711,28 @@ impl SelectionResult {
             }
             let count = page.targets.len();
             for (r, hex) in page.passes.iter().enumerate() {
-                let errors = page
-                    .errors
-                    .iter()
-                    .find(|(e, _)| *e == r)
-                    .map(|(_, h)| h.as_bytes());
-                for k in 0..count {
-                    let o = if errors.map(|e| bit_of(e, k)).transpose()? == Some(true) {
-                        ERROR
-                    } else if bit_of(hex.as_bytes(), k)? {
-                        PASS
-                    } else {
-                        FAIL
-                    };
-                    outcome[r].push(o);
+                let passes = unhex(hex, count).map_err(|e| format!("cached page {i}: {e}"))?;
+                let errors = match page.errors.iter().find(|(e, _)| *e == r) {
+                    Some((_, hex)) => {
+                        Some(unhex(hex, count).map_err(|e| format!("cached page {i}: {e}"))?)
+                    }
+                    None => None,
+                };
+                let out = &mut outcome[r];
+                match errors {
+                    None => out.extend((0..count).map(|k| {
+                        // PASS is 1 and FAIL 0: the bit is the outcome.
+                        (passes[k / 8] >> (k % 8)) & 1
+                    })),
+                    Some(errors) => out.extend((0..count).map(|k| {
+                        if bit(&errors, k) {
+                            ERROR
+                        } else if bit(&passes, k) {
+                            PASS
+                        } else {
+                            FAIL
+                        }
+                    })),
                 }
             }
             for (id, shown, verdict, score, reason, o) in &page.targets {
@@ -692,7 +759,7 @@ impl SelectionResult {
                 targets.len()
             ));
         }
-        let recommended = match &head.recommended_target_id {
+        let recommended = match &recommended_id {
             None => None,
             Some(id) => Some(
                 targets
@@ -702,9 +769,9 @@ impl SelectionResult {
             ),
         };
         let names = Names {
-            page_id: head.page_id.clone(),
+            page_id,
             rules,
-            shown: head.shown.clone(),
+            shown,
             targets,
         };
         let columns = outcome
@@ -712,17 +779,17 @@ impl SelectionResult {
             .map(|o| Arc::new(Column::of(o, 0)))
             .collect();
         Ok(SelectionResult {
-            revision: head.revision_id,
+            revision,
             cache: CacheState::Hit,
-            selection_key: head.selection_key.clone(),
-            evaluated_at: head.evaluated_at.clone(),
+            selection_key,
+            evaluated_at,
             names: Arc::new(names),
             eval: SelectionEval {
                 selection,
                 columns,
                 devices,
                 overrides,
-                selection_verdict: head.selection_verdict,
+                selection_verdict,
                 recommended,
             },
             notes,

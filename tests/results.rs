@@ -1,0 +1,463 @@
+//! The typed result and its printers: the JSON printer writes the result JSON byte for
+//! byte as the first round's tree builder did (kept here as the oracle), the cache pages
+//! give back the same result, the other formats agree with it, and assertions that read
+//! only part of a result see what they would see on the whole.
+
+use std::sync::Arc;
+
+use rulebench::app::App;
+use rulebench::cli::print;
+use rulebench::core::assertions::{self, Limits};
+use rulebench::core::matrix::{Matrix, SelectionEval};
+use rulebench::core::model::{Page, key_hash};
+use rulebench::core::result::{CacheState, Names, Needs, SelectionResult};
+use serde_json::{Map, Value, json};
+use tempfile::TempDir;
+
+const SAMPLES: [&str; 3] = [
+    "llm-chat-clients",
+    "provider-capabilities",
+    "loan-eligibility",
+];
+
+/// The first round's `result::build`: the whole result as a JSON tree (the oracle).
+fn oracle(page: &Page, eval: &SelectionEval, revision: i64, at: &str, cache: &str) -> Value {
+    let source = &page.source.rows[eval.selection];
+    let target = &page.target;
+    let ids: Vec<String> = target.rows.iter().map(|r| target.row_id(r)).collect();
+    let source_hash = key_hash(&page.source.row_key(source));
+    let note = |t: usize| -> Option<String> {
+        let hash = key_hash(&target.row_key(&target.rows[t]));
+        page.overrides
+            .iter()
+            .find(|o| {
+                o.source_hash().as_deref() == Some(source_hash.as_str())
+                    && o.target_hash().as_deref() == Some(hash.as_str())
+            })
+            .and_then(|o| o.note.clone())
+    };
+    let targets: Vec<Value> = target
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(t, row)| {
+            let row = target.effective_row(row);
+            let mut entry = Map::new();
+            entry.insert("id".into(), Value::String(ids[t].clone()));
+            for field in target.label.iter().chain(&target.summary) {
+                if field != "id" && !entry.contains_key(field) {
+                    entry.insert(
+                        field.clone(),
+                        row.get(field).cloned().unwrap_or(Value::Null),
+                    );
+                }
+            }
+            let d = &eval.devices[t];
+            entry.insert("verdict".into(), json!(d.verdict));
+            entry.insert("score".into(), json!(d.score));
+            entry.insert("reason".into(), json!(d.reason.as_str()));
+            let rules: Map<String, Value> = page
+                .rules
+                .iter()
+                .zip(&eval.columns)
+                .map(|(r, c)| (r.id.clone(), Value::Bool(c.passed(t))))
+                .collect();
+            entry.insert("rules".into(), Value::Object(rules));
+            if let Some(value) = eval.overrides[t] {
+                let mut o = Map::new();
+                o.insert("value".into(), Value::Bool(value));
+                if let Some(note) = note(t) {
+                    o.insert("note".into(), Value::String(note));
+                }
+                entry.insert("override".into(), Value::Object(o));
+            }
+            Value::Object(entry)
+        })
+        .collect();
+    let features: Vec<Value> = page
+        .rules
+        .iter()
+        .zip(&eval.columns)
+        .map(|(rule, column)| {
+            let mut f = Map::new();
+            f.insert("name".into(), Value::String(rule.name.clone()));
+            for (t, id) in ids.iter().enumerate() {
+                f.insert(id.clone(), Value::Bool(column.passed(t)));
+            }
+            Value::Object(f)
+        })
+        .collect();
+    json!({
+        "pageId": page.id, "revisionId": revision, "cache": cache,
+        "selectionKey": page.source.row_key(source),
+        "selectionVerdict": eval.selection_verdict,
+        "recommendedTargetId": eval.recommended.map_or(Value::Null, |t| json!(ids[t])),
+        "targets": targets, "features": features, "evaluatedAt": at,
+    })
+}
+
+fn pretty_bytes(r: &SelectionResult) -> String {
+    let mut out = Vec::new();
+    print::json(&mut out, r, &print::Fragments::new(&r.names, Some(0))).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn open() -> (TempDir, App) {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(&dir.path().join("t.db")).unwrap();
+    (dir, app)
+}
+
+/// Checks every printer of `r` against the oracle of the same evaluation.
+fn check_printers(page: &Page, r: &SelectionResult) {
+    let cache = r.cache.as_str();
+    let expected = oracle(page, &r.eval, r.revision, &r.evaluated_at, cache);
+    assert_eq!(
+        pretty_bytes(r),
+        serde_json::to_string_pretty(&expected).unwrap(),
+        "pretty JSON of {} {}",
+        page.id,
+        r.selection_key
+    );
+    assert_eq!(r.wire(), expected);
+
+    let mut line = Vec::new();
+    print::json_line(&mut line, r, &print::Fragments::new(&r.names, None)).unwrap();
+    let text = String::from_utf8(line).unwrap();
+    assert_eq!(text.matches('\n').count(), 1, "one line: {text}");
+    assert_eq!(
+        text,
+        format!("{}\n", serde_json::to_string(&expected).unwrap())
+    );
+
+    // Summary: per target its verdict, score, reason and the rules that fail.
+    let mut summary = Vec::new();
+    print::summary(&mut summary, r, false).unwrap();
+    let summary: Value = serde_json::from_slice(&summary).unwrap();
+    let targets = expected["targets"].as_array().unwrap();
+    assert_eq!(summary["targets"].as_array().unwrap().len(), targets.len());
+    for (s, t) in summary["targets"].as_array().unwrap().iter().zip(targets) {
+        assert_eq!(
+            (&s["id"], &s["verdict"], &s["score"]),
+            (&t["id"], &t["verdict"], &t["score"])
+        );
+        let failing: Vec<&String> = t["rules"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, v)| **v == json!(false))
+            .map(|(k, _)| k)
+            .collect();
+        let got: Vec<&str> = s["failing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(got, failing);
+    }
+    for key in [
+        "pageId",
+        "revisionId",
+        "cache",
+        "selectionKey",
+        "selectionVerdict",
+        "recommendedTargetId",
+        "evaluatedAt",
+    ] {
+        assert_eq!(summary[key], expected[key], "{key}");
+    }
+
+    // CSV: one record per target, through a CSV parser.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(print::CSV_HEADER).unwrap();
+    print::csv_rows(&mut w, r).unwrap();
+    let bytes = w.into_inner().unwrap();
+    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), targets.len());
+    for (rec, t) in records.iter().zip(targets) {
+        assert_eq!(&rec[3], t["id"].as_str().unwrap());
+        assert_eq!(
+            rec[4].parse::<u64>().unwrap(),
+            t["verdict"].as_u64().unwrap()
+        );
+        assert_eq!(&rec[5], t["score"].to_string());
+        assert_eq!(
+            &rec[2] == "true",
+            expected["recommendedTargetId"] == t["id"],
+            "recommended column"
+        );
+    }
+
+    // JSON Lines per target: each line is the target's entry with the selection key.
+    let mut lines = Vec::new();
+    print::target_lines(&mut lines, r).unwrap();
+    let lines: Vec<Value> = String::from_utf8(lines)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), targets.len());
+    for (l, t) in lines.iter().zip(targets) {
+        let mut l = l.clone();
+        assert_eq!(l["selectionKey"], expected["selectionKey"]);
+        l.as_object_mut().unwrap().remove("selectionKey");
+        assert_eq!(&l, t);
+    }
+}
+
+#[test]
+fn sample_pages_print_byte_for_byte_as_the_tree_did_on_miss_and_hit() {
+    let (_dir, mut app) = open();
+    for id in SAMPLES {
+        let (page, _) = app.page(id).unwrap();
+        for s in 0..page.source.rows.len() {
+            let key = page.source.row_key(&page.source.rows[s]);
+            let miss = app.evaluate(id, &key).unwrap();
+            assert_eq!(miss.cache, CacheState::Miss);
+            check_printers(&page, &miss);
+            let hit = app.evaluate(id, &key).unwrap();
+            assert_eq!(hit.cache, CacheState::Hit);
+            check_printers(&page, &hit);
+            // The hit is the miss, but for the cache flag.
+            assert_eq!(hit.eval.devices, miss.eval.devices);
+            assert_eq!(hit.eval.overrides, miss.eval.overrides);
+            assert_eq!(hit.notes, miss.notes);
+            let outcomes = |r: &SelectionResult| -> Vec<Vec<u8>> {
+                r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
+            };
+            assert_eq!(outcomes(&hit), outcomes(&miss));
+        }
+    }
+}
+
+/// A page with the awkward cases: nested and escaped shown values, a target whose id is
+/// `name`, overrides with and without notes, a rule that raises an engine error on
+/// some targets, and more than one cache page of targets.
+fn awkward_page() -> Value {
+    let mut targets: Vec<Value> = (0..230)
+        .map(|i| {
+            json!({"id": format!("t{i:03}"), "label": format!("Target \"{i}\" ✓\u{1b}"),
+                   "tags": ["a", {"b": [1, 2.5, null]}], "meta": {"x": {"y": i}},
+                   "flag": i % 3 == 0, "bad": i % 7 == 0, "n": i})
+        })
+        .collect();
+    targets.push(
+        json!({"id": "name", "label": "Named name", "tags": [], "meta": {},
+                        "flag": true, "bad": false, "n": -1}),
+    );
+    json!({
+        "format": "rulebench.page/v1", "id": "awkward", "name": "Awkward | page",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s1", "min": 10}, {"id": "s2", "min": 200}]},
+        "target": {"name": "T", "key": ["id"], "label": "label", "summary": ["tags", "meta", "verdict"],
+                   "rows": targets},
+        "rules": [
+            {"id": "flag", "name": "Flag \"quoted\"", "required": false, "weight": 2,
+             "category": "c", "logic": {"==": [{"var": "target.flag"}, true]}},
+            {"id": "big", "name": "Big enough", "required": true, "weight": 1,
+             "category": "c", "logic": {">=": [{"var": "target.n"}, {"var": "source.min"}]}},
+            {"id": "boom", "name": "Throws", "required": false, "weight": 1, "category": "c",
+             "logic": {"if": [{"var": "target.bad"}, {"throw": "boom"}, true]}}
+        ],
+        "overrides": [
+            {"sourceKey": "id=s1", "targetKey": "id=t001", "value": true, "note": "checked \"by hand\""},
+            {"sourceKey": "id=s1", "targetKey": "id=t002", "value": false},
+            {"sourceKey": "id=s2", "targetKey": "id=name", "value": true, "note": "n"}
+        ]
+    })
+}
+
+#[test]
+fn awkward_results_print_and_cache_exactly() {
+    let (_dir, mut app) = open();
+    app.import(&awkward_page().to_string(), "awkward.json", false)
+        .unwrap();
+    let (page, _) = app.page("awkward").unwrap();
+    for key in ["s1", "s2"] {
+        let miss = app.evaluate("awkward", key).unwrap();
+        // The throwing rule errored somewhere, and errors survive the cache.
+        assert!(
+            miss.eval.columns[2]
+                .outcome
+                .contains(&rulebench::core::matrix::ERROR)
+        );
+        check_printers(&page, &miss);
+        let hit = app.evaluate("awkward", key).unwrap();
+        assert_eq!(hit.cache, CacheState::Hit);
+        check_printers(&page, &hit);
+        let outcomes = |r: &SelectionResult| -> Vec<Vec<u8>> {
+            r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
+        };
+        assert_eq!(outcomes(&hit), outcomes(&miss));
+        assert_eq!(hit.notes, miss.notes);
+    }
+    let s1 = app.evaluate("awkward", "s1").unwrap();
+    assert_eq!(
+        s1.notes.values().collect::<Vec<_>>(),
+        ["checked \"by hand\""]
+    );
+    // A target id `name` takes the rule name's place in features[], as a JSON object would.
+    let wire = s1.wire();
+    assert!(
+        wire["features"][0]["name"].is_boolean(),
+        "{}",
+        wire["features"][0]
+    );
+    // A summary field named like a reserved key does not displace it.
+    assert_eq!(
+        wire["targets"][0]["verdict"],
+        json!(s1.eval.devices[0].verdict)
+    );
+}
+
+#[test]
+fn a_cache_page_this_version_cannot_read_is_a_miss_and_is_rewritten() {
+    let (_dir, mut app) = open();
+    let first = app.evaluate("llm-chat-clients", "t3-chat").unwrap();
+    let hash = key_hash(&first.selection_key);
+    // The first round stored the result JSON itself; such a page is not this format.
+    let old = serde_json::to_string(&first.wire()).unwrap();
+    let changed = app
+        .store()
+        .connection()
+        .execute(
+            "UPDATE compat_results SET payload_json = ?1 WHERE selection_hash = ?2",
+            [old.as_str(), hash.as_str()],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    let again = app.evaluate("llm-chat-clients", "t3-chat").unwrap();
+    assert_eq!(
+        again.cache,
+        CacheState::Miss,
+        "unreadable cache pages are recomputed"
+    );
+    assert_eq!(again.eval.devices, first.eval.devices);
+    let third = app.evaluate("llm-chat-clients", "t3-chat").unwrap();
+    assert_eq!(third.cache, CacheState::Hit, "and rewritten");
+}
+
+/// Paths of every shape: pruning must never change what a path selects.
+const PATHS: &[&str] = &[
+    "$",
+    "$.targets",
+    "$.targets[0]",
+    "$.targets[*]",
+    "$.targets[*].verdict",
+    "$.targets[?@.id=='t001'].verdict",
+    "$.targets[?@.verdict==2].id",
+    "$.targets[0].rules",
+    "$.targets[0].rules.flag",
+    "$.targets[?@.rules.flag==true].id",
+    "$..verdict",
+    "$.targets[0].*",
+    "$.targets[*].*",
+    "$.features[0]",
+    "$.features[*].name",
+    "$.features[?@.name=='Big enough'].t003",
+    "$.targets[?length(@.tags) > 1].id",
+    "$.targets[?length(@) > 7].id",
+    "$.targets[?@ == 1]",
+    "$.*",
+    "$['targets'][0]['label']",
+    "$.targets[?@.override].id",
+    "$.targets[?@.override.note].override",
+    "$.targets[1:3].score",
+    "$.targets[-1].meta.x",
+    "$.selectionVerdict",
+    "$.recommendedTargetId",
+    "$.evaluatedAt",
+];
+
+#[test]
+fn pruned_results_answer_every_path_as_the_whole_result_does() {
+    let (_dir, mut app) = open();
+    app.import(&awkward_page().to_string(), "awkward.json", false)
+        .unwrap();
+    let (mut page, _) = app.page("awkward").unwrap();
+    page.assertions = PATHS
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            serde_json::from_value(json!({"id": format!("a{i}"), "select": "*", "path": path,
+                "matcher": "toBeNull", "not": true}))
+            .unwrap()
+        })
+        .collect();
+    let limits = Limits {
+        max_details_bytes: 1 << 30,
+        ..Limits::default()
+    };
+    let compiled = assertions::compile_all(&page, &limits).unwrap();
+    let mut matrix = Matrix::new(&page).unwrap();
+    let names = Arc::new(Names::of(&page));
+    let results: Vec<SelectionResult> = (0..page.source.rows.len())
+        .map(|s| SelectionResult::new(&page, names.clone(), matrix.evaluate(s), 1, "now"))
+        .collect();
+    let run = assertions::run_compiled(&compiled, &page, &limits, |s| {
+        Ok::<_, ()>(results[s].clone())
+    })
+    .unwrap();
+    for (c, got) in compiled.iter().zip(&run) {
+        let expected: Vec<Value> = results
+            .iter()
+            .map(|r| {
+                let o = c.evaluate(&r.wire(), &limits);
+                json!({"selection": r.selection_key, "passed": o.passed, "values": o.values})
+            })
+            .collect();
+        assert_eq!(
+            got.actual_samples,
+            Value::Array(expected),
+            "path {}",
+            c.path
+        );
+    }
+    // The narrow paths read narrow results: no rule map, no features.
+    let narrow = Needs::of_path("$.targets[?@.id=='t001'].verdict");
+    let value = results[0].to_value(&narrow);
+    assert!(value["features"].is_null());
+    assert!(value["targets"][0]["rules"].is_null());
+    assert!(Needs::of_path("$..verdict").is_all());
+}
+
+#[test]
+fn streamed_samples_truncate_as_the_whole_array_would() {
+    let page: Page = {
+        let mut p = rulebench::synth::page(300, 6, 4, rulebench::synth::Spread::Realistic, 3);
+        p.assertions = vec![
+            serde_json::from_value(json!({"id": "all", "select": "*",
+            "path": "$.targets[*].verdict", "pathMatch": "ALL", "matcher": "toBeOneOf",
+            "expected": [0, 1, 2]}))
+            .unwrap(),
+        ];
+        p
+    };
+    for limit in [100, 5_000, 1 << 20] {
+        let limits = Limits {
+            max_details_bytes: limit,
+            ..Limits::default()
+        };
+        let report = assertions::run_in_memory(&page, 1, "now", &limits).unwrap();
+        let got = &report.results[0];
+        let mut matrix = Matrix::new(&page).unwrap();
+        let names = Arc::new(Names::of(&page));
+        let full: Vec<Value> = (0..page.source.rows.len())
+            .map(|s| {
+                let r = SelectionResult::new(&page, names.clone(), matrix.evaluate(s), 1, "now");
+                let values: Vec<Value> = (0..r.target_count())
+                    .map(|t| json!(r.eval.devices[t].verdict))
+                    .collect();
+                json!({"selection": r.selection_key, "passed": true, "values": values})
+            })
+            .collect();
+        let (samples, truncated, sha) = assertions::truncate(Value::Array(full), limit);
+        assert_eq!(
+            (&got.actual_samples, got.truncated, &got.actual_sha256),
+            (&samples, truncated, &sha),
+            "limit {limit}"
+        );
+        assert!(got.passed);
+    }
+}

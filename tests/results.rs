@@ -207,6 +207,25 @@ fn check_printers(page: &Page, r: &SelectionResult) {
     }
 }
 
+/// `evaluate` reads target rows from their stored text into the engine's form; the
+/// outcome is the one of a matrix built from the whole page's rows.
+fn same_as_full_page(page: &Page, r: &SelectionResult) {
+    let full = Matrix::new(page).unwrap().evaluate(r.eval.selection);
+    assert_eq!(
+        r.eval.devices, full.devices,
+        "{} {}",
+        page.id, r.selection_key
+    );
+    assert_eq!(r.eval.overrides, full.overrides);
+    assert_eq!(r.eval.notes, full.notes);
+    assert_eq!(r.eval.recommended, full.recommended);
+    let outcomes = |e: &SelectionEval| -> Vec<Vec<u8>> {
+        e.columns.iter().map(|c| c.outcome.clone()).collect()
+    };
+    assert_eq!(outcomes(&r.eval), outcomes(&full));
+    assert_eq!(*r.names, Names::of(page));
+}
+
 #[test]
 fn sample_pages_print_byte_for_byte_as_the_tree_did_on_miss_and_hit() {
     let (_dir, mut app) = open();
@@ -217,13 +236,14 @@ fn sample_pages_print_byte_for_byte_as_the_tree_did_on_miss_and_hit() {
             let miss = app.evaluate(id, &key).unwrap();
             assert_eq!(miss.cache, CacheState::Miss);
             check_printers(&page, &miss);
+            same_as_full_page(&page, &miss);
             let hit = app.evaluate(id, &key).unwrap();
             assert_eq!(hit.cache, CacheState::Hit);
             check_printers(&page, &hit);
             // The hit is the miss, but for the cache flag.
             assert_eq!(hit.eval.devices, miss.eval.devices);
             assert_eq!(hit.eval.overrides, miss.eval.overrides);
-            assert_eq!(hit.notes, miss.notes);
+            assert_eq!(hit.eval.notes, miss.eval.notes);
             let outcomes = |r: &SelectionResult| -> Vec<Vec<u8>> {
                 r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
             };
@@ -276,6 +296,7 @@ fn awkward_results_print_and_cache_exactly() {
     let (page, _) = app.page("awkward").unwrap();
     for key in ["s1", "s2"] {
         let miss = app.evaluate("awkward", key).unwrap();
+        same_as_full_page(&page, &miss);
         // The throwing rule errored somewhere, and errors survive the cache.
         assert!(
             miss.eval.columns[2]
@@ -290,11 +311,11 @@ fn awkward_results_print_and_cache_exactly() {
             r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
         };
         assert_eq!(outcomes(&hit), outcomes(&miss));
-        assert_eq!(hit.notes, miss.notes);
+        assert_eq!(hit.eval.notes, miss.eval.notes);
     }
     let s1 = app.evaluate("awkward", "s1").unwrap();
     assert_eq!(
-        s1.notes.values().collect::<Vec<_>>(),
+        s1.eval.notes.values().collect::<Vec<_>>(),
         ["checked \"by hand\""]
     );
     // A target id `name` takes the rule name's place in features[], as a JSON object would.

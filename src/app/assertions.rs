@@ -44,7 +44,8 @@ impl App {
     /// read; misses are evaluated one selection at a time on one matrix and not cached
     /// (a run over every source would otherwise fill the database).
     pub fn run_assertions_with(&mut self, page_id: &str, limits: &Limits) -> Result<Report> {
-        let (page, revision) = self.page(page_id)?;
+        // Assertions name source rows; the target rows are read by the engine alone.
+        let (page, revision) = self.page_without(page_id, Side::Target)?;
         let compiled = assertions::compile_all(&page, limits).map_err(|d| invalid(&page.id, d))?;
         let mut source = ResultSource::new(&page, revision);
         let results =
@@ -135,7 +136,7 @@ impl App {
     /// recommendation (seed 002's "import from last actual output"). Pins replace
     /// assertions with the same id; the page gets a new revision when anything changed.
     pub fn pin_assertions(&mut self, page_id: &str, select: Option<&str>) -> Result<Pinned> {
-        let (page, revision) = self.page(page_id)?;
+        let (page, revision) = self.page_without(page_id, Side::Target)?;
         let rows: Vec<usize> = match select {
             None | Some(ALL_SOURCES) => (0..page.source.rows.len()).collect(),
             Some(key) => vec![Self::find_row(&page, Side::Source, key)?],
@@ -181,12 +182,12 @@ impl App {
 }
 
 /// Results of a page's selections at one revision: from the result cache when there,
-/// else evaluated on one matrix built on first need.
+/// else evaluated on one matrix built on first need (from the stored target rows: the
+/// page is loaded without them).
 struct ResultSource<'p> {
     page: &'p Page,
     revision: i64,
-    names: Arc<Names>,
-    matrix: Option<Matrix>,
+    matrix: Option<(Matrix, Arc<Names>)>,
     at: String,
 }
 
@@ -195,7 +196,6 @@ impl<'p> ResultSource<'p> {
         ResultSource {
             page,
             revision,
-            names: Arc::new(Names::of(page)),
             matrix: None,
             at: timestamp(),
         }
@@ -209,16 +209,11 @@ impl<'p> ResultSource<'p> {
             return Ok(hit);
         }
         if self.matrix.is_none() {
-            self.matrix = Some(Matrix::new(page)?);
+            self.matrix = Some(app.lean_matrix(page)?);
         }
-        let m = self.matrix.as_mut().expect("built above");
-        let result = SelectionResult::new(
-            page,
-            self.names.clone(),
-            m.evaluate(s),
-            self.revision,
-            &self.at,
-        );
+        let (m, names) = self.matrix.as_mut().expect("built above");
+        let result =
+            SelectionResult::new(page, names.clone(), m.evaluate(s), self.revision, &self.at);
         if store {
             app.store
                 .store_result(&page.id, &hash, self.revision, &result.cache_pages())?;

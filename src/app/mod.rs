@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::core::diag::{Diagnostic, did_you_mean, parse_json};
-use crate::core::matrix::{CompileError, Matrix};
+use crate::core::matrix::{ArenaRows, CompileError, Matrix};
 use crate::core::model::{
     AggregateMode, ElseMode, Override, Page, RecommendationStrategy, RequiredMode, Rule, Side,
     key_hash,
@@ -304,11 +304,9 @@ impl App {
         if let Some(hit) = self.cached(page_id, &hash, revision, s)? {
             return Ok(hit);
         }
-        let (page, revision) = self.page(page_id)?;
-        let s = Self::find_row(&page, Side::Source, selection)?;
-        let mut matrix = Matrix::new(&page)?;
-        let names = Arc::new(Names::of(&page));
-        let result = SelectionResult::new(&page, names, matrix.evaluate(s), revision, &timestamp());
+        // The target rows go from their stored text straight to the engine's form.
+        let (mut matrix, names) = self.lean_matrix(&head)?;
+        let result = SelectionResult::new(&head, names, matrix.evaluate(s), revision, &timestamp());
         self.store
             .store_result(page_id, &hash, revision, &result.cache_pages())?;
         Ok(result)
@@ -329,12 +327,29 @@ impl App {
             .and_then(|texts| SelectionResult::from_cache_pages(&texts, selection).ok()))
     }
 
+    /// The matrix and names of a page loaded without its target rows: the rows are read
+    /// from their stored texts into the engine's form, never as JSON trees.
+    pub(crate) fn lean_matrix(&self, head: &Page) -> Result<(Matrix, Arc<Names>)> {
+        let texts = self.store.row_texts(&head.id, Side::Target)?;
+        let rows = ArenaRows::parse(&head.target, texts.iter().map(String::as_str)).map_err(
+            |message| {
+                AppError::Store(StoreError::Unreadable {
+                    what: "target row".into(),
+                    message,
+                })
+            },
+        )?;
+        drop(texts);
+        let matrix = Matrix::with_targets(head, rows)?;
+        let names = Arc::new(Names::of_matrix(head, &matrix));
+        Ok((matrix, names))
+    }
+
     /// Every source row's evaluation, one at a time on one shared matrix (not cached):
     /// memory stays bounded by one selection.
     pub fn evaluate_all(&self, page_id: &str) -> Result<Evaluations> {
-        let (page, revision) = self.page(page_id)?;
-        let matrix = Matrix::new(&page)?;
-        let names = Arc::new(Names::of(&page));
+        let (page, revision) = self.page_without(page_id, Side::Target)?;
+        let (matrix, names) = self.lean_matrix(&page)?;
         Ok(Evaluations {
             page,
             revision,

@@ -1421,6 +1421,7 @@ mod tests {
                 })
                 .collect(),
             overrides: vec![None; ids.len()],
+            notes: Default::default(),
             selection_verdict,
             recommended: None,
         };

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::engine::{self, CompiledRule, FieldPath};
-use super::model::{DevicePolicy, Page, Rule, SelectionPolicy, Side};
+use super::model::{Dataset, DevicePolicy, Page, Rule, SelectionPolicy};
 use super::verdict::{self, Candidate, DeviceVerdict, RuleWeight, Tally, Verdict};
 
 /// A rule's outcome for one target.
@@ -72,6 +72,8 @@ pub struct SelectionEval {
     pub devices: Vec<DeviceVerdict>,
     /// The override of each target for this selection, if any.
     pub overrides: Vec<Option<bool>>,
+    /// The notes of this selection's overrides, by target.
+    pub notes: std::collections::BTreeMap<usize, String>,
     pub selection_verdict: Verdict,
     /// Index of the recommended target.
     pub recommended: Option<usize>,
@@ -86,7 +88,7 @@ self_cell::self_cell!(
     /// A dataset's rows in the engine's own form, in one arena: converted straight from
     /// the page's rows (dataset defaults filled in as they go), with no copy of the
     /// rows and no round trip through JSON text.
-    struct ArenaRows {
+    pub struct ArenaRows {
         owner: Bump,
         #[covariant]
         dependent: RowValues,
@@ -130,8 +132,102 @@ impl ArenaRows {
         })
     }
 
+    /// Rows from their stored JSON texts, parsed straight into the arena (no
+    /// intermediate tree), dataset defaults filled in.
+    pub fn parse<'t>(
+        d: &super::model::Dataset,
+        texts: impl IntoIterator<Item = &'t str>,
+    ) -> Result<ArenaRows, String> {
+        ArenaRows::try_new(Bump::new(), |arena| {
+            let defaults: Vec<(&str, DataValue<'_>)> = d
+                .defaults
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        &*arena.alloc_str(k),
+                        DataValue::from_serde_value_in(v, arena),
+                    )
+                })
+                .collect();
+            texts
+                .into_iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let text: &str = arena.alloc_str(text);
+                    let row = DataValue::from_str(text, arena)
+                        .map_err(|e| format!("{} row {i}: {e}", d.name))?;
+                    Ok(with_defaults(row, &defaults, arena))
+                })
+                .collect()
+        })
+    }
+
     fn rows(&self) -> &[DataValue<'_>] {
         self.borrow_dependent()
+    }
+}
+
+/// A row with the dataset's defaults in place of absent or null fields.
+fn with_defaults<'a>(
+    row: DataValue<'a>,
+    defaults: &[(&'a str, DataValue<'a>)],
+    arena: &'a Bump,
+) -> DataValue<'a> {
+    let DataValue::Object(fields) = row else {
+        return row;
+    };
+    let lacks = |k: &str| {
+        fields
+            .iter()
+            .find(|(f, _)| *f == k)
+            .is_none_or(|(_, v)| matches!(v, DataValue::Null))
+    };
+    if !defaults.iter().any(|(k, _)| lacks(k)) {
+        return row;
+    }
+    let mut out = datalogic_rs::bumpalo::collections::Vec::with_capacity_in(
+        fields.len() + defaults.len(),
+        arena,
+    );
+    for (k, v) in fields.iter() {
+        let v = match defaults.iter().find(|(d, _)| d == k) {
+            Some((_, default)) if matches!(v, DataValue::Null) => *default,
+            _ => *v,
+        };
+        out.push((*k, v));
+    }
+    for (k, v) in defaults {
+        if !fields.iter().any(|(f, _)| f == k) {
+            out.push((*k, *v));
+        }
+    }
+    DataValue::Object(out.into_bump_slice())
+}
+
+/// A field of a row as the page model writes it in keys and ids: strings bare, other
+/// values as JSON, a missing field as `null`.
+fn key_text(row: &DataValue<'_>, field: &str) -> String {
+    match row.get(field) {
+        Some(DataValue::String(s)) => (*s).to_owned(),
+        Some(v) => v.to_serde_value().to_string(),
+        None => "null".to_owned(),
+    }
+}
+
+/// `Dataset::row_key` over an engine row.
+fn row_key(d: &super::model::Dataset, row: &DataValue<'_>) -> String {
+    d.key
+        .iter()
+        .map(|f| format!("{f}={}", key_text(row, f)))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// `Dataset::row_id` over an engine row.
+fn row_id(d: &super::model::Dataset, row: &DataValue<'_>) -> String {
+    match d.key.as_slice() {
+        [single] => key_text(row, single),
+        _ => row_key(d, row),
     }
 }
 
@@ -142,9 +238,9 @@ struct RowSet {
 }
 
 impl RowSet {
-    fn new(d: &super::model::Dataset) -> Self {
+    fn new(rows: ArenaRows) -> Self {
         RowSet {
-            rows: ArenaRows::of(d),
+            rows,
             encoded: HashMap::new(),
         }
     }
@@ -316,6 +412,10 @@ pub struct Matrix {
     target_priority: Vec<f64>,
     /// (source index, target index) → override value.
     overrides: HashMap<(usize, usize), bool>,
+    /// (source index, target index) → the override's note.
+    notes: HashMap<(usize, usize), String>,
+    /// The target dataset without its rows: keys and ids of the arena rows.
+    target_dataset: Dataset,
     device_policy: DevicePolicy,
     selection_policy: SelectionPolicy,
 }
@@ -331,30 +431,42 @@ pub struct CompileError {
 impl Matrix {
     /// Compiles every rule of a validated page.
     pub fn new(page: &Page) -> Result<Matrix, CompileError> {
-        // Rows as rules see them: in the engine's form, dataset defaults filled in.
+        Self::with_targets(page, ArenaRows::of(&page.target))
+    }
+
+    /// Compiles every rule of a page whose target rows are given in the engine's form
+    /// ([`ArenaRows::parse`] from their stored texts): `page.target.rows` is not read,
+    /// so a page loaded without them serves.
+    pub fn with_targets(page: &Page, targets: ArenaRows) -> Result<Matrix, CompileError> {
+        let d = &page.target;
+        let target_ids = targets.rows().iter().map(|r| row_id(d, r)).collect();
+        let target_priority = match &d.priority {
+            None => vec![0.0; targets.rows().len()],
+            Some(field) => targets
+                .rows()
+                .iter()
+                .map(|r| {
+                    r.get(field.as_str())
+                        .and_then(DataValue::as_f64)
+                        .unwrap_or(0.0)
+                })
+                .collect(),
+        };
         let mut m = Matrix {
             rules: Vec::with_capacity(page.rules.len()),
-            source: RowSet::new(&page.source),
-            target: RowSet::new(&page.target),
+            source: RowSet::new(ArenaRows::of(&page.source)),
+            target: RowSet::new(targets),
             groupings: HashMap::new(),
-            target_ids: page
-                .target
-                .rows
-                .iter()
-                .map(|r| page.target.row_id(r))
-                .collect(),
-            target_priority: match &page.target.priority {
-                None => vec![0.0; page.target.rows.len()],
-                Some(_) => page
-                    .target
-                    .rows
-                    .iter()
-                    .map(|r| page.target.row_priority(&page.target.effective_row(r)))
-                    .collect(),
-            },
+            target_ids,
+            target_priority,
             overrides: HashMap::new(),
+            notes: HashMap::new(),
             device_policy: page.device_policy.clone(),
             selection_policy: page.selection_policy.clone(),
+            target_dataset: Dataset {
+                rows: vec![],
+                ..d.clone()
+            },
         };
         m.set_overrides(page);
         for rule in &page.rules {
@@ -362,6 +474,18 @@ impl Matrix {
             m.rules.push(slot);
         }
         Ok(m)
+    }
+
+    /// The ids of the target rows, in order.
+    pub fn target_ids(&self) -> &[String] {
+        &self.target_ids
+    }
+
+    /// Field `field` of target row `t` as the dataset holds it (defaults filled in).
+    pub fn target_field(&self, t: usize, field: &str) -> Option<Value> {
+        self.target.rows.rows()[t]
+            .get(field)
+            .map(|v| v.to_serde_value())
     }
 
     fn slot(rule: &Rule) -> Result<Slot, CompileError> {
@@ -439,31 +563,42 @@ impl Matrix {
         self.selection_policy = selection.clone();
     }
 
-    /// Re-reads the page's overrides.
+    /// Re-reads the page's overrides (target rows are read from the matrix's own).
     pub fn set_overrides(&mut self, page: &Page) {
+        self.overrides.clear();
+        self.notes.clear();
         if page.overrides.is_empty() {
             // No key hashes to compute when there is nothing to look up.
-            self.overrides.clear();
             return;
         }
-        let index = |side: Side| -> HashMap<String, usize> {
-            let d = page.dataset(side);
-            d.rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (super::model::key_hash(&d.row_key(r)), i))
-                .collect()
-        };
-        let (sources, targets) = (index(Side::Source), index(Side::Target));
-        self.overrides = page
-            .overrides
+        let sources: HashMap<String, usize> = page
+            .source
+            .rows
             .iter()
-            .filter_map(|o| {
-                let s = *sources.get(&o.source_hash()?)?;
-                let t = *targets.get(&o.target_hash()?)?;
-                Some(((s, t), o.value))
-            })
+            .enumerate()
+            .map(|(i, r)| (super::model::key_hash(&page.source.row_key(r)), i))
             .collect();
+        let targets: HashMap<String, usize> = self
+            .target
+            .rows
+            .rows()
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (super::model::key_hash(&row_key(&self.target_dataset, r)), i))
+            .collect();
+        for o in &page.overrides {
+            let (Some(s), Some(t)) = (
+                o.source_hash().and_then(|h| sources.get(&h).copied()),
+                o.target_hash().and_then(|h| targets.get(&h).copied()),
+            ) else {
+                continue;
+            };
+            self.overrides.insert((s, t), o.value);
+            match &o.note {
+                Some(note) => self.notes.insert((s, t), note.clone()),
+                None => self.notes.remove(&(s, t)),
+            };
+        }
     }
 
     /// Evaluates every rule for the selected source and derives the verdicts.
@@ -588,6 +723,12 @@ impl Matrix {
                 overrides[t] = Some(value);
             }
         }
+        let notes = self
+            .notes
+            .iter()
+            .filter(|((s, _), _)| *s == selection)
+            .map(|(&(_, t), note)| (t, note.clone()))
+            .collect();
         let devices: Vec<DeviceVerdict> = (0..n)
             .map(|t| {
                 let tally = Tally {
@@ -617,6 +758,7 @@ impl Matrix {
             columns,
             devices,
             overrides,
+            notes,
             selection_verdict,
             recommended,
         }

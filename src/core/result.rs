@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::matrix::{Column, ERROR, FAIL, PASS, SelectionEval};
-use super::model::{Page, key_hash};
+use super::model::Page;
 use super::verdict::{DeviceVerdict, Reason, Verdict};
 
 const _: () = assert!(
@@ -59,6 +59,36 @@ pub struct Names {
 }
 
 impl Names {
+    /// The names of a page whose target rows live in `matrix` (loaded without them).
+    pub fn of_matrix(page: &Page, matrix: &super::matrix::Matrix) -> Names {
+        let shown = shown_fields(page);
+        let targets = matrix
+            .target_ids()
+            .iter()
+            .enumerate()
+            .map(|(t, id)| TargetName {
+                id: id.clone(),
+                shown: shown
+                    .iter()
+                    .map(|f| matrix.target_field(t, f).unwrap_or(Value::Null))
+                    .collect(),
+            })
+            .collect();
+        Names {
+            page_id: page.id.clone(),
+            rules: page
+                .rules
+                .iter()
+                .map(|r| RuleName {
+                    id: r.id.clone(),
+                    name: r.name.clone(),
+                })
+                .collect(),
+            shown,
+            targets,
+        }
+    }
+
     /// The names of a page's rules and targets (shown values with dataset defaults).
     pub fn of(page: &Page) -> Names {
         let target = &page.target;
@@ -165,8 +195,6 @@ pub struct SelectionResult {
     pub evaluated_at: String,
     pub names: Arc<Names>,
     pub eval: SelectionEval,
-    /// Notes of this selection's overrides, by target.
-    pub notes: BTreeMap<usize, String>,
 }
 
 impl SelectionResult {
@@ -178,16 +206,13 @@ impl SelectionResult {
         revision: i64,
         evaluated_at: &str,
     ) -> SelectionResult {
-        let selection_key = page.source.row_key(&page.source.rows[eval.selection]);
-        let notes = override_notes(page, &eval, &selection_key);
         SelectionResult {
             revision,
             cache: CacheState::Miss,
-            selection_key,
+            selection_key: page.source.row_key(&page.source.rows[eval.selection]),
             evaluated_at: evaluated_at.to_owned(),
             names,
             eval,
-            notes,
         }
     }
 
@@ -231,7 +256,7 @@ impl SelectionResult {
 
     /// The override of a target for this selection, with its note.
     pub fn override_of(&self, target: usize) -> Option<(bool, Option<&str>)> {
-        self.eval.overrides[target].map(|v| (v, self.notes.get(&target).map(String::as_str)))
+        self.eval.overrides[target].map(|v| (v, self.eval.notes.get(&target).map(String::as_str)))
     }
 
     /// The whole result JSON as a tree: for tests and small results only (printers
@@ -327,40 +352,6 @@ impl SelectionResult {
         }
         entry
     }
-}
-
-/// target index → the note of this selection's override on it.
-fn override_notes(
-    page: &Page,
-    eval: &SelectionEval,
-    selection_key: &str,
-) -> BTreeMap<usize, String> {
-    let noted: Vec<_> = page.overrides.iter().filter(|o| o.note.is_some()).collect();
-    if noted.is_empty() || eval.overrides.iter().all(Option::is_none) {
-        return BTreeMap::new();
-    }
-    let source_hash = key_hash(selection_key);
-    let mut out = BTreeMap::new();
-    for o in noted {
-        if o.source_hash().as_deref() != Some(source_hash.as_str()) {
-            continue;
-        }
-        let Some(hash) = o.target_hash() else {
-            continue;
-        };
-        // Only overridden targets can carry a note: look among them.
-        for (t, _) in eval
-            .overrides
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| v.is_some())
-        {
-            if key_hash(&page.target.row_key(&page.target.rows[t])) == hash {
-                out.insert(t, o.note.clone().unwrap_or_default());
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -789,10 +780,10 @@ impl SelectionResult {
                 columns,
                 devices,
                 overrides,
+                notes,
                 selection_verdict,
                 recommended,
             },
-            notes,
         })
     }
 }

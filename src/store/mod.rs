@@ -29,6 +29,9 @@ pub enum StoreError {
     },
     #[error("database schema version {found} is newer than this rulebench understands ({known})")]
     TooNew { found: i64, known: i64 },
+    /// A stored row the engine cannot read.
+    #[error("database holds an unreadable {what}: {message}")]
+    Unreadable { what: String, message: String },
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -360,6 +363,18 @@ impl Store {
             assertions: self.assertions(page_id)?,
         };
         Ok(Some(StoredPage { page, revision }))
+    }
+
+    /// The stored JSON texts of one side's rows, in order (for the engine to parse
+    /// straight into its own form).
+    pub fn row_texts(&self, page_id: &str, side: Side) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
+        )?;
+        let texts = stmt
+            .query_map(params![page_id, side.name()], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(texts)
     }
 
     fn rows(&self, page_id: &str, side: Side) -> Result<Vec<crate::core::model::Row>> {

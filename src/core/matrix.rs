@@ -463,10 +463,7 @@ impl Matrix {
             notes: HashMap::new(),
             device_policy: page.device_policy.clone(),
             selection_policy: page.selection_policy.clone(),
-            target_dataset: Dataset {
-                rows: vec![],
-                ..d.clone()
-            },
+            target_dataset: d.without_rows(),
         };
         m.set_overrides(page);
         for rule in &page.rules {

@@ -150,6 +150,33 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// The dataset without its rows (its metadata), copied without touching the rows:
+    /// `Dataset { rows: vec![], ..d.clone() }` would copy every row first.
+    pub fn without_rows(&self) -> Dataset {
+        let Dataset {
+            name,
+            key,
+            label,
+            summary,
+            priority,
+            defaults,
+            key_case,
+            file,
+            rows: _,
+        } = self;
+        Dataset {
+            name: name.clone(),
+            key: key.clone(),
+            label: label.clone(),
+            summary: summary.clone(),
+            priority: priority.clone(),
+            defaults: defaults.clone(),
+            key_case: *key_case,
+            file: file.clone(),
+            rows: vec![],
+        }
+    }
+
     /// The row's key: `field=value` for each key field, joined by `|`.
     /// Strings are written bare, other values as JSON; a missing field as `null`.
     pub fn row_key(&self, row: &Row) -> String {

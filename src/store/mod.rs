@@ -481,12 +481,7 @@ impl Store {
         }
         let revision = old.map_or(1, |r| r + 1);
         let at = now();
-        let meta = |d: &Dataset| {
-            to_json(&Dataset {
-                rows: vec![],
-                ..d.clone()
-            })
-        };
+        let meta = |d: &Dataset| to_json(&d.without_rows());
         tx.execute(
             "INSERT INTO pages (id, name, description, organization_json, source_json, target_json,
                 device_policy_json, selection_policy_json, revision, created_at, updated_at)
@@ -1000,13 +995,7 @@ pub mod ops {
         };
         tx.execute(
             &format!("UPDATE pages SET {column} = ?2 WHERE id = ?1"),
-            params![
-                page_id,
-                to_json(&Dataset {
-                    rows: vec![],
-                    ..d.clone()
-                })
-            ],
+            params![page_id, to_json(&d.without_rows())],
         )?;
         insert_rows(tx, page_id, side, d, on_row)
     }

@@ -74,19 +74,7 @@ impl Names {
                     .collect(),
             })
             .collect();
-        Names {
-            page_id: page.id.clone(),
-            rules: page
-                .rules
-                .iter()
-                .map(|r| RuleName {
-                    id: r.id.clone(),
-                    name: r.name.clone(),
-                })
-                .collect(),
-            shown,
-            targets,
-        }
+        Self::with_targets(page, shown, targets)
     }
 
     /// The names of a page's rules and targets (shown values with dataset defaults).
@@ -107,6 +95,10 @@ impl Names {
                 }
             })
             .collect();
+        Self::with_targets(page, shown, targets)
+    }
+
+    fn with_targets(page: &Page, shown: Vec<String>, targets: Vec<TargetName>) -> Names {
         Names {
             page_id: page.id.clone(),
             rules: page

@@ -378,13 +378,7 @@ impl Store {
     }
 
     fn rows(&self, page_id: &str, side: Side) -> Result<Vec<crate::core::model::Row>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
-        )?;
-        let texts = stmt
-            .query_map(params![page_id, side.name()], |r| r.get::<_, String>(0))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        texts
+        self.row_texts(page_id, side)?
             .iter()
             .map(|t| serde_json::from_str(t).map_err(corrupt(format!("{} row", side.name()))))
             .collect()

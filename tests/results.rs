@@ -260,7 +260,7 @@ fn awkward_page() -> Value {
         .map(|i| {
             json!({"id": format!("t{i:03}"), "label": format!("Target \"{i}\" ✓\u{1b}"),
                    "tags": ["a", {"b": [1, 2.5, null]}], "meta": {"x": {"y": i}},
-                   "flag": i % 3 == 0, "bad": i % 7 == 0, "n": i})
+                   "flag": i % 3 == 0, "bad": i % 7 == 0, "n": i, "price€": i % 5})
         })
         .collect();
     targets.push(
@@ -270,7 +270,7 @@ fn awkward_page() -> Value {
     json!({
         "format": "rulebench.page/v1", "id": "awkward", "name": "Awkward | page",
         "source": {"name": "S", "key": ["id"], "rows": [{"id": "s1", "min": 10}, {"id": "s2", "min": 200}]},
-        "target": {"name": "T", "key": ["id"], "label": "label", "summary": ["tags", "meta", "verdict"],
+        "target": {"name": "T", "key": ["id"], "label": "label", "summary": ["tags", "meta", "price€"],
                    "rows": targets},
         "rules": [
             {"id": "flag", "name": "Flag \"quoted\"", "required": false, "weight": 2,
@@ -389,6 +389,9 @@ const PATHS: &[&str] = &[
     "$.selectionVerdict",
     "$.recommendedTargetId",
     "$.evaluatedAt",
+    // Non-ASCII member names are names too (RFC 9535).
+    "$.targets[1].price€",
+    "$.targets[?@.price€ > 3].id",
 ];
 
 #[test]
@@ -481,4 +484,47 @@ fn streamed_samples_truncate_as_the_whole_array_would() {
         );
         assert!(got.passed);
     }
+}
+
+#[test]
+fn keys_beyond_i64_keep_their_ids_and_overrides() {
+    // The engine reads 12345678901234567890 as a float; ids and override keys come from
+    // the stored keys, as the page model wrote them.
+    let page = json!({
+        "format": "rulebench.page/v1", "id": "big", "name": "Big",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [
+            {"id": 12345678901234567890u64, "ok": true}, {"id": 1, "ok": true}]},
+        "rules": [{"id": "ok", "name": "Ok", "required": false, "weight": 1, "category": "c",
+                   "logic": {"==": [{"var": "target.ok"}, true]}}],
+        "overrides": [{"sourceKey": "id=s", "targetKey": "id=12345678901234567890",
+                       "value": false, "note": "big"}]
+    });
+    let (_dir, mut app) = open();
+    app.import(&page.to_string(), "big.json", false).unwrap();
+    let (full, _) = app.page("big").unwrap();
+    let r = app.evaluate("big", "s").unwrap();
+    same_as_full_page(&full, &r);
+    assert_eq!(r.names.targets[0].id, "12345678901234567890");
+    assert_eq!(r.eval.overrides[0], Some(false));
+    assert_eq!(r.eval.notes.get(&0).map(String::as_str), Some("big"));
+}
+
+#[test]
+fn a_corrupt_cache_page_is_an_error_not_a_panic() {
+    let (_dir, mut app) = open();
+    let r = app.evaluate("llm-chat-clients", "t3-chat").unwrap();
+    let pages = r.cache_pages();
+    assert!(SelectionResult::from_cache_pages(&pages, 0).is_ok());
+    let count = format!("\"targetCount\":{}", r.target_count());
+    assert!(pages[0].contains(&count));
+    for bad in ["18446744073709551615", "1000000000000", "0", "15"] {
+        let text = pages[0].replace(&count, &format!("\"targetCount\":{bad}"));
+        assert!(
+            SelectionResult::from_cache_pages(&[text], 0).is_err(),
+            "targetCount {bad}"
+        );
+    }
+    let text = pages[0].replacen("\"passes\":[\"", "\"passes\":[\"zz", 1);
+    assert!(SelectionResult::from_cache_pages(&[text], 0).is_err());
 }

@@ -330,17 +330,22 @@ impl App {
     /// The matrix and names of a page loaded without its target rows: the rows are read
     /// from their stored texts into the engine's form, never as JSON trees.
     pub(crate) fn lean_matrix(&self, head: &Page) -> Result<(Matrix, Arc<Names>)> {
-        let texts = self.store.row_texts(&head.id, Side::Target)?;
-        let rows = ArenaRows::parse(&head.target, texts.iter().map(String::as_str)).map_err(
-            |message| {
-                AppError::Store(StoreError::Unreadable {
-                    what: "target row".into(),
-                    message,
-                })
-            },
-        )?;
-        drop(texts);
-        let matrix = Matrix::with_targets(head, rows)?;
+        let stored = self.store.stored_rows(&head.id, Side::Target)?;
+        let rows = ArenaRows::parse(
+            &head.target,
+            stored.iter().map(|(_, _, text)| text.as_str()),
+        )
+        .map_err(|message| {
+            AppError::Store(StoreError::Unreadable {
+                what: "target row".into(),
+                message,
+            })
+        })?;
+        let keys = stored
+            .into_iter()
+            .map(|(key, hash, _)| (key, hash))
+            .collect();
+        let matrix = Matrix::with_targets(head, rows, keys)?;
         let names = Arc::new(Names::of_matrix(head, &matrix));
         Ok((matrix, names))
     }

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::engine::{self, CompiledRule, FieldPath};
-use super::model::{Dataset, DevicePolicy, Page, Rule, SelectionPolicy};
+use super::model::{DevicePolicy, Page, Rule, SelectionPolicy};
 use super::verdict::{self, Candidate, DeviceVerdict, RuleWeight, Tally, Verdict};
 
 /// A rule's outcome for one target.
@@ -204,33 +204,6 @@ fn with_defaults<'a>(
     DataValue::Object(out.into_bump_slice())
 }
 
-/// A field of a row as the page model writes it in keys and ids: strings bare, other
-/// values as JSON, a missing field as `null`.
-fn key_text(row: &DataValue<'_>, field: &str) -> String {
-    match row.get(field) {
-        Some(DataValue::String(s)) => (*s).to_owned(),
-        Some(v) => v.to_serde_value().to_string(),
-        None => "null".to_owned(),
-    }
-}
-
-/// `Dataset::row_key` over an engine row.
-fn row_key(d: &super::model::Dataset, row: &DataValue<'_>) -> String {
-    d.key
-        .iter()
-        .map(|f| format!("{f}={}", key_text(row, f)))
-        .collect::<Vec<_>>()
-        .join("|")
-}
-
-/// `Dataset::row_id` over an engine row.
-fn row_id(d: &super::model::Dataset, row: &DataValue<'_>) -> String {
-    match d.key.as_slice() {
-        [single] => key_text(row, single),
-        _ => row_key(d, row),
-    }
-}
-
 /// Rows of one dataset with their encoded field paths.
 struct RowSet {
     rows: ArenaRows,
@@ -414,8 +387,9 @@ pub struct Matrix {
     overrides: HashMap<(usize, usize), bool>,
     /// (source index, target index) → the override's note.
     notes: HashMap<(usize, usize), String>,
-    /// The target dataset without its rows: keys and ids of the arena rows.
-    target_dataset: Dataset,
+    /// The keyHash of every target row, when the matrix was built without the page's
+    /// target rows (else they are computed from the page when overrides need them).
+    target_hashes: Option<Vec<String>>,
     device_policy: DevicePolicy,
     selection_policy: SelectionPolicy,
 }
@@ -431,15 +405,45 @@ pub struct CompileError {
 impl Matrix {
     /// Compiles every rule of a validated page.
     pub fn new(page: &Page) -> Result<Matrix, CompileError> {
-        Self::with_targets(page, ArenaRows::of(&page.target))
+        let d = &page.target;
+        let ids = d.rows.iter().map(|r| d.row_id(r)).collect();
+        Self::build(page, ArenaRows::of(d), ids, None)
     }
 
     /// Compiles every rule of a page whose target rows are given in the engine's form
-    /// ([`ArenaRows::parse`] from their stored texts): `page.target.rows` is not read,
-    /// so a page loaded without them serves.
-    pub fn with_targets(page: &Page, targets: ArenaRows) -> Result<Matrix, CompileError> {
+    /// ([`ArenaRows::parse`] from their stored texts) with their stored keys (the row's
+    /// key and keyHash, as the page model computed them): `page.target.rows` is not
+    /// read, so a page loaded without them serves.
+    pub fn with_targets(
+        page: &Page,
+        targets: ArenaRows,
+        keys: Vec<(String, String)>,
+    ) -> Result<Matrix, CompileError> {
         let d = &page.target;
-        let target_ids = targets.rows().iter().map(|r| row_id(d, r)).collect();
+        let (ids, hashes): (Vec<String>, Vec<String>) = keys
+            .into_iter()
+            .map(|(key, hash)| {
+                // The id of a single-field key is its value: the key is `field=value`.
+                let id = match d.key.as_slice() {
+                    [field] => key
+                        .strip_prefix(field.as_str())
+                        .and_then(|k| k.strip_prefix('='))
+                        .map_or_else(|| key.clone(), str::to_owned),
+                    _ => key,
+                };
+                (id, hash)
+            })
+            .unzip();
+        Self::build(page, targets, ids, Some(hashes))
+    }
+
+    fn build(
+        page: &Page,
+        targets: ArenaRows,
+        target_ids: Vec<String>,
+        target_hashes: Option<Vec<String>>,
+    ) -> Result<Matrix, CompileError> {
+        let d = &page.target;
         let target_priority = match &d.priority {
             None => vec![0.0; targets.rows().len()],
             Some(field) => targets
@@ -463,7 +467,7 @@ impl Matrix {
             notes: HashMap::new(),
             device_policy: page.device_policy.clone(),
             selection_policy: page.selection_policy.clone(),
-            target_dataset: d.without_rows(),
+            target_hashes,
         };
         m.set_overrides(page);
         for rule in &page.rules {
@@ -575,14 +579,16 @@ impl Matrix {
             .enumerate()
             .map(|(i, r)| (super::model::key_hash(&page.source.row_key(r)), i))
             .collect();
-        let targets: HashMap<String, usize> = self
-            .target
-            .rows
-            .rows()
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (super::model::key_hash(&row_key(&self.target_dataset, r)), i))
-            .collect();
+        let targets: HashMap<String, usize> = match &self.target_hashes {
+            Some(hashes) => hashes.iter().cloned().zip(0..).collect(),
+            None => page
+                .target
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (super::model::key_hash(&page.target.row_key(r)), i))
+                .collect(),
+        };
         for o in &page.overrides {
             let (Some(s), Some(t)) = (
                 o.source_hash().and_then(|h| sources.get(&h).copied()),

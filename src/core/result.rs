@@ -414,8 +414,11 @@ impl Needs {
                         return all();
                     }
                     let mut s = String::new();
+                    // RFC 9535 names: ALPHA, DIGIT, `_` and every non-ASCII character.
                     while i + 1 < chars.len()
-                        && (chars[i + 1].is_alphanumeric() || matches!(chars[i + 1], '_' | '-'))
+                        && (chars[i + 1].is_ascii_alphanumeric()
+                            || !chars[i + 1].is_ascii()
+                            || matches!(chars[i + 1], '_' | '-'))
                     {
                         s.push(chars[i + 1]);
                         i += 1;
@@ -658,10 +661,12 @@ impl SelectionResult {
                 name: r.name.to_string(),
             })
             .collect();
-        let mut outcome: Vec<Vec<u8>> = vec![Vec::with_capacity(n); rules.len()];
-        let mut targets = Vec::with_capacity(n);
-        let mut devices = Vec::with_capacity(n);
-        let mut overrides = Vec::with_capacity(n);
+        // The stored count is checked against the pages at the end: size by both.
+        let cap = n.min(texts.len() * TARGETS_PER_PAGE);
+        let mut outcome: Vec<Vec<u8>> = vec![Vec::with_capacity(cap); rules.len()];
+        let mut targets = Vec::with_capacity(cap);
+        let mut devices = Vec::with_capacity(cap);
+        let mut overrides = Vec::with_capacity(cap);
         let mut notes = BTreeMap::new();
         let (page_id, revision, selection_key, evaluated_at) = (
             head.page_id.clone(),

@@ -365,8 +365,22 @@ impl Store {
         Ok(Some(StoredPage { page, revision }))
     }
 
-    /// The stored JSON texts of one side's rows, in order (for the engine to parse
-    /// straight into its own form).
+    /// The rows of one side as stored, in order: (key, keyHash, JSON text), for the
+    /// engine to parse straight into its own form.
+    pub fn stored_rows(&self, page_id: &str, side: Side) -> Result<Vec<(String, String, String)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT row_key, key_hash, row_json FROM dataset_rows
+             WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
+        )?;
+        let rows = stmt
+            .query_map(params![page_id, side.name()], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// The stored JSON texts of one side's rows, in order.
     pub fn row_texts(&self, page_id: &str, side: Side) -> Result<Vec<String>> {
         let mut stmt = self.conn.prepare(
             "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 ORDER BY ord",

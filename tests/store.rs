@@ -154,6 +154,28 @@ fn a_first_schema_database_with_a_page_upgrades_and_the_page_loads_intact() {
         )
         .unwrap();
     assert_eq!(index, 1, "migration 2's index");
+    // Migration 4: rows clustered by (page, side, order), no index on random keyHashes.
+    let (sql, indexes): (String, i64) = store
+        .connection()
+        .query_row(
+            "SELECT sql, (SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
+             AND tbl_name = 'dataset_rows') FROM sqlite_master WHERE name = 'dataset_rows'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(
+        sql.contains("WITHOUT ROWID") && !sql.contains("UNIQUE"),
+        "{sql}"
+    );
+    assert_eq!(indexes, 0, "no index beside the primary key");
+    let fk_problems: i64 = store
+        .connection()
+        .query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(fk_problems, 0);
     for p in &pages {
         let stored = store
             .load(&p.id)

@@ -120,6 +120,37 @@ pub fn link_base(origin: &str) -> PathBuf {
     absolute(&dir)
 }
 
+/// Reads a data file and parses it into rows ready to store (see
+/// [`dataset::parse_compact`]).
+fn read_compact(
+    path: &Path,
+    key: &[String],
+    key_case: KeyCase,
+    skip_bad: bool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<dataset::Compact> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| AppError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let total = bytes.len() as u64;
+    progress(Progress::Parsing { done: 0, total });
+    let format = DataFormat::detect(path, &bytes);
+    let opts = ParseOptions {
+        key,
+        key_case,
+        skip_bad,
+    };
+    Ok(dataset::parse_compact(
+        &bytes,
+        &shown,
+        format,
+        &opts,
+        &mut |done| progress(Progress::Parsing { done, total }),
+    )?)
+}
+
 /// Reads and parses a data file with a dataset's key.
 fn read_rows(
     path: &Path,
@@ -184,8 +215,9 @@ impl App {
         opts: &ImportOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<DatasetImported> {
-        // The rows of `side` are replaced: only their keys are loaded.
-        let Some((stored, old_keys)) = self.store.load_keys_of(page_id, side)? else {
+        // The rows of `side` are replaced: they are not loaded (their keys only when
+        // overrides must follow keys that changed case).
+        let Some(stored) = self.store.load_without(page_id, side)? else {
             // Not there: `page` says so, with a did-you-mean.
             return Err(self
                 .page(page_id)
@@ -199,6 +231,7 @@ impl App {
         let mut page = stored.page;
         let file = absolute(path);
         let shown = path.display().to_string();
+        let no_assertions = page.assertions.is_empty();
         let d = dataset_mut(&mut page, side);
         if let Some(key) = &opts.key {
             if key.is_empty() || key.iter().any(|k| k.trim().is_empty()) {
@@ -208,6 +241,12 @@ impl App {
                 )));
             }
             d.key = key.clone();
+        }
+        // Rows whose keys compare exactly, and that no assertion names (assertions name
+        // source rows), are kept in their stored form: no row is held as a JSON tree.
+        if d.key_case.is_sensitive() && (side == Side::Target || no_assertions) {
+            let compact = read_compact(path, &d.key, d.key_case, opts.skip_bad, progress)?;
+            return self.store_compact(page, side, path, &shown, opts, compact, progress);
         }
         let parsed = read_rows(path, &d.key, d.key_case, opts.skip_bad, progress)?;
         if let Some(label) = &opts.label {
@@ -235,7 +274,9 @@ impl App {
         d.rows = rows;
         let linked = d.file.clone();
         progress(Progress::Validating);
-        let (warnings, overrides_changed) = revalidate(&mut page, side, || old_keys, &shown)?;
+        let store = &self.store;
+        let old_keys = || store.row_keys(page_id, side).unwrap_or_default();
+        let (warnings, overrides_changed) = revalidate(&mut page, side, old_keys, &shown)?;
         let n = page.dataset(side).rows.len();
         let what = format!("imported {} from {shown} ({n} rows)", side.name());
         let revision = self.store.change(page_id, &what, |tx, _| {
@@ -266,6 +307,95 @@ impl App {
             revision,
             rows: n,
             skipped,
+            warnings,
+            linked,
+            unlinked,
+        })
+    }
+
+    /// Validates and stores an import read in its stored form ([`read_compact`]).
+    #[allow(clippy::too_many_arguments)]
+    fn store_compact(
+        &mut self,
+        mut page: Page,
+        side: Side,
+        path: &Path,
+        shown: &str,
+        opts: &ImportOptions,
+        compact: dataset::Compact,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<DatasetImported> {
+        let page_id = page.id.clone();
+        let file = absolute(path);
+        let d = dataset_mut(&mut page, side);
+        if let Some(label) = &opts.label {
+            if !compact.fields.contains(label) {
+                return Err(AppError::Usage(format!(
+                    "--label `{label}`: {shown} has no field `{label}` (fields: {})",
+                    compact.fields.join(", ")
+                )));
+            }
+            d.label = Some(label.clone());
+        }
+        let linked_to = file.display().to_string();
+        let mut unlinked = None;
+        if opts.link {
+            d.file = Some(linked_to.clone());
+        } else if d.file.as_deref().is_some_and(|f| f != linked_to) {
+            unlinked = d.file.take();
+        }
+        d.rows.clear();
+        let linked = d.file.clone();
+        let n = compact.rows.len();
+        progress(Progress::Validating);
+        let facts = validate::RowFacts {
+            side,
+            rows: n,
+            fields: &compact.schema,
+            // Only overrides look rows up by keyHash.
+            hashes: if page.overrides.is_empty() {
+                Default::default()
+            } else {
+                compact.rows.iter().map(|r| r.hash.clone()).collect()
+            },
+        };
+        let warnings = validate::validate_page_with(&page, Some(&facts));
+        if warnings.iter().any(Diagnostic::is_error) {
+            return Err(AppError::Invalid {
+                origin: format!(
+                    "{shown} refused: with its rows as {} rows, page `{}` is invalid",
+                    side.name(),
+                    page.id
+                ),
+                diagnostics: warnings,
+            });
+        }
+        let what = format!("imported {} from {shown} ({n} rows)", side.name());
+        let revision = self.store.change(&page_id, &what, |tx, _| {
+            store::ops::replace_dataset_stored(
+                tx,
+                &page_id,
+                side,
+                page.dataset(side),
+                &compact.rows,
+                &mut |done| {
+                    if done.is_multiple_of(2048) || done == n {
+                        progress(Progress::Writing {
+                            done: done as u64,
+                            total: n as u64,
+                        });
+                    }
+                },
+            )
+        })?;
+        Ok(DatasetImported {
+            page_id,
+            side,
+            file,
+            format: compact.format,
+            revision,
+            rows: n,
+            skipped: compact.skipped,
             warnings,
             linked,
             unlinked,

@@ -19,6 +19,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
+use sha2::Digest;
 
 use super::model::{Dataset, Page, Row, Side, key_hash};
 
@@ -281,26 +282,38 @@ pub fn value_type(v: &Value) -> &'static str {
 
 /// Every field of a dataset (those of its rows and of its defaults), sorted by name.
 pub fn field_schemas(d: &Dataset) -> BTreeMap<String, FieldSchema> {
-    let mut fields: BTreeMap<String, FieldSchema> = BTreeMap::new();
-    // Most rows share one set of fields: look each name up once per distinct name.
-    let mut index: HashMap<&str, FieldSchema> = HashMap::new();
+    let mut index: HashMap<String, FieldSchema> = HashMap::new();
     for row in &d.rows {
-        for (k, v) in row {
-            let f = index.entry(k.as_str()).or_default();
-            f.present += 1;
-            match v {
-                Value::Null => f.nulls += 1,
-                v => *f.types.entry(value_type(v)).or_insert(0) += 1,
-            }
-        }
+        tally(&mut index, row);
     }
-    for (k, f) in index {
-        fields.insert(k.to_owned(), f);
-    }
+    with_defaults(index.into_iter().collect(), d)
+}
+
+/// Adds a dataset's defaults to the field schemas of its rows.
+pub fn with_defaults(
+    mut fields: BTreeMap<String, FieldSchema>,
+    d: &Dataset,
+) -> BTreeMap<String, FieldSchema> {
     for (k, v) in &d.defaults {
         fields.entry(k.clone()).or_default().default = Some(v.clone());
     }
     fields
+}
+
+/// Counts one row into the field schemas.
+fn tally(index: &mut HashMap<String, FieldSchema>, row: &Row) {
+    for (k, v) in row {
+        // Most rows share one set of fields: allocate a name once.
+        let f = match index.get_mut(k.as_str()) {
+            Some(f) => f,
+            None => index.entry(k.clone()).or_default(),
+        };
+        f.present += 1;
+        match v {
+            Value::Null => f.nulls += 1,
+            v => *f.types.entry(value_type(v)).or_insert(0) += 1,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,6 +451,192 @@ pub fn parse(
     opts: &ParseOptions<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Parsed, DataError> {
+    let (raw, text_len) = read_raw(bytes, file, format, progress)?;
+    progress(text_len);
+    let fields = raw.fields.clone();
+    let mut rows = Vec::with_capacity(raw.rows.len());
+    let mut lines = Vec::with_capacity(raw.rows.len());
+    let skipped = check_rows(raw, file, format, opts, &mut |line, row| {
+        rows.push(row);
+        lines.push(line);
+    })?;
+    Ok(Parsed {
+        format,
+        rows,
+        lines,
+        skipped,
+        fields,
+    })
+}
+
+/// Hashes a SHA-256 digest by its first bytes (already uniformly spread).
+#[derive(Default)]
+struct DigestHasher(u64);
+
+impl std::hash::Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for (i, b) in bytes.iter().take(8).enumerate() {
+            self.0 ^= u64::from(*b) << (8 * i);
+        }
+    }
+}
+
+/// [`parse_compact`] of CSV records with exactly compared keys: each record is written
+/// as its row's JSON text straight from its cells (the same text as the typed row's),
+/// with no row tree on the way.
+fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact, DataError> {
+    let Raw {
+        rows: RawRows::Csv {
+            header,
+            kinds,
+            records,
+        },
+        mut bad,
+        fields,
+    } = raw
+    else {
+        unreachable!("called on CSV records");
+    };
+    let key_columns: Vec<(usize, &String)> = opts
+        .key
+        .iter()
+        .map(|k| {
+            header
+                .iter()
+                .position(|h| h == k)
+                .map(|i| (i, k))
+                .ok_or_else(|| DataError::File {
+                    file: file.to_owned(),
+                    message: format!(
+                        "no column `{k}` (a key field); the columns are {}",
+                        fields.join(", ")
+                    ),
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    // `"name":` of every column, escaped once.
+    let names: Vec<String> = header
+        .iter()
+        .map(|h| {
+            let mut n = serde_json::to_string(h).expect("strings serialize");
+            n.push(':');
+            n
+        })
+        .collect();
+    let mut stats: Vec<FieldSchema> = vec![FieldSchema::default(); header.len()];
+    // Keys seen, by their SHA-256 (computed for the keyHash anyway): no key is copied.
+    let mut seen: HashMap<[u8; 32], usize, std::hash::BuildHasherDefault<DigestHasher>> =
+        HashMap::with_capacity_and_hasher(records.len(), Default::default());
+    let mut rows = Vec::with_capacity(records.len());
+    // A cell as its typed value's JSON (or, for a key, as the key writes it); returns
+    // the value's type.
+    let write_cell = |out: &mut String, cell: &str, kind: ColumnKind, bare: bool| {
+        if cell.is_empty() {
+            out.push_str("null");
+            "null"
+        } else if kind.all_bool {
+            out.push_str(if cell.eq_ignore_ascii_case("true") {
+                "true"
+            } else {
+                "false"
+            });
+            "boolean"
+        } else if kind.all_number {
+            let n = number(cell).expect("checked when the column was typed");
+            out.push_str(&n.to_string());
+            if n.is_f64() { "number" } else { "integer" }
+        } else {
+            if bare {
+                out.push_str(cell);
+            } else {
+                let mut w = std::mem::take(out).into_bytes();
+                serde_json::to_writer(&mut w, cell).expect("strings serialize");
+                *out = String::from_utf8(w).expect("JSON is UTF-8");
+            }
+            "string"
+        }
+    };
+    for (line, record) in records {
+        if let Some((_, k)) = key_columns.iter().find(|(i, _)| record[*i].is_empty()) {
+            bad.push(BadRow {
+                line,
+                message: format!("no value for key field `{k}`"),
+            });
+            continue;
+        }
+        let mut key = String::new();
+        for (n, (i, k)) in key_columns.iter().enumerate() {
+            if n > 0 {
+                key.push('|');
+            }
+            key.push_str(k);
+            key.push('=');
+            write_cell(&mut key, &record[*i], kinds[*i], true);
+        }
+        let digest: [u8; 32] = sha2::Sha256::digest(key.as_bytes()).into();
+        if let Some(&first) = seen.get(&digest) {
+            bad.push(BadRow {
+                line,
+                message: format!("duplicate key `{key}`: line {first} has it too"),
+            });
+            continue;
+        }
+        let mut json = String::with_capacity(record.as_slice().len() + 16 * header.len());
+        json.push('{');
+        for (c, cell) in record.iter().enumerate() {
+            if c > 0 {
+                json.push(',');
+            }
+            json.push_str(&names[c]);
+            let t = write_cell(&mut json, cell, kinds[c], false);
+            let f = &mut stats[c];
+            f.present += 1;
+            match t {
+                "null" => f.nulls += 1,
+                t => *f.types.entry(t).or_insert(0) += 1,
+            }
+        }
+        json.push('}');
+        seen.insert(digest, line);
+        rows.push(StoredRow {
+            hash: super::model::hex(&digest),
+            key,
+            json,
+        });
+    }
+    bad.sort_by_key(|b| b.line);
+    if !bad.is_empty() && !opts.skip_bad {
+        return Err(DataError::BadRows {
+            file: file.to_owned(),
+            bad,
+            good: rows.len(),
+        });
+    }
+    let schema = header
+        .into_iter()
+        .zip(stats)
+        .filter(|(_, f)| f.present > 0)
+        .collect();
+    Ok(Compact {
+        format: DataFormat::Csv,
+        rows,
+        skipped: bad,
+        fields,
+        schema,
+    })
+}
+
+/// Reads a file's rows (and its length without a BOM).
+fn read_raw(
+    bytes: &[u8],
+    file: &str,
+    format: DataFormat,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Raw, u64), DataError> {
     let file_err = |message: String| DataError::File {
         file: file.to_owned(),
         message,
@@ -463,23 +662,128 @@ pub fn parse(
         DataFormat::Json => parse_json_array(text, file)?,
         DataFormat::JsonLines => parse_json_lines(text, progress),
     };
-    progress(bytes.len() as u64);
-    check_rows(raw, file, format, opts)
+    Ok((raw, bytes.len() as u64))
 }
 
 /// Rows as read, before key checks: (line, row) and the bad ones.
 struct Raw {
-    rows: Vec<(usize, Row)>,
+    rows: RawRows,
     bad: Vec<BadRow>,
     fields: Vec<String>,
 }
 
+/// The rows of a file as read. CSV records stay records (compact) until each is typed
+/// into a row on its way out, one at a time.
+enum RawRows {
+    Rows(Vec<(usize, Row)>),
+    Csv {
+        header: Vec<String>,
+        kinds: Vec<ColumnKind>,
+        records: Vec<(usize, csv::StringRecord)>,
+    },
+}
+
+impl RawRows {
+    fn len(&self) -> usize {
+        match self {
+            RawRows::Rows(rows) => rows.len(),
+            RawRows::Csv { records, .. } => records.len(),
+        }
+    }
+
+    /// (line, row), in file order.
+    fn into_rows(self) -> Box<dyn Iterator<Item = (usize, Row)>> {
+        match self {
+            RawRows::Rows(rows) => Box::new(rows.into_iter()),
+            RawRows::Csv {
+                header,
+                kinds,
+                records,
+            } => Box::new(records.into_iter().map(move |(line, record)| {
+                let row: Row = header
+                    .iter()
+                    .zip(record.iter())
+                    .zip(&kinds)
+                    .map(|((h, cell), kind)| (h.clone(), typed(cell, *kind)))
+                    .collect();
+                (line, row)
+            })),
+        }
+    }
+}
+
+/// A row ready to store: its key, keyHash and JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRow {
+    pub key: String,
+    pub hash: String,
+    pub json: String,
+}
+
+/// The rows of a data file in the form they are stored in, with what validation needs
+/// of them ([`parse_compact`]): no row is kept as a JSON tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compact {
+    pub format: DataFormat,
+    pub rows: Vec<StoredRow>,
+    /// Bad rows left out (only with `skip_bad`).
+    pub skipped: Vec<BadRow>,
+    /// Field names in order of first appearance (CSV: the header).
+    pub fields: Vec<String>,
+    /// Each field's types and coverage over the rows (no defaults).
+    pub schema: BTreeMap<String, FieldSchema>,
+}
+
+/// Parses a data file into rows ready to store, checking keys as [`parse`] does. Each
+/// row is a JSON tree only while it is checked and written out: memory holds the file,
+/// its CSV records and the rows' texts, not the trees.
+pub fn parse_compact(
+    bytes: &[u8],
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Compact, DataError> {
+    let (raw, text_len) = read_raw(bytes, file, format, progress)?;
+    progress(text_len);
+    if matches!(raw.rows, RawRows::Csv { .. }) && opts.key_case.is_sensitive() {
+        return compact_csv(raw, file, opts);
+    }
+    let fields = raw.fields.clone();
+    let keyed = Dataset {
+        key: opts.key.to_vec(),
+        key_case: opts.key_case,
+        ..Dataset::default()
+    };
+    let mut rows = Vec::with_capacity(raw.rows.len());
+    let mut index: HashMap<String, FieldSchema> = HashMap::new();
+    let skipped = check_rows(raw, file, format, opts, &mut |_, row| {
+        tally(&mut index, &row);
+        let key = keyed.row_key(&row);
+        rows.push(StoredRow {
+            hash: super::model::key_hash(&key),
+            key,
+            json: serde_json::to_string(&row).expect("rows serialize"),
+        });
+    })?;
+    Ok(Compact {
+        format,
+        rows,
+        skipped,
+        fields,
+        schema: index.into_iter().collect(),
+    })
+}
+
+/// Checks every row's key (present, unique) and hands each good row to `keep`, in file
+/// order; returns the bad rows left out (an error unless `skip_bad`).
 fn check_rows(
     raw: Raw,
     file: &str,
     format: DataFormat,
     opts: &ParseOptions<'_>,
-) -> Result<Parsed, DataError> {
+    keep: &mut dyn FnMut(usize, Row),
+) -> Result<Vec<BadRow>, DataError> {
     let Raw {
         rows,
         mut bad,
@@ -502,9 +806,8 @@ fn check_rows(
         ..Dataset::default()
     };
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
-    let mut good_rows = Vec::with_capacity(rows.len());
-    let mut lines = Vec::with_capacity(rows.len());
-    for (line, row) in rows {
+    let mut good = 0;
+    for (line, row) in rows.into_rows() {
         if let Some(k) = opts
             .key
             .iter()
@@ -528,24 +831,18 @@ fn check_rows(
             continue;
         }
         seen.insert(key, line);
-        good_rows.push(row);
-        lines.push(line);
+        good += 1;
+        keep(line, row);
     }
     bad.sort_by_key(|b| b.line);
     if !bad.is_empty() && !opts.skip_bad {
         return Err(DataError::BadRows {
             file: file.to_owned(),
             bad,
-            good: good_rows.len(),
+            good,
         });
     }
-    Ok(Parsed {
-        format,
-        rows: good_rows,
-        lines,
-        skipped: bad,
-        fields,
-    })
+    Ok(bad)
 }
 
 /// 1-based line and column of a byte offset.
@@ -666,20 +963,12 @@ fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Ra
         }
         records.push((line, record));
     }
-    let rows = records
-        .into_iter()
-        .map(|(line, record)| {
-            let row: Row = header
-                .iter()
-                .zip(record.iter())
-                .zip(&kinds)
-                .map(|((h, cell), kind)| (h.clone(), typed(cell, *kind)))
-                .collect();
-            (line, row)
-        })
-        .collect();
     Ok(Raw {
-        rows,
+        rows: RawRows::Csv {
+            header: header.clone(),
+            kinds,
+            records,
+        },
         bad,
         fields: header,
     })
@@ -850,7 +1139,11 @@ fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
             }),
         }
     }
-    Ok(Raw { rows, bad, fields })
+    Ok(Raw {
+        rows: RawRows::Rows(rows),
+        bad,
+        fields,
+    })
 }
 
 fn note_fields(
@@ -944,7 +1237,11 @@ fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
             }
         }
     }
-    Raw { rows, bad, fields }
+    Raw {
+        rows: RawRows::Rows(rows),
+        bad,
+        fields,
+    }
 }
 
 impl fmt::Display for DataFormat {
@@ -982,6 +1279,76 @@ mod tests {
 
     fn rows(p: &Parsed) -> Value {
         Value::Array(p.rows.iter().cloned().map(Value::Object).collect())
+    }
+
+    /// `parse_compact` stores what `parse` reads: the same keys, texts and field schemas.
+    #[test]
+    fn compact_rows_are_the_parsed_rows_as_stored() {
+        let csv = "id,name,n,x,flag,price,note\r\n\
+                   a,\"Al, \"\"the\"\" first\",1,007,TRUE,1.50,\u{1b}é\n\
+                   b,Bee,-2,x,false,2,\n\
+                   c,,3e2,,true,,\"multi\nline\"\n\
+                   d,Dee,18446744073709551615,1,false,0.1,\n";
+        let jsonl = "{\"id\": \"a\", \"v\": [1, {\"w\": null}]}\n{\"id\": 2, \"v\": \"s\"}\n";
+        for (text, format) in [(csv, DataFormat::Csv), (jsonl, DataFormat::JsonLines)] {
+            let key = key();
+            let o = opts(&key);
+            let parsed = parse(text.as_bytes(), "f", format, &o, &mut |_| {}).unwrap();
+            let compact = parse_compact(text.as_bytes(), "f", format, &o, &mut |_| {}).unwrap();
+            let d = Dataset {
+                key: key.clone(),
+                rows: parsed.rows.clone(),
+                ..Dataset::default()
+            };
+            let expected: Vec<StoredRow> = parsed
+                .rows
+                .iter()
+                .map(|r| StoredRow {
+                    key: d.row_key(r),
+                    hash: crate::core::model::key_hash(&d.row_key(r)),
+                    json: serde_json::to_string(r).unwrap(),
+                })
+                .collect();
+            assert_eq!(compact.rows, expected, "{format}");
+            assert_eq!(compact.schema, field_schemas(&d), "{format}");
+            assert_eq!(compact.fields, parsed.fields);
+        }
+        // Bad rows are the same too.
+        let bad = "id,n\na,1\n,2\na,3\nb,4,5\n";
+        let key = key();
+        let e1 = parse(
+            bad.as_bytes(),
+            "f",
+            DataFormat::Csv,
+            &opts(&key),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        let e2 = parse_compact(
+            bad.as_bytes(),
+            "f",
+            DataFormat::Csv,
+            &opts(&key),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert_eq!(e1, e2);
+        let no_key = ["nope".to_owned()];
+        let e1 = parse(
+            bad.as_bytes(),
+            "f",
+            DataFormat::Csv,
+            &opts(&no_key),
+            &mut |_| {},
+        );
+        let e2 = parse_compact(
+            bad.as_bytes(),
+            "f",
+            DataFormat::Csv,
+            &opts(&no_key),
+            &mut |_| {},
+        );
+        assert_eq!(e1.unwrap_err(), e2.unwrap_err());
     }
 
     #[test]

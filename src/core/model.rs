@@ -271,10 +271,14 @@ impl Dataset {
 
 /// Lowercase hex SHA-256 of a text (a row key's keyHash, a selection hash).
 pub fn key_hash(text: &str) -> String {
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(text.as_bytes());
-    let mut out = String::with_capacity(64);
-    for b in digest {
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
         out.push(HEX[usize::from(b >> 4)] as char);
         out.push(HEX[usize::from(b & 15)] as char);
     }

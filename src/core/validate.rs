@@ -35,8 +35,11 @@ pub struct DatasetSchema {
 
 impl DatasetSchema {
     pub fn of(dataset: &Dataset) -> Self {
-        let rows = dataset.rows.len();
-        let fields = super::dataset::field_schemas(dataset);
+        Self::from_fields(dataset.rows.len(), super::dataset::field_schemas(dataset))
+    }
+
+    /// The schema of `rows` rows whose fields (defaults included) are `fields`.
+    pub fn from_fields(rows: usize, fields: BTreeMap<String, FieldSchema>) -> Self {
         let coverage = fields
             .iter()
             .map(|(k, f)| {
@@ -56,9 +59,21 @@ impl DatasetSchema {
 
 impl Schema {
     pub fn of(page: &Page) -> Self {
+        Self::of_with(page, None)
+    }
+
+    /// The schema of a page, one side's rows described by `facts` instead.
+    pub fn of_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Self {
+        let side = |side: Side| match facts {
+            Some(f) if f.side == side => DatasetSchema::from_fields(
+                f.rows,
+                super::dataset::with_defaults(f.fields.clone(), page.dataset(side)),
+            ),
+            _ => DatasetSchema::of(page.dataset(side)),
+        };
         Schema {
-            source: DatasetSchema::of(&page.source),
-            target: DatasetSchema::of(&page.target),
+            source: side(Side::Source),
+            target: side(Side::Target),
         }
     }
 
@@ -334,7 +349,22 @@ impl Validator<'_> {
 
 /// Validates a whole page: datasets, rules, policies, overrides. Pointers are
 /// relative to the page document.
+/// What validation needs of one side's rows when they are not held as trees (a dataset
+/// import of rows kept as stored texts): how many, their fields, their keyHashes. Their
+/// keys were checked (present, unique) while they were read.
+pub struct RowFacts<'a> {
+    pub side: Side,
+    pub rows: usize,
+    pub fields: &'a BTreeMap<String, FieldSchema>,
+    pub hashes: HashSet<String>,
+}
+
 pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
+    validate_page_with(page, None)
+}
+
+/// [`validate_page`] with one side's rows described by `facts` (its `rows` are empty).
+pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if page.format != super::model::PAGE_FORMAT {
         out.push(Diagnostic::error(
@@ -353,7 +383,7 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
     for side in [Side::Source, Side::Target] {
         validate_dataset(page.dataset(side), side, &mut out);
     }
-    let schema = Schema::of(page);
+    let schema = Schema::of_with(page, facts);
     let mut ids = HashSet::new();
     for (i, rule) in page.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
@@ -423,7 +453,7 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
             ),
         ));
     }
-    validate_overrides(page, &mut out);
+    validate_overrides(page, facts, &mut out);
     out.extend(super::assertions::validate(
         page,
         &super::assertions::Limits::default(),
@@ -476,14 +506,23 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn validate_overrides(page: &Page, out: &mut Vec<Diagnostic>) {
-    let hashes = |d: &Dataset| -> HashSet<String> {
-        d.rows
-            .iter()
-            .map(|r| super::model::key_hash(&d.row_key(r)))
-            .collect()
+fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<Diagnostic>) {
+    if page.overrides.is_empty() {
+        return;
+    }
+    let hashes = |side: Side| -> HashSet<String> {
+        match facts {
+            Some(f) if f.side == side => f.hashes.clone(),
+            _ => {
+                let d = page.dataset(side);
+                d.rows
+                    .iter()
+                    .map(|r| super::model::key_hash(&d.row_key(r)))
+                    .collect()
+            }
+        }
     };
-    let (sources, targets) = (hashes(&page.source), hashes(&page.target));
+    let (sources, targets) = (hashes(Side::Source), hashes(Side::Target));
     for (i, o) in page.overrides.iter().enumerate() {
         let at = format!("/overrides/{i}");
         for (side, hash, known, key) in [

@@ -483,7 +483,8 @@ struct CachePage<'a> {
     shown: Vec<String>,
     /// `[id, [shown values], verdict, score, reason, override]`; override is null or
     /// `{"value": bool, "note"?: text}`.
-    targets: Vec<CachedTarget>,
+    #[serde(borrow)]
+    targets: Vec<CachedTarget<'a>>,
     /// Per rule: lowercase hex of the pass bits of this page's targets (bit i of byte
     /// i / 8 is target `first + i`).
     #[serde(borrow)]
@@ -504,12 +505,12 @@ struct CachedRule<'a> {
 }
 
 /// `[id, [shown values], verdict, score, reason, override]`.
-type CachedTarget = (
+type CachedTarget<'a> = (
     String,
     Vec<Value>,
     Verdict,
     Option<f64>,
-    String,
+    &'a str,
     Option<CachedOverride>,
 );
 
@@ -553,6 +554,40 @@ fn unhex(hex: &str, n: usize) -> Result<Vec<u8>, String> {
         .collect()
 }
 
+/// Appends the `n` bits of a hex bitset to `out` as outcomes (1 pass, 0 fail).
+fn push_bits(out: &mut Vec<u8>, hex: &str, n: usize) -> Result<(), String> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        _ => Err(format!("`{}` is not a hex digit", c as char)),
+    };
+    let hex = hex.as_bytes();
+    if hex.len() != 2 * n.div_ceil(8) {
+        return Err(format!("a bitset of {n} bits has {} hex digits", hex.len()));
+    }
+    // Each byte's eight outcomes, least significant bit first.
+    const SPREAD: [[u8; 8]; 256] = {
+        let mut table = [[0u8; 8]; 256];
+        let mut b = 0;
+        while b < 256 {
+            let mut k = 0;
+            while k < 8 {
+                table[b][k] = ((b >> k) & 1) as u8;
+                k += 1;
+            }
+            b += 1;
+        }
+        table
+    };
+    out.reserve(n);
+    for (b, pair) in hex.chunks(2).enumerate() {
+        let byte = digit(pair[0])? << 4 | digit(pair[1])?;
+        let bits = (n - 8 * b).min(8);
+        out.extend_from_slice(&SPREAD[usize::from(byte)][..bits]);
+    }
+    Ok(())
+}
+
 fn bit(bytes: &[u8], i: usize) -> bool {
     (bytes[i / 8] >> (i % 8)) & 1 == 1
 }
@@ -581,7 +616,7 @@ impl SelectionResult {
                             name.shown.clone(),
                             d.verdict,
                             d.score.is_finite().then_some(d.score),
-                            d.reason.as_str().to_owned(),
+                            d.reason.as_str(),
                             self.override_of(t).map(|(value, note)| CachedOverride {
                                 value,
                                 note: note.map(str::to_owned),
@@ -651,7 +686,11 @@ impl SelectionResult {
         if texts.is_empty() {
             return Err("no cached pages".into());
         }
-        let head = read(0)?;
+        // Pages parse independently: on every core.
+        let mut parsed: Vec<Option<Result<CachePage<'_>, String>>> =
+            { (0..texts.len()).map(|i| Some(read(i))).collect() };
+        let mut take = |i: usize| parsed[i].take().expect("each page is taken once");
+        let head = take(0)?;
         let n = head.target_count;
         let rules: Vec<RuleName> = head
             .rules
@@ -683,7 +722,7 @@ impl SelectionResult {
         for i in 0..texts.len() {
             let page = match next.take() {
                 Some(head) => head,
-                None => read(i)?,
+                None => take(i)?,
             };
             let same_rules = page.rules.len() == rules.len()
                 && page
@@ -699,44 +738,40 @@ impl SelectionResult {
             }
             let count = page.targets.len();
             for (r, hex) in page.passes.iter().enumerate() {
-                let passes = unhex(hex, count).map_err(|e| format!("cached page {i}: {e}"))?;
-                let errors = match page.errors.iter().find(|(e, _)| *e == r) {
-                    Some((_, hex)) => {
-                        Some(unhex(hex, count).map_err(|e| format!("cached page {i}: {e}"))?)
-                    }
-                    None => None,
-                };
                 let out = &mut outcome[r];
-                match errors {
-                    None => out.extend((0..count).map(|k| {
-                        // PASS is 1 and FAIL 0: the bit is the outcome.
-                        (passes[k / 8] >> (k % 8)) & 1
-                    })),
-                    Some(errors) => out.extend((0..count).map(|k| {
-                        if bit(&errors, k) {
-                            ERROR
-                        } else if bit(&passes, k) {
-                            PASS
-                        } else {
-                            FAIL
-                        }
-                    })),
+                match page.errors.iter().find(|(e, _)| *e == r) {
+                    // PASS is 1 and FAIL 0: each bit is the outcome.
+                    None => {
+                        push_bits(out, hex, count).map_err(|e| format!("cached page {i}: {e}"))?
+                    }
+                    Some((_, errors)) => {
+                        let passes =
+                            unhex(hex, count).map_err(|e| format!("cached page {i}: {e}"))?;
+                        let errors =
+                            unhex(errors, count).map_err(|e| format!("cached page {i}: {e}"))?;
+                        out.extend((0..count).map(|k| {
+                            if bit(&errors, k) {
+                                ERROR
+                            } else if bit(&passes, k) {
+                                PASS
+                            } else {
+                                FAIL
+                            }
+                        }));
+                    }
                 }
             }
-            for (id, shown, verdict, score, reason, o) in &page.targets {
+            for (id, shown, verdict, score, reason, o) in page.targets {
                 let t = targets.len();
-                targets.push(TargetName {
-                    id: id.clone(),
-                    shown: shown.clone(),
-                });
+                targets.push(TargetName { id, shown });
                 devices.push(DeviceVerdict {
-                    verdict: *verdict,
+                    verdict,
                     score: score.unwrap_or(f64::NAN),
                     reason: Reason::parse(reason)
                         .ok_or_else(|| format!("cached page {i}: reason `{reason}`"))?,
                 });
                 overrides.push(o.as_ref().map(|o| o.value));
-                if let Some(note) = o.as_ref().and_then(|o| o.note.clone()) {
+                if let Some(note) = o.and_then(|o| o.note) {
                     notes.insert(t, note);
                 }
             }

@@ -4,6 +4,7 @@
 pub mod assertions;
 pub mod dataset;
 pub mod explain;
+pub mod jobs;
 pub mod watch;
 pub mod workspace;
 mod workspace_tests;

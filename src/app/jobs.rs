@@ -1,0 +1,387 @@
+//! Work heavier than a frame, off the key thread: every source's selection verdict and
+//! the page's assertions, recomputed after a change on a copy of the page that the
+//! worker keeps in step.
+//!
+//! The workbench [`Jobs::submit`]s the page after every change; each submission gets
+//! the next *generation*. The worker takes the newest of a burst (a short debounce),
+//! brings its own page and matrix up to date (a changed rule recompiles that rule only;
+//! rows are sent only when they changed), and answers with results tagged with the
+//! generation they were computed for. [`Jobs::poll`] drops every result older than the
+//! newest submission, so a slow result never overwrites a newer state. A computation
+//! that sees a newer submission arriving stops and starts over on it.
+//!
+//! In [`Mode::Inline`] the same computation runs inside `submit` (scripted use and
+//! tests that want each key's effect at once).
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::core::assertions::{self, Limits, Report};
+use crate::core::matrix::Matrix;
+use crate::core::model::{Page, Row};
+use crate::core::result::{Names, SelectionResult};
+use crate::core::verdict::Verdict;
+
+/// How long the worker waits for more submissions before it computes.
+const DEBOUNCE: Duration = Duration::from_millis(30);
+
+/// Where the work runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// On a worker thread; results arrive through [`Jobs::poll`].
+    Background,
+    /// Inside [`Jobs::submit`].
+    Inline,
+}
+
+/// A result, tagged with the generation of the page it was computed for.
+#[derive(Debug, Clone)]
+pub enum JobResult {
+    /// The selection verdict of every source row, in row order.
+    Verdicts { generation: u64, verdicts: Vec<Verdict> },
+    /// The page's assertions run on every selection they name; `None` when the page
+    /// has none; an error when they do not compile.
+    Tests {
+        generation: u64,
+        report: Option<Result<Report, String>>,
+    },
+}
+
+impl JobResult {
+    pub fn generation(&self) -> u64 {
+        match self {
+            JobResult::Verdicts { generation, .. } | JobResult::Tests { generation, .. } => {
+                *generation
+            }
+        }
+    }
+}
+
+/// One submission: the page without its rows, and the rows when they changed.
+struct Snapshot {
+    generation: u64,
+    revision: i64,
+    page: Page,
+    rows: Option<Arc<(Vec<Row>, Vec<Row>)>>,
+}
+
+/// The worker's copy of the page and its matrix.
+#[derive(Default)]
+struct Worker {
+    page: Option<Page>,
+    matrix: Option<Matrix>,
+}
+
+impl Worker {
+    /// Brings the page and the matrix to a snapshot: rows replaced when sent, rules
+    /// that changed recompiled, policies and overrides re-read.
+    fn apply(&mut self, snap: &Snapshot) -> Result<(), String> {
+        let mut page = snap.page.clone();
+        match (&snap.rows, self.page.take()) {
+            (Some(rows), _) => {
+                page.source.rows = rows.0.clone();
+                page.target.rows = rows.1.clone();
+                self.matrix = None;
+            }
+            (None, Some(old)) => {
+                page.source.rows = old.source.rows;
+                page.target.rows = old.target.rows;
+                if let Some(m) = &mut self.matrix {
+                    if old.rules.len() == page.rules.len() {
+                        for (i, (was, now)) in old.rules.iter().zip(&page.rules).enumerate() {
+                            if was.logic != now.logic {
+                                m.replace_rule(i, now).map_err(|e| e.to_string())?;
+                            } else if was.required != now.required || was.weight != now.weight {
+                                m.set_rule_weight(i, now.required, now.weight);
+                            }
+                        }
+                        m.set_policies(&page.device_policy, &page.selection_policy);
+                        m.set_overrides(&page);
+                    } else {
+                        self.matrix = None;
+                    }
+                }
+            }
+            (None, None) => return Err("no rows yet".into()),
+        }
+        if self.matrix.is_none() {
+            self.matrix = Some(Matrix::new(&page).map_err(|e| e.to_string())?);
+        }
+        self.page = Some(page);
+        Ok(())
+    }
+
+    /// Every source's selection verdict; `None` when `stop` says a newer submission came.
+    fn verdicts(&mut self, stop: &mut dyn FnMut() -> bool) -> Option<Vec<Verdict>> {
+        let (Some(page), Some(m)) = (&self.page, &mut self.matrix) else {
+            return Some(vec![]);
+        };
+        let mut out = Vec::with_capacity(page.source.rows.len());
+        for s in 0..page.source.rows.len() {
+            if stop() {
+                return None;
+            }
+            out.push(m.evaluate(s).selection_verdict);
+        }
+        Some(out)
+    }
+
+    /// The page's assertions on the current state.
+    fn tests(&mut self, revision: i64) -> Option<Result<Report, String>> {
+        let (Some(page), Some(m)) = (&self.page, &mut self.matrix) else {
+            return None;
+        };
+        if page.assertions.is_empty() {
+            return None;
+        }
+        let limits = Limits::default();
+        let compiled = match assertions::compile_all(page, &limits) {
+            Ok(c) => c,
+            Err(d) => {
+                let text: Vec<String> = d.iter().map(ToString::to_string).collect();
+                return Some(Err(text.join("; ")));
+            }
+        };
+        let at = super::timestamp();
+        let names = Arc::new(Names::of(page));
+        let results = assertions::run_compiled(&compiled, page, &limits, |s| {
+            Ok::<_, std::convert::Infallible>(SelectionResult::new(
+                page,
+                names.clone(),
+                m.evaluate(s),
+                revision,
+                &at,
+            ))
+        })
+        .unwrap_or_else(|never| match never {});
+        Some(Ok(Report::new(&page.id, revision, &at, results)))
+    }
+
+    /// Applies a snapshot and computes its results (`None` if stopped by a newer one).
+    fn run(&mut self, snap: &Snapshot, stop: &mut dyn FnMut() -> bool) -> Option<Vec<JobResult>> {
+        let generation = snap.generation;
+        if let Err(e) = self.apply(snap) {
+            return Some(vec![JobResult::Tests {
+                generation,
+                report: Some(Err(e)),
+            }]);
+        }
+        let verdicts = self.verdicts(stop)?;
+        let mut out = vec![JobResult::Verdicts {
+            generation,
+            verdicts,
+        }];
+        if stop() {
+            return None;
+        }
+        out.push(JobResult::Tests {
+            generation,
+            report: self.tests(snap.revision),
+        });
+        Some(out)
+    }
+}
+
+/// The background work of one open page.
+pub struct Jobs {
+    mode: Mode,
+    generation: u64,
+    /// The generation the last results were computed for.
+    done: u64,
+    tx: Option<Sender<Snapshot>>,
+    rx: Option<Receiver<JobResult>>,
+    handle: Option<JoinHandle<()>>,
+    inline: Worker,
+    ready: Vec<JobResult>,
+}
+
+impl Jobs {
+    /// Starts the jobs of a page: its rows are copied to the worker once.
+    pub fn start(mode: Mode, page: &Page, revision: i64) -> Jobs {
+        let mut jobs = Jobs {
+            mode,
+            generation: 0,
+            done: 0,
+            tx: None,
+            rx: None,
+            handle: None,
+            inline: Worker::default(),
+            ready: Vec::new(),
+        };
+        if mode == Mode::Background {
+            let (tx, worker_rx) = mpsc::channel::<Snapshot>();
+            let (worker_tx, rx) = mpsc::channel::<JobResult>();
+            let handle = std::thread::Builder::new()
+                .name("rulebench-jobs".into())
+                .spawn(move || work(worker_rx, worker_tx))
+                .expect("a thread for background jobs");
+            jobs.tx = Some(tx);
+            jobs.rx = Some(rx);
+            jobs.handle = Some(handle);
+        }
+        jobs.submit(page, revision, true);
+        jobs
+    }
+
+    /// The page changed: recompute in the background. `rows_changed` sends the rows
+    /// too (a cell edit, a reload); otherwise only rules, policies, overrides and
+    /// assertions travel. Returns the new generation.
+    pub fn submit(&mut self, page: &Page, revision: i64, rows_changed: bool) -> u64 {
+        self.generation += 1;
+        let rows = rows_changed
+            .then(|| Arc::new((page.source.rows.clone(), page.target.rows.clone())));
+        let snap = Snapshot {
+            generation: self.generation,
+            revision,
+            page: page_meta(page),
+            rows,
+        };
+        match self.mode {
+            Mode::Inline => {
+                if let Some(results) = self.inline.run(&snap, &mut || false) {
+                    self.ready.extend(results);
+                }
+            }
+            Mode::Background => {
+                if let Some(tx) = &self.tx {
+                    // A worker that died leaves the results stale; the panes say so.
+                    let _ = tx.send(snap);
+                }
+            }
+        }
+        self.generation
+    }
+
+    /// The newest generation submitted.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether results of the newest generation are still to come.
+    pub fn pending(&self) -> bool {
+        self.done < self.generation
+    }
+
+    /// Results that arrived, for the newest generation only: older ones are dropped.
+    pub fn poll(&mut self) -> Vec<JobResult> {
+        if let Some(rx) = &self.rx {
+            while let Ok(r) = rx.try_recv() {
+                self.ready.push(r);
+            }
+        }
+        let current = self.generation;
+        let fresh: Vec<JobResult> = std::mem::take(&mut self.ready)
+            .into_iter()
+            .filter(|r| r.generation() == current)
+            .collect();
+        if fresh.iter().any(|r| matches!(r, JobResult::Tests { .. })) {
+            self.done = current;
+        }
+        fresh
+    }
+
+    /// Waits (up to `limit`) until the newest generation's results are in; returns them.
+    pub fn settle(&mut self, limit: Duration) -> Vec<JobResult> {
+        let deadline = std::time::Instant::now() + limit;
+        let mut out = self.poll();
+        while self.pending() && std::time::Instant::now() < deadline {
+            if let Some(rx) = &self.rx {
+                match rx.recv_timeout(Duration::from_millis(20)) {
+                    Ok(r) => self.ready.push(r),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            out.extend(self.poll());
+        }
+        out
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        // Closing the channel ends the worker; it is not waited for (a long computation
+        // ends on its own and its results go nowhere).
+        self.tx = None;
+        self.handle = None;
+    }
+}
+
+/// A page without its rows (cloned per submission: rules, policies, overrides,
+/// assertions).
+fn page_meta(page: &Page) -> Page {
+    Page {
+        format: page.format.clone(),
+        id: page.id.clone(),
+        name: page.name.clone(),
+        description: page.description.clone(),
+        organization: page.organization.clone(),
+        source: page.source.without_rows(),
+        target: page.target.without_rows(),
+        rules: page.rules.clone(),
+        device_policy: page.device_policy.clone(),
+        selection_policy: page.selection_policy.clone(),
+        overrides: page.overrides.clone(),
+        assertions: page.assertions.clone(),
+    }
+}
+
+/// The worker: newest submission of a burst, computed, its results sent.
+fn work(rx: Receiver<Snapshot>, tx: Sender<JobResult>) {
+    let mut worker = Worker::default();
+    let mut next: Option<Snapshot> = None;
+    loop {
+        let mut snap = match next.take() {
+            Some(s) => s,
+            None => match rx.recv() {
+                Ok(s) => s,
+                Err(_) => return,
+            },
+        };
+        // Debounce: take the newest of a burst, keeping the newest rows sent.
+        loop {
+            match rx.recv_timeout(DEBOUNCE) {
+                Ok(newer) => snap = merge(snap, newer),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        let mut newer: Option<Snapshot> = None;
+        let mut stop = || {
+            if newer.is_some() {
+                return true;
+            }
+            match rx.try_recv() {
+                Ok(s) => {
+                    newer = Some(s);
+                    true
+                }
+                Err(TryRecvError::Empty) => false,
+                Err(TryRecvError::Disconnected) => true,
+            }
+        };
+        let results = worker.run(&snap, &mut stop);
+        match newer {
+            // Start over on the newer submission: this one's rows, if it brought any,
+            // are in the worker's page already.
+            Some(n) => next = Some(n),
+            None => {
+                for r in results.into_iter().flatten() {
+                    if tx.send(r).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The newer of two submissions, with the newest rows either sent.
+fn merge(older: Snapshot, mut newer: Snapshot) -> Snapshot {
+    if newer.rows.is_none() {
+        newer.rows = older.rows;
+    }
+    newer
+}

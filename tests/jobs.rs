@@ -44,7 +44,7 @@ fn break_rules(p: &mut Page) {
 #[test]
 fn inline_jobs_answer_at_once_with_what_the_matrix_says() {
     let mut p = page();
-    let mut jobs = Jobs::start(Mode::Inline, &p, 1);
+    let mut jobs = Jobs::start(Mode::Inline, &p, 1, 0);
     let results = jobs.poll();
     assert_eq!(verdicts_of(&results), Some((1, expected(&p))));
     let report = results.iter().find_map(|r| match r {
@@ -55,17 +55,24 @@ fn inline_jobs_answer_at_once_with_what_the_matrix_says() {
     assert_eq!(report.results.len(), 4);
     assert!(!jobs.pending());
 
+    // Nothing changed: nothing is submitted.
+    assert!(!jobs.sync(&p, 1, 0));
     break_rules(&mut p);
-    assert_eq!(jobs.submit(&p, 2, false), 2);
+    assert!(jobs.sync(&p, 1, 0));
+    assert_eq!(jobs.generation(), 2);
     let results = jobs.poll();
     assert_eq!(verdicts_of(&results), Some((2, expected(&p))));
     assert!(expected(&p).iter().all(|&v| v == 0), "every rule fails now");
+    // New rows (a reload) travel to the worker.
+    p.target.rows.truncate(3);
+    assert!(jobs.sync(&p, 1, 7));
+    assert_eq!(verdicts_of(&jobs.poll()), Some((3, expected(&p))));
 }
 
 #[test]
 fn background_jobs_follow_edits_and_rows() {
     let mut p = page();
-    let mut jobs = Jobs::start(Mode::Background, &p, 1);
+    let mut jobs = Jobs::start(Mode::Background, &p, 1, 0);
     let first = jobs.settle(Duration::from_secs(20));
     assert_eq!(verdicts_of(&first), Some((1, expected(&p))));
     // A burst of edits: only the newest generation answers.
@@ -87,7 +94,7 @@ fn background_jobs_follow_edits_and_rows() {
 #[test]
 fn a_stale_result_is_dropped() {
     let mut p = page();
-    let mut jobs = Jobs::start(Mode::Background, &p, 1);
+    let mut jobs = Jobs::start(Mode::Background, &p, 1, 0);
     // Let generation 1's results arrive in the channel without taking them ...
     std::thread::sleep(Duration::from_millis(1500));
     // ... then change the page: generation 1's results are stale now.

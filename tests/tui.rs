@@ -527,3 +527,56 @@ fn the_status_line_tells_why_the_selected_cell_failed() {
         "{status}"
     );
 }
+
+/// In the workbench proper, every source's verdict and the assertions run on a worker:
+/// the key returns before they do, the panes say they are computing, and the results
+/// that arrive are those of the newest state.
+#[test]
+fn background_work_follows_an_edit_without_holding_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let app = App::open(&db).unwrap();
+    let ui = Ui::workbench(app, Some("llm-chat-clients"), Theme::mono(), None).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
+    b.ui.settle();
+    let before = {
+        let page = b.ui.page().unwrap();
+        assert!(!page.sources.pending && !page.tests.pending);
+        let report = page
+            .tests
+            .report
+            .as_ref()
+            .expect("the sample page has assertions");
+        assert_eq!(report.failed, 0);
+        page.sources.verdicts.clone()
+    };
+    assert_eq!(before.len(), 7);
+    // Negate the tool-calling rule: gpt-4.1 drops to partial, a pinned assertion fails.
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.chars("{\"!\": ");
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars("}");
+    {
+        let page = b.ui.page().unwrap();
+        assert!(b.ui.busy(), "the key returned before the background work");
+        assert!(page.tests.pending && page.sources.pending);
+        assert!(b.screen(160, 45).contains("running…"));
+    }
+    b.ui.settle();
+    let page = b.ui.page().unwrap();
+    assert!(!b.ui.busy());
+    let report = page.tests.report.as_ref().unwrap();
+    assert!(
+        report.failed > 0,
+        "the edit broke a pinned assertion: {report:?}"
+    );
+    // The verdicts that arrived are those of the edited page.
+    let mut ws = rulebench::app::workspace::Workspace::open(&b.ui.app, "llm-chat-clients").unwrap();
+    let tc = ws.page.rule("tool-calling").unwrap().0;
+    let logic = page.ws.page.rules[tc].logic.clone();
+    let _ = ws.try_logic_value(tc, logic, None);
+    assert_eq!(page.sources.verdicts, ws.selection_verdicts());
+    assert!(!b.screen(160, 45).contains("running…"));
+}

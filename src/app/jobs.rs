@@ -40,7 +40,10 @@ pub enum Mode {
 #[derive(Debug, Clone)]
 pub enum JobResult {
     /// The selection verdict of every source row, in row order.
-    Verdicts { generation: u64, verdicts: Vec<Verdict> },
+    Verdicts {
+        generation: u64,
+        verdicts: Vec<Verdict>,
+    },
     /// The page's assertions run on every selection they name; `None` when the page
     /// has none; an error when they do not compile.
     Tests {
@@ -195,11 +198,15 @@ pub struct Jobs {
     handle: Option<JoinHandle<()>>,
     inline: Worker,
     ready: Vec<JobResult>,
+    /// What was submitted last: the page without rows, its revision, and the stamp of
+    /// its rows ([`Jobs::sync`]).
+    last: Option<(Page, i64, u64)>,
 }
 
 impl Jobs {
-    /// Starts the jobs of a page: its rows are copied to the worker once.
-    pub fn start(mode: Mode, page: &Page, revision: i64) -> Jobs {
+    /// Starts the jobs of a page: its rows are copied to the worker once. `rows_stamp`
+    /// names this state of the rows (see [`Jobs::sync`]).
+    pub fn start(mode: Mode, page: &Page, revision: i64, rows_stamp: u64) -> Jobs {
         let mut jobs = Jobs {
             mode,
             generation: 0,
@@ -209,6 +216,7 @@ impl Jobs {
             handle: None,
             inline: Worker::default(),
             ready: Vec::new(),
+            last: None,
         };
         if mode == Mode::Background {
             let (tx, worker_rx) = mpsc::channel::<Snapshot>();
@@ -221,7 +229,7 @@ impl Jobs {
             jobs.rx = Some(rx);
             jobs.handle = Some(handle);
         }
-        jobs.submit(page, revision, true);
+        jobs.sync(page, revision, rows_stamp);
         jobs
     }
 
@@ -230,8 +238,8 @@ impl Jobs {
     /// assertions travel. Returns the new generation.
     pub fn submit(&mut self, page: &Page, revision: i64, rows_changed: bool) -> u64 {
         self.generation += 1;
-        let rows = rows_changed
-            .then(|| Arc::new((page.source.rows.clone(), page.target.rows.clone())));
+        let rows =
+            rows_changed.then(|| Arc::new((page.source.rows.clone(), page.target.rows.clone())));
         let snap = Snapshot {
             generation: self.generation,
             revision,
@@ -252,6 +260,28 @@ impl Jobs {
             }
         }
         self.generation
+    }
+
+    /// Submits the page if it differs from the last submission: its rows when their
+    /// `rows_stamp` moved (a reload, a cell edit), else its rules, policies, overrides
+    /// and assertions when any of them (or the revision) changed. Returns whether it
+    /// submitted.
+    pub fn sync(&mut self, page: &Page, revision: i64, rows_stamp: u64) -> bool {
+        let rows_changed = self.last.as_ref().is_none_or(|(_, _, s)| *s != rows_stamp);
+        let meta_changed = self.last.as_ref().is_none_or(|(last, rev, _)| {
+            *rev != revision
+                || last.rules != page.rules
+                || last.device_policy != page.device_policy
+                || last.selection_policy != page.selection_policy
+                || last.overrides != page.overrides
+                || last.assertions != page.assertions
+        });
+        if !(rows_changed || meta_changed) {
+            return false;
+        }
+        self.submit(page, revision, rows_changed);
+        self.last = Some((page_meta(page), revision, rows_stamp));
+        true
     }
 
     /// The newest generation submitted.

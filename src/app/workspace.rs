@@ -40,7 +40,12 @@ pub struct Workspace {
     saved_columns: Vec<Arc<Column>>,
     /// Rules whose shown logic is not saved yet.
     unsaved: Vec<bool>,
+    /// Names this state of the rows: a new one for every open or reload.
+    pub rows_stamp: u64,
 }
+
+/// The source of [`Workspace::rows_stamp`].
+static ROWS_STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Workspace {
     /// Opens a page and evaluates its first source row.
@@ -60,6 +65,7 @@ impl Workspace {
             eval,
             matrix,
             unsaved,
+            rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 

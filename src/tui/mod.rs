@@ -50,7 +50,7 @@ pub enum TuiError {
 /// Runs the workbench until the user quits. The terminal is restored on return, on
 /// panic (ratatui's hook) and on Ctrl-C (a key in raw mode, handled as quit).
 pub fn run(app: App, options: Options) -> Result<(), TuiError> {
-    let mut ui = Ui::with_db(
+    let mut ui = Ui::workbench(
         app,
         options.page.as_deref(),
         Theme::from_env(),

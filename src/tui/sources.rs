@@ -11,14 +11,14 @@ use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
 use crate::app::workspace::Workspace;
 
-/// Above this many source × target cells, only the selection refreshes per keystroke.
-const LIVE_REFRESH_CELLS: usize = 1_000_000;
-
 #[derive(Debug, Default)]
 pub struct State {
     pub selected: usize,
-    /// Selection verdict of every source row.
+    /// Selection verdict of every source row (from the background work; the
+    /// selection's own is kept live).
     pub verdicts: Vec<u8>,
+    /// The background work has not caught up with the last change yet.
+    pub pending: bool,
 }
 
 impl State {
@@ -26,17 +26,18 @@ impl State {
         Self::default()
     }
 
-    /// Recomputes every source's selection verdict (cheap: cached columns). The
-    /// workspace's own selection and evaluation are left as they are.
-    /// On large pages (sources × targets above a million) only the selected source
-    /// is refreshed live; the others when a page is opened.
-    pub fn refresh(&mut self, ws: &mut Workspace) {
-        let cells = ws.page.source.rows.len() * ws.page.target.rows.len();
-        if cells <= LIVE_REFRESH_CELLS || self.verdicts.len() != ws.page.source.rows.len() {
-            self.verdicts = ws.selection_verdicts();
-        } else if let Some(v) = self.verdicts.get_mut(ws.selection) {
+    /// The selection's verdict follows every edit at once; the others arrive from the
+    /// background work ([`State::set_verdicts`]).
+    pub fn refresh(&mut self, ws: &Workspace) {
+        if let Some(v) = self.verdicts.get_mut(ws.selection) {
             *v = ws.eval.selection_verdict;
         }
+    }
+
+    /// Every source's verdict, computed in the background.
+    pub fn set_verdicts(&mut self, verdicts: Vec<u8>) {
+        self.verdicts = verdicts;
+        self.pending = false;
     }
 }
 
@@ -83,7 +84,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             ]))
         })
         .collect();
-    let title = format!("{} ({})", safe(&d.name), d.rows.len());
+    let title = if page.sources.pending {
+        format!("{} ({}) · computing…", safe(&d.name), d.rows.len())
+    } else {
+        format!("{} ({})", safe(&d.name), d.rows.len())
+    };
     let list = List::new(items)
         .block(pane_block(&title, theme, focused))
         .highlight_style(theme.selected());

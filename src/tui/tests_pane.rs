@@ -19,24 +19,28 @@ pub struct State {
     /// Why the assertions could not run (invalid ones), if so.
     pub error: Option<String>,
     pub cursor: usize,
+    /// The background work has not caught up with the last change yet.
+    pub pending: bool,
 }
 
 impl State {
-    fn rerun(&mut self, ctx: &mut Ctx<'_>) {
-        if ctx.ws.page.assertions.is_empty() {
-            self.report = None;
-            self.error = None;
-            return;
-        }
-        match ctx.ws.run_assertions() {
-            Ok(report) => {
+    /// The assertions' run on the current state, from the background work (`None`:
+    /// the page has none).
+    pub fn set_report(&mut self, report: Option<Result<Report, String>>) {
+        self.pending = false;
+        match report {
+            None => {
+                self.report = None;
+                self.error = None;
+            }
+            Some(Ok(report)) => {
                 self.cursor = self.cursor.min(report.results.len().saturating_sub(1));
                 self.report = Some(report);
                 self.error = None;
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 self.report = None;
-                self.error = Some(e.to_string());
+                self.error = Some(e);
             }
         }
     }
@@ -62,10 +66,7 @@ fn prompt(ctx: &mut Ctx<'_>, title: &str, text: String, replacing: Option<String
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     let n = state.report.as_ref().map_or(0, |r| r.results.len());
     match action {
-        Action::Recomputed | Action::RulesChanged => state.rerun(ctx),
-        Action::SourceSelected(_) if state.report.is_none() && state.error.is_none() => {
-            state.rerun(ctx)
-        }
+        // Changes reach the background work, which answers with a new run.
         Action::Up => state.cursor = state.cursor.saturating_sub(1),
         Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
         Action::Home => state.cursor = 0,
@@ -76,7 +77,6 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     "pinned the selection's verdicts: {added} new (revision {})",
                     ctx.ws.revision
                 ));
-                state.rerun(ctx);
             }
             Err(e) => ctx.status.app_error(&e),
         },
@@ -116,7 +116,6 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     "removed assertion {id} (revision {})",
                     ctx.ws.revision
                 ));
-                state.rerun(ctx);
             }
             Err(e) => ctx.status.app_error(&e),
         },
@@ -126,12 +125,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 }
 
 /// An assertion typed in the prompt: parsed, validated and saved.
-pub fn save_typed(
-    state: &mut State,
-    ctx: &mut Ctx<'_>,
-    text: &str,
-    replacing: Option<String>,
-) -> Vec<Action> {
+pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> Vec<Action> {
     let parsed: Result<Assertion, String> =
         crate::core::diag::parse_json(text).map_err(|d| d.to_string());
     let result = parsed.and_then(|mut a| {
@@ -154,7 +148,6 @@ pub fn save_typed(
                 "saved assertion {id} (revision {})",
                 ctx.ws.revision
             ));
-            state.rerun(ctx);
         }
         Err(e) => ctx
             .status
@@ -165,9 +158,10 @@ pub fn save_typed(
 
 pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
     let st = &page.tests;
+    let running = if st.pending { " · running…" } else { "" };
     let title = match &st.report {
-        Some(r) => format!("Tests ({} passed, {} failed)", r.passed, r.failed),
-        None => format!("Tests ({})", page.ws.page.assertions.len()),
+        Some(r) => format!("Tests ({} passed, {} failed){running}", r.passed, r.failed),
+        None => format!("Tests ({}){running}", page.ws.page.assertions.len()),
     };
     let block = pane_block(&title, theme, focused);
     let inner = block.inner(area);

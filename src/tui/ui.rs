@@ -12,6 +12,7 @@ use super::theme::Theme;
 use super::{
     dataset_pane, editor, explain, matrix, overrides, picker, policy, rules, sources, tests_pane,
 };
+use crate::app::jobs::{JobResult, Jobs, Mode};
 use crate::app::watch::{Reload, Watcher};
 use crate::app::workspace::Workspace;
 use crate::app::{App, AppError};
@@ -143,6 +144,9 @@ pub struct Ui {
     db: Option<std::path::PathBuf>,
     /// Watches the open page's linked files.
     watcher: Option<Watcher>,
+    /// Every source's verdict and the assertions, off the key thread.
+    jobs: Option<Jobs>,
+    job_mode: Mode,
 }
 
 impl Ui {
@@ -153,15 +157,40 @@ impl Ui {
 
     /// Like [`Ui::new`]; knowing the database file, it watches the linked dataset files
     /// of an open page and reloads the page when they change.
+    /// Background work (every source's verdict, the assertions) runs inline here: each
+    /// key's effect is complete when `handle_key` returns (scripted use, tests).
     pub fn with_db(
         app: App,
         page: Option<&str>,
         theme: Theme,
         db: Option<std::path::PathBuf>,
     ) -> Result<Ui, AppError> {
+        Self::build(app, page, theme, db, Mode::Inline)
+    }
+
+    /// The workbench proper: like [`Ui::with_db`], with the background work on a worker
+    /// thread; the key thread never waits for it.
+    pub fn workbench(
+        app: App,
+        page: Option<&str>,
+        theme: Theme,
+        db: Option<std::path::PathBuf>,
+    ) -> Result<Ui, AppError> {
+        Self::build(app, page, theme, db, Mode::Background)
+    }
+
+    fn build(
+        app: App,
+        page: Option<&str>,
+        theme: Theme,
+        db: Option<std::path::PathBuf>,
+        job_mode: Mode,
+    ) -> Result<Ui, AppError> {
         let mut ui = Ui {
             db,
             watcher: None,
+            jobs: None,
+            job_mode,
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
             modal: None,
@@ -194,9 +223,17 @@ impl Ui {
             focus: PaneId::Rules,
             ws,
         };
-        page.sources.refresh(&mut page.ws);
         page.dataset.refresh(&page.ws);
+        self.jobs = Some(Jobs::start(
+            self.job_mode,
+            &page.ws.page,
+            page.ws.revision,
+            page.ws.rows_stamp,
+        ));
+        page.sources.pending = true;
+        page.tests.pending = true;
         self.screen = Screen::Page(Box::new(page));
+        self.take_job_results();
         self.status.info(format!("opened {id}"));
         self.watcher = None;
         if let Some(db) = &self.db
@@ -300,6 +337,48 @@ impl Ui {
         while let Some(action) = self.queue.pop_front() {
             self.update(action);
         }
+        self.sync_jobs();
+    }
+
+    /// Hands the page to the background work when it changed since the last time.
+    fn sync_jobs(&mut self) {
+        if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen)
+            && jobs.sync(&p.ws.page, p.ws.revision, p.ws.rows_stamp)
+        {
+            p.sources.pending = true;
+            p.tests.pending = true;
+            self.take_job_results();
+        }
+    }
+
+    /// Results of the background work that arrived (stale ones are dropped).
+    fn take_job_results(&mut self) {
+        let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) else {
+            return;
+        };
+        for result in jobs.poll() {
+            match result {
+                JobResult::Verdicts { verdicts, .. } => p.sources.set_verdicts(verdicts),
+                JobResult::Tests { report, .. } => p.tests.set_report(report),
+            }
+        }
+    }
+
+    /// Waits until the background work has caught up with the page (tests, benchmarks).
+    pub fn settle(&mut self) {
+        if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) {
+            for result in jobs.settle(Duration::from_secs(60)) {
+                match result {
+                    JobResult::Verdicts { verdicts, .. } => p.sources.set_verdicts(verdicts),
+                    JobResult::Tests { report, .. } => p.tests.set_report(report),
+                }
+            }
+        }
+    }
+
+    /// Whether background work is under way.
+    pub fn busy(&self) -> bool {
+        self.jobs.as_ref().is_some_and(Jobs::pending)
     }
 
     fn update(&mut self, action: Action) {
@@ -386,6 +465,8 @@ impl Ui {
     /// Saves edits whose debounce has elapsed.
     pub fn tick(&mut self, now: Instant) {
         self.poll_watcher();
+        self.drain();
+        self.take_job_results();
         if let Screen::Page(p) = &mut self.screen
             && p.editor.save_due(now)
         {
@@ -460,7 +541,10 @@ impl Ui {
 
     /// How long the event loop may sleep before `tick` has work.
     pub fn next_deadline(&self, now: Instant) -> Duration {
-        let idle = if self.watcher.is_some() {
+        let idle = if self.busy() {
+            // Background results are on their way: look for them often.
+            Duration::from_millis(15)
+        } else if self.watcher.is_some() {
             Duration::from_millis(250)
         } else {
             Duration::from_millis(500)
@@ -657,7 +741,7 @@ impl Ui {
                         modal: &mut self.modal,
                         focus: &mut p.focus,
                     };
-                    let follow = tests_pane::save_typed(&mut p.tests, &mut ctx, &text, replacing);
+                    let follow = tests_pane::save_typed(&mut ctx, &text, replacing);
                     self.queue.extend(follow);
                 }
             }

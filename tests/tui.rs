@@ -342,7 +342,15 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
         page.ws.eval.devices[llama].verdict, 2,
         "score 0.6 now reaches full"
     );
-    assert_eq!(page.ws.revision, 9, "one revision per step");
+    // A burst of steps is one revision, saved when the tuning pauses.
+    assert_eq!(page.ws.revision, 1, "nothing saved while tuning");
+    assert!(page.ws.policies_unsaved());
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.revision, 2, "one revision for the burst");
+    assert!(!page.ws.policies_unsaved());
+    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    assert_eq!(stored.device_policy.full_threshold, 0.6);
     // Typed values work too, and bad ones are refused with a message.
     b.press(KeyCode::Enter);
     b.chars("abc");

@@ -475,6 +475,21 @@ impl App {
         })?)
     }
 
+    /// Stores one row whose key did not change, as one revision (a cell edit the
+    /// workbench made: it holds the page and checked the row).
+    pub fn store_row(
+        &mut self,
+        page_id: &str,
+        side: Side,
+        row: usize,
+        value: &crate::core::model::Row,
+        what: &str,
+    ) -> Result<i64> {
+        Ok(self.store.change(page_id, what, |tx, _| {
+            store::ops::update_row(tx, page_id, side, row, value)
+        })?)
+    }
+
     /// The linked files of a page, by side.
     pub fn linked_files(&self, page_id: &str) -> Result<Vec<(Side, PathBuf)>> {
         let (page, _) = self.page(page_id)?;

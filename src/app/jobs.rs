@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::core::assertions::{self, Limits, Report};
 use crate::core::matrix::Matrix;
-use crate::core::model::{Page, Row};
+use crate::core::model::{Page, Row, Side};
 use crate::core::result::{Names, SelectionResult};
 use crate::core::verdict::Verdict;
 
@@ -62,12 +62,14 @@ impl JobResult {
     }
 }
 
-/// One submission: the page without its rows, and the rows when they changed.
+/// One submission: the page without its rows, the rows when they all changed, and the
+/// rows that cell edits changed (applied after them, in order).
 struct Snapshot {
     generation: u64,
     revision: i64,
     page: Page,
     rows: Option<Arc<(Vec<Row>, Vec<Row>)>>,
+    cells: Vec<(Side, usize, Row)>,
 }
 
 /// The worker's copy of the page and its matrix.
@@ -108,6 +110,21 @@ impl Worker {
                 }
             }
             (None, None) => return Err("no rows yet".into()),
+        }
+        for (side, i, row) in &snap.cells {
+            let Some(old) = page.dataset(*side).rows.get(*i) else {
+                continue;
+            };
+            let changed: Vec<String> = row
+                .iter()
+                .filter(|(k, v)| old.get(*k) != Some(*v))
+                .map(|(k, _)| k.clone())
+                .chain(old.keys().filter(|k| !row.contains_key(*k)).cloned())
+                .collect();
+            page.dataset_mut(*side).rows[*i] = row.clone();
+            if let Some(m) = &mut self.matrix {
+                m.replace_row(*side, *i, page.dataset(*side), row, &changed);
+            }
         }
         if self.matrix.is_none() {
             self.matrix = Some(Matrix::new(&page).map_err(|e| e.to_string())?);
@@ -237,6 +254,16 @@ impl Jobs {
     /// too (a cell edit, a reload); otherwise only rules, policies, overrides and
     /// assertions travel. Returns the new generation.
     pub fn submit(&mut self, page: &Page, revision: i64, rows_changed: bool) -> u64 {
+        self.send(page, revision, rows_changed, Vec::new())
+    }
+
+    fn send(
+        &mut self,
+        page: &Page,
+        revision: i64,
+        rows_changed: bool,
+        cells: Vec<(Side, usize, Row)>,
+    ) -> u64 {
         self.generation += 1;
         let rows =
             rows_changed.then(|| Arc::new((page.source.rows.clone(), page.target.rows.clone())));
@@ -245,6 +272,7 @@ impl Jobs {
             revision,
             page: page_meta(page),
             rows,
+            cells: if rows_changed { Vec::new() } else { cells },
         };
         match self.mode {
             Mode::Inline => {
@@ -267,6 +295,17 @@ impl Jobs {
     /// and assertions when any of them (or the revision) changed. Returns whether it
     /// submitted.
     pub fn sync(&mut self, page: &Page, revision: i64, rows_stamp: u64) -> bool {
+        self.sync_with(page, revision, rows_stamp, Vec::new())
+    }
+
+    /// [`Jobs::sync`], with the rows that cell edits changed since the last call.
+    pub fn sync_with(
+        &mut self,
+        page: &Page,
+        revision: i64,
+        rows_stamp: u64,
+        cells: Vec<(Side, usize, Row)>,
+    ) -> bool {
         let rows_changed = self.last.as_ref().is_none_or(|(_, _, s)| *s != rows_stamp);
         let meta_changed = self.last.as_ref().is_none_or(|(last, rev, _)| {
             *rev != revision
@@ -276,10 +315,10 @@ impl Jobs {
                 || last.overrides != page.overrides
                 || last.assertions != page.assertions
         });
-        if !(rows_changed || meta_changed) {
+        if !(rows_changed || meta_changed || !cells.is_empty()) {
             return false;
         }
-        self.submit(page, revision, rows_changed);
+        self.send(page, revision, rows_changed, cells);
         self.last = Some((page_meta(page), revision, rows_stamp));
         true
     }
@@ -412,6 +451,9 @@ fn work(rx: Receiver<Snapshot>, tx: Sender<JobResult>) {
 fn merge(older: Snapshot, mut newer: Snapshot) -> Snapshot {
     if newer.rows.is_none() {
         newer.rows = older.rows;
+        let mut cells = older.cells;
+        cells.append(&mut newer.cells);
+        newer.cells = cells;
     }
     newer
 }

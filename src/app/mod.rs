@@ -502,6 +502,41 @@ impl App {
         })?)
     }
 
+    /// Sets (`Some`) or clears (`None`) the override of a pair named by its row keys, as
+    /// the workbench knows them: one transaction, without loading the page. Clearing an
+    /// override that is not there changes nothing and makes no revision.
+    pub fn put_override_by_keys(
+        &mut self,
+        page_id: &str,
+        source_key: &str,
+        target_key: &str,
+        value: Option<(bool, Option<String>)>,
+    ) -> Result<i64> {
+        let (sh, th) = (key_hash(source_key), key_hash(target_key));
+        match value {
+            Some((value, note)) => {
+                let o = Override {
+                    source_key: Some(source_key.to_owned()),
+                    target_key: Some(target_key.to_owned()),
+                    source_key_hash: None,
+                    target_key_hash: None,
+                    value,
+                    note,
+                };
+                let what = format!("override {source_key} × {target_key} = {value}");
+                Ok(self.store.change(page_id, &what, |tx, _| {
+                    store::ops::put_override(tx, page_id, &o)
+                })?)
+            }
+            None => {
+                let what = format!("removed override {source_key} × {target_key}");
+                Ok(self.store.change(page_id, &what, |tx, _| {
+                    store::ops::delete_override(tx, page_id, &sh, &th).map(|_| ())
+                })?)
+            }
+        }
+    }
+
     pub fn remove_override(&mut self, page_id: &str, source: &str, target: &str) -> Result<i64> {
         let (page, _) = self.page(page_id)?;
         let s = Self::find_row(&page, Side::Source, source)?;

@@ -42,7 +42,15 @@ pub struct Workspace {
     unsaved: Vec<bool>,
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
+    /// Rows changed by cell edits, not yet handed to the background work.
+    cell_edits: Vec<(Side, usize, crate::core::model::Row)>,
+    /// The last step of policies tuned in memory and not saved yet
+    /// ([`Workspace::tune_policies`]).
+    policies_since: Option<Instant>,
 }
+
+/// How long policy tuning pauses before the policies are saved (one revision a burst).
+pub const POLICY_SAVE_DELAY: std::time::Duration = std::time::Duration::from_millis(700);
 
 /// The source of [`Workspace::rows_stamp`].
 static ROWS_STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -66,6 +74,8 @@ impl Workspace {
             matrix,
             unsaved,
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            policies_since: None,
+            cell_edits: Vec::new(),
         })
     }
 
@@ -139,7 +149,7 @@ impl Workspace {
     }
 
     pub fn any_unsaved(&self) -> bool {
-        self.unsaved.iter().any(|&u| u)
+        self.unsaved.iter().any(|&u| u) || self.policies_since.is_some()
     }
 
     /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.
@@ -216,6 +226,9 @@ impl Workspace {
             if self.unsaved[i] {
                 self.save_rule(app, i)?;
             }
+        }
+        if self.policies_since.is_some() {
+            self.save_tuned_policies(app)?;
         }
         Ok(())
     }
@@ -326,24 +339,47 @@ impl Workspace {
         device: DevicePolicy,
         selection: SelectionPolicy,
     ) -> Result<i64> {
-        let mut page = self.page.clone();
-        page.device_policy = device;
-        page.selection_policy = selection;
-        let errors: Vec<Diagnostic> = validate::validate_page(&page)
-            .into_iter()
-            .filter(|d| d.is_error() && d.pointer.starts_with("/devicePolicy"))
-            .collect();
+        self.tune_policies(device, selection)?;
+        self.save_tuned_policies(app)
+    }
+
+    /// Sets both policies in memory while they are being tuned: checked on their own
+    /// (no copy of the page, no whole-page validation), verdicts recomputed, saved
+    /// once the tuning pauses ([`Workspace::save_policies_if_due`]).
+    pub fn tune_policies(
+        &mut self,
+        device: DevicePolicy,
+        selection: SelectionPolicy,
+    ) -> Result<()> {
+        let errors = validate::validate_device_policy(&device);
         if !errors.is_empty() {
             return Err(AppError::Invalid {
                 origin: "policy".into(),
                 diagnostics: errors,
             });
         }
-        self.revision = app.save_policies(&page)?;
-        self.matrix
-            .set_policies(&page.device_policy, &page.selection_policy);
-        self.page = page;
+        self.matrix.set_policies(&device, &selection);
+        self.page.device_policy = device;
+        self.page.selection_policy = selection;
         self.reverdict();
+        self.policies_since = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Whether tuned policies wait to be saved.
+    pub fn policies_unsaved(&self) -> bool {
+        self.policies_since.is_some()
+    }
+
+    /// When tuned policies are due to be saved (a pause after the last step).
+    pub fn policies_due_at(&self) -> Option<Instant> {
+        self.policies_since.map(|at| at + POLICY_SAVE_DELAY)
+    }
+
+    /// Saves tuned policies as one revision.
+    pub fn save_tuned_policies(&mut self, app: &mut App) -> Result<i64> {
+        self.revision = app.save_policies(&self.page)?;
+        self.policies_since = None;
         Ok(self.revision)
     }
 
@@ -351,6 +387,50 @@ impl Workspace {
     pub fn preview_policies(&mut self, device: &DevicePolicy, selection: &SelectionPolicy) {
         self.matrix.set_policies(device, selection);
         self.reverdict();
+    }
+
+    /// Sets `field` of one row to `value`, saved at once as one revision. A field that
+    /// is not a key changes that row only: one stored row rewritten, the rules that read
+    /// the field recomputed, the change queued for the background work
+    /// ([`Workspace::take_cell_edits`]). A key field moves the row's key (overrides
+    /// follow it): the page is validated whole and reloaded.
+    pub fn set_cell(
+        &mut self,
+        app: &mut App,
+        side: Side,
+        row: usize,
+        field: &str,
+        value: Value,
+    ) -> Result<i64> {
+        let field = field.trim();
+        let d = self.page.dataset(side);
+        if field.is_empty() || row >= d.rows.len() || d.key.iter().any(|k| k == field) {
+            let rev = app.set_cell(&self.page.id.clone(), side, row, field, value)?;
+            self.reload(app)?;
+            return Ok(rev);
+        }
+        let mut new_row = d.rows[row].clone();
+        new_row.insert(field.to_owned(), value);
+        let what = format!(
+            "set {field} of {} row {}",
+            side.name(),
+            d.row_label(&new_row)
+        );
+        self.revision = app.store_row(&self.page.id, side, row, &new_row, &what)?;
+        let changed = [field.to_owned()];
+        self.matrix
+            .replace_row(side, row, self.page.dataset(side), &new_row, &changed);
+        self.page.dataset_mut(side).rows[row] = new_row.clone();
+        self.schema = Schema::of(&self.page);
+        self.cell_edits.push((side, row, new_row));
+        self.recompute();
+        self.saved_columns = self.eval.columns.clone();
+        Ok(self.revision)
+    }
+
+    /// Cell edits since the last call, in order, for the background work.
+    pub fn take_cell_edits(&mut self) -> Vec<(Side, usize, crate::core::model::Row)> {
+        std::mem::take(&mut self.cell_edits)
     }
 
     /// Sets (Some) or clears (None) the override of (selection, target), saved at once.
@@ -374,16 +454,15 @@ impl Workspace {
     ) -> Result<i64> {
         let source_key = self.page.source.row_key(&self.page.source.rows[source]);
         let target_key = self.page.target.row_key(&self.page.target.rows[target]);
-        self.revision = match &value {
-            Some((v, note)) => {
-                app.set_override(&self.page.id, &source_key, &target_key, *v, note.clone())?
-            }
-            None => app.remove_override(&self.page.id, &source_key, &target_key)?,
-        };
+        // The workspace knows both rows: the change is written by key, without
+        // loading the page again.
+        self.revision =
+            app.put_override_by_keys(&self.page.id, &source_key, &target_key, value.clone())?;
         let (sh, th) = (key_hash(&source_key), key_hash(&target_key));
         self.page.overrides.retain(|o| {
             !(o.source_hash().as_deref() == Some(&sh) && o.target_hash().as_deref() == Some(&th))
         });
+        self.matrix.put_override(source, target, value.clone());
         if let Some((v, note)) = value {
             self.page.overrides.push(Override {
                 source_key: Some(source_key),
@@ -394,7 +473,6 @@ impl Workspace {
                 note,
             });
         }
-        self.matrix.set_overrides(&self.page);
         self.reverdict();
         Ok(self.revision)
     }

@@ -2,6 +2,7 @@
 //! 2 bad usage or bad input.
 
 mod bench;
+mod bench_workbench;
 mod dataset;
 mod explain;
 mod expr;
@@ -180,6 +181,13 @@ pub enum Command {
         /// With --write-page: the worst case, every rule reads a value unique per target
         #[arg(long, requires = "write_page")]
         unique: bool,
+        /// Drive the workbench on this page file instead (keys, panes, render, background
+        /// work) and report the whole frame of each kind of edit
+        #[arg(long, value_name = "FILE", conflicts_with = "write_page")]
+        workbench: Option<PathBuf>,
+        /// With --workbench: how many of each kind of edit
+        #[arg(long, default_value_t = 20)]
+        rounds: usize,
     },
 }
 
@@ -453,6 +461,11 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             write_out(&format!("{result}\n"))?;
         }
         Command::Bench {
+            workbench: Some(file),
+            rounds,
+            ..
+        } => write_out(&bench_workbench::run(&file, rounds)?)?,
+        Command::Bench {
             targets,
             rules,
             sources,
@@ -460,6 +473,7 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             write_page: Some(path),
             assertions,
             unique,
+            ..
         } => {
             let spread = if unique {
                 crate::synth::Spread::Unique

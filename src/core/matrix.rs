@@ -165,6 +165,16 @@ impl ArenaRows {
     fn rows(&self) -> &[DataValue<'_>] {
         self.borrow_dependent()
     }
+
+    /// Replaces row `i` (dataset defaults filled in); the old row's memory stays in
+    /// the arena until the rows are rebuilt.
+    fn replace(&mut self, i: usize, d: &super::model::Dataset, row: &super::model::Row) {
+        let effective = d.effective_row(row);
+        let value = Value::Object(effective.into_owned());
+        self.with_dependent_mut(|arena, rows| {
+            rows[i] = DataValue::from_serde_value_in(&value, arena);
+        });
+    }
 }
 
 /// A row with the dataset's defaults in place of absent or null fields.
@@ -601,6 +611,64 @@ impl Matrix {
                 Some(note) => self.notes.insert((s, t), note.clone()),
                 None => self.notes.remove(&(s, t)),
             };
+        }
+    }
+
+    /// Replaces row `i` of one side after an edit of the fields `changed` (a cell edit):
+    /// only the encodings, groupings and cached columns that read those fields are
+    /// dropped; every other rule keeps its columns.
+    pub fn replace_row(
+        &mut self,
+        side: super::model::Side,
+        i: usize,
+        d: &super::model::Dataset,
+        row: &super::model::Row,
+        changed: &[String],
+    ) {
+        let reads = |p: &FieldPath| p.is_empty() || changed.iter().any(|f| p[0] == *f);
+        let set = match side {
+            super::model::Side::Source => &mut self.source,
+            super::model::Side::Target => &mut self.target,
+        };
+        set.rows.replace(i, d, row);
+        set.encoded.retain(|p, _| !reads(p));
+        if side == super::model::Side::Target {
+            self.groupings.retain(|paths, _| !paths.iter().any(reads));
+        }
+        for slot in &mut self.rules {
+            let paths = match side {
+                super::model::Side::Source => &slot.source_paths,
+                super::model::Side::Target => &slot.target_paths,
+            };
+            if paths.iter().any(reads) {
+                slot.cache.clear();
+            }
+        }
+        if side == super::model::Side::Target
+            && d.priority.as_ref().is_some_and(|p| changed.contains(p))
+        {
+            self.target_priority[i] = d.row_priority(&d.effective_row(row));
+        }
+    }
+
+    /// Sets (`Some`) or clears (`None`) the override of one (source, target) pair.
+    pub fn put_override(
+        &mut self,
+        source: usize,
+        target: usize,
+        value: Option<(bool, Option<String>)>,
+    ) {
+        self.notes.remove(&(source, target));
+        match value {
+            Some((v, note)) => {
+                self.overrides.insert((source, target), v);
+                if let Some(note) = note {
+                    self.notes.insert((source, target), note);
+                }
+            }
+            None => {
+                self.overrides.remove(&(source, target));
+            }
         }
     }
 

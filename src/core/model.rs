@@ -56,6 +56,13 @@ impl Page {
     }
 
     /// One side of the page.
+    pub fn dataset_mut(&mut self, side: Side) -> &mut Dataset {
+        match side {
+            Side::Source => &mut self.source,
+            Side::Target => &mut self.target,
+        }
+    }
+
     pub fn dataset(&self, side: Side) -> &Dataset {
         match side {
             Side::Source => &self.source,

@@ -349,6 +349,35 @@ impl Validator<'_> {
 
 /// Validates a whole page: datasets, rules, policies, overrides. Pointers are
 /// relative to the page document.
+/// The device policy's own checks (thresholds within 0–1, partial ≤ full): what a
+/// policy change needs, without the rest of the page.
+pub fn validate_device_policy(p: &super::model::DevicePolicy) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (name, value) in [
+        ("fullThreshold", p.full_threshold),
+        ("partialThreshold", p.partial_threshold),
+    ] {
+        if !(0.0..=1.0).contains(&value) {
+            out.push(Diagnostic::error(
+                "threshold",
+                format!("/devicePolicy/{name}"),
+                format!("{name} must be between 0 and 1, got {value}"),
+            ));
+        }
+    }
+    if p.partial_threshold > p.full_threshold {
+        out.push(Diagnostic::error(
+            "threshold",
+            "/devicePolicy/partialThreshold",
+            format!(
+                "partialThreshold ({}) is above fullThreshold ({})",
+                p.partial_threshold, p.full_threshold
+            ),
+        ));
+    }
+    out
+}
+
 /// What validation needs of one side's rows when they are not held as trees (a dataset
 /// import of rows kept as stored texts): how many, their fields, their keyHashes. Their
 /// keys were checked (present, unique) while they were read.
@@ -430,29 +459,7 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
             ))),
         );
     }
-    let p = &page.device_policy;
-    for (name, value) in [
-        ("fullThreshold", p.full_threshold),
-        ("partialThreshold", p.partial_threshold),
-    ] {
-        if !(0.0..=1.0).contains(&value) {
-            out.push(Diagnostic::error(
-                "threshold",
-                format!("/devicePolicy/{name}"),
-                format!("{name} must be between 0 and 1, got {value}"),
-            ));
-        }
-    }
-    if p.partial_threshold > p.full_threshold {
-        out.push(Diagnostic::error(
-            "threshold",
-            "/devicePolicy/partialThreshold",
-            format!(
-                "partialThreshold ({}) is above fullThreshold ({})",
-                p.partial_threshold, p.full_threshold
-            ),
-        ));
-    }
+    out.extend(validate_device_policy(&page.device_policy));
     validate_overrides(page, facts, &mut out);
     out.extend(super::assertions::validate(
         page,

@@ -955,6 +955,32 @@ pub mod ops {
         record_rule(tx, page_id, rule_id, revision, None)
     }
 
+    /// Rewrites one stored row in place (its key unchanged).
+    pub fn update_row(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        side: Side,
+        ord: usize,
+        row: &crate::core::model::Row,
+    ) -> Result<()> {
+        let changed = tx.execute(
+            "UPDATE dataset_rows SET row_json = ?4 WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+            params![
+                page_id,
+                side.name(),
+                ord as i64,
+                serde_json::to_string(row).expect("rows serialize")
+            ],
+        )?;
+        if changed != 1 {
+            return Err(StoreError::Unreadable {
+                what: format!("{} row {ord}", side.name()),
+                message: "no such stored row".into(),
+            });
+        }
+        Ok(())
+    }
+
     pub fn put_override(tx: &Transaction<'_>, page_id: &str, o: &Override) -> Result<()> {
         let ord: i64 = tx.query_row(
             "SELECT COALESCE(MAX(ord) + 1, 0) FROM overrides WHERE page_id = ?1",

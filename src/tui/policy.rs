@@ -268,8 +268,8 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Saves both policies as one revision; the panes then see `Recomputed`.
-fn save(
+/// Sets both policies and saves them at once (a typed value is one deliberate change).
+fn save_now(
     ctx: &mut Ctx<'_>,
     device: DevicePolicy,
     selection: SelectionPolicy,
@@ -278,6 +278,26 @@ fn save(
     match ctx.ws.set_policies(ctx.app, device, selection) {
         Ok(rev) => {
             ctx.status.info(format!("{what} · saved (revision {rev})"));
+            vec![Action::Recomputed]
+        }
+        Err(e) => {
+            ctx.status.app_error(&e);
+            vec![]
+        }
+    }
+}
+
+/// Sets both policies in memory (verdicts move at once); they are saved as one
+/// revision when the tuning pauses. The panes then see `Recomputed`.
+fn save(
+    ctx: &mut Ctx<'_>,
+    device: DevicePolicy,
+    selection: SelectionPolicy,
+    what: String,
+) -> Vec<Action> {
+    match ctx.ws.tune_policies(device, selection) {
+        Ok(()) => {
+            ctx.status.info(format!("{what} · saving…"));
             vec![Action::Recomputed]
         }
         Err(e) => {
@@ -392,7 +412,7 @@ pub fn set_typed(state: &mut State, ctx: &mut Ctx<'_>, field: usize, text: &str)
         }
         Ok((d, s)) => {
             let value = f.value(&d, &s);
-            save(ctx, d, s, format!("{} {value}", f.name()))
+            save_now(ctx, d, s, format!("{} {value}", f.name()))
         }
         Err(m) => {
             ctx.status.error(m);

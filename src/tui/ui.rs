@@ -342,8 +342,12 @@ impl Ui {
 
     /// Hands the page to the background work when it changed since the last time.
     fn sync_jobs(&mut self) {
-        if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen)
-            && jobs.sync(&p.ws.page, p.ws.revision, p.ws.rows_stamp)
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        let cells = p.ws.take_cell_edits();
+        if let Some(jobs) = &mut self.jobs
+            && jobs.sync_with(&p.ws.page, p.ws.revision, p.ws.rows_stamp, cells)
         {
             p.sources.pending = true;
             p.tests.pending = true;
@@ -468,6 +472,16 @@ impl Ui {
         self.drain();
         self.take_job_results();
         if let Screen::Page(p) = &mut self.screen
+            && p.ws.policies_due_at().is_some_and(|at| at <= now)
+        {
+            match p.ws.save_tuned_policies(&mut self.app) {
+                Ok(rev) => self
+                    .status
+                    .info(format!("saved the policies (revision {rev})")),
+                Err(e) => self.status.app_error(&e),
+            }
+        }
+        if let Screen::Page(p) = &mut self.screen
             && p.editor.save_due(now)
         {
             let rule = p.editor.rule;
@@ -550,7 +564,10 @@ impl Ui {
             Duration::from_millis(500)
         };
         self.page()
-            .and_then(|p| p.editor.due_at())
+            .and_then(|p| match (p.editor.due_at(), p.ws.policies_due_at()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            })
             .map_or(idle, |at| at.saturating_duration_since(now).min(idle))
     }
 
@@ -672,11 +689,7 @@ impl Ui {
                             .error("type field=value (the value as JSON, else a string)");
                         return;
                     };
-                    let id = p.ws.page.id.clone();
-                    let result = self
-                        .app
-                        .set_cell(&id, side, row, &field, value)
-                        .and_then(|rev| p.ws.reload(&self.app).map(|()| rev));
+                    let result = p.ws.set_cell(&mut self.app, side, row, &field, value);
                     match result {
                         Ok(rev) => {
                             self.status.info(format!(

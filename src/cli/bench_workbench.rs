@@ -1,0 +1,221 @@
+//! `rulebench bench --workbench FILE`: drives the real workbench (keys → workspace →
+//! panes → render on a test backend, background work on its worker) on a page file and
+//! reports the whole frame of each kind of edit, how long the background results take
+//! to arrive after the last key, and the peak memory.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::{Failure, usage};
+use crate::app::App;
+use crate::tui::theme::Theme;
+use crate::tui::ui::Ui;
+use crate::tui::view;
+
+/// Frame times of one kind of edit.
+struct Frames {
+    name: &'static str,
+    times: Vec<Duration>,
+}
+
+impl Frames {
+    fn line(&self) -> String {
+        let mut t = self.times.clone();
+        t.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        match (t.first(), t.last()) {
+            (Some(_), Some(&max)) => format!(
+                "  {:<34} median {:>7.2} ms   max {:>7.2} ms   ({} frames)\n",
+                self.name,
+                ms(t[t.len() / 2]),
+                ms(max),
+                t.len()
+            ),
+            _ => format!("  {:<34} (no frames)\n", self.name),
+        }
+    }
+}
+
+struct Driver {
+    ui: Ui,
+    terminal: Terminal<TestBackend>,
+}
+
+impl Driver {
+    /// One key, then one frame: the time of both.
+    fn key(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Duration {
+        let started = Instant::now();
+        self.ui.handle_key(KeyEvent::new(code, modifiers));
+        self.ui.tick(Instant::now());
+        let ui = &self.ui;
+        self.terminal
+            .draw(|f| view::render(f, ui))
+            .expect("the test backend draws");
+        started.elapsed()
+    }
+
+    fn press(&mut self, code: KeyCode) -> Duration {
+        self.key(code, KeyModifiers::NONE)
+    }
+
+    fn chars(&mut self, text: &str, into: &mut Vec<Duration>) {
+        for c in text.chars() {
+            into.push(self.press(KeyCode::Char(c)));
+        }
+    }
+}
+
+/// Peak resident memory of this process (Linux), in MB.
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Runs the benchmark on a page file; `rounds` of each kind of edit.
+pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let dir = std::env::temp_dir().join(format!("rulebench-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| usage(format!("{}: {e}", dir.display())))?;
+    let db = dir.join("bench.db");
+    let result = (|| {
+        let mut app = App::open(&db)?;
+        let imported = app.import(&text, &file.display().to_string(), true)?;
+        let page = imported.page_id;
+        let mut out = format!(
+            "rulebench bench --workbench {} ({rounds} rounds)\n",
+            file.display()
+        );
+
+        let started = Instant::now();
+        let ui = Ui::workbench(app, Some(&page), Theme::mono(), None)?;
+        let mut d = Driver {
+            ui,
+            terminal: Terminal::new(TestBackend::new(200, 50)).expect("a test backend"),
+        };
+        let ui = &d.ui;
+        d.terminal
+            .draw(|f| view::render(f, ui))
+            .expect("the test backend draws");
+        let first_frame = started.elapsed();
+        d.ui.settle();
+        let opened = started.elapsed();
+        out.push_str(&format!(
+            "  cold open → first frame            {:>7.2} ms (background results after {:.0} ms)\n",
+            first_frame.as_secs_f64() * 1e3,
+            opened.as_secs_f64() * 1e3
+        ));
+
+        // Keystrokes in the rule editor: wrap the first rule in a negation, again and
+        // again (half-typed states are invalid; each closing brace changes the logic).
+        let mut editor = Frames {
+            name: "keystroke in the rule editor",
+            times: Vec::new(),
+        };
+        d.press(KeyCode::Char('2'));
+        d.press(KeyCode::Home);
+        d.press(KeyCode::Char('e'));
+        for _ in 0..rounds {
+            editor
+                .times
+                .push(d.key(KeyCode::Char('<'), KeyModifiers::ALT));
+            d.chars("{\"!\": ", &mut editor.times);
+            editor
+                .times
+                .push(d.key(KeyCode::Char('>'), KeyModifiers::ALT));
+            editor.times.push(d.press(KeyCode::End));
+            d.chars("}", &mut editor.times);
+        }
+        let last_key = Instant::now();
+        d.ui.settle();
+        let after_editor = last_key.elapsed();
+        d.press(KeyCode::Esc);
+
+        // Policy steps: the full threshold down and up.
+        let mut policy = Frames {
+            name: "policy step",
+            times: Vec::new(),
+        };
+        d.press(KeyCode::Char('6'));
+        d.press(KeyCode::Home);
+        d.press(KeyCode::Down);
+        for i in 0..rounds {
+            let key = if i % 2 == 0 { '-' } else { '+' };
+            policy.times.push(d.press(KeyCode::Char(key)));
+        }
+        let last_key = Instant::now();
+        d.ui.settle();
+        let after_policy = last_key.elapsed();
+
+        // Source switches.
+        let mut sources = Frames {
+            name: "source switch",
+            times: Vec::new(),
+        };
+        d.press(KeyCode::Char('1'));
+        for i in 0..rounds {
+            let key = if i % 2 == 0 {
+                KeyCode::Down
+            } else {
+                KeyCode::Up
+            };
+            sources.times.push(d.press(key));
+        }
+
+        // Override toggles: force compatible (a note prompt, Enter), force
+        // incompatible (Enter), clear.
+        let mut overrides = Frames {
+            name: "override toggle (with its prompt)",
+            times: Vec::new(),
+        };
+        d.press(KeyCode::Char('3'));
+        for _ in 0..rounds.div_ceil(3).max(1) {
+            for _ in 0..2 {
+                let t = d.press(KeyCode::Char('o'));
+                overrides.times.push(t + d.press(KeyCode::Enter));
+            }
+            overrides.times.push(d.press(KeyCode::Char('o')));
+        }
+        d.ui.settle();
+
+        // Cell edits in the dataset pane.
+        let mut cells = Frames {
+            name: "cell edit (Enter on the prompt)",
+            times: Vec::new(),
+        };
+        d.press(KeyCode::Char('9'));
+        for i in 0..rounds.div_ceil(3).max(1) {
+            d.press(KeyCode::Enter);
+            let mut typing = Vec::new();
+            d.chars(&format!("benchNote=\"{i}\""), &mut typing);
+            cells.times.push(d.press(KeyCode::Enter));
+        }
+        let last_key = Instant::now();
+        d.ui.settle();
+        let after_cells = last_key.elapsed();
+
+        for f in [&editor, &policy, &sources, &overrides, &cells] {
+            out.push_str(&f.line());
+        }
+        out.push_str(&format!(
+            "  background results after the last key: editor {:.0} ms, policy {:.0} ms, cell edit {:.0} ms\n",
+            after_editor.as_secs_f64() * 1e3,
+            after_policy.as_secs_f64() * 1e3,
+            after_cells.as_secs_f64() * 1e3,
+        ));
+        if let Some(mb) = peak_rss_mb() {
+            out.push_str(&format!(
+                "  peak RSS                           {mb:>7.0} MB\n"
+            ));
+        }
+        Ok::<String, crate::app::AppError>(out)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result.map_err(Failure::from)
+}

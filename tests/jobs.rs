@@ -29,6 +29,7 @@ fn verdicts_of(results: &[JobResult]) -> Option<(u64, Vec<u8>)> {
         JobResult::Verdicts {
             generation,
             verdicts,
+            ..
         } => Some((*generation, verdicts.clone())),
         _ => None,
     })

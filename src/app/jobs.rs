@@ -43,12 +43,15 @@ pub enum JobResult {
     Verdicts {
         generation: u64,
         verdicts: Vec<Verdict>,
+        /// How long bringing the worker's page up to date and computing them took.
+        took: Duration,
     },
     /// The page's assertions run on every selection they name; `None` when the page
     /// has none; an error when they do not compile.
     Tests {
         generation: u64,
         report: Option<Result<Report, String>>,
+        took: Duration,
     },
 }
 
@@ -58,6 +61,27 @@ impl JobResult {
             JobResult::Verdicts { generation, .. } | JobResult::Tests { generation, .. } => {
                 *generation
             }
+        }
+    }
+
+    /// A line for `--profile`: what, for which generation, how long.
+    pub fn describe(&self) -> String {
+        match self {
+            JobResult::Verdicts {
+                generation,
+                verdicts,
+                took,
+            } => format!(
+                "job=verdicts generation={generation} sources={} ms={:.3}",
+                verdicts.len(),
+                took.as_secs_f64() * 1e3
+            ),
+            JobResult::Tests {
+                generation, took, ..
+            } => format!(
+                "job=assertions generation={generation} ms={:.3}",
+                took.as_secs_f64() * 1e3
+            ),
         }
     }
 }
@@ -182,23 +206,29 @@ impl Worker {
     /// Applies a snapshot and computes its results (`None` if stopped by a newer one).
     fn run(&mut self, snap: &Snapshot, stop: &mut dyn FnMut() -> bool) -> Option<Vec<JobResult>> {
         let generation = snap.generation;
+        let started = std::time::Instant::now();
         if let Err(e) = self.apply(snap) {
             return Some(vec![JobResult::Tests {
                 generation,
                 report: Some(Err(e)),
+                took: started.elapsed(),
             }]);
         }
         let verdicts = self.verdicts(stop)?;
         let mut out = vec![JobResult::Verdicts {
             generation,
             verdicts,
+            took: started.elapsed(),
         }];
         if stop() {
             return None;
         }
+        let started = std::time::Instant::now();
+        let report = self.tests(snap.revision);
         out.push(JobResult::Tests {
             generation,
-            report: self.tests(snap.revision),
+            report,
+            took: started.elapsed(),
         });
         Some(out)
     }

@@ -75,15 +75,32 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
             let started = Instant::now();
             terminal.draw(|frame| view::render(frame, &ui))?;
             ui.last_render = started.elapsed();
-            if let (Some(file), Some(page)) = (profile.as_mut(), ui.page()) {
-                writeln!(
-                    file,
-                    "handle_ms={:.3} recompute_ms={:.3} render_ms={:.3}",
-                    handled.as_secs_f64() * 1e3,
-                    page.ws.last_recompute.as_secs_f64() * 1e3,
-                    ui.last_render.as_secs_f64() * 1e3
-                )?;
+            ui.last_frame = handled + ui.last_render;
+            if let Some(file) = profile.as_mut() {
+                let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+                for note in std::mem::take(&mut ui.profile_notes) {
+                    writeln!(file, "{at} {note}")?;
+                }
+                if let Some(page) = ui.page() {
+                    writeln!(
+                        file,
+                        "{at} event={} handle_ms={:.3} recompute_ms={:.3} render_ms={:.3} frame_ms={:.3} background={}",
+                        if ui.last_event.is_empty() {
+                            "idle"
+                        } else {
+                            &ui.last_event
+                        },
+                        handled.as_secs_f64() * 1e3,
+                        page.ws.last_recompute.as_secs_f64() * 1e3,
+                        ui.last_render.as_secs_f64() * 1e3,
+                        ui.last_frame.as_secs_f64() * 1e3,
+                        if ui.busy() { "busy" } else { "idle" },
+                    )?;
+                }
+            } else {
+                ui.profile_notes.clear();
             }
+            ui.last_event.clear();
             if ui.quit {
                 return Ok(());
             }

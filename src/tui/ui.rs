@@ -135,8 +135,15 @@ pub struct Ui {
     pub status: Status,
     pub theme: Theme,
     pub quit: bool,
-    /// Milliseconds of the last frame's render (the status bar shows it).
+    /// The last frame's render.
     pub last_render: Duration,
+    /// The last frame whole: handling its events (keys, panes, saves) and rendering it
+    /// (the status bar shows it).
+    pub last_frame: Duration,
+    /// What the last frame handled, for `--profile`.
+    pub last_event: String,
+    /// Things that happened between frames (saves, background results), for `--profile`.
+    pub profile_notes: Vec<String>,
     /// A linked file being reloaded: what, and how far (0.0–1.0), for the gauge.
     pub reload_progress: Option<(String, f64)>,
     queue: VecDeque<Action>,
@@ -198,6 +205,9 @@ impl Ui {
             theme,
             quit: false,
             last_render: Duration::ZERO,
+            last_frame: Duration::ZERO,
+            last_event: String::new(),
+            profile_notes: Vec::new(),
             reload_progress: None,
             queue: VecDeque::new(),
         };
@@ -276,6 +286,20 @@ impl Ui {
 
     /// A terminal event.
     pub fn handle_event(&mut self, event: Event) {
+        self.last_event = match &event {
+            Event::Key(k) => format!(
+                "key:{:?}{}",
+                k.code,
+                if k.modifiers.is_empty() {
+                    String::new()
+                } else {
+                    format!("+{:?}", k.modifiers)
+                }
+            ),
+            Event::Mouse(m) => format!("mouse:{:?}", m.kind),
+            Event::Resize(w, h) => format!("resize:{w}x{h}"),
+            other => format!("{other:?}").chars().take(24).collect(),
+        };
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
             Event::Mouse(m) => match m.kind {
@@ -361,6 +385,7 @@ impl Ui {
             return;
         };
         for result in jobs.poll() {
+            self.profile_notes.push(result.describe());
             match result {
                 JobResult::Verdicts { verdicts, .. } => p.sources.set_verdicts(verdicts),
                 JobResult::Tests { report, .. } => p.tests.set_report(report),
@@ -485,7 +510,13 @@ impl Ui {
             && p.editor.save_due(now)
         {
             let rule = p.editor.rule;
-            match p.ws.save_rule(&mut self.app, rule) {
+            let started = Instant::now();
+            let saved = p.ws.save_rule(&mut self.app, rule);
+            self.profile_notes.push(format!(
+                "save=rule ms={:.3}",
+                started.elapsed().as_secs_f64() * 1e3
+            ));
+            match saved {
                 Ok(rev) => {
                     p.editor.saved();
                     self.status.info(format!(

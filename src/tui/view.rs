@@ -180,9 +180,8 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
             Span::raw(format!(" {} · rev {} · ", safe(&ws.page.id), ws.revision)),
             save,
             Span::raw(format!(
-                " · recompute {:.2} ms · render {:.2} ms ",
-                ws.last_recompute.as_secs_f64() * 1e3,
-                ui.last_render.as_secs_f64() * 1e3
+                " · frame {:.2} ms ",
+                ui.last_frame.as_secs_f64() * 1e3
             )),
         ]);
     }

@@ -588,3 +588,66 @@ fn background_work_follows_an_edit_without_holding_the_key() {
     assert_eq!(page.sources.verdicts, ws.selection_verdicts());
     assert!(!b.screen(160, 45).contains("running…"));
 }
+
+/// Each kind of change reaches exactly the panes that show it: an assertion edit only
+/// Tests, an override no Rules or Editor, a policy step no Dataset.
+#[test]
+fn a_change_reaches_exactly_the_panes_that_show_it() {
+    use rulebench::tui::action::{Action, Changed, PaneId};
+    let mut b = open("llm-chat-clients");
+    let reached = |b: &Bench| b.ui.page().unwrap().reached.clone();
+    // The routing table, one change at a time.
+    for flag in [
+        Changed::RULES,
+        Changed::LOGIC,
+        Changed::POLICY,
+        Changed::OVERRIDES,
+        Changed::ROWS,
+        Changed::ASSERTIONS,
+        Changed::SELECTION,
+    ] {
+        b.ui.dispatch(Action::Changed(flag));
+        let expected: Vec<PaneId> = PaneId::ALL
+            .into_iter()
+            .filter(|p| p.concerns().intersects(flag))
+            .collect();
+        assert_eq!(reached(&b), expected, "{flag:?}");
+    }
+    b.ui.dispatch(Action::Changed(Changed::ASSERTIONS));
+    assert_eq!(reached(&b), [PaneId::Tests]);
+    // Real edits say what they changed. A policy step:
+    b.press(KeyCode::Char('6'));
+    b.press(KeyCode::Home);
+    b.press(KeyCode::Down);
+    b.press(KeyCode::Left);
+    let r = reached(&b);
+    assert!(
+        r.contains(&PaneId::Matrix) && r.contains(&PaneId::Policy),
+        "{r:?}"
+    );
+    assert!(
+        !r.contains(&PaneId::Dataset) && !r.contains(&PaneId::Editor),
+        "{r:?}"
+    );
+    assert!(
+        !r.contains(&PaneId::Tests) && !r.contains(&PaneId::Rules),
+        "{r:?}"
+    );
+    // An override toggle:
+    b.press(KeyCode::Char('3'));
+    b.press(KeyCode::Char('o'));
+    b.press(KeyCode::Enter);
+    let r = reached(&b);
+    assert!(
+        r.contains(&PaneId::Overrides) && r.contains(&PaneId::Matrix),
+        "{r:?}"
+    );
+    assert!(
+        !r.contains(&PaneId::Rules) && !r.contains(&PaneId::Editor),
+        "{r:?}"
+    );
+    // Pinning assertions: the Tests pane alone.
+    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Char('p'));
+    assert_eq!(reached(&b), [PaneId::Tests]);
+}

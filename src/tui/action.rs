@@ -42,6 +42,23 @@ impl PaneId {
         }
     }
 
+    /// What the pane shows, so which changes it must hear of: the one routing table
+    /// of [`Action::Changed`].
+    pub fn concerns(self) -> Changed {
+        match self {
+            // The selection's verdict follows every edit; the rest come from the
+            // background work.
+            PaneId::Sources => Changed::OUTCOMES,
+            PaneId::Rules => Changed::RULES | Changed::LOGIC | Changed::ROWS,
+            PaneId::Editor => Changed::RULES,
+            PaneId::Matrix | PaneId::Explain | PaneId::Policy => Changed::OUTCOMES,
+            PaneId::Overrides => Changed::OVERRIDES | Changed::SELECTION | Changed::ROWS,
+            // Its runs come from the background work, which hears of every change.
+            PaneId::Tests => Changed::ASSERTIONS,
+            PaneId::Dataset => Changed::ROWS | Changed::RULES | Changed::SELECTION,
+        }
+    }
+
     pub fn next(self) -> PaneId {
         let i = Self::ALL.iter().position(|&p| p == self).unwrap_or(0);
         Self::ALL[(i + 1) % Self::ALL.len()]
@@ -52,6 +69,8 @@ impl PaneId {
         Self::ALL[(i + Self::ALL.len() - 1) % Self::ALL.len()]
     }
 }
+
+pub use crate::app::Changed;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -111,10 +130,9 @@ pub enum Action {
     RuleSelected(usize),
     /// The highlighted target changed.
     TargetSelected(usize),
-    /// Rules were added, removed or reordered.
-    RulesChanged,
-    /// Outcomes or verdicts changed (edit, policy, override).
-    Recomputed,
+    /// The page or the selection changed: what, as flags. Reaches only the panes that
+    /// show any of it ([`PaneId::concerns`]).
+    Changed(Changed),
     /// The search query of the rules pane.
     SearchRules(String),
     /// The filter of the page picker.
@@ -131,8 +149,7 @@ impl Action {
             Action::SourceSelected(_)
                 | Action::RuleSelected(_)
                 | Action::TargetSelected(_)
-                | Action::RulesChanged
-                | Action::Recomputed
+                | Action::Changed(_)
                 | Action::SearchRules(_)
         )
     }

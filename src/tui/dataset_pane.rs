@@ -122,7 +122,7 @@ impl State {
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     let n = state.matches.len();
     match action {
-        Action::Recomputed | Action::RulesChanged => state.refresh(ctx.ws),
+        Action::Changed(_) => state.refresh(ctx.ws),
         Action::SourceSelected(s) => {
             state.pair.0 = *s;
             state.refresh(ctx.ws);

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui_textarea::TextArea;
 
-use super::action::{Action, PaneId};
+use super::action::{Action, Changed, PaneId};
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, PageUi, SAVE_DEBOUNCE};
 use super::view::pane_block;
@@ -122,7 +122,7 @@ impl State {
                 }
                 // Only a changed rule changes what the other panes show.
                 if *changed {
-                    vec![Action::Recomputed]
+                    vec![Action::Changed(Changed::LOGIC)]
                 } else {
                     vec![]
                 }
@@ -217,7 +217,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             save(state, ctx);
             vec![]
         }
-        Action::RulesChanged if !state.active => {
+        Action::Changed(c) if c.contains(Changed::RULES) && !state.active => {
             let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
             state.load(ctx.ws, r);
             vec![]

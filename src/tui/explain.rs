@@ -184,9 +184,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             state.target = *t;
             state.refresh(ctx.ws);
         }
-        Action::SourceSelected(_) | Action::Recomputed | Action::RulesChanged => {
-            state.refresh(ctx.ws)
-        }
+        Action::SourceSelected(_) | Action::Changed(_) => state.refresh(ctx.ws),
         Action::Up => state.scroll = state.scroll.saturating_sub(1),
         Action::Down => state.scroll = (state.scroll + 1).min(max),
         Action::PageUp => state.scroll = state.scroll.saturating_sub(10),

@@ -13,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
 
-use super::action::{Action, PaneId};
+use super::action::{Action, Changed, PaneId};
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
@@ -112,7 +112,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             vec![]
         }
-        Action::RulesChanged | Action::Recomputed | Action::SourceSelected(_) => {
+        Action::Changed(_) | Action::SourceSelected(_) => {
             state.clamp(rules, targets);
             vec![]
         }
@@ -188,7 +188,7 @@ fn toggle_override(state: &State, ctx: &mut Ctx<'_>) -> Vec<Action> {
                 Ok(rev) => {
                     ctx.status
                         .info(format!("override of {label} cleared (revision {rev})"));
-                    vec![Action::Recomputed]
+                    vec![Action::Changed(Changed::OVERRIDES)]
                 }
                 Err(e) => {
                     ctx.status.app_error(&e);

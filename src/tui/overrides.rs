@@ -9,7 +9,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 
-use super::action::Action;
+use super::action::{Action, Changed};
 use super::theme::{FAIL, OVERRIDE, PASS, Theme, safe};
 use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
@@ -129,7 +129,7 @@ pub fn resolve(
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     let n = state.entries.len();
     match action {
-        Action::Recomputed | Action::RulesChanged | Action::SourceSelected(_) => {
+        Action::Changed(_) | Action::SourceSelected(_) => {
             state.refresh(ctx.ws);
         }
         Action::Up => state.cursor = state.cursor.saturating_sub(1),
@@ -150,7 +150,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 return vec![
                     Action::SourceSelected(s),
                     Action::TargetSelected(t),
-                    Action::Recomputed,
+                    Action::Changed(Changed::OVERRIDES),
                 ];
             }
             Some(None) => ctx.status.error(missing_rows_message()),
@@ -166,7 +166,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                         safe(&p.target.row_label(&p.target.rows[t]))
                     ));
                     state.refresh(ctx.ws);
-                    return vec![Action::Recomputed];
+                    return vec![Action::Changed(Changed::OVERRIDES)];
                 }
                 Err(e) => ctx.status.app_error(&e),
             },

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use serde::Serialize;
 
-use super::action::Action;
+use super::action::{Action, Changed};
 use super::theme::{Theme, verdict_glyph};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
@@ -278,7 +278,7 @@ fn save_now(
     match ctx.ws.set_policies(ctx.app, device, selection) {
         Ok(rev) => {
             ctx.status.info(format!("{what} · saved (revision {rev})"));
-            vec![Action::Recomputed]
+            vec![Action::Changed(Changed::POLICY)]
         }
         Err(e) => {
             ctx.status.app_error(&e);
@@ -288,7 +288,7 @@ fn save_now(
 }
 
 /// Sets both policies in memory (verdicts move at once); they are saved as one
-/// revision when the tuning pauses. The panes then see `Recomputed`.
+/// revision when the tuning pauses. The panes then see `Changed(POLICY)`.
 fn save(
     ctx: &mut Ctx<'_>,
     device: DevicePolicy,
@@ -298,7 +298,7 @@ fn save(
     match ctx.ws.tune_policies(device, selection) {
         Ok(()) => {
             ctx.status.info(format!("{what} · saving…"));
-            vec![Action::Recomputed]
+            vec![Action::Changed(Changed::POLICY)]
         }
         Err(e) => {
             ctx.status.app_error(&e);

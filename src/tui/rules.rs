@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
-use super::action::{Action, PaneId};
+use super::action::{Action, Changed, PaneId};
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, Modal, PageUi, PromptFor, Status};
 use super::view::pane_block;
@@ -114,7 +114,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::PageDown => Some((state.cursor + 10).min(n.saturating_sub(1))),
         Action::Home => Some(0),
         Action::End => Some(n.saturating_sub(1)),
-        Action::RulesChanged => {
+        Action::Changed(c) if c.contains(Changed::RULES) => {
             state.reorder(ctx.ws);
             None
         }
@@ -168,7 +168,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                         ctx.status.info(format!("deleted rule (revision {rev})"));
                         state.reorder(ctx.ws);
                         state.cursor = state.cursor.min(state.order.len().saturating_sub(1));
-                        let mut follow = vec![Action::RulesChanged, Action::Recomputed];
+                        let mut follow = vec![Action::Changed(Changed::RULES)];
                         follow.extend(state.selected().map(Action::RuleSelected));
                         return follow;
                     }
@@ -201,7 +201,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                             "reverted rule {} (revision {rev})",
                             ctx.ws.page.rules[i].id
                         ));
-                        return vec![Action::RuleSelected(i), Action::Recomputed];
+                        return vec![Action::RuleSelected(i), Action::Changed(Changed::LOGIC)];
                     }
                     Err(e) => ctx.status.app_error(&e),
                 }
@@ -350,7 +350,7 @@ pub fn form_key(
                         "saved rule {} (revision {rev})",
                         page.ws.page.rules[form.rule].id
                     ));
-                    FormResult::Closed(vec![Action::RulesChanged, Action::Recomputed])
+                    FormResult::Closed(vec![Action::Changed(Changed::RULES)])
                 }
                 Err(e) => {
                     form.error = Some(e.to_string());

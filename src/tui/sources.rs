@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
-use super::action::Action;
+use super::action::{Action, Changed};
 use super::theme::{Theme, safe, verdict_glyph};
 use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
@@ -50,7 +50,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::PageDown => Some((state.selected + 10).min(n.saturating_sub(1))),
         Action::Home => Some(0),
         Action::End => Some(n.saturating_sub(1)),
-        Action::Recomputed | Action::RulesChanged => {
+        Action::Changed(_) => {
             state.refresh(ctx.ws);
             None
         }
@@ -64,7 +64,10 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Some(s) if s != state.selected || ctx.ws.selection != s => {
             state.selected = s;
             ctx.ws.select(s);
-            vec![Action::SourceSelected(s), Action::Recomputed]
+            vec![
+                Action::SourceSelected(s),
+                Action::Changed(Changed::SELECTION),
+            ]
         }
         _ => vec![],
     }

@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 
-use super::action::Action;
+use super::action::{Action, Changed};
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
@@ -77,6 +77,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     "pinned the selection's verdicts: {added} new (revision {})",
                     ctx.ws.revision
                 ));
+                return vec![Action::Changed(Changed::ASSERTIONS)];
             }
             Err(e) => ctx.status.app_error(&e),
         },
@@ -116,6 +117,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     "removed assertion {id} (revision {})",
                     ctx.ws.revision
                 ));
+                return vec![Action::Changed(Changed::ASSERTIONS)];
             }
             Err(e) => ctx.status.app_error(&e),
         },
@@ -148,6 +150,7 @@ pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> V
                 "saved assertion {id} (revision {})",
                 ctx.ws.revision
             ));
+            return vec![Action::Changed(Changed::ASSERTIONS)];
         }
         Err(e) => ctx
             .status

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
 use ratatui_textarea::TextArea;
 
-use super::action::{Action, PaneId};
+use super::action::{Action, Changed, PaneId};
 use super::keymap::{self, Context};
 use super::theme::Theme;
 use super::{
@@ -111,6 +111,8 @@ pub struct PageUi {
     pub dataset: dataset_pane::State,
     /// Which of Overrides and Dataset the wide layout shows (the last focused).
     pub shared: PaneId,
+    /// The panes the last [`Action::Changed`] reached.
+    pub reached: Vec<PaneId>,
 }
 
 pub enum Screen {
@@ -230,6 +232,7 @@ impl Ui {
             tests: tests_pane::State::default(),
             dataset: dataset_pane::State::default(),
             shared: PaneId::Overrides,
+            reached: Vec::new(),
             focus: PaneId::Rules,
             ws,
         };
@@ -564,8 +567,7 @@ impl Ui {
                                     side.name(),
                                     super::theme::safe(&file.display().to_string())
                                 ));
-                                self.queue
-                                    .extend([Action::RulesChanged, Action::Recomputed]);
+                                self.queue.push_back(Action::Changed(Changed::all()));
                             }
                             Err(e) => self.status.app_error(&e),
                         }
@@ -729,8 +731,7 @@ impl Ui {
                                 side.name(),
                                 row + 1
                             ));
-                            self.queue
-                                .extend([Action::RulesChanged, Action::Recomputed]);
+                            self.queue.push_back(Action::Changed(Changed::ROWS));
                         }
                         Err(e) => self.status.app_error(&e),
                     }
@@ -750,9 +751,8 @@ impl Ui {
                                 p.ws.page.rules[i].id, p.ws.revision
                             ));
                             self.queue.extend([
-                                Action::RulesChanged,
+                                Action::Changed(Changed::RULES),
                                 Action::RuleSelected(i),
-                                Action::Recomputed,
                                 Action::Focus(PaneId::Editor),
                                 Action::EditRule,
                             ]);
@@ -770,7 +770,7 @@ impl Ui {
                     {
                         Ok(rev) => {
                             self.status.info(format!("override set (revision {rev})"));
-                            self.queue.push_back(Action::Recomputed);
+                            self.queue.push_back(Action::Changed(Changed::OVERRIDES));
                         }
                         Err(e) => self.status.app_error(&e),
                     }
@@ -851,6 +851,7 @@ fn route(
         tests,
         dataset,
         shared: _,
+        reached,
     } = page;
     let mut ctx = Ctx {
         app,
@@ -861,15 +862,41 @@ fn route(
     };
     let mut follow = Vec::new();
     if action.is_event() {
-        follow.extend(sources::update(sources, &mut ctx, &action));
-        follow.extend(rules::update(rules, &mut ctx, &action));
-        follow.extend(editor::update(editor, &mut ctx, &action));
-        follow.extend(matrix::update(matrix, &mut ctx, &action));
-        follow.extend(explain::update(explain, &mut ctx, &action));
-        follow.extend(policy::update(policy, &mut ctx, &action));
-        follow.extend(overrides::update(overrides, &mut ctx, &action));
-        follow.extend(tests_pane::update(tests, &mut ctx, &action));
-        follow.extend(dataset_pane::update(dataset, &mut ctx, &action));
+        // A change reaches only the panes that show what changed.
+        let hears = |pane: PaneId| match &action {
+            Action::Changed(c) => pane.concerns().intersects(*c),
+            _ => true,
+        };
+        if let Action::Changed(_) = &action {
+            *reached = PaneId::ALL.into_iter().filter(|&p| hears(p)).collect();
+        }
+        if hears(PaneId::Sources) {
+            follow.extend(sources::update(sources, &mut ctx, &action));
+        }
+        if hears(PaneId::Rules) {
+            follow.extend(rules::update(rules, &mut ctx, &action));
+        }
+        if hears(PaneId::Editor) {
+            follow.extend(editor::update(editor, &mut ctx, &action));
+        }
+        if hears(PaneId::Matrix) {
+            follow.extend(matrix::update(matrix, &mut ctx, &action));
+        }
+        if hears(PaneId::Explain) {
+            follow.extend(explain::update(explain, &mut ctx, &action));
+        }
+        if hears(PaneId::Policy) {
+            follow.extend(policy::update(policy, &mut ctx, &action));
+        }
+        if hears(PaneId::Overrides) {
+            follow.extend(overrides::update(overrides, &mut ctx, &action));
+        }
+        if hears(PaneId::Tests) {
+            follow.extend(tests_pane::update(tests, &mut ctx, &action));
+        }
+        if hears(PaneId::Dataset) {
+            follow.extend(dataset_pane::update(dataset, &mut ctx, &action));
+        }
     } else {
         let target = *ctx.focus;
         follow.extend(match target {

@@ -1471,3 +1471,26 @@ fn control_characters_in_data_are_escaped_in_tables() {
         "★ not on the escaped target:\n{table}"
     );
 }
+
+/// The command line and the workbench share one policy parser: percentages and modes
+/// in any case work in both.
+#[test]
+fn policy_set_takes_percentages_and_lenient_mode_names() {
+    let env = Env::new();
+    ok(
+        env.db(),
+        &[
+            "policy",
+            "set",
+            LLM,
+            "fullThreshold=85%",
+            "requiredMode=any-required-fail-caps-at-partial",
+        ],
+    );
+    let page = export(env.db(), LLM);
+    assert_eq!(page["devicePolicy"]["fullThreshold"], 0.85);
+    assert_eq!(
+        page["devicePolicy"]["requiredMode"],
+        "ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL"
+    );
+}

@@ -5,6 +5,7 @@ pub mod assertions;
 pub mod dataset;
 pub mod explain;
 pub mod jobs;
+pub mod policy;
 pub mod watch;
 pub mod workspace;
 mod workspace_tests;
@@ -16,10 +17,7 @@ use serde_json::Value;
 
 use crate::core::diag::{Diagnostic, did_you_mean, parse_json};
 use crate::core::matrix::{ArenaRows, CompileError, Matrix};
-use crate::core::model::{
-    AggregateMode, ElseMode, Override, Page, RecommendationStrategy, RequiredMode, Rule, Side,
-    key_hash,
-};
+use crate::core::model::{Override, Page, Rule, Side, key_hash};
 use crate::core::predicates::{self, PredicateList};
 use crate::core::result::{Names, SelectionResult};
 use crate::core::validate::{self, Schema};
@@ -599,10 +597,7 @@ impl App {
         for a in assignments {
             apply_policy(&mut page, a)?;
         }
-        let diags: Vec<Diagnostic> = validate::validate_page(&page)
-            .into_iter()
-            .filter(|d| d.is_error() && d.pointer.starts_with("/devicePolicy"))
-            .collect();
+        let diags = validate::validate_device_policy(&page.device_policy);
         if !diags.is_empty() {
             return Err(AppError::Invalid {
                 origin: "policy set".into(),
@@ -648,61 +643,18 @@ fn at_predicates(d: Diagnostic, lists: &[Option<PredicateList>]) -> Diagnostic {
     }
 }
 
-const POLICY_NAMES: &[&str] = &[
-    "requiredMode",
-    "fullThreshold",
-    "partialThreshold",
-    "mode",
-    "elseMode",
-    "strategy",
-];
-
 fn apply_policy(page: &mut Page, assignment: &str) -> Result<()> {
     let Some((name, value)) = assignment.split_once('=') else {
         return Err(AppError::Usage(format!(
             "`{assignment}` is not NAME=VALUE (names: {})",
-            POLICY_NAMES.join(", ")
+            policy::NAMES.join(", ")
         )));
     };
-    let name = name.trim();
-    let short = name.rsplit('.').next().unwrap_or(name);
-    let value = value.trim();
-    let bad =
-        |expected: &str| AppError::Usage(format!("policy {name}: `{value}` is not {expected}"));
-    let enum_value = |v: &str| serde_json::Value::String(v.to_owned());
-    let p = &mut page.device_policy;
-    let s = &mut page.selection_policy;
-    match short {
-        "fullThreshold" => p.full_threshold = value.parse().map_err(|_| bad("a number"))?,
-        "partialThreshold" => p.partial_threshold = value.parse().map_err(|_| bad("a number"))?,
-        "requiredMode" => p.required_mode =
-            serde_json::from_value::<RequiredMode>(enum_value(value)).map_err(|_| {
-                bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED")
-            })?,
-        "mode" => {
-            s.aggregate.mode =
-                serde_json::from_value::<AggregateMode>(enum_value(value)).map_err(|_| {
-                    bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE")
-                })?
-        }
-        "elseMode" => {
-            s.aggregate.else_mode = serde_json::from_value::<ElseMode>(enum_value(value))
-                .map_err(|_| bad("ANY_DEVICE_PARTIAL_IS_PARTIAL or NONE"))?
-        }
-        "strategy" => {
-            s.recommendation.strategy =
-                serde_json::from_value::<RecommendationStrategy>(enum_value(value))
-                    .map_err(|_| bad("HIGHEST_VERDICT_THEN_SCORE"))?
-        }
-        _ => {
-            let hint = did_you_mean(short, POLICY_NAMES.iter().copied())
-                .map(|s| format!(" (hint: did you mean `{s}`?)"))
-                .unwrap_or_default();
-            return Err(AppError::Usage(format!(
-                "unknown policy `{name}`{hint}; names: {}",
-                POLICY_NAMES.join(", ")
-            )));
-        }
-    }
-    Ok(())
+    policy::set(
+        &mut page.device_policy,
+        &mut page.selection_policy,
+        name,
+        value,
+    )
+    .map_err(AppError::Usage)
 }

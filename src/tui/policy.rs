@@ -96,17 +96,6 @@ impl Field {
             Field::Strategy => serde_name(&selection.recommendation.strategy),
         }
     }
-
-    /// Every value an enum field can take, by serde name.
-    fn choices(self) -> Vec<String> {
-        match self {
-            Field::RequiredMode => REQUIRED_MODES.iter().map(serde_name).collect(),
-            Field::AggregateMode => AGGREGATE_MODES.iter().map(serde_name).collect(),
-            Field::ElseMode => ELSE_MODES.iter().map(serde_name).collect(),
-            Field::Strategy => STRATEGIES.iter().map(serde_name).collect(),
-            Field::FullThreshold | Field::PartialThreshold => vec![],
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -222,51 +211,7 @@ fn cycled(
 
 /// The policies with enum field `field` set from typed text (serde name, any case,
 /// `-` or space for `_`), or why it can't be.
-fn parse_enum(
-    device: &DevicePolicy,
-    selection: &SelectionPolicy,
-    field: Field,
-    text: &str,
-) -> Result<(DevicePolicy, SelectionPolicy), String> {
-    let wanted = text.trim().to_uppercase().replace(['-', ' '], "_");
-    let (mut d, mut s) = (device.clone(), selection.clone());
-    let find = |names: Vec<String>| names.iter().position(|n| *n == wanted);
-    let found = match field {
-        Field::RequiredMode => find(field.choices()).map(|i| d.required_mode = REQUIRED_MODES[i]),
-        Field::AggregateMode => {
-            find(field.choices()).map(|i| s.aggregate.mode = AGGREGATE_MODES[i])
-        }
-        Field::ElseMode => find(field.choices()).map(|i| s.aggregate.else_mode = ELSE_MODES[i]),
-        Field::Strategy => find(field.choices()).map(|i| s.recommendation.strategy = STRATEGIES[i]),
-        Field::FullThreshold | Field::PartialThreshold => None,
-    };
-    match found {
-        Some(()) => Ok((d, s)),
-        None => Err(format!(
-            "{}: `{}` is not one of {}",
-            field.name(),
-            super::theme::safe(text.trim()),
-            field.choices().join(", ")
-        )),
-    }
-}
-
-/// Parses a typed threshold: a number from 0 to 1, or a percentage (`85%`).
-pub fn parse_threshold(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let (num, scale) = match t.strip_suffix('%') {
-        Some(p) => (p.trim(), 100.0),
-        None => (t, 1.0),
-    };
-    match num.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v / scale),
-        _ if t.is_empty() => Err("no value typed".into()),
-        _ => Err(format!(
-            "`{}` is not a number (type e.g. 0.85 or 85%)",
-            super::theme::safe(t)
-        )),
-    }
-}
+pub use crate::app::policy::parse_threshold;
 
 /// Sets both policies and saves them at once (a typed value is one deliberate change).
 fn save_now(
@@ -393,13 +338,20 @@ pub fn set_typed(state: &mut State, ctx: &mut Ctx<'_>, field: usize, text: &str)
     state.field = field;
     let device = ctx.ws.page.device_policy.clone();
     let selection = ctx.ws.page.selection_policy.clone();
-    let result = if f.is_threshold() {
-        parse_threshold(text)
-            .map_err(|m| format!("{}: {m}", f.name()))
-            .and_then(|v| with_threshold(&device, f, v))
-            .map(|d| (d, selection.clone()))
-    } else {
-        parse_enum(&device, &selection, f, text)
+    // The one parser of policy values, shared with `rulebench policy set`.
+    let result = {
+        let (mut d, mut s) = (device.clone(), selection.clone());
+        crate::app::policy::set(&mut d, &mut s, f.name(), text).and_then(|()| {
+            if f.is_threshold() {
+                let v = match f {
+                    Field::FullThreshold => d.full_threshold,
+                    _ => d.partial_threshold,
+                };
+                with_threshold(&device, f, v).map(|d| (d, s))
+            } else {
+                Ok((d, s))
+            }
+        })
     };
     match result {
         Ok((d, s)) if d == device && s == selection => {
@@ -732,26 +684,29 @@ mod tests {
     }
 
     #[test]
-    fn enum_values_use_serde_names_and_parse_back() {
-        assert_eq!(
-            Field::RequiredMode.choices(),
-            vec![
-                "ANY_REQUIRED_FAIL_IS_0",
-                "ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL",
-                "IGNORE_REQUIRED"
-            ]
-        );
-        assert_eq!(
-            Field::ElseMode.choices(),
-            vec!["ANY_DEVICE_PARTIAL_IS_PARTIAL", "NONE"]
-        );
-        let (d, s) = (DevicePolicy::default(), SelectionPolicy::default());
-        let (d2, _) = parse_enum(&d, &s, Field::RequiredMode, "ignore-required").unwrap();
-        assert_eq!(d2.required_mode, RequiredMode::IgnoreRequired);
-        let (_, s2) = parse_enum(&d, &s, Field::ElseMode, "none").unwrap();
-        assert_eq!(s2.aggregate.else_mode, ElseMode::None);
-        let e = parse_enum(&d, &s, Field::AggregateMode, "most").unwrap_err();
+    fn enum_values_parse_through_the_one_policy_parser() {
+        let (mut d, mut s) = (DevicePolicy::default(), SelectionPolicy::default());
+        crate::app::policy::set(
+            &mut d,
+            &mut s,
+            Field::RequiredMode.name(),
+            "ignore-required",
+        )
+        .unwrap();
+        assert_eq!(d.required_mode, RequiredMode::IgnoreRequired);
+        crate::app::policy::set(&mut d, &mut s, Field::ElseMode.name(), "none").unwrap();
+        assert_eq!(s.aggregate.else_mode, ElseMode::None);
+        let e = crate::app::policy::set(&mut d, &mut s, Field::AggregateMode.name(), "most")
+            .unwrap_err();
         assert!(e.contains("ANY_DEVICE_FULL_IS_COMPATIBLE"), "{e}");
+        // Every field of the pane is a name the parser knows.
+        for f in FIELDS {
+            assert!(
+                crate::app::policy::NAMES.contains(&f.name()),
+                "{}",
+                f.name()
+            );
+        }
     }
 
     #[test]

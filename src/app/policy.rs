@@ -1,0 +1,129 @@
+//! Policy values by name, as people type them: the one parser of the command line
+//! (`policy set PAGE fullThreshold=85%`) and the workbench (a typed value in the
+//! Policy pane). Thresholds take a number from 0 to 1 or a percentage; modes take their
+//! name in any case, with `-` or spaces for `_` (`any-required-fail-caps-at-partial`).
+
+use serde_json::Value;
+
+use crate::core::diag::did_you_mean;
+use crate::core::model::{
+    AggregateMode, DevicePolicy, ElseMode, RecommendationStrategy, RequiredMode, SelectionPolicy,
+};
+
+/// The names of the policy values, in the order the workbench shows them.
+pub const NAMES: &[&str] = &[
+    "requiredMode",
+    "fullThreshold",
+    "partialThreshold",
+    "mode",
+    "elseMode",
+    "strategy",
+];
+
+/// Parses a threshold: a number from 0 to 1, or a percentage (`85%`).
+pub fn parse_threshold(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(p) => (p.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v / scale),
+        _ if t.is_empty() => Err("no value typed".into()),
+        _ => Err(format!(
+            "`{}` is not a number (type e.g. 0.85 or 85%)",
+            crate::core::text::sanitize(t)
+        )),
+    }
+}
+
+/// A mode's name as the page file writes it: upper case, `_` between words.
+fn mode_name(text: &str) -> Value {
+    Value::String(text.trim().to_uppercase().replace(['-', ' '], "_"))
+}
+
+/// Sets one policy value by name (`fullThreshold`, or with its object as in
+/// `devicePolicy.fullThreshold`) from typed text. Ranges and the order of the
+/// thresholds are checked afterwards, with the whole policy
+/// (`core::validate::validate_device_policy`).
+pub fn set(
+    device: &mut DevicePolicy,
+    selection: &mut SelectionPolicy,
+    name: &str,
+    text: &str,
+) -> Result<(), String> {
+    let name = name.trim();
+    let short = name.rsplit('.').next().unwrap_or(name);
+    let bad = |expected: &str| {
+        format!(
+            "policy {short}: `{}` is not {expected}",
+            crate::core::text::sanitize(text.trim())
+        )
+    };
+    match short {
+        "fullThreshold" => {
+            device.full_threshold = parse_threshold(text).map_err(|e| format!("{short}: {e}"))?
+        }
+        "partialThreshold" => {
+            device.partial_threshold = parse_threshold(text).map_err(|e| format!("{short}: {e}"))?
+        }
+        "requiredMode" => device.required_mode =
+            serde_json::from_value::<RequiredMode>(mode_name(text)).map_err(|_| {
+                bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED")
+            })?,
+        "mode" => {
+            selection.aggregate.mode = serde_json::from_value::<AggregateMode>(mode_name(text))
+                .map_err(|_| {
+                    bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE")
+                })?
+        }
+        "elseMode" => {
+            selection.aggregate.else_mode = serde_json::from_value::<ElseMode>(mode_name(text))
+                .map_err(|_| bad("ANY_DEVICE_PARTIAL_IS_PARTIAL or NONE"))?
+        }
+        "strategy" => {
+            selection.recommendation.strategy =
+                serde_json::from_value::<RecommendationStrategy>(mode_name(text))
+                    .map_err(|_| bad("HIGHEST_VERDICT_THEN_SCORE"))?
+        }
+        _ => {
+            let hint = did_you_mean(short, NAMES.iter().copied())
+                .map(|s| format!(" (hint: did you mean `{s}`?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown policy `{}`{hint}; names: {}",
+                crate::core::text::sanitize(name),
+                NAMES.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_and_modes_parse_as_typed() {
+        let (mut d, mut s) = (DevicePolicy::default(), SelectionPolicy::default());
+        set(&mut d, &mut s, "fullThreshold", "85%").unwrap();
+        assert_eq!(d.full_threshold, 0.85);
+        set(&mut d, &mut s, "devicePolicy.partialThreshold", " 0.3 ").unwrap();
+        assert_eq!(d.partial_threshold, 0.3);
+        set(
+            &mut d,
+            &mut s,
+            "requiredMode",
+            "any-required-fail-caps-at-partial",
+        )
+        .unwrap();
+        assert_eq!(d.required_mode, RequiredMode::AnyRequiredFailCapsAtPartial);
+        set(&mut d, &mut s, "elseMode", "none").unwrap();
+        assert_eq!(s.aggregate.else_mode, ElseMode::None);
+        assert!(set(&mut d, &mut s, "fullThreshold", "abc").is_err());
+        assert!(set(&mut d, &mut s, "mode", "SOMETIMES").is_err());
+        let e = set(&mut d, &mut s, "fullTreshold", "1").unwrap_err();
+        assert!(e.contains("did you mean `fullThreshold`"), "{e}");
+    }
+}

@@ -689,3 +689,32 @@ fn deleting_a_page_deletes_its_assertions_and_results() {
     assert_eq!(count(&app, "assertions"), 0);
     assert_eq!(count(&app, "assertion_results"), 0);
 }
+
+/// Renaming an assertion (an edit that changes its id) replaces it in place: one
+/// revision, the old id gone, the position kept.
+#[test]
+fn a_rename_is_one_revision() {
+    let env = Env::new();
+    let mut app = env.app();
+    let (page, revision) = app.page(LLM).unwrap();
+    let first = page.assertions[0].clone();
+    let renamed = Assertion {
+        id: "renamed".into(),
+        ..first.clone()
+    };
+    let (id, rev) = app
+        .replace_assertion(LLM, Some(&first.id), renamed.clone())
+        .unwrap();
+    assert_eq!((id.as_str(), rev), ("renamed", revision + 1));
+    let (after, _) = app.page(LLM).unwrap();
+    assert_eq!(after.assertions.len(), page.assertions.len());
+    assert_eq!(after.assertions[0], renamed);
+    assert!(after.assertions.iter().all(|a| a.id != first.id));
+    // Renaming onto another assertion's id is refused, and changes nothing.
+    let clash = Assertion {
+        id: page.assertions[1].id.clone(),
+        ..first.clone()
+    };
+    assert!(app.replace_assertion(LLM, Some("renamed"), clash).is_err());
+    assert_eq!(app.page(LLM).unwrap().1, revision + 1);
+}

@@ -91,11 +91,23 @@ impl App {
 
     /// Adds an assertion (or replaces the one with its id). Returns its id and the revision.
     pub fn put_assertion(&mut self, page_id: &str, assertion: Assertion) -> Result<(String, i64)> {
-        let (mut page, _) = self.page(page_id)?;
+        self.replace_assertion(page_id, None, assertion)
+    }
+
+    /// Replaces the assertion `replacing` (in place, even when the new one has another
+    /// id: a rename is one revision), or adds or replaces by the assertion's own id.
+    pub fn replace_assertion(
+        &mut self,
+        page_id: &str,
+        replacing: Option<&str>,
+        assertion: Assertion,
+    ) -> Result<(String, i64)> {
+        let (mut page, _) = self.page_without(page_id, Side::Target)?;
+        let wanted = replacing.unwrap_or(&assertion.id).to_owned();
         let at = page
             .assertions
             .iter()
-            .position(|a| !assertion.id.is_empty() && a.id == assertion.id);
+            .position(|a| !wanted.is_empty() && a.id == wanted);
         let index = match at {
             Some(i) => {
                 page.assertions[i] = assertion;

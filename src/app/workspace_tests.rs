@@ -34,7 +34,8 @@ impl Workspace {
 
     /// Re-reads the page's assertions and revision after a change made through the app.
     fn reload_assertions(&mut self, app: &App) -> Result<()> {
-        let (page, revision) = app.page(&self.page.id)?;
+        // Only the assertions changed: the rows are not read again.
+        let (page, revision) = app.page_without(&self.page.id, crate::core::model::Side::Target)?;
         self.page.assertions = page.assertions;
         self.revision = revision;
         Ok(())
@@ -53,7 +54,18 @@ impl Workspace {
 
     /// Adds or replaces an assertion (validated); returns its id.
     pub fn put_assertion(&mut self, app: &mut App, assertion: Assertion) -> Result<String> {
-        let (id, _) = app.put_assertion(&self.page.id, assertion)?;
+        self.replace_assertion(app, None, assertion)
+    }
+
+    /// Replaces assertion `replacing` with `assertion` (a rename is one revision), or
+    /// adds or replaces by its id; returns its id.
+    pub fn replace_assertion(
+        &mut self,
+        app: &mut App,
+        replacing: Option<&str>,
+        assertion: Assertion,
+    ) -> Result<String> {
+        let (id, _) = app.replace_assertion(&self.page.id, replacing, assertion)?;
         self.reload_assertions(app)?;
         Ok(id)
     }

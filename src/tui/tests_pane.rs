@@ -136,16 +136,13 @@ pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> V
         {
             a.id = id.clone();
         }
-        ctx.ws.put_assertion(ctx.app, a).map_err(|e| e.to_string())
+        // A rename replaces the old assertion in place: one revision.
+        ctx.ws
+            .replace_assertion(ctx.app, replacing.as_deref(), a)
+            .map_err(|e| e.to_string())
     });
     match result {
         Ok(id) => {
-            if let Some(old) = replacing.filter(|old| *old != id) {
-                // The id changed: the edit replaces the old assertion.
-                if let Err(e) = ctx.ws.remove_assertion(ctx.app, &old) {
-                    ctx.status.app_error(&e);
-                }
-            }
             ctx.status.info(format!(
                 "saved assertion {id} (revision {})",
                 ctx.ws.revision

@@ -195,6 +195,21 @@ fn an_invalid_edit_is_refused_and_changes_nothing() {
 
 #[test]
 fn a_linked_file_change_reloads_the_open_page() {
+    linked_file_change_reloads(|app, db| {
+        Ui::with_db(app, Some(PAGE), Theme::mono(), Some(db)).unwrap()
+    });
+}
+
+/// In the workbench proper the page is reopened on a background thread with its own
+/// connection, and taken in on the key thread with drafts and selection kept.
+#[test]
+fn a_linked_file_change_reopens_the_page_off_the_key_thread() {
+    linked_file_change_reloads(|app, db| {
+        Ui::workbench(app, Some(PAGE), Theme::mono(), Some(db)).unwrap()
+    });
+}
+
+fn linked_file_change_reloads(make: fn(App, PathBuf) -> Ui) {
     let (dir, db) = setup();
     let csv = dir.path().join("models.csv");
     std::fs::write(&csv, "id,name,supportsStreaming\nm1,M1,true\nm2,M2,false\n").unwrap();
@@ -206,7 +221,7 @@ fn a_linked_file_change_reloads_the_open_page() {
     app.import_dataset(PAGE, Side::Target, &csv, &opts, &mut |_| {})
         .unwrap();
     let mut b = Bench {
-        ui: Ui::with_db(app, Some(PAGE), Theme::mono(), Some(db.clone())).unwrap(),
+        ui: make(app, db.clone()),
         dir,
         db,
     };

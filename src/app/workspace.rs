@@ -82,6 +82,15 @@ impl Workspace {
     /// Re-opens the page from the database (after a dataset change), keeping the
     /// selection where it still exists and re-applying unsaved rule drafts by rule id.
     pub fn reload(&mut self, app: &App) -> Result<()> {
+        let fresh = Workspace::open(app, &self.page.id)?;
+        self.adopt(fresh);
+        Ok(())
+    }
+
+    /// Takes the state of a freshly opened workspace of the same page (opened elsewhere,
+    /// say on a background thread), keeping the selection where it still exists and
+    /// re-applying unsaved rule drafts by rule id.
+    pub fn adopt(&mut self, mut fresh: Workspace) {
         let drafts: Vec<(String, Value)> = (0..self.page.rules.len())
             .filter(|&i| self.is_unsaved(i))
             .map(|i| {
@@ -92,7 +101,6 @@ impl Workspace {
             })
             .collect();
         let selection = self.selection;
-        let mut fresh = Workspace::open(app, &self.page.id)?;
         if selection < fresh.page.source.rows.len() {
             fresh.select(selection);
         }
@@ -102,7 +110,6 @@ impl Workspace {
             }
         }
         *self = fresh;
-        Ok(())
     }
 
     pub fn has_sources(&self) -> bool {

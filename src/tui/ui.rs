@@ -155,6 +155,10 @@ pub struct Ui {
     watcher: Option<Watcher>,
     /// Every source's verdict and the assertions, off the key thread.
     jobs: Option<Jobs>,
+    /// A page being reopened on a background thread after its linked file changed.
+    reopening: Option<std::sync::mpsc::Receiver<Result<Workspace, AppError>>>,
+    /// What the status line says once the reopened page is in.
+    pending_reopen_message: Option<String>,
     job_mode: Mode,
 }
 
@@ -199,6 +203,8 @@ impl Ui {
             db,
             watcher: None,
             jobs: None,
+            reopening: None,
+            pending_reopen_message: None,
             job_mode,
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
@@ -396,6 +402,59 @@ impl Ui {
         }
     }
 
+    /// Reopens the page after its rows changed in the database: on a background thread
+    /// with its own connection when the database file is known (the key thread never
+    /// loads the page), else at once.
+    fn reopen(&mut self, what: String) {
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        match (&self.db, self.job_mode) {
+            (Some(db), Mode::Background) => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let (db, id) = (db.clone(), p.ws.page.id.clone());
+                std::thread::spawn(move || {
+                    let opened = App::open(&db).and_then(|app| Workspace::open(&app, &id));
+                    let _ = tx.send(opened);
+                });
+                self.reopening = Some(rx);
+                self.status.info(format!("{what} · opening it…"));
+                self.pending_reopen_message = Some(what);
+            }
+            _ => match p.ws.reload(&self.app) {
+                Ok(()) => {
+                    self.status.info(what);
+                    self.queue.push_back(Action::Changed(Changed::all()));
+                }
+                Err(e) => self.status.app_error(&e),
+            },
+        }
+    }
+
+    /// A page reopened in the background: taken in, drafts and selection kept.
+    fn take_reopened(&mut self) {
+        let Some(rx) = &self.reopening else { return };
+        let Ok(opened) = rx.try_recv() else { return };
+        self.reopening = None;
+        let what = self.pending_reopen_message.take().unwrap_or_default();
+        if let Screen::Page(p) = &mut self.screen {
+            match opened {
+                Ok(fresh) if fresh.page.id == p.ws.page.id => {
+                    let started = Instant::now();
+                    p.ws.adopt(fresh);
+                    self.profile_notes.push(format!(
+                        "reload=adopted ms={:.3}",
+                        started.elapsed().as_secs_f64() * 1e3
+                    ));
+                    self.status.info(what);
+                    self.queue.push_back(Action::Changed(Changed::all()));
+                }
+                Ok(_) => {}
+                Err(e) => self.status.app_error(&e),
+            }
+        }
+    }
+
     /// Waits until the background work has caught up with the page (tests, benchmarks).
     pub fn settle(&mut self) {
         if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) {
@@ -410,7 +469,7 @@ impl Ui {
 
     /// Whether background work is under way.
     pub fn busy(&self) -> bool {
-        self.jobs.as_ref().is_some_and(Jobs::pending)
+        self.jobs.as_ref().is_some_and(Jobs::pending) || self.reopening.is_some()
     }
 
     fn update(&mut self, action: Action) {
@@ -497,6 +556,7 @@ impl Ui {
     /// Saves edits whose debounce has elapsed.
     pub fn tick(&mut self, now: Instant) {
         self.poll_watcher();
+        self.take_reopened();
         self.drain();
         self.take_job_results();
         if let Screen::Page(p) = &mut self.screen
@@ -559,19 +619,12 @@ impl Ui {
                     revision,
                     ..
                 } => {
-                    if let Screen::Page(p) = &mut self.screen {
-                        match p.ws.reload(&self.app) {
-                            Ok(()) => {
-                                self.status.info(format!(
-                                    "reloaded {} from {} (revision {revision})",
-                                    side.name(),
-                                    super::theme::safe(&file.display().to_string())
-                                ));
-                                self.queue.push_back(Action::Changed(Changed::all()));
-                            }
-                            Err(e) => self.status.app_error(&e),
-                        }
-                    }
+                    let what = format!(
+                        "reloaded {} from {} (revision {revision})",
+                        side.name(),
+                        super::theme::safe(&file.display().to_string())
+                    );
+                    self.reopen(what);
                 }
                 Reload::Failed { message, .. } => self
                     .status

@@ -164,6 +164,27 @@ impl Workspace {
         crate::core::infix::fields_of_schema(&self.schema)
     }
 
+    /// A rule's logic as infix, when it has one (`Err` says why not).
+    pub fn rule_infix(&self, rule: usize) -> std::result::Result<String, String> {
+        crate::core::infix::print(&self.page.rules[rule].logic).map_err(|e| e.to_string())
+    }
+
+    /// Checks an edited infix text for rule `i`: parsed against the page's fields
+    /// (located errors with a hint), then as [`Workspace::try_logic_value`].
+    pub fn try_infix(&mut self, i: usize, text: &str) -> Draft {
+        match crate::core::infix::parse(text, &self.infix_fields()) {
+            Ok(logic) => self.try_logic_value(i, logic, None),
+            Err(e) => Draft::Invalid {
+                diagnostics: vec![Diagnostic {
+                    line: Some(e.line),
+                    column: Some(e.column),
+                    ..Diagnostic::error("infix-syntax", "", e.message.clone())
+                        .with_hint(e.hint.clone())
+                }],
+            },
+        }
+    }
+
     /// Pretty JSON of a rule's logic, as the editor shows it.
     pub fn rule_text(&self, rule: usize) -> String {
         crate::core::text::pretty_json(&self.page.rules[rule].logic, 60)

@@ -56,7 +56,7 @@ impl State {
         self.due = None;
         let text = match ws.page.rules.get(rule) {
             None => String::new(),
-            Some(r) if self.infix => match crate::core::infix::print(&r.logic) {
+            Some(_) if self.infix => match ws.rule_infix(rule) {
                 Ok(t) => t,
                 Err(_) => {
                     // This rule has no infix form: show it as JSONLogic.
@@ -97,21 +97,7 @@ impl State {
             return vec![];
         }
         let draft = if self.infix {
-            match crate::core::infix::parse(&self.text(), &ws.infix_fields()) {
-                Ok(logic) => ws.try_logic_value(self.rule, logic, None),
-                Err(e) => Draft::Invalid {
-                    diagnostics: vec![crate::core::diag::Diagnostic {
-                        line: Some(e.line),
-                        column: Some(e.column),
-                        ..crate::core::diag::Diagnostic::error(
-                            "infix-syntax",
-                            "",
-                            e.message.clone(),
-                        )
-                        .with_hint(e.hint.clone())
-                    }],
-                },
-            }
+            ws.try_infix(self.rule, &self.text())
         } else {
             ws.try_logic(self.rule, &self.text())
         };
@@ -186,11 +172,11 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     .error("fix the text first: F2 switches views of a valid rule");
                 return vec![];
             }
-            let Some(rule) = ctx.ws.page.rules.get(state.rule) else {
+            if state.rule >= ctx.ws.page.rules.len() {
                 return vec![];
-            };
+            }
             if !state.infix
-                && let Err(e) = crate::core::infix::print(&rule.logic)
+                && let Err(e) = ctx.ws.rule_infix(state.rule)
             {
                 ctx.status.error(format!("{e}: it stays in JSONLogic"));
                 return vec![];

@@ -81,13 +81,38 @@ fn peak_rss_mb() -> Option<f64> {
 pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
     let text =
         std::fs::read_to_string(file).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    /// The page's id alone (the rest is skipped, not built).
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: String,
+    }
+    let page: Id =
+        serde_json::from_str(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    drop(text);
     let dir = std::env::temp_dir().join(format!("rulebench-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| usage(format!("{}: {e}", dir.display())))?;
     let db = dir.join("bench.db");
     let result = (|| {
-        let mut app = App::open(&db)?;
-        let imported = app.import(&text, &file.display().to_string(), true)?;
-        let page = imported.page_id;
+        // Imported by a child process, so the peak memory below is the workbench's.
+        let status = std::process::Command::new(
+            std::env::current_exe()
+                .map_err(|e| crate::app::AppError::Usage(format!("the rulebench binary: {e}")))?,
+        )
+        .arg("--db")
+        .arg(&db)
+        .args(["import", "--replace"])
+        .arg(file)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| crate::app::AppError::Usage(format!("importing {}: {e}", file.display())))?;
+        if !status.success() {
+            return Err(crate::app::AppError::Usage(format!(
+                "importing {} failed",
+                file.display()
+            )));
+        }
+        let app = App::open(&db)?;
+        let page = page.id;
         let mut out = format!(
             "rulebench bench --workbench {} ({rounds} rounds)\n",
             file.display()

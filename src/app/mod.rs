@@ -21,7 +21,7 @@ use crate::core::model::{Override, Page, Rule, Side, key_hash};
 use crate::core::predicates::{self, PredicateList};
 use crate::core::result::{Names, SelectionResult};
 use crate::core::validate::{self, Schema};
-use crate::store::{self, PageSummary, Store, StoreError};
+use crate::store::{self, Store, StoreError};
 
 bitflags::bitflags! {
     /// What a change touched. Every mutation of the workbench says which of these it
@@ -47,6 +47,28 @@ bitflags::bitflags! {
         const OUTCOMES = Self::RULES.bits() | Self::LOGIC.bits() | Self::POLICY.bits()
             | Self::OVERRIDES.bits() | Self::ROWS.bits() | Self::SELECTION.bits();
     }
+}
+
+pub use crate::store::PageSummary;
+
+/// The core types and pure helpers the fronts use: the fronts reach the core only
+/// through `app` (the benchmark command, which measures the core itself, excepted).
+pub mod types {
+    pub use crate::core::assertions::{Assertion, Report};
+    pub use crate::core::dataset::DataError;
+    pub use crate::core::diag::{Diagnostic, parse_json};
+    pub use crate::core::engine::{Reads, apply};
+    pub use crate::core::explain::{Explanation, Kind, Node, fmt_value};
+    pub use crate::core::infix;
+    pub use crate::core::matrix::{ERROR, PASS};
+    pub use crate::core::model::{
+        AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, RecommendationStrategy,
+        RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash,
+    };
+    pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
+    pub use crate::core::text::sanitize;
+    pub use crate::core::validate::DatasetSchema;
+    pub use crate::core::verdict::{DeviceVerdict, Reason, Verdict};
 }
 
 /// The sample pages every new database starts with (embedded in the binary).

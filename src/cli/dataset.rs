@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use super::output::{render_table, sanitize};
 use super::{Exit, Failure, pretty, usage, write_out};
 use crate::app::dataset::{ImportOptions, Progress};
+use crate::app::types::DataError;
+use crate::app::types::Side;
 use crate::app::watch::{Reload, Watcher};
 use crate::app::{App, AppError};
-use crate::core::dataset::DataError;
-use crate::core::model::Side;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SideArg {

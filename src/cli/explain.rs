@@ -6,9 +6,9 @@ use clap::ValueEnum;
 
 use super::output::glyph;
 use crate::app::explain::{CellExplanation, RuleReport};
-use crate::core::explain::{Kind, Node, fmt_value};
-use crate::core::infix;
-use crate::core::text::sanitize;
+use crate::app::types::infix;
+use crate::app::types::sanitize;
+use crate::app::types::{Kind, Node, fmt_value};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExplainFormat {

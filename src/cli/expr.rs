@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::{Failure, usage};
-use crate::core::diag::parse_json;
-use crate::core::infix::{self, Fields};
+use crate::app::types::infix::{self, Fields};
+use crate::app::types::parse_json;
 
 /// Converts one expression; `fields` (a page's) enables unknown-field hints.
 pub fn run(text: &str, to_infix: bool, fields: &Fields) -> Result<String, Failure> {

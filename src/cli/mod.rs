@@ -16,9 +16,8 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
+use crate::app::types::parse_json;
 use crate::app::{App, AppError, default_db_path};
-use crate::core::diag::parse_json;
-use crate::core::engine;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -331,7 +330,7 @@ pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
 
 /// Writes one selection's result in a format.
 fn evaluate_one<W: Write>(
-    r: &crate::core::result::SelectionResult,
+    r: &crate::app::types::SelectionResult,
     format: Format,
     w: &mut W,
 ) -> std::io::Result<()> {
@@ -456,8 +455,8 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                 parse_json::<Value>(text).map_err(|d| usage(format!("--{name}: {d}")))
             };
             let (logic, data) = (parse("logic", &logic)?, parse("data", &data)?);
-            let result =
-                engine::apply(&logic, &data).map_err(|e| usage(format!("--logic: {e}")))?;
+            let result = crate::app::types::apply(&logic, &data)
+                .map_err(|e| usage(format!("--logic: {e}")))?;
             write_out(&format!("{result}\n"))?;
         }
         Command::Bench {
@@ -518,8 +517,8 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
             page,
         } => {
             let fields = match page {
-                Some(id) => crate::core::infix::fields_of(&App::open(&db())?.page(&id)?.0),
-                None => crate::core::infix::Fields::default(),
+                Some(id) => crate::app::types::infix::fields_of(&App::open(&db())?.page(&id)?.0),
+                None => crate::app::types::infix::Fields::default(),
             };
             write_out(&expr::run(&expression, to_infix, &fields)?)?;
         }

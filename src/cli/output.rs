@@ -1,6 +1,6 @@
 //! Text renderings: glyphs and aligned tables (results stream through `print`).
 
-use crate::store::PageSummary;
+use crate::app::PageSummary;
 
 /// Glyph of a verdict: ● full, ◐ partial, ○ none.
 pub fn glyph(verdict: u64) -> &'static str {
@@ -11,7 +11,7 @@ pub fn glyph(verdict: u64) -> &'static str {
     }
 }
 
-pub use crate::core::text::sanitize;
+pub use crate::app::types::sanitize;
 
 pub(super) fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())

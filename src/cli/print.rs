@@ -8,8 +8,8 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::output::{glyph, render_table, sanitize};
-use crate::core::matrix::PASS;
-use crate::core::result::{FeatureKeys, Names, SelectionResult};
+use crate::app::types::PASS;
+use crate::app::types::{FeatureKeys, Names, SelectionResult};
 
 /// Escaped pieces of JSON shared by every selection of one page.
 pub struct Fragments {
@@ -239,7 +239,7 @@ pub fn json_line<W: Write>(w: &mut W, r: &SelectionResult, f: &Fragments) -> io:
 /// One line of compact JSON per target: the selection key, then the target's entry of
 /// `targets[]` (`--select … --format jsonl`).
 pub fn target_lines<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> {
-    let all = crate::core::result::Needs::all();
+    let all = crate::app::types::Needs::all();
     for t in 0..r.target_count() {
         let mut entry = serde_json::Map::new();
         entry.insert("selectionKey".into(), Value::from(r.selection_key.clone()));

@@ -8,8 +8,8 @@ use clap::ValueEnum;
 
 use super::{Exit, Failure, pretty, read_file, usage, write_out};
 use crate::app::App;
-use crate::core::assertions::Report;
-use crate::core::text::sanitize;
+use crate::app::types::Report;
+use crate::app::types::sanitize;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TestFormat {

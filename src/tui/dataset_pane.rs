@@ -13,9 +13,9 @@ use super::action::Action;
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
+use crate::app::types::DatasetSchema;
+use crate::app::types::{Dataset, Row, Side};
 use crate::app::workspace::Workspace;
-use crate::core::model::{Dataset, Row, Side};
-use crate::core::validate::DatasetSchema;
 
 /// Fields shown per row besides the label.
 const SHOWN_FIELDS: usize = 4;

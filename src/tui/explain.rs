@@ -14,9 +14,9 @@ use super::action::Action;
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
+use crate::app::types::{ERROR, PASS};
+use crate::app::types::{Explanation, Kind, fmt_value};
 use crate::app::workspace::Workspace;
-use crate::core::explain::{Explanation, Kind, fmt_value};
-use crate::core::matrix::{ERROR, PASS};
 
 /// How a piece of text is styled (the theme is applied at render).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use super::action::{Action, Changed, PaneId};
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
-use crate::core::matrix::{ERROR, PASS};
-use crate::core::model::{Dataset, Rule};
+use crate::app::types::{Dataset, Rule};
+use crate::app::types::{ERROR, PASS};
 
 /// Width of the frozen rule-name column.
 pub const NAME_WIDTH: u16 = 22;

@@ -13,8 +13,8 @@ use super::action::{Action, Changed};
 use super::theme::{FAIL, OVERRIDE, PASS, Theme, safe};
 use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
+use crate::app::types::{Dataset, Override, Side, key_hash};
 use crate::app::workspace::Workspace;
-use crate::core::model::{Dataset, Override, Side, key_hash};
 
 /// Marks the overrides of the current selection.
 pub const HERE: &str = "◆";

@@ -8,8 +8,8 @@ use super::action::Action;
 use super::theme::{Theme, safe};
 use super::ui::{Modal, PromptFor};
 use super::view::pane_block;
+use crate::app::PageSummary;
 use crate::app::{App, AppError};
-use crate::store::PageSummary;
 
 #[derive(Debug)]
 pub struct State {

@@ -14,10 +14,10 @@ use super::action::{Action, Changed};
 use super::theme::{Theme, verdict_glyph};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
-use crate::core::model::{
+use crate::app::types::DeviceVerdict;
+use crate::app::types::{
     AggregateMode, DevicePolicy, ElseMode, RecommendationStrategy, RequiredMode, SelectionPolicy,
 };
-use crate::core::verdict::DeviceVerdict;
 
 /// How much `←`/`→`/`-`/`+` move a threshold.
 pub const STEP: f64 = 0.05;
@@ -585,7 +585,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::verdict::Reason;
+    use crate::app::types::Reason;
 
     #[test]
     fn stepping_rounds_and_clamps() {

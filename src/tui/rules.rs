@@ -13,8 +13,8 @@ use super::theme::{Theme, safe};
 use super::ui::{Ctx, Modal, PageUi, PromptFor, Status};
 use super::view::pane_block;
 use crate::app::App;
+use crate::app::types::Rule;
 use crate::app::workspace::Workspace;
-use crate::core::model::Rule;
 
 #[derive(Debug, Default)]
 pub struct State {
@@ -56,7 +56,7 @@ impl State {
 pub fn rank(
     rules: &[Rule],
     query: &str,
-    reads: impl Fn(usize) -> crate::core::engine::Reads,
+    reads: impl Fn(usize) -> crate::app::types::Reads,
 ) -> Vec<usize> {
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     if words.is_empty() {
@@ -366,7 +366,7 @@ pub fn form_key(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::engine::Reads;
+    use crate::app::types::Reads;
     use serde_json::json;
 
     fn rule(id: &str, name: &str, category: &str, weight: f64) -> Rule {

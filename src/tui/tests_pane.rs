@@ -11,7 +11,7 @@ use super::action::{Action, Changed};
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
-use crate::core::assertions::{Assertion, Report};
+use crate::app::types::{Assertion, Report};
 
 #[derive(Debug, Default)]
 pub struct State {
@@ -129,7 +129,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 /// An assertion typed in the prompt: parsed, validated and saved.
 pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> Vec<Action> {
     let parsed: Result<Assertion, String> =
-        crate::core::diag::parse_json(text).map_err(|d| d.to_string());
+        crate::app::types::parse_json(text).map_err(|d| d.to_string());
     let result = parsed.and_then(|mut a| {
         if let Some(id) = &replacing
             && a.id.is_empty()

@@ -108,5 +108,5 @@ pub const RECOMMENDED: &str = "★";
 
 /// Untrusted text made safe for the terminal: control characters escaped.
 pub fn safe(text: &str) -> String {
-    crate::core::text::sanitize(text)
+    crate::app::types::sanitize(text)
 }

@@ -13,10 +13,10 @@ use super::{
     dataset_pane, editor, explain, matrix, overrides, picker, policy, rules, sources, tests_pane,
 };
 use crate::app::jobs::{JobResult, Jobs, Mode};
+use crate::app::types::Side;
 use crate::app::watch::{Reload, Watcher};
 use crate::app::workspace::Workspace;
 use crate::app::{App, AppError};
-use crate::core::model::Side;
 
 /// How long an edit waits before it is saved.
 pub const SAVE_DEBOUNCE: Duration = Duration::from_millis(600);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rulebench::app::App;
 use rulebench::app::dataset::{ImportOptions, Progress};
 use rulebench::app::watch::{Reload, Watcher};
-use rulebench::app::workspace::Workspace;
+use rulebench::app::workspace::Session;
 use rulebench::core::dataset::{DataFormat, KeyCase, ParseOptions, parse};
 use rulebench::core::model::{Page, Side};
 use serde_json::{Value, json};
@@ -462,7 +462,7 @@ fn defaults_fill_missing_fields_in_evaluation_explanation_and_validation() {
     assert_eq!(verdict("m2")["verdict"], 0, "m2 says false");
     assert_eq!(verdict("m3")["verdict"], 2, "null takes the default");
     // The explanation agrees with the matrix.
-    let mut ws = Workspace::open(&app, PAGE).unwrap();
+    let mut ws = Session::open(&app, PAGE).unwrap();
     ws.select(ws.page.source.find_row("web").unwrap());
     for t in 0..3 {
         let e = ws.explain(0, t);

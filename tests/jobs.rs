@@ -121,7 +121,7 @@ fn a_stale_result_is_dropped() {
 #[test]
 fn a_cell_edit_is_incremental_and_reaches_the_background() {
     use rulebench::app::App;
-    use rulebench::app::workspace::Workspace;
+    use rulebench::app::workspace::Session;
     use rulebench::core::model::Side;
 
     let dir = tempfile::tempdir().unwrap();
@@ -129,7 +129,7 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
     let p = page();
     app.import(&serde_json::to_string(&p).unwrap(), "p.json", false)
         .unwrap();
-    let mut ws = Workspace::open(&app, &p.id).unwrap();
+    let mut ws = Session::open(&app, &p.id).unwrap();
     let mut jobs = Jobs::start(Mode::Background, &ws.page, ws.revision, ws.rows_stamp);
     jobs.settle(Duration::from_secs(20));
     // Warm every selection's columns, so stale caches would show.
@@ -138,13 +138,13 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
     }
     let stamp = ws.rows_stamp;
     let before = ws.revision;
-    ws.set_cell(&mut app, Side::Target, 5, "tier", json!("enterprise"))
+    ws.set_cell(Side::Target, 5, "tier", json!("enterprise"))
         .unwrap();
-    ws.set_cell(&mut app, Side::Target, 7, "contextWindow", json!(1))
+    ws.set_cell(Side::Target, 7, "contextWindow", json!(1))
         .unwrap();
-    ws.set_cell(&mut app, Side::Source, 2, "minContext", json!(2_000_000))
+    ws.set_cell(Side::Source, 2, "minContext", json!(2_000_000))
         .unwrap();
-    ws.set_cell(&mut app, Side::Source, 3, "provider", json!("meta"))
+    ws.set_cell(Side::Source, 3, "provider", json!("meta"))
         .unwrap();
     assert_eq!(ws.revision, before + 4, "one revision per cell");
     assert_eq!(ws.rows_stamp, stamp, "no reload");

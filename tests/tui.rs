@@ -581,7 +581,7 @@ fn background_work_follows_an_edit_without_holding_the_key() {
         "the edit broke a pinned assertion: {report:?}"
     );
     // The verdicts that arrived are those of the edited page.
-    let mut ws = rulebench::app::workspace::Workspace::open(&b.ui.app, "llm-chat-clients").unwrap();
+    let mut ws = rulebench::app::workspace::Session::open(&b.ui.app, "llm-chat-clients").unwrap();
     let tc = ws.page.rule("tool-calling").unwrap().0;
     let logic = page.ws.page.rules[tc].logic.clone();
     let _ = ws.try_logic_value(tc, logic, None);

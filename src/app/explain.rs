@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn the_workspace_and_the_use_case_agree() {
         let (_dir, app) = app();
-        let mut ws = super::super::workspace::Workspace::open(&app, "loan-eligibility").unwrap();
+        let mut ws = super::super::workspace::Session::open(&app, "loan-eligibility").unwrap();
         ws.select(0);
         for t in 0..ws.page.target.rows.len() {
             let id = ws.page.target.row_id(&ws.page.target.rows[t]);

@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod policy;
 pub mod watch;
 pub mod workspace;
+pub use workspace::Session;
 mod workspace_tests;
 
 use std::path::{Path, PathBuf};
@@ -232,6 +233,14 @@ impl App {
             app.store.set_meta("seeded", &timestamp())?;
         }
         Ok(app)
+    }
+
+    /// Another connection to the same database (a session of its own, a background
+    /// thread): no seeding, no migration left to do.
+    pub fn reopen(&self) -> Result<App> {
+        Ok(App {
+            store: Store::open(self.store.path())?,
+        })
     }
 
     pub fn store(&self) -> &Store {

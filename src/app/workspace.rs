@@ -26,7 +26,7 @@ pub enum Draft {
 }
 
 /// The live session of one page.
-pub struct Workspace {
+pub struct Session {
     pub page: Page,
     /// The saved revision.
     pub revision: i64,
@@ -45,25 +45,34 @@ pub struct Workspace {
     /// Rows changed by cell edits, not yet handed to the background work.
     cell_edits: Vec<(Side, usize, crate::core::model::Row)>,
     /// The last step of policies tuned in memory and not saved yet
-    /// ([`Workspace::tune_policies`]).
+    /// ([`Session::tune_policies`]).
     policies_since: Option<Instant>,
+    /// The session's own connection to the database: every change it makes is saved
+    /// through it.
+    pub(super) app: App,
 }
 
 /// How long policy tuning pauses before the policies are saved (one revision a burst).
 pub const POLICY_SAVE_DELAY: std::time::Duration = std::time::Duration::from_millis(700);
 
-/// The source of [`Workspace::rows_stamp`].
+/// The source of [`Session::rows_stamp`].
 static ROWS_STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-impl Workspace {
-    /// Opens a page and evaluates its first source row.
-    pub fn open(app: &App, page_id: &str) -> Result<Workspace> {
+impl Session {
+    /// Opens a page and evaluates its first source row, on a connection of its own to
+    /// `app`'s database.
+    pub fn open(app: &App, page_id: &str) -> Result<Session> {
+        Self::open_with(app.reopen()?, page_id)
+    }
+
+    /// Opens a page on this connection and evaluates its first source row.
+    pub fn open_with(app: App, page_id: &str) -> Result<Session> {
         let (page, revision) = app.page(page_id)?;
         let mut matrix = Matrix::new(&page)?;
         let started = Instant::now();
         let eval = matrix.evaluate(0);
         let unsaved = vec![false; page.rules.len()];
-        Ok(Workspace {
+        Ok(Session {
             schema: Schema::of(&page),
             saved_columns: eval.columns.clone(),
             last_recompute: started.elapsed(),
@@ -76,13 +85,19 @@ impl Workspace {
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             policies_since: None,
             cell_edits: Vec::new(),
+            app,
         })
+    }
+
+    /// The session's connection (reads; changes go through the session's use cases).
+    pub fn app(&self) -> &App {
+        &self.app
     }
 
     /// Re-opens the page from the database (after a dataset change), keeping the
     /// selection where it still exists and re-applying unsaved rule drafts by rule id.
-    pub fn reload(&mut self, app: &App) -> Result<()> {
-        let fresh = Workspace::open(app, &self.page.id)?;
+    pub fn reload(&mut self) -> Result<()> {
+        let fresh = Session::open(&self.app, &self.page.id)?;
         self.adopt(fresh);
         Ok(())
     }
@@ -90,7 +105,7 @@ impl Workspace {
     /// Takes the state of a freshly opened workspace of the same page (opened elsewhere,
     /// say on a background thread), keeping the selection where it still exists and
     /// re-applying unsaved rule drafts by rule id.
-    pub fn adopt(&mut self, mut fresh: Workspace) {
+    pub fn adopt(&mut self, mut fresh: Session) {
         let drafts: Vec<(String, Value)> = (0..self.page.rules.len())
             .filter(|&i| self.is_unsaved(i))
             .map(|i| {
@@ -170,7 +185,7 @@ impl Workspace {
     }
 
     /// Checks an edited infix text for rule `i`: parsed against the page's fields
-    /// (located errors with a hint), then as [`Workspace::try_logic_value`].
+    /// (located errors with a hint), then as [`Session::try_logic_value`].
     pub fn try_infix(&mut self, i: usize, text: &str) -> Draft {
         match crate::core::infix::parse(text, &self.infix_fields()) {
             Ok(logic) => self.try_logic_value(i, logic, None),
@@ -240,23 +255,23 @@ impl Workspace {
     }
 
     /// Saves rule `i` as a new revision.
-    pub fn save_rule(&mut self, app: &mut App, i: usize) -> Result<i64> {
+    pub fn save_rule(&mut self, i: usize) -> Result<i64> {
         let rule = self.page.rules[i].clone();
-        self.revision = app.save_rule(&self.page, &rule, Some(i))?;
+        self.revision = self.app.save_rule(&self.page, &rule, Some(i))?;
         self.unsaved[i] = false;
         self.saved_columns = self.eval.columns.clone();
         Ok(self.revision)
     }
 
     /// Saves every unsaved rule.
-    pub fn save_all(&mut self, app: &mut App) -> Result<()> {
+    pub fn save_all(&mut self) -> Result<()> {
         for i in 0..self.page.rules.len() {
             if self.unsaved[i] {
-                self.save_rule(app, i)?;
+                self.save_rule(i)?;
             }
         }
         if self.policies_since.is_some() {
-            self.save_tuned_policies(app)?;
+            self.save_tuned_policies()?;
         }
         Ok(())
     }
@@ -264,7 +279,6 @@ impl Workspace {
     /// Changes a rule's name, required flag, weight and category (saved at once).
     pub fn update_rule_meta(
         &mut self,
-        app: &mut App,
         i: usize,
         name: &str,
         required: bool,
@@ -288,7 +302,7 @@ impl Workspace {
         } else {
             category.trim().to_owned()
         };
-        self.revision = app.save_rule(&self.page, &rule, Some(i))?;
+        self.revision = self.app.save_rule(&self.page, &rule, Some(i))?;
         self.matrix.set_rule_weight(i, required, weight);
         self.page.rules[i] = rule;
         self.unsaved[i] = false;
@@ -297,7 +311,7 @@ impl Workspace {
     }
 
     /// Adds a rule (always-true logic unless given), saved at once; returns its index.
-    pub fn add_rule(&mut self, app: &mut App, name: &str) -> Result<usize> {
+    pub fn add_rule(&mut self, name: &str) -> Result<usize> {
         let mut rule = Rule {
             id: String::new(),
             name: name.to_owned(),
@@ -314,7 +328,7 @@ impl Workspace {
             rule.id = format!("{base}-{n}");
             n += 1;
         }
-        self.revision = app.save_rule(&self.page, &rule, None)?;
+        self.revision = self.app.save_rule(&self.page, &rule, None)?;
         let i = self.page.rules.len();
         self.matrix.insert_rule(i, &rule)?;
         self.page.rules.push(rule);
@@ -324,9 +338,9 @@ impl Workspace {
         Ok(i)
     }
 
-    pub fn delete_rule(&mut self, app: &mut App, i: usize) -> Result<i64> {
+    pub fn delete_rule(&mut self, i: usize) -> Result<i64> {
         let id = self.page.rules[i].id.clone();
-        self.revision = app.remove_rule(&self.page.id, &id)?;
+        self.revision = self.app.remove_rule(&self.page.id, &id)?;
         self.page.rules.remove(i);
         self.unsaved.remove(i);
         self.matrix.remove_rule(i);
@@ -336,9 +350,9 @@ impl Workspace {
     }
 
     /// Reverts rule `i` to its version before the last saved change (`u`).
-    pub fn revert_rule(&mut self, app: &mut App, i: usize) -> Result<i64> {
+    pub fn revert_rule(&mut self, i: usize) -> Result<i64> {
         let id = self.page.rules[i].id.clone();
-        let history = app.store().rule_history(&self.page.id, &id)?;
+        let history = self.app.store().rule_history(&self.page.id, &id)?;
         let current = &self.page.rules[i];
         let previous = history
             .into_iter()
@@ -351,7 +365,7 @@ impl Workspace {
                     || r.category != current.category
             })
             .ok_or_else(|| AppError::Usage(format!("rule `{id}` has no earlier version")))?;
-        self.revision = app.save_rule(&self.page, &previous, Some(i))?;
+        self.revision = self.app.save_rule(&self.page, &previous, Some(i))?;
         self.matrix.replace_rule(i, &previous)?;
         self.page.rules[i] = previous;
         self.unsaved[i] = false;
@@ -363,17 +377,16 @@ impl Workspace {
     /// Sets both policies (saved at once); only the verdicts are recomputed.
     pub fn set_policies(
         &mut self,
-        app: &mut App,
         device: DevicePolicy,
         selection: SelectionPolicy,
     ) -> Result<i64> {
         self.tune_policies(device, selection)?;
-        self.save_tuned_policies(app)
+        self.save_tuned_policies()
     }
 
     /// Sets both policies in memory while they are being tuned: checked on their own
     /// (no copy of the page, no whole-page validation), verdicts recomputed, saved
-    /// once the tuning pauses ([`Workspace::save_policies_if_due`]).
+    /// once the tuning pauses ([`Session::save_policies_if_due`]).
     pub fn tune_policies(
         &mut self,
         device: DevicePolicy,
@@ -405,8 +418,8 @@ impl Workspace {
     }
 
     /// Saves tuned policies as one revision.
-    pub fn save_tuned_policies(&mut self, app: &mut App) -> Result<i64> {
-        self.revision = app.save_policies(&self.page)?;
+    pub fn save_tuned_policies(&mut self) -> Result<i64> {
+        self.revision = self.app.save_policies(&self.page)?;
         self.policies_since = None;
         Ok(self.revision)
     }
@@ -420,21 +433,16 @@ impl Workspace {
     /// Sets `field` of one row to `value`, saved at once as one revision. A field that
     /// is not a key changes that row only: one stored row rewritten, the rules that read
     /// the field recomputed, the change queued for the background work
-    /// ([`Workspace::take_cell_edits`]). A key field moves the row's key (overrides
+    /// ([`Session::take_cell_edits`]). A key field moves the row's key (overrides
     /// follow it): the page is validated whole and reloaded.
-    pub fn set_cell(
-        &mut self,
-        app: &mut App,
-        side: Side,
-        row: usize,
-        field: &str,
-        value: Value,
-    ) -> Result<i64> {
+    pub fn set_cell(&mut self, side: Side, row: usize, field: &str, value: Value) -> Result<i64> {
         let field = field.trim();
         let d = self.page.dataset(side);
         if field.is_empty() || row >= d.rows.len() || d.key.iter().any(|k| k == field) {
-            let rev = app.set_cell(&self.page.id.clone(), side, row, field, value)?;
-            self.reload(app)?;
+            let rev = self
+                .app
+                .set_cell(&self.page.id.clone(), side, row, field, value)?;
+            self.reload()?;
             return Ok(rev);
         }
         let mut new_row = d.rows[row].clone();
@@ -444,7 +452,9 @@ impl Workspace {
             side.name(),
             d.row_label(&new_row)
         );
-        self.revision = app.store_row(&self.page.id, side, row, &new_row, &what)?;
+        self.revision = self
+            .app
+            .store_row(&self.page.id, side, row, &new_row, &what)?;
         let changed = [field.to_owned()];
         self.matrix
             .replace_row(side, row, self.page.dataset(side), &new_row, &changed);
@@ -464,18 +474,16 @@ impl Workspace {
     /// Sets (Some) or clears (None) the override of (selection, target), saved at once.
     pub fn set_override(
         &mut self,
-        app: &mut App,
         target: usize,
         value: Option<(bool, Option<String>)>,
     ) -> Result<i64> {
-        self.set_override_at(app, self.selection, target, value)
+        self.set_override_at(self.selection, target, value)
     }
 
     /// Sets or clears the override of any (source, target) pair, saved at once; the
     /// shown verdicts are recomputed for the current selection.
     pub fn set_override_at(
         &mut self,
-        app: &mut App,
         source: usize,
         target: usize,
         value: Option<(bool, Option<String>)>,
@@ -484,8 +492,12 @@ impl Workspace {
         let target_key = self.page.target.row_key(&self.page.target.rows[target]);
         // The workspace knows both rows: the change is written by key, without
         // loading the page again.
-        self.revision =
-            app.put_override_by_keys(&self.page.id, &source_key, &target_key, value.clone())?;
+        self.revision = self.app.put_override_by_keys(
+            &self.page.id,
+            &source_key,
+            &target_key,
+            value.clone(),
+        )?;
         let (sh, th) = (key_hash(&source_key), key_hash(&target_key));
         self.page.overrides.retain(|o| {
             !(o.source_hash().as_deref() == Some(&sh) && o.target_hash().as_deref() == Some(&th))
@@ -548,13 +560,8 @@ impl Workspace {
     }
 
     /// Clears the override of any (source, target) pair, saved at once.
-    pub fn clear_override_at(
-        &mut self,
-        app: &mut App,
-        source: usize,
-        target: usize,
-    ) -> Result<i64> {
-        self.set_override_at(app, source, target, None)
+    pub fn clear_override_at(&mut self, source: usize, target: usize) -> Result<i64> {
+        self.set_override_at(source, target, None)
     }
 
     /// The page with its compiled matrix, for running assertions on the live state.
@@ -587,14 +594,14 @@ mod tests {
         (dir, app)
     }
 
-    fn target(ws: &Workspace, id: &str) -> usize {
+    fn target(ws: &Session, id: &str) -> usize {
         ws.page.target.find_row(id).unwrap()
     }
 
     #[test]
     fn editing_a_rule_flips_cells_then_saving_makes_a_revision() {
-        let (_d, mut app) = app();
-        let mut ws = Workspace::open(&app, "llm-chat-clients").unwrap();
+        let (_d, app) = app();
+        let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
         ws.select(ws.page.source.find_row("t3-chat").unwrap());
         let llama = target(&ws, "llama-3.3-70b");
         let (tc, _) = ws.page.rule("tool-calling").unwrap();
@@ -618,54 +625,54 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(ws.eval.columns[tc].passed(llama));
-        ws.save_rule(&mut app, tc).unwrap();
+        ws.save_rule(tc).unwrap();
         assert_eq!(ws.revision, rev + 1);
         assert!(!ws.changed_since_save(tc, llama));
-        let reopened = Workspace::open(&app, "llm-chat-clients").unwrap();
+        let reopened = Session::open(&app, "llm-chat-clients").unwrap();
         assert_eq!(reopened.page.rules[tc].logic, Value::Bool(true));
         // `u` reverts to the version before.
-        ws.revert_rule(&mut app, tc).unwrap();
+        ws.revert_rule(tc).unwrap();
         assert!(!ws.eval.columns[tc].passed(llama));
         assert_eq!(ws.revision, rev + 2);
     }
 
     #[test]
     fn thresholds_and_overrides_move_verdicts() {
-        let (_d, mut app) = app();
-        let mut ws = Workspace::open(&app, "llm-chat-clients").unwrap();
+        let (_d, app) = app();
+        let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
         ws.select(ws.page.source.find_row("t3-chat").unwrap());
         let llama = target(&ws, "llama-3.3-70b");
         let mut device = ws.page.device_policy.clone();
         device.full_threshold = 0.5;
-        ws.set_policies(&mut app, device, ws.page.selection_policy.clone())
+        ws.set_policies(device, ws.page.selection_policy.clone())
             .unwrap();
         assert_eq!(ws.eval.devices[llama].verdict, 2);
         let gpt = target(&ws, "gpt-4.1");
-        ws.set_override(&mut app, gpt, Some((false, Some("outage".into()))))
+        ws.set_override(gpt, Some((false, Some("outage".into()))))
             .unwrap();
         assert_eq!(ws.eval.devices[gpt].verdict, 0);
         assert_eq!(
             ws.override_of(gpt).and_then(|o| o.note.as_deref()),
             Some("outage")
         );
-        ws.set_override(&mut app, gpt, None).unwrap();
+        ws.set_override(gpt, None).unwrap();
         assert_eq!(ws.eval.devices[gpt].verdict, 2);
         assert!(ws.override_of(gpt).is_none());
     }
 
     #[test]
     fn rules_can_be_added_described_and_deleted() {
-        let (_d, mut app) = app();
-        let mut ws = Workspace::open(&app, "loan-eligibility").unwrap();
+        let (_d, app) = app();
+        let mut ws = Session::open(&app, "loan-eligibility").unwrap();
         let n = ws.page.rules.len();
-        let i = ws.add_rule(&mut app, "New rule").unwrap();
+        let i = ws.add_rule("New rule").unwrap();
         assert_eq!(i, n);
-        ws.update_rule_meta(&mut app, i, "Renamed", true, 3.0, "Risk")
+        ws.update_rule_meta(i, "Renamed", true, 3.0, "Risk")
             .unwrap();
-        let reopened = Workspace::open(&app, "loan-eligibility").unwrap();
+        let reopened = Session::open(&app, "loan-eligibility").unwrap();
         assert_eq!(reopened.page.rules[i].name, "Renamed");
         assert!(reopened.page.rules[i].required);
-        ws.delete_rule(&mut app, i).unwrap();
+        ws.delete_rule(i).unwrap();
         assert_eq!(ws.page.rules.len(), n);
         assert_eq!(ws.eval.columns.len(), n);
     }

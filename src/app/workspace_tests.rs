@@ -1,11 +1,11 @@
 //! The workspace's assertions: run live on the matrix (no SQLite), pin, add, remove.
 
-use super::workspace::Workspace;
-use super::{App, AppError, Result};
+use super::workspace::Session;
+use super::{AppError, Result};
 use crate::core::assertions::{self, Assertion, Limits, Report};
 use crate::core::result::{Names, SelectionResult};
 
-impl Workspace {
+impl Session {
     /// Runs the page's assertions on the current (possibly unsaved) state.
     pub fn run_assertions(&mut self) -> Result<Report> {
         let limits = Limits::default();
@@ -32,46 +32,49 @@ impl Workspace {
         Ok(Report::new(&page.id, revision, &at, results))
     }
 
-    /// Re-reads the page's assertions and revision after a change made through the app.
-    fn reload_assertions(&mut self, app: &App) -> Result<()> {
+    /// Re-reads the page's assertions and revision after a change made through the self.app.
+    fn reload_assertions(&mut self) -> Result<()> {
         // Only the assertions changed: the rows are not read again.
-        let (page, revision) = app.page_without(&self.page.id, crate::core::model::Side::Target)?;
+        let (page, revision) = self
+            .app
+            .page_without(&self.page.id, crate::core::model::Side::Target)?;
         self.page.assertions = page.assertions;
         self.revision = revision;
         Ok(())
     }
 
     /// Pins the current verdicts of the selection; returns how many pins were new.
-    pub fn pin_selection(&mut self, app: &mut App) -> Result<usize> {
+    pub fn pin_selection(&mut self) -> Result<usize> {
         let key = self
             .page
             .source
             .row_key(&self.page.source.rows[self.selection]);
-        let pinned = app.pin_assertions(&self.page.id, Some(&key))?;
-        self.reload_assertions(app)?;
+        let pinned = self.app.pin_assertions(&self.page.id, Some(&key))?;
+        self.reload_assertions()?;
         Ok(pinned.added)
     }
 
     /// Adds or replaces an assertion (validated); returns its id.
-    pub fn put_assertion(&mut self, app: &mut App, assertion: Assertion) -> Result<String> {
-        self.replace_assertion(app, None, assertion)
+    pub fn put_assertion(&mut self, assertion: Assertion) -> Result<String> {
+        self.replace_assertion(None, assertion)
     }
 
     /// Replaces assertion `replacing` with `assertion` (a rename is one revision), or
     /// adds or replaces by its id; returns its id.
     pub fn replace_assertion(
         &mut self,
-        app: &mut App,
         replacing: Option<&str>,
         assertion: Assertion,
     ) -> Result<String> {
-        let (id, _) = app.replace_assertion(&self.page.id, replacing, assertion)?;
-        self.reload_assertions(app)?;
+        let (id, _) = self
+            .app
+            .replace_assertion(&self.page.id, replacing, assertion)?;
+        self.reload_assertions()?;
         Ok(id)
     }
 
-    pub fn remove_assertion(&mut self, app: &mut App, id: &str) -> Result<()> {
-        app.remove_assertion(&self.page.id, id)?;
-        self.reload_assertions(app)
+    pub fn remove_assertion(&mut self, id: &str) -> Result<()> {
+        self.app.remove_assertion(&self.page.id, id)?;
+        self.reload_assertions()
     }
 }

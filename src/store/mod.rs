@@ -191,6 +191,8 @@ pub struct StoredPage {
 
 pub struct Store {
     conn: Connection,
+    /// The database file.
+    path: std::path::PathBuf,
     /// The schema version found when opening (0: a new database).
     pub opened_at_version: i64,
 }
@@ -230,11 +232,17 @@ impl Store {
         conn.pragma_update(None, "cache_size", -65536)?;
         let mut store = Store {
             conn,
+            path: path.to_owned(),
             opened_at_version: 0,
         };
         store.opened_at_version = store.user_version()?;
         store.migrate(version)?;
         Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn user_version(&self) -> Result<i64> {

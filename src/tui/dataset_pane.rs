@@ -15,7 +15,7 @@ use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
 use crate::app::types::DatasetSchema;
 use crate::app::types::{Dataset, Row, Side};
-use crate::app::workspace::Workspace;
+use crate::app::workspace::Session;
 
 /// Fields shown per row besides the label.
 const SHOWN_FIELDS: usize = 4;
@@ -60,7 +60,7 @@ fn row_matches(row: &Row, needle: &str) -> bool {
 }
 
 impl State {
-    fn dataset<'a>(&self, ws: &'a Workspace) -> &'a Dataset {
+    fn dataset<'a>(&self, ws: &'a Session) -> &'a Dataset {
         ws.page.dataset(self.side)
     }
 
@@ -77,7 +77,7 @@ impl State {
     }
 
     /// Rebuilds the matches when the rows, side or query changed.
-    pub fn refresh(&mut self, ws: &Workspace) {
+    pub fn refresh(&mut self, ws: &Session) {
         let d = self.dataset(ws);
         let key = (self.side, ws.revision, d.rows.len(), self.query.clone());
         if self.built_for.as_ref() == Some(&key) {
@@ -112,7 +112,7 @@ impl State {
     }
 
     /// Sets the search and moves to the first match.
-    pub fn search(&mut self, ws: &Workspace, query: &str) {
+    pub fn search(&mut self, ws: &Session, query: &str) {
         self.query = query.to_owned();
         self.refresh(ws);
         self.cursor = 0;

@@ -16,7 +16,7 @@ use super::action::{Action, Changed, PaneId};
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, PageUi, SAVE_DEBOUNCE};
 use super::view::pane_block;
-use crate::app::workspace::{Draft, Workspace};
+use crate::app::workspace::{Draft, Session};
 
 pub struct State {
     pub textarea: TextArea<'static>,
@@ -50,7 +50,7 @@ impl State {
         }
     }
 
-    fn load(&mut self, ws: &Workspace, rule: usize) {
+    fn load(&mut self, ws: &Session, rule: usize) {
         self.rule = rule;
         self.draft = None;
         self.due = None;
@@ -92,7 +92,7 @@ impl State {
     }
 
     /// Checks the text and, when valid, shows it in the matrix at once.
-    fn check(&mut self, ws: &mut Workspace) -> Vec<Action> {
+    fn check(&mut self, ws: &mut Session) -> Vec<Action> {
         if self.rule >= ws.page.rules.len() {
             return vec![];
         }
@@ -124,7 +124,7 @@ impl State {
 }
 
 /// A key typed into the editor.
-pub fn type_key(state: &mut State, ws: &mut Workspace, key: KeyEvent) -> Vec<Action> {
+pub fn type_key(state: &mut State, ws: &mut Session, key: KeyEvent) -> Vec<Action> {
     if state.textarea.input(key) {
         state.check(ws)
     } else {
@@ -215,7 +215,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 fn save(state: &mut State, ctx: &mut Ctx<'_>) {
     if state.rule < ctx.ws.page.rules.len() && ctx.ws.is_unsaved(state.rule) && !state.is_invalid()
     {
-        match ctx.ws.save_rule(ctx.app, state.rule) {
+        match ctx.ws.save_rule(state.rule) {
             Ok(rev) => ctx.status.info(format!(
                 "saved rule {} (revision {rev})",
                 ctx.ws.page.rules[state.rule].id

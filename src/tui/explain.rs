@@ -16,7 +16,7 @@ use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
 use crate::app::types::{ERROR, PASS};
 use crate::app::types::{Explanation, Kind, fmt_value};
-use crate::app::workspace::Workspace;
+use crate::app::workspace::Session;
 
 /// How a piece of text is styled (the theme is applied at render).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub struct State {
 
 impl State {
     /// Recomputes the explanation of the current (rule, target) for the selection.
-    pub fn refresh(&mut self, ws: &Workspace) {
+    pub fn refresh(&mut self, ws: &Session) {
         let rules = ws.page.rules.len();
         let targets = ws.page.target.rows.len();
         self.rule = self.rule.min(rules.saturating_sub(1));
@@ -91,7 +91,7 @@ impl State {
 }
 
 /// The pane's content for an explanation.
-fn lines(ws: &Workspace, rule: usize, target: usize, e: &Explanation) -> Vec<Text> {
+fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text> {
     let mut out: Vec<Text> = Vec::new();
     let d = &ws.page.target;
     let label = safe(&d.row_label(&d.rows[target]));

@@ -184,7 +184,7 @@ fn toggle_override(state: &State, ctx: &mut Ctx<'_>) -> Vec<Action> {
         None => true,
         Some(true) => false,
         Some(false) => {
-            return match ctx.ws.set_override(ctx.app, t, None) {
+            return match ctx.ws.set_override(t, None) {
                 Ok(rev) => {
                     ctx.status
                         .info(format!("override of {label} cleared (revision {rev})"));

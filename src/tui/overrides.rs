@@ -14,7 +14,7 @@ use super::theme::{FAIL, OVERRIDE, PASS, Theme, safe};
 use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
 use crate::app::types::{Dataset, Override, Side, key_hash};
-use crate::app::workspace::Workspace;
+use crate::app::workspace::Session;
 
 /// Marks the overrides of the current selection.
 pub const HERE: &str = "◆";
@@ -57,7 +57,7 @@ impl RowIndex {
             .collect()
     }
 
-    fn build(ws: &Workspace) -> RowIndex {
+    fn build(ws: &Session) -> RowIndex {
         RowIndex {
             sources: Self::of(ws.page.dataset(Side::Source)),
             targets: Self::of(ws.page.dataset(Side::Target)),
@@ -77,7 +77,7 @@ pub struct State {
 
 impl State {
     /// Re-resolves the page's overrides, keeping the cursor on the same override.
-    pub fn refresh(&mut self, ws: &Workspace) {
+    pub fn refresh(&mut self, ws: &Session) {
         let counts = (ws.page.source.rows.len(), ws.page.target.rows.len());
         if self.index.as_ref().is_none_or(|i| i.built_for != counts) {
             self.index = Some(RowIndex::build(ws));
@@ -157,7 +157,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             None => {}
         },
         Action::ToggleOverride => match state.selected().map(|e| (e.rows(), e.index)) {
-            Some((Some((s, t)), _)) => match ctx.ws.clear_override_at(ctx.app, s, t) {
+            Some((Some((s, t)), _)) => match ctx.ws.clear_override_at(s, t) {
                 Ok(rev) => {
                     let p = &ctx.ws.page;
                     ctx.status.info(format!(

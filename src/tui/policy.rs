@@ -220,7 +220,7 @@ fn save_now(
     selection: SelectionPolicy,
     what: String,
 ) -> Vec<Action> {
-    match ctx.ws.set_policies(ctx.app, device, selection) {
+    match ctx.ws.set_policies(device, selection) {
         Ok(rev) => {
             ctx.status.info(format!("{what} · saved (revision {rev})"));
             vec![Action::Changed(Changed::POLICY)]

@@ -12,9 +12,8 @@ use super::action::{Action, Changed, PaneId};
 use super::theme::{Theme, safe};
 use super::ui::{Ctx, Modal, PageUi, PromptFor, Status};
 use super::view::pane_block;
-use crate::app::App;
 use crate::app::types::Rule;
-use crate::app::workspace::Workspace;
+use crate::app::workspace::Session;
 
 #[derive(Debug, Default)]
 pub struct State {
@@ -26,7 +25,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(ws: &Workspace) -> Self {
+    pub fn new(ws: &Session) -> Self {
         State {
             order: (0..ws.page.rules.len()).collect(),
             cursor: 0,
@@ -39,7 +38,7 @@ impl State {
         self.order.get(self.cursor).copied()
     }
 
-    fn reorder(&mut self, ws: &Workspace) {
+    fn reorder(&mut self, ws: &Session) {
         let keep = self.selected();
         self.order = rank(&ws.page.rules, &self.query, |i| {
             ws.matrix().compiled(i).reads.clone()
@@ -163,7 +162,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::DeleteConfirmed(i) => {
             let i = *i;
             if i < ctx.ws.page.rules.len() {
-                match ctx.ws.delete_rule(ctx.app, i) {
+                match ctx.ws.delete_rule(i) {
                     Ok(rev) => {
                         ctx.status.info(format!("deleted rule (revision {rev})"));
                         state.reorder(ctx.ws);
@@ -195,7 +194,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::RevertRule => {
             if let Some(i) = state.selected() {
-                match ctx.ws.revert_rule(ctx.app, i) {
+                match ctx.ws.revert_rule(i) {
                     Ok(rev) => {
                         ctx.status.info(format!(
                             "reverted rule {} (revision {rev})",
@@ -306,7 +305,6 @@ pub fn form_key(
     form: &mut Form,
     key: KeyEvent,
     page: &mut PageUi,
-    app: &mut App,
     status: &mut Status,
 ) -> FormResult {
     fn text(f: &mut Form) -> Option<&mut String> {
@@ -338,7 +336,6 @@ pub fn form_key(
                 return FormResult::Open;
             };
             return match page.ws.update_rule_meta(
-                app,
                 form.rule,
                 &form.name,
                 form.required,

@@ -9,7 +9,7 @@ use super::action::{Action, Changed};
 use super::theme::{Theme, safe, verdict_glyph};
 use super::ui::{Ctx, PageUi};
 use super::view::pane_block;
-use crate::app::workspace::Workspace;
+use crate::app::workspace::Session;
 
 #[derive(Debug, Default)]
 pub struct State {
@@ -28,7 +28,7 @@ impl State {
 
     /// The selection's verdict follows every edit at once; the others arrive from the
     /// background work ([`State::set_verdicts`]).
-    pub fn refresh(&mut self, ws: &Workspace) {
+    pub fn refresh(&mut self, ws: &Session) {
         if let Some(v) = self.verdicts.get_mut(ws.selection) {
             *v = ws.eval.selection_verdict;
         }

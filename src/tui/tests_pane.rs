@@ -71,7 +71,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
         Action::Home => state.cursor = 0,
         Action::End => state.cursor = n.saturating_sub(1),
-        Action::Pin => match ctx.ws.pin_selection(ctx.app) {
+        Action::Pin => match ctx.ws.pin_selection() {
             Ok(added) => {
                 ctx.status.info(format!(
                     "pinned the selection's verdicts: {added} new (revision {})",
@@ -111,7 +111,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 });
             }
         }
-        Action::DeleteAssertionConfirmed(id) => match ctx.ws.remove_assertion(ctx.app, id) {
+        Action::DeleteAssertionConfirmed(id) => match ctx.ws.remove_assertion(id) {
             Ok(()) => {
                 ctx.status.info(format!(
                     "removed assertion {id} (revision {})",
@@ -138,7 +138,7 @@ pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> V
         }
         // A rename replaces the old assertion in place: one revision.
         ctx.ws
-            .replace_assertion(ctx.app, replacing.as_deref(), a)
+            .replace_assertion(replacing.as_deref(), a)
             .map_err(|e| e.to_string())
     });
     match result {

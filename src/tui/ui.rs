@@ -15,7 +15,7 @@ use super::{
 use crate::app::jobs::{JobResult, Jobs, Mode};
 use crate::app::types::Side;
 use crate::app::watch::{Reload, Watcher};
-use crate::app::workspace::Workspace;
+use crate::app::workspace::Session;
 use crate::app::{App, AppError};
 
 /// How long an edit waits before it is saved.
@@ -98,7 +98,7 @@ pub enum Modal {
 
 /// The page screen.
 pub struct PageUi {
-    pub ws: Workspace,
+    pub ws: Session,
     pub focus: PaneId,
     pub sources: sources::State,
     pub rules: rules::State,
@@ -122,8 +122,7 @@ pub enum Screen {
 
 /// What a pane's update may touch.
 pub struct Ctx<'a> {
-    pub app: &'a mut App,
-    pub ws: &'a mut Workspace,
+    pub ws: &'a mut Session,
     pub status: &'a mut Status,
     pub modal: &'a mut Option<Modal>,
     pub focus: &'a mut PaneId,
@@ -156,7 +155,7 @@ pub struct Ui {
     /// Every source's verdict and the assertions, off the key thread.
     jobs: Option<Jobs>,
     /// A page being reopened on a background thread after its linked file changed.
-    reopening: Option<std::sync::mpsc::Receiver<Result<Workspace, AppError>>>,
+    reopening: Option<std::sync::mpsc::Receiver<Result<Session, AppError>>>,
     /// What the status line says once the reopened page is in.
     pending_reopen_message: Option<String>,
     job_mode: Mode,
@@ -226,7 +225,7 @@ impl Ui {
     }
 
     fn open_page(&mut self, id: &str) -> Result<(), AppError> {
-        let ws = Workspace::open(&self.app, id)?;
+        let ws = Session::open(&self.app, id)?;
         let mut page = PageUi {
             sources: sources::State::new(),
             rules: rules::State::new(&ws),
@@ -414,14 +413,14 @@ impl Ui {
                 let (tx, rx) = std::sync::mpsc::channel();
                 let (db, id) = (db.clone(), p.ws.page.id.clone());
                 std::thread::spawn(move || {
-                    let opened = App::open(&db).and_then(|app| Workspace::open(&app, &id));
+                    let opened = App::open(&db).and_then(|app| Session::open(&app, &id));
                     let _ = tx.send(opened);
                 });
                 self.reopening = Some(rx);
                 self.status.info(format!("{what} · opening it…"));
                 self.pending_reopen_message = Some(what);
             }
-            _ => match p.ws.reload(&self.app) {
+            _ => match p.ws.reload() {
                 Ok(()) => {
                     self.status.info(what);
                     self.queue.push_back(Action::Changed(Changed::all()));
@@ -532,13 +531,7 @@ impl Ui {
         }
         let follow = match &mut self.screen {
             Screen::Picker(state) => picker::update(state, &action, &mut self.modal),
-            Screen::Page(page) => route(
-                page,
-                &mut self.app,
-                &mut self.status,
-                &mut self.modal,
-                action,
-            ),
+            Screen::Page(page) => route(page, &mut self.status, &mut self.modal, action),
         };
         self.queue.extend(follow);
     }
@@ -546,7 +539,7 @@ impl Ui {
     /// Saves every valid pending edit now.
     pub fn flush_saves(&mut self) {
         if let Screen::Page(p) = &mut self.screen {
-            if let Err(e) = p.ws.save_all(&mut self.app) {
+            if let Err(e) = p.ws.save_all() {
                 self.status.app_error(&e);
             }
             p.editor.saved();
@@ -562,7 +555,7 @@ impl Ui {
         if let Screen::Page(p) = &mut self.screen
             && p.ws.policies_due_at().is_some_and(|at| at <= now)
         {
-            match p.ws.save_tuned_policies(&mut self.app) {
+            match p.ws.save_tuned_policies() {
                 Ok(rev) => self
                     .status
                     .info(format!("saved the policies (revision {rev})")),
@@ -574,7 +567,7 @@ impl Ui {
         {
             let rule = p.editor.rule;
             let started = Instant::now();
-            let saved = p.ws.save_rule(&mut self.app, rule);
+            let saved = p.ws.save_rule(rule);
             self.profile_notes.push(format!(
                 "save=rule ms={:.3}",
                 started.elapsed().as_secs_f64() * 1e3
@@ -750,7 +743,7 @@ impl Ui {
             },
             Modal::RuleForm(mut form) => {
                 if let Screen::Page(p) = &mut self.screen {
-                    match rules::form_key(&mut form, key, p, &mut self.app, &mut self.status) {
+                    match rules::form_key(&mut form, key, p, &mut self.status) {
                         rules::FormResult::Open => self.modal = Some(Modal::RuleForm(form)),
                         rules::FormResult::Closed(follow) => self.queue.extend(follow),
                     }
@@ -775,7 +768,7 @@ impl Ui {
                             .error("type field=value (the value as JSON, else a string)");
                         return;
                     };
-                    let result = p.ws.set_cell(&mut self.app, side, row, &field, value);
+                    let result = p.ws.set_cell(side, row, &field, value);
                     match result {
                         Ok(rev) => {
                             self.status.info(format!(
@@ -797,7 +790,7 @@ impl Ui {
                     } else {
                         text.trim().to_owned()
                     };
-                    match p.ws.add_rule(&mut self.app, &name) {
+                    match p.ws.add_rule(&name) {
                         Ok(i) => {
                             self.status.info(format!(
                                 "added rule {} (revision {})",
@@ -817,10 +810,7 @@ impl Ui {
             PromptFor::OverrideNote { target, value } => {
                 if let Screen::Page(p) = &mut self.screen {
                     let note = (!text.trim().is_empty()).then(|| text.trim().to_owned());
-                    match p
-                        .ws
-                        .set_override(&mut self.app, target, Some((value, note)))
-                    {
+                    match p.ws.set_override(target, Some((value, note))) {
                         Ok(rev) => {
                             self.status.info(format!("override set (revision {rev})"));
                             self.queue.push_back(Action::Changed(Changed::OVERRIDES));
@@ -832,7 +822,6 @@ impl Ui {
             PromptFor::Assertion { replacing } => {
                 if let Screen::Page(p) = &mut self.screen {
                     let mut ctx = Ctx {
-                        app: &mut self.app,
                         ws: &mut p.ws,
                         status: &mut self.status,
                         modal: &mut self.modal,
@@ -845,7 +834,6 @@ impl Ui {
             PromptFor::PolicyValue { field } => {
                 if let Screen::Page(p) = &mut self.screen {
                     let mut ctx = Ctx {
-                        app: &mut self.app,
                         ws: &mut p.ws,
                         status: &mut self.status,
                         modal: &mut self.modal,
@@ -862,7 +850,6 @@ impl Ui {
 /// Sends an action to the page's panes: events to all, the rest to the focused pane.
 fn route(
     page: &mut PageUi,
-    app: &mut App,
     status: &mut Status,
     modal: &mut Option<Modal>,
     action: Action,
@@ -907,7 +894,6 @@ fn route(
         reached,
     } = page;
     let mut ctx = Ctx {
-        app,
         ws,
         status,
         modal,

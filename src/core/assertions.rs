@@ -891,7 +891,11 @@ impl Compiled {
 
     /// Runs the assertion on one evaluation result (seed 002's evaluation semantics).
     pub fn evaluate(&self, result: &Value, limits: &Limits) -> Outcome {
-        let found = resolve(&self.query, result);
+        self.evaluate_found(resolve(&self.query, result), limits)
+    }
+
+    /// Runs the assertion on the values its path resolved to.
+    pub fn evaluate_found(&self, found: Vec<&Value>, limits: &Limits) -> Outcome {
         let null = Value::Null;
         let tested: Vec<&Value> = if found.is_empty() {
             vec![&null]
@@ -1046,7 +1050,10 @@ pub fn run_compiled<E>(
     mut result: impl FnMut(usize) -> Result<SelectionResult, E>,
 ) -> Result<Vec<AssertionResult>, E> {
     let needs: Vec<Needs> = compiled.iter().map(|c| Needs::of_path(&c.path)).collect();
+    let direct: Vec<Option<Direct>> = compiled.iter().map(|c| Direct::of(&c.path)).collect();
     let mut samples: Vec<Samples> = compiled.iter().map(|_| Samples::new(limits)).collect();
+    // Targets by id, per set of names (shared by every selection of a run).
+    let mut index: Option<(*const result::Names, HashMap<String, Vec<usize>>)> = None;
     for s in selections(compiled, page) {
         let applying: Vec<usize> = (0..compiled.len())
             .filter(|&i| match compiled[i].selection {
@@ -1055,6 +1062,36 @@ pub fn run_compiled<E>(
             })
             .collect();
         let r = result(s)?;
+        if direct
+            .iter()
+            .any(|d| matches!(d, Some(Direct::TargetField { .. })))
+            && index
+                .as_ref()
+                .is_none_or(|(names, _)| !std::ptr::eq(*names, std::sync::Arc::as_ptr(&r.names)))
+        {
+            let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
+            for (t, name) in r.names.targets.iter().enumerate() {
+                by_id.entry(name.id.clone()).or_default().push(t);
+            }
+            index = Some((std::sync::Arc::as_ptr(&r.names), by_id));
+        }
+        let empty = HashMap::new();
+        let by_id = index.as_ref().map_or(&empty, |(_, m)| m);
+        let mut general = Vec::new();
+        for &i in &applying {
+            match &direct[i] {
+                Some(d) => {
+                    let values = d.values(&r, by_id);
+                    let outcome = compiled[i].evaluate_found(values.iter().collect(), limits);
+                    samples[i].push(&r.selection_key, outcome);
+                }
+                None => general.push(i),
+            }
+        }
+        let applying = general;
+        if applying.is_empty() {
+            continue;
+        }
         let wanted = applying
             .iter()
             .fold(None::<Needs>, |acc, &i| {
@@ -1082,6 +1119,62 @@ pub fn run_compiled<E>(
         .zip(samples)
         .map(|(c, s)| s.finish(c, limits))
         .collect())
+}
+
+/// A path answered straight from the typed result, without building any JSON: the
+/// shapes pins and most hand-written assertions use.
+#[derive(Debug, Clone, PartialEq)]
+enum Direct {
+    SelectionVerdict,
+    Recommended,
+    /// `$.targets[?@.id=='X'].field`, `field` a scalar of the target entry.
+    TargetField {
+        id: String,
+        field: String,
+    },
+}
+
+impl Direct {
+    fn of(path: &str) -> Option<Direct> {
+        match path {
+            "$.selectionVerdict" => return Some(Direct::SelectionVerdict),
+            "$.recommendedTargetId" => return Some(Direct::Recommended),
+            _ => {}
+        }
+        let rest = path.strip_prefix("$.targets[?@.id==")?;
+        let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+        let rest = &rest[1..];
+        let end = rest.find(quote)?;
+        let id = &rest[..end];
+        if id.contains('\\') {
+            return None;
+        }
+        let field = rest[end + 1..].strip_prefix("].")?;
+        let simple =
+            !field.is_empty() && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // `rules` and `override` are objects: the general path handles them.
+        (simple && !matches!(field, "rules" | "override")).then(|| Direct::TargetField {
+            id: id.to_owned(),
+            field: field.to_owned(),
+        })
+    }
+
+    /// The values the path resolves to on `r`; `index` finds targets by id.
+    fn values(&self, r: &SelectionResult, index: &HashMap<String, Vec<usize>>) -> Vec<Value> {
+        match self {
+            Direct::SelectionVerdict => vec![Value::from(r.selection_verdict())],
+            Direct::Recommended => vec![r.recommended_id().map_or(Value::Null, Value::from)],
+            Direct::TargetField { id, field } => index
+                .get(id)
+                .into_iter()
+                .flatten()
+                .filter_map(|&t| {
+                    let needs = Needs::of_path(&format!("$.{field}"));
+                    r.target_value(t, &needs).remove(field.as_str())
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One assertion's outcomes over its selections, kept as they stream in: the samples'
@@ -1989,6 +2082,42 @@ mod tests {
         list[0].expected = Some(json!(2));
         assert_eq!(merge(&mut list, pins.clone()), (1, 3));
         assert_eq!(list, pins);
+    }
+
+    #[test]
+    fn pin_shaped_paths_are_answered_directly() {
+        let field = |id: &str, f: &str| {
+            Some(Direct::TargetField {
+                id: id.into(),
+                field: f.into(),
+            })
+        };
+        assert_eq!(
+            Direct::of("$.targets[?@.id=='gpt-4.1'].verdict"),
+            field("gpt-4.1", "verdict")
+        );
+        assert_eq!(
+            Direct::of("$.targets[?@.id==\"x\"].label"),
+            field("x", "label")
+        );
+        assert_eq!(
+            Direct::of("$.selectionVerdict"),
+            Some(Direct::SelectionVerdict)
+        );
+        assert_eq!(
+            Direct::of("$.recommendedTargetId"),
+            Some(Direct::Recommended)
+        );
+        for general in [
+            "$.targets[?@.id=='a'].rules",
+            "$.targets[?@.id=='a'].rules.x",
+            "$.targets[?@.id=='it\\'s'].verdict",
+            "$.targets[?@.verdict==2].id",
+            "$.targets[0].verdict",
+            "$..verdict",
+        ] {
+            assert_eq!(Direct::of(general), None, "{general}");
+        }
     }
 
     #[test]

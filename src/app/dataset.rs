@@ -120,15 +120,25 @@ pub fn link_base(origin: &str) -> PathBuf {
     absolute(&dir)
 }
 
-/// Reads a data file and parses it into rows ready to store (see
+/// The signature of the two ways to parse a data file ([`dataset::parse`],
 /// [`dataset::parse_compact`]).
-fn read_compact(
+type Parser<T> = fn(
+    &[u8],
+    &str,
+    DataFormat,
+    &ParseOptions<'_>,
+    &mut dyn FnMut(u64),
+) -> std::result::Result<T, dataset::DataError>;
+
+/// Reads a data file and parses it with a dataset's key, telling `progress` how far.
+fn read_with<T>(
+    parser: Parser<T>,
     path: &Path,
     key: &[String],
     key_case: KeyCase,
     skip_bad: bool,
     progress: &mut dyn FnMut(Progress),
-) -> Result<dataset::Compact> {
+) -> Result<T> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| AppError::Io {
         path: shown.clone(),
@@ -142,13 +152,27 @@ fn read_compact(
         key_case,
         skip_bad,
     };
-    Ok(dataset::parse_compact(
-        &bytes,
-        &shown,
-        format,
-        &opts,
-        &mut |done| progress(Progress::Parsing { done, total }),
-    )?)
+    Ok(parser(&bytes, &shown, format, &opts, &mut |done| {
+        progress(Progress::Parsing { done, total })
+    })?)
+}
+
+/// Reads a data file into rows ready to store (see [`dataset::parse_compact`]).
+fn read_compact(
+    path: &Path,
+    key: &[String],
+    key_case: KeyCase,
+    skip_bad: bool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<dataset::Compact> {
+    read_with(
+        dataset::parse_compact,
+        path,
+        key,
+        key_case,
+        skip_bad,
+        progress,
+    )
 }
 
 /// Reads and parses a data file with a dataset's key.
@@ -159,26 +183,7 @@ fn read_rows(
     skip_bad: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Parsed> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| AppError::Io {
-        path: shown.clone(),
-        source,
-    })?;
-    let total = bytes.len() as u64;
-    progress(Progress::Parsing { done: 0, total });
-    let format = DataFormat::detect(path, &bytes);
-    let opts = ParseOptions {
-        key,
-        key_case,
-        skip_bad,
-    };
-    Ok(dataset::parse(
-        &bytes,
-        &shown,
-        format,
-        &opts,
-        &mut |done| progress(Progress::Parsing { done, total }),
-    )?)
+    read_with(dataset::parse, path, key, key_case, skip_bad, progress)
 }
 
 /// Validates a page whose `side` rows replaced those of `old`; errors refuse the change,

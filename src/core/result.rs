@@ -538,13 +538,18 @@ fn hex_bits(bits: impl Iterator<Item = bool>, n: usize) -> String {
     out
 }
 
-/// The bytes of a hex bitset of `n` bits.
-fn unhex(hex: &str, n: usize) -> Result<Vec<u8>, String> {
-    let digit = |c: u8| match c {
+/// The value of a lowercase hex digit.
+fn hex_digit(c: u8) -> Result<u8, String> {
+    match c {
         b'0'..=b'9' => Ok(c - b'0'),
         b'a'..=b'f' => Ok(c - b'a' + 10),
         _ => Err(format!("`{}` is not a hex digit", c as char)),
-    };
+    }
+}
+
+/// The bytes of a hex bitset of `n` bits.
+fn unhex(hex: &str, n: usize) -> Result<Vec<u8>, String> {
+    let digit = hex_digit;
     let hex = hex.as_bytes();
     if hex.len() != 2 * n.div_ceil(8) {
         return Err(format!("a bitset of {n} bits has {} hex digits", hex.len()));
@@ -556,11 +561,7 @@ fn unhex(hex: &str, n: usize) -> Result<Vec<u8>, String> {
 
 /// Appends the `n` bits of a hex bitset to `out` as outcomes (1 pass, 0 fail).
 fn push_bits(out: &mut Vec<u8>, hex: &str, n: usize) -> Result<(), String> {
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Ok(c - b'0'),
-        b'a'..=b'f' => Ok(c - b'a' + 10),
-        _ => Err(format!("`{}` is not a hex digit", c as char)),
-    };
+    let digit = hex_digit;
     let hex = hex.as_bytes();
     if hex.len() != 2 * n.div_ceil(8) {
         return Err(format!("a bitset of {n} bits has {} hex digits", hex.len()));

@@ -83,10 +83,11 @@ impl App {
         page_id: &str,
         list: Vec<Assertion>,
     ) -> Result<(Vec<Assertion>, i64)> {
-        let (mut page, _) = self.page(page_id)?;
-        page.assertions = list;
-        let revision = self.save_assertions(&mut page, "assertions")?;
-        Ok((page.assertions, revision))
+        let ((), saved, revision) = self.edit_assertions(page_id, "assertions", |all| {
+            *all = list;
+            Ok(())
+        })?;
+        Ok((saved, revision))
     }
 
     /// Adds an assertion (or replaces the one with its id). Returns its id and the revision.
@@ -102,45 +103,70 @@ impl App {
         replacing: Option<&str>,
         assertion: Assertion,
     ) -> Result<(String, i64)> {
-        let (mut page, _) = self.page_without(page_id, Side::Target)?;
         let wanted = replacing.unwrap_or(&assertion.id).to_owned();
-        let at = page
-            .assertions
-            .iter()
-            .position(|a| !wanted.is_empty() && a.id == wanted);
-        let index = match at {
-            Some(i) => {
-                page.assertions[i] = assertion;
-                i
-            }
-            None => {
-                page.assertions.push(assertion);
-                page.assertions.len() - 1
-            }
-        };
-        let what = if at.is_some() {
-            "changed assertion"
-        } else {
-            "added assertion"
-        };
-        let revision = self.save_assertions(&mut page, what)?;
-        Ok((page.assertions[index].id.clone(), revision))
+        let (index, saved, revision) = self.edit_assertions(page_id, "saved assertion", |all| {
+            let at = all
+                .iter()
+                .position(|a| !wanted.is_empty() && a.id == wanted);
+            Ok(match at {
+                Some(i) => {
+                    all[i] = assertion;
+                    i
+                }
+                None => {
+                    all.push(assertion);
+                    all.len() - 1
+                }
+            })
+        })?;
+        Ok((saved[index].id.clone(), revision))
     }
 
     /// Removes an assertion by id.
     pub fn remove_assertion(&mut self, page_id: &str, assertion_id: &str) -> Result<i64> {
-        let (mut page, _) = self.page(page_id)?;
-        let Some(i) = page.assertions.iter().position(|a| a.id == assertion_id) else {
-            let ids: Vec<&str> = page.assertions.iter().map(|a| a.id.as_str()).collect();
-            return Err(AppError::NotFound {
-                what: "assertion",
-                id: assertion_id.to_owned(),
-                hint: did_you_mean(assertion_id, ids.iter().copied())
-                    .map(|s| format!("did you mean `{s}`?")),
-            });
-        };
-        page.assertions.remove(i);
-        self.save_assertions(&mut page, &format!("removed assertion {assertion_id}"))
+        let what = format!("removed assertion {assertion_id}");
+        let ((), _, revision) = self.edit_assertions(page_id, &what, |all| {
+            let Some(i) = all.iter().position(|a| a.id == assertion_id) else {
+                let ids: Vec<&str> = all.iter().map(|a| a.id.as_str()).collect();
+                return Err(AppError::NotFound {
+                    what: "assertion",
+                    id: assertion_id.to_owned(),
+                    hint: did_you_mean(assertion_id, ids.iter().copied())
+                        .map(|s| format!("did you mean `{s}`?")),
+                });
+            };
+            all.remove(i);
+            Ok(())
+        })?;
+        Ok(revision)
+    }
+
+    /// Edits a page's assertions in one transaction: the stored list is read inside it,
+    /// edited, normalised, validated and written, so a concurrent edit is never lost.
+    /// Returns what `edit` returned, the list as saved and the new revision.
+    fn edit_assertions<T>(
+        &mut self,
+        page_id: &str,
+        what: &str,
+        edit: impl FnOnce(&mut Vec<Assertion>) -> Result<T>,
+    ) -> Result<(T, Vec<Assertion>, i64)> {
+        // The page (without its target rows) gives validation its source rows.
+        let (mut page, _) = self.page_without(page_id, Side::Target)?;
+        let mut out = None;
+        let revision = self
+            .store
+            .change_checked(page_id, what, |tx, _| -> Result<()> {
+                page.assertions = store::ops::assertions(tx, page_id)?;
+                out = Some(edit(&mut page.assertions)?);
+                assertions::normalize(&mut page);
+                let diags = assertions::validate(&page, &Limits::default());
+                if !diags.is_empty() {
+                    return Err(invalid(&page.id, diags));
+                }
+                store::ops::set_assertions(tx, page_id, &page.assertions)?;
+                Ok(())
+            })?;
+        Ok((out.expect("set by the change"), page.assertions, revision))
     }
 
     /// Pins the current outcome of one selection (`select`: a source row, or `*` / `None`
@@ -157,16 +183,24 @@ impl App {
         let mut source = ResultSource::new(&page, revision);
         let mut next = page.clone();
         let (mut added, mut replaced) = (0, 0);
+        let mut pins = Vec::new();
         for &s in &rows {
             let result = source.result(self, s, false)?;
-            let (r, a) = assertions::merge(&mut next.assertions, assertions::pin(&page, &result));
+            let pinned = assertions::pin(&page, &result);
+            pins.extend(pinned.iter().cloned());
+            let (r, a) = assertions::merge(&mut next.assertions, pinned);
             replaced += r;
             added += a;
         }
         let changed = next.assertions != page.assertions;
         let revision = if changed {
             let what = format!("pinned {} selection(s)", rows.len());
-            self.save_assertions(&mut next, &what)?
+            // The pins are merged into the list as stored when the change runs.
+            let ((), _, revision) = self.edit_assertions(page_id, &what, |all| {
+                assertions::merge(all, pins);
+                Ok(())
+            })?;
+            revision
         } else {
             revision
         };
@@ -177,19 +211,6 @@ impl App {
             replaced,
             changed,
         })
-    }
-
-    /// Normalises and validates a page's assertions, then saves them (one new revision).
-    fn save_assertions(&mut self, page: &mut Page, what: &str) -> Result<i64> {
-        assertions::normalize(page);
-        let diags = assertions::validate(page, &Limits::default());
-        if !diags.is_empty() {
-            return Err(invalid(&page.id, diags));
-        }
-        let list = &page.assertions;
-        Ok(self.store.change(&page.id, what, |tx, _| {
-            store::ops::set_assertions(tx, &page.id, list)
-        })?)
     }
 }
 

@@ -617,31 +617,53 @@ impl App {
     }
 
     /// Sets policy values by name (`fullThreshold=0.9`, `requiredMode=…`, `mode=…`,
-    /// `elseMode=…`, `strategy=…`). All or nothing.
-    pub fn set_policy(&mut self, page_id: &str, assignments: &[String]) -> Result<(Page, i64)> {
-        let (mut page, _) = self.page(page_id)?;
+    /// `elseMode=…`, `strategy=…`). All or nothing, and only the values named: the
+    /// stored policies are read, changed and written in one transaction, so concurrent
+    /// changes of other values are kept.
+    pub fn set_policy(&mut self, page_id: &str, assignments: &[String]) -> Result<(Policies, i64)> {
+        if self.store.revision(page_id)?.is_none() {
+            // Not there: `page` says so, with a did-you-mean.
+            self.page(page_id)?;
+        }
         if assignments.is_empty() {
             return Err(AppError::Usage(
                 "policy set needs at least one NAME=VALUE".into(),
             ));
         }
-        for a in assignments {
-            apply_policy(&mut page, a)?;
-        }
-        let diags = validate::validate_device_policy(&page.device_policy);
-        if !diags.is_empty() {
-            return Err(AppError::Invalid {
-                origin: "policy set".into(),
-                diagnostics: diags,
-            });
-        }
-        let revision = self.store.change(
+        let mut out = None;
+        let revision = self.store.change_checked(
             page_id,
             &format!("policy {}", assignments.join(" ")),
-            |tx, _| store::ops::set_policies(tx, &page),
+            |tx, _| -> Result<()> {
+                let (mut device, mut selection) = store::ops::policies(tx, page_id)?;
+                for a in assignments {
+                    apply_policy(&mut device, &mut selection, a)?;
+                }
+                let diags = validate::validate_device_policy(&device);
+                if !diags.is_empty() {
+                    return Err(AppError::Invalid {
+                        origin: "policy set".into(),
+                        diagnostics: diags,
+                    });
+                }
+                store::ops::write_policies(tx, page_id, &device, &selection)?;
+                out = Some(Policies {
+                    device_policy: device,
+                    selection_policy: selection,
+                });
+                Ok(())
+            },
         )?;
-        Ok((page, revision))
+        Ok((out.expect("set by the change"), revision))
     }
+}
+
+/// A page's two policies.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Policies {
+    pub device_policy: crate::core::model::DevicePolicy,
+    pub selection_policy: crate::core::model::SelectionPolicy,
 }
 
 /// The predicate lists of a page file's rules (by index), after checking them: errors
@@ -674,18 +696,16 @@ fn at_predicates(d: Diagnostic, lists: &[Option<PredicateList>]) -> Diagnostic {
     }
 }
 
-fn apply_policy(page: &mut Page, assignment: &str) -> Result<()> {
+fn apply_policy(
+    device: &mut crate::core::model::DevicePolicy,
+    selection: &mut crate::core::model::SelectionPolicy,
+    assignment: &str,
+) -> Result<()> {
     let Some((name, value)) = assignment.split_once('=') else {
         return Err(AppError::Usage(format!(
             "`{assignment}` is not NAME=VALUE (names: {})",
             policy::NAMES.join(", ")
         )));
     };
-    policy::set(
-        &mut page.device_policy,
-        &mut page.selection_policy,
-        name,
-        value,
-    )
-    .map_err(AppError::Usage)
+    policy::set(device, selection, name, value).map_err(AppError::Usage)
 }

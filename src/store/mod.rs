@@ -475,19 +475,7 @@ impl Store {
     }
 
     fn assertions(&self, page_id: &str) -> Result<Vec<Assertion>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, json FROM assertions WHERE page_id = ?1 ORDER BY ord")?;
-        let raw = stmt
-            .query_map([page_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        raw.into_iter()
-            .map(|(id, json)| {
-                serde_json::from_str(&json).map_err(corrupt(format!("assertion {id}")))
-            })
-            .collect()
+        read_assertions(&self.conn, page_id)
     }
 
     /// Stores a new page (or replaces one) in one transaction. A replaced page keeps
@@ -558,18 +546,40 @@ impl Store {
     where
         F: FnOnce(&Transaction<'_>, i64) -> Result<()>,
     {
-        let tx = self.conn.transaction()?;
-        let revision: i64 = tx.query_row(
-            "UPDATE pages SET revision = revision + 1, updated_at = ?2 WHERE id = ?1 RETURNING revision",
-            params![page_id, now()],
-            |r| r.get(0),
-        )?;
+        self.change_checked(page_id, what, f)
+    }
+
+    /// [`Store::change`] whose step may refuse with an error of its own: the
+    /// transaction is then rolled back (no revision, nothing written). The transaction
+    /// is IMMEDIATE: a read-modify-write inside it cannot lose another writer's change.
+    pub fn change_checked<F, E>(
+        &mut self,
+        page_id: &str,
+        what: &str,
+        f: F,
+    ) -> std::result::Result<i64, E>
+    where
+        F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<(), E>,
+        E: From<StoreError>,
+    {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::from)?;
+        let revision: i64 = tx
+            .query_row(
+                "UPDATE pages SET revision = revision + 1, updated_at = ?2 WHERE id = ?1 RETURNING revision",
+                params![page_id, now()],
+                |r| r.get(0),
+            )
+            .map_err(StoreError::from)?;
         f(&tx, revision)?;
         tx.execute(
             "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
             params![page_id, revision, now(), what],
-        )?;
-        tx.commit()?;
+        )
+        .map_err(StoreError::from)?;
+        tx.commit().map_err(StoreError::from)?;
         Ok(revision)
     }
 
@@ -799,6 +809,20 @@ impl Store {
     }
 }
 
+/// A page's assertions, in order (on a connection or inside a transaction).
+fn read_assertions(conn: &Connection, page_id: &str) -> Result<Vec<Assertion>> {
+    let mut stmt =
+        conn.prepare("SELECT id, json FROM assertions WHERE page_id = ?1 ORDER BY ord")?;
+    let raw = stmt
+        .query_map([page_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raw.into_iter()
+        .map(|(id, json)| serde_json::from_str(&json).map_err(corrupt(format!("assertion {id}"))))
+        .collect()
+}
+
 fn org_id(page: &Page) -> String {
     page.organization
         .as_ref()
@@ -1011,6 +1035,39 @@ pub mod ops {
         )? > 0)
     }
 
+    /// A page's policies as stored (read inside the change that updates them).
+    pub fn policies(
+        tx: &Transaction<'_>,
+        page_id: &str,
+    ) -> Result<(
+        crate::core::model::DevicePolicy,
+        crate::core::model::SelectionPolicy,
+    )> {
+        let (device, selection): (String, String) = tx.query_row(
+            "SELECT device_policy_json, selection_policy_json FROM pages WHERE id = ?1",
+            [page_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok((
+            serde_json::from_str(&device).map_err(corrupt("device policy"))?,
+            serde_json::from_str(&selection).map_err(corrupt("selection policy"))?,
+        ))
+    }
+
+    /// Writes a page's policies.
+    pub fn write_policies(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        device: &crate::core::model::DevicePolicy,
+        selection: &crate::core::model::SelectionPolicy,
+    ) -> Result<()> {
+        tx.execute(
+            "UPDATE pages SET device_policy_json = ?2, selection_policy_json = ?3 WHERE id = ?1",
+            params![page_id, to_json(device), to_json(selection)],
+        )?;
+        Ok(())
+    }
+
     pub fn set_policies(tx: &Transaction<'_>, page: &Page) -> Result<()> {
         tx.execute(
             "UPDATE pages SET device_policy_json = ?2, selection_policy_json = ?3 WHERE id = ?1",
@@ -1021,6 +1078,11 @@ pub mod ops {
             ],
         )?;
         Ok(())
+    }
+
+    /// A page's assertions, read inside the change that edits them.
+    pub fn assertions(tx: &Transaction<'_>, page_id: &str) -> Result<Vec<Assertion>> {
+        super::read_assertions(tx, page_id)
     }
 
     /// Replaces a page's assertions (in order).

@@ -104,7 +104,13 @@ fn concurrent_assertion_edits_keep_every_assertion() {
     use rulebench::app::App;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
-    let before = App::open(&db).unwrap().page(LLM).unwrap().0.assertions.len();
+    let before = App::open(&db)
+        .unwrap()
+        .page(LLM)
+        .unwrap()
+        .0
+        .assertions
+        .len();
     for round in 0..10 {
         let handles: Vec<_> = (0..6)
             .map(|w| {

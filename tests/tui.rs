@@ -651,3 +651,71 @@ fn a_change_reaches_exactly_the_panes_that_show_it() {
     b.press(KeyCode::Char('p'));
     assert_eq!(reached(&b), [PaneId::Tests]);
 }
+
+/// A workbench session and another writer on one page: the other writer's change is
+/// noticed, taken in, and never written over; the session's own tuning is kept too.
+#[test]
+fn a_change_made_elsewhere_is_taken_in_and_never_overwritten() {
+    let mut b = open("llm-chat-clients");
+    let start = b.ui.page().unwrap().ws.revision;
+    // Another process sets fullThreshold.
+    let mut other = App::open(&b.db).unwrap();
+    other
+        .set_policy("llm-chat-clients", &["fullThreshold=0.9".to_owned()])
+        .unwrap();
+    // The workbench, still at the old revision, steps partialThreshold up.
+    b.press(KeyCode::Char('6'));
+    b.press(KeyCode::Home);
+    b.press(KeyCode::Down);
+    b.press(KeyCode::Down);
+    b.press(KeyCode::Right);
+    assert_eq!(
+        b.ui.page().unwrap().ws.page.device_policy.partial_threshold,
+        0.45
+    );
+    // The next look (once a second) notices the change; the tuning is saved later.
+    b.ui.tick(Instant::now() + Duration::from_millis(100));
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.page.device_policy.full_threshold, 0.9, "taken in");
+    assert_eq!(page.ws.page.device_policy.partial_threshold, 0.45, "kept");
+    assert!(
+        b.screen(160, 45).contains("changed elsewhere"),
+        "{}",
+        b.screen(160, 45)
+    );
+    b.ui.tick(Instant::now() + Duration::from_secs(3));
+    let (stored, rev) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    assert_eq!(stored.device_policy.full_threshold, 0.9, "not written over");
+    assert_eq!(stored.device_policy.partial_threshold, 0.45);
+    assert_eq!(rev, start + 2);
+    // A rule saved from the workbench writes its logic only: a weight changed
+    // elsewhere stays.
+    let tc = b.rule("tool-calling");
+    let mut changed = other.page("llm-chat-clients").unwrap().0.rules[tc].clone();
+    changed.weight = 7.0;
+    other
+        .add_rule(
+            "llm-chat-clients",
+            &serde_json::to_string(&changed).unwrap(),
+            "rule.json",
+            true,
+        )
+        .unwrap();
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.chars("{\"!\": ");
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars("}");
+    b.press(KeyCode::Esc);
+    b.ui.tick(Instant::now() + Duration::from_secs(5));
+    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    assert_eq!(
+        stored.rules[tc].weight, 7.0,
+        "the weight set elsewhere stays"
+    );
+    assert!(
+        stored.rules[tc].logic.get("!").is_some(),
+        "the edit is saved"
+    );
+}

@@ -658,6 +658,69 @@ impl App {
     }
 }
 
+impl App {
+    /// Saves the policy values named in `names` from `device` and `selection` over the
+    /// stored policies, in one transaction: values changed elsewhere are kept. Returns
+    /// the policies as saved and the revision.
+    pub fn save_policy_values(
+        &mut self,
+        page_id: &str,
+        device: &crate::core::model::DevicePolicy,
+        selection: &crate::core::model::SelectionPolicy,
+        names: &[&str],
+    ) -> Result<(Policies, i64)> {
+        let mut out = None;
+        let what = format!("policy {}", names.join(" "));
+        let revision = self
+            .store
+            .change_checked(page_id, &what, |tx, _| -> Result<()> {
+                let (mut d, mut s) = store::ops::policies(tx, page_id)?;
+                for name in names {
+                    policy::copy(name, (device, selection), (&mut d, &mut s));
+                }
+                let diags = validate::validate_device_policy(&d);
+                if !diags.is_empty() {
+                    return Err(AppError::Invalid {
+                        origin: "policy".into(),
+                        diagnostics: diags,
+                    });
+                }
+                store::ops::write_policies(tx, page_id, &d, &s)?;
+                out = Some(Policies {
+                    device_policy: d,
+                    selection_policy: s,
+                });
+                Ok(())
+            })?;
+        Ok((out.expect("set by the change"), revision))
+    }
+
+    /// Saves a rule's logic over the stored rule, in one transaction (its other fields
+    /// stay as stored). Returns the rule as saved and the revision.
+    pub fn save_rule_logic(
+        &mut self,
+        page_id: &str,
+        rule_id: &str,
+        logic: &Value,
+    ) -> Result<(Rule, i64)> {
+        let mut out = None;
+        let revision =
+            self.store
+                .change(page_id, &format!("changed rule {rule_id}"), |tx, rev| {
+                    out = Some(store::ops::set_rule_logic(
+                        tx, page_id, rule_id, logic, rev,
+                    )?);
+                    Ok(())
+                })?;
+        Ok((out.expect("set by the change"), revision))
+    }
+
+    /// The stored revision of a page (`None`: no such page).
+    pub fn revision(&self, page_id: &str) -> Result<Option<i64>> {
+        Ok(self.store.revision(page_id)?)
+    }
+}
+
 /// A page's two policies.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -100,6 +100,51 @@ pub fn set(
     Ok(())
 }
 
+/// The names of the values that differ between two pairs of policies.
+pub fn changed(
+    a: (&DevicePolicy, &SelectionPolicy),
+    b: (&DevicePolicy, &SelectionPolicy),
+) -> Vec<&'static str> {
+    NAMES
+        .iter()
+        .copied()
+        .filter(|name| value_of(name, a) != value_of(name, b))
+        .collect()
+}
+
+/// Copies the value `name` from one pair of policies to another.
+pub fn copy(
+    name: &str,
+    from: (&DevicePolicy, &SelectionPolicy),
+    to: (&mut DevicePolicy, &mut SelectionPolicy),
+) {
+    let (d, s) = from;
+    let (td, ts) = to;
+    match name {
+        "requiredMode" => td.required_mode = d.required_mode,
+        "fullThreshold" => td.full_threshold = d.full_threshold,
+        "partialThreshold" => td.partial_threshold = d.partial_threshold,
+        "mode" => ts.aggregate.mode = s.aggregate.mode,
+        "elseMode" => ts.aggregate.else_mode = s.aggregate.else_mode,
+        "strategy" => ts.recommendation.strategy = s.recommendation.strategy,
+        _ => {}
+    }
+}
+
+/// A value by name, as JSON (for comparing).
+fn value_of(name: &str, (d, s): (&DevicePolicy, &SelectionPolicy)) -> Value {
+    let v = match name {
+        "requiredMode" => serde_json::to_value(d.required_mode),
+        "fullThreshold" => serde_json::to_value(d.full_threshold),
+        "partialThreshold" => serde_json::to_value(d.partial_threshold),
+        "mode" => serde_json::to_value(s.aggregate.mode),
+        "elseMode" => serde_json::to_value(s.aggregate.else_mode),
+        "strategy" => serde_json::to_value(s.recommendation.strategy),
+        _ => Ok(Value::Null),
+    };
+    v.unwrap_or(Value::Null)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,8 @@ pub struct Session {
     /// The last step of policies tuned in memory and not saved yet
     /// ([`Session::tune_policies`]).
     policies_since: Option<Instant>,
+    /// The policy values tuned since the last save (only these are saved).
+    tuned: Vec<&'static str>,
     /// The session's own connection to the database: every change it makes is saved
     /// through it.
     pub(super) app: App,
@@ -84,6 +86,7 @@ impl Session {
             unsaved,
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             policies_since: None,
+            tuned: Vec::new(),
             cell_edits: Vec::new(),
             app,
         })
@@ -122,6 +125,23 @@ impl Session {
         for (id, logic) in drafts {
             if let Some(i) = fresh.page.rules.iter().position(|r| r.id == id) {
                 let _ = fresh.try_logic_value(i, logic, None);
+            }
+        }
+        // Policy values being tuned here are put over the fresh ones, value by value.
+        if self.policies_since.is_some() && !self.tuned.is_empty() {
+            let (mut d, mut s) = (
+                fresh.page.device_policy.clone(),
+                fresh.page.selection_policy.clone(),
+            );
+            for name in &self.tuned {
+                super::policy::copy(
+                    name,
+                    (&self.page.device_policy, &self.page.selection_policy),
+                    (&mut d, &mut s),
+                );
+            }
+            if fresh.tune_policies(d, s).is_ok() {
+                fresh.tuned = std::mem::take(&mut self.tuned);
             }
         }
         *self = fresh;
@@ -256,8 +276,17 @@ impl Session {
 
     /// Saves rule `i` as a new revision.
     pub fn save_rule(&mut self, i: usize) -> Result<i64> {
+        // The logic alone is written over the stored rule: a name or weight changed
+        // elsewhere meanwhile stays.
         let rule = self.page.rules[i].clone();
-        self.revision = self.app.save_rule(&self.page, &rule, Some(i))?;
+        let (saved, revision) = self
+            .app
+            .save_rule_logic(&self.page.id, &rule.id, &rule.logic)?;
+        self.revision = revision;
+        if (saved.required, saved.weight) != (rule.required, rule.weight) {
+            self.matrix.set_rule_weight(i, saved.required, saved.weight);
+        }
+        self.page.rules[i] = saved;
         self.unsaved[i] = false;
         self.saved_columns = self.eval.columns.clone();
         Ok(self.revision)
@@ -399,6 +428,14 @@ impl Session {
                 diagnostics: errors,
             });
         }
+        for name in super::policy::changed(
+            (&self.page.device_policy, &self.page.selection_policy),
+            (&device, &selection),
+        ) {
+            if !self.tuned.contains(&name) {
+                self.tuned.push(name);
+            }
+        }
         self.matrix.set_policies(&device, &selection);
         self.page.device_policy = device;
         self.page.selection_policy = selection;
@@ -419,8 +456,26 @@ impl Session {
 
     /// Saves tuned policies as one revision.
     pub fn save_tuned_policies(&mut self) -> Result<i64> {
-        self.revision = self.app.save_policies(&self.page)?;
+        // Only the values tuned here are written over the stored ones: a value changed
+        // elsewhere meanwhile stays, and is taken in.
+        let names = std::mem::take(&mut self.tuned);
+        let (saved, revision) = self.app.save_policy_values(
+            &self.page.id,
+            &self.page.device_policy,
+            &self.page.selection_policy,
+            &names,
+        )?;
+        self.revision = revision;
         self.policies_since = None;
+        if saved.device_policy != self.page.device_policy
+            || saved.selection_policy != self.page.selection_policy
+        {
+            self.matrix
+                .set_policies(&saved.device_policy, &saved.selection_policy);
+            self.page.device_policy = saved.device_policy;
+            self.page.selection_policy = saved.selection_policy;
+            self.reverdict();
+        }
         Ok(self.revision)
     }
 

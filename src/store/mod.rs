@@ -417,39 +417,7 @@ impl Store {
     }
 
     fn rules(&self, page_id: &str) -> Result<Vec<Rule>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, name, required, weight, category, description, logic_json
-             FROM rules WHERE page_id = ?1 ORDER BY ord",
-        )?;
-        let raw = stmt
-            .query_map([page_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, bool>(2)?,
-                    r.get::<_, f64>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, String>(6)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        raw.into_iter()
-            .map(
-                |(id, name, required, weight, category, description, logic)| {
-                    Ok(Rule {
-                        logic: serde_json::from_str(&logic)
-                            .map_err(corrupt(format!("rule {id}")))?,
-                        id,
-                        name,
-                        required,
-                        weight,
-                        category,
-                        description,
-                    })
-                },
-            )
-            .collect()
+        read_rules(&self.conn, page_id, None)
     }
 
     fn overrides(&self, page_id: &str) -> Result<Vec<Override>> {
@@ -809,6 +777,43 @@ impl Store {
     }
 }
 
+/// A page's rules in order, or only the one with id `only` (on a connection or inside a
+/// transaction).
+fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>) -> Result<Vec<Rule>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, name, required, weight, category, description, logic_json
+         FROM rules WHERE page_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY ord",
+    )?;
+    let raw = stmt
+        .query_map(params![page_id, only], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, f64>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, String>(6)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raw.into_iter()
+        .map(
+            |(id, name, required, weight, category, description, logic)| {
+                Ok(Rule {
+                    logic: serde_json::from_str(&logic).map_err(corrupt(format!("rule {id}")))?,
+                    id,
+                    name,
+                    required,
+                    weight,
+                    category,
+                    description,
+                })
+            },
+        )
+        .collect()
+}
+
 /// A page's assertions, in order (on a connection or inside a transaction).
 fn read_assertions(conn: &Connection, page_id: &str) -> Result<Vec<Assertion>> {
     let mut stmt =
@@ -1078,6 +1083,36 @@ pub mod ops {
             ],
         )?;
         Ok(())
+    }
+
+    /// Sets the logic of one stored rule, leaving its other fields as stored (an edit in
+    /// the workbench does not put back a name or weight changed elsewhere). Returns the
+    /// rule as saved; an error when the rule is no longer there.
+    pub fn set_rule_logic(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        rule_id: &str,
+        logic: &Value,
+        revision: i64,
+    ) -> Result<Rule> {
+        let changed = tx.execute(
+            "UPDATE rules SET logic_json = ?3 WHERE page_id = ?1 AND id = ?2",
+            params![page_id, rule_id, logic.to_string()],
+        )?;
+        let rule = match (
+            changed,
+            super::read_rules(tx, page_id, Some(rule_id))?.pop(),
+        ) {
+            (1, Some(rule)) => rule,
+            _ => {
+                return Err(StoreError::Unreadable {
+                    what: format!("rule {rule_id}"),
+                    message: "it was removed elsewhere".into(),
+                });
+            }
+        };
+        record_rule(tx, page_id, rule_id, revision, Some(&rule))?;
+        Ok(rule)
     }
 
     /// A page's assertions, read inside the change that edits them.

@@ -158,6 +158,9 @@ pub struct Ui {
     reopening: Option<std::sync::mpsc::Receiver<Result<Session, AppError>>>,
     /// What the status line says once the reopened page is in.
     pending_reopen_message: Option<String>,
+    /// When the stored revision was last compared with the session's (changes made by
+    /// other processes are looked for once a second).
+    checked_at: Option<Instant>,
     job_mode: Mode,
 }
 
@@ -204,6 +207,7 @@ impl Ui {
             jobs: None,
             reopening: None,
             pending_reopen_message: None,
+            checked_at: None,
             job_mode,
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
@@ -430,6 +434,31 @@ impl Ui {
         }
     }
 
+    /// Once a second: when another process changed the open page, reopen it (drafts,
+    /// tuned policy values and the selection are put back over the new state) and say so.
+    fn look_for_external_changes(&mut self, now: Instant) {
+        if self
+            .checked_at
+            .is_some_and(|at| now.saturating_duration_since(at) < Duration::from_secs(1))
+            || self.reopening.is_some()
+        {
+            return;
+        }
+        self.checked_at = Some(now);
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        match p.ws.app().revision(&p.ws.page.id) {
+            Ok(Some(stored)) if stored > p.ws.revision => {
+                self.reopen(format!(
+                    "the page changed elsewhere (revision {stored}): reloaded, your edits kept"
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => self.status.app_error(&e),
+        }
+    }
+
     /// A page reopened in the background: taken in, drafts and selection kept.
     fn take_reopened(&mut self) {
         let Some(rx) = &self.reopening else { return };
@@ -550,6 +579,7 @@ impl Ui {
     pub fn tick(&mut self, now: Instant) {
         self.poll_watcher();
         self.take_reopened();
+        self.look_for_external_changes(now);
         self.drain();
         self.take_job_results();
         if let Screen::Page(p) = &mut self.screen

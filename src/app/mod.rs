@@ -715,6 +715,19 @@ impl App {
         Ok((out.expect("set by the change"), revision))
     }
 
+    /// Saves a rule's name, required flag, weight and category over the stored rule, in
+    /// one transaction (its logic stays as stored). Returns the rule as saved.
+    pub fn save_rule_meta(&mut self, page_id: &str, rule: &Rule) -> Result<(Rule, i64)> {
+        let mut out = None;
+        let revision =
+            self.store
+                .change(page_id, &format!("changed rule {}", rule.id), |tx, rev| {
+                    out = Some(store::ops::set_rule_meta(tx, page_id, rule, rev)?);
+                    Ok(())
+                })?;
+        Ok((out.expect("set by the change"), revision))
+    }
+
     /// The stored revision of a page (`None`: no such page).
     pub fn revision(&self, page_id: &str) -> Result<Option<i64>> {
         Ok(self.store.revision(page_id)?)

@@ -331,10 +331,13 @@ impl Session {
         } else {
             category.trim().to_owned()
         };
-        self.revision = self.app.save_rule(&self.page, &rule, Some(i))?;
-        self.matrix.set_rule_weight(i, required, weight);
-        self.page.rules[i] = rule;
-        self.unsaved[i] = false;
+        // These fields alone are written over the stored rule: its logic (saved, or a
+        // draft still being edited here) is left as it is.
+        let (saved, revision) = self.app.save_rule_meta(&self.page.id, &rule)?;
+        self.revision = revision;
+        self.matrix.set_rule_weight(i, saved.required, saved.weight);
+        let logic = std::mem::take(&mut self.page.rules[i].logic);
+        self.page.rules[i] = crate::core::model::Rule { logic, ..saved };
         self.reverdict();
         Ok(self.revision)
     }

@@ -1115,6 +1115,42 @@ pub mod ops {
         Ok(rule)
     }
 
+    /// Sets a stored rule's name, required flag, weight and category, leaving its logic
+    /// as stored. Returns the rule as saved; an error when it is no longer there.
+    pub fn set_rule_meta(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        rule: &Rule,
+        revision: i64,
+    ) -> Result<Rule> {
+        let changed = tx.execute(
+            "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6
+             WHERE page_id = ?1 AND id = ?2",
+            params![
+                page_id,
+                rule.id,
+                rule.name,
+                rule.required,
+                rule.weight,
+                rule.category
+            ],
+        )?;
+        let saved = match (
+            changed,
+            super::read_rules(tx, page_id, Some(&rule.id))?.pop(),
+        ) {
+            (1, Some(saved)) => saved,
+            _ => {
+                return Err(StoreError::Unreadable {
+                    what: format!("rule {}", rule.id),
+                    message: "it was removed elsewhere".into(),
+                });
+            }
+        };
+        record_rule(tx, page_id, &rule.id, revision, Some(&saved))?;
+        Ok(saved)
+    }
+
     /// A page's assertions, read inside the change that edits them.
     pub fn assertions(tx: &Transaction<'_>, page_id: &str) -> Result<Vec<Assertion>> {
         super::read_assertions(tx, page_id)

@@ -15,7 +15,11 @@ fn report(outcome: Result<Exit, cli::Failure>) -> i32 {
         Ok(Exit::Ok) => 0,
         Ok(Exit::Problems) => 1,
         Err(failure) => {
-            eprintln!("error: {}", failure.message);
+            // Messages carry stored ids, hints and echoed arguments: escaped.
+            eprintln!(
+                "error: {}",
+                rulebench::app::types::sanitize_lines(&failure.message)
+            );
             failure.code
         }
     }

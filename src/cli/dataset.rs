@@ -14,6 +14,7 @@ use super::{Exit, Failure, pretty, usage, write_out};
 use crate::app::dataset::{ImportOptions, Progress};
 use crate::app::types::DataError;
 use crate::app::types::Side;
+use crate::app::types::sanitize_lines;
 use crate::app::watch::{Reload, Watcher};
 use crate::app::{App, AppError};
 
@@ -91,10 +92,6 @@ pub fn run(db: &Path, action: DatasetAction) -> Result<Exit, Failure> {
     }
 }
 
-/// Escapes control characters line by line (messages quote untrusted data).
-fn sanitize_lines(text: &str) -> String {
-    text.lines().map(sanitize).collect::<Vec<_>>().join("\n")
-}
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 struct Bar {

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::app::types::parse_json;
+use crate::app::types::sanitize_lines;
 use crate::app::{App, AppError, default_db_path};
 
 #[derive(Parser, Debug)]
@@ -541,7 +542,7 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                 match outcome {
                     Ok(done) => {
                         for w in &done.warnings {
-                            eprintln!("{origin}: {w}");
+                            eprintln!("{}", sanitize_lines(&format!("{origin}: {w}")));
                         }
                         write_out(&format!(
                             "imported {} (revision {}) from {origin}\n",
@@ -549,7 +550,7 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                         ))?;
                     }
                     Err(f) => {
-                        eprintln!("error: {}", f.message);
+                        eprintln!("error: {}", sanitize_lines(&f.message));
                         failed.push(origin);
                     }
                 }
@@ -641,7 +642,7 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     let (rule, revision, warnings) =
                         app.add_rule(&page, &text, &origin, replace)?;
                     for w in &warnings {
-                        eprintln!("{origin}: {w}");
+                        eprintln!("{}", sanitize_lines(&format!("{origin}: {w}")));
                     }
                     write_out(&format!(
                         "saved rule {} in {page} (revision {revision})\n",

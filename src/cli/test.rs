@@ -40,13 +40,19 @@ pub fn run(
             let p = app.pin_assertions(target, select)?;
             if p.changed {
                 eprintln!(
-                    "pinned {} selection(s) of {target}: {} new, {} replaced (revision {})",
-                    p.selections, p.added, p.replaced, p.revision
+                    "pinned {} selection(s) of {}: {} new, {} replaced (revision {})",
+                    p.selections,
+                    sanitize(target),
+                    p.added,
+                    p.replaced,
+                    p.revision
                 );
             } else {
                 eprintln!(
-                    "pinned {} selection(s) of {target}: already pinned, nothing changed (revision {})",
-                    p.selections, p.revision
+                    "pinned {} selection(s) of {}: already pinned, nothing changed (revision {})",
+                    p.selections,
+                    sanitize(target),
+                    p.revision
                 );
             }
         }

@@ -1,20 +1,45 @@
 //! Text helpers shared by the fronts.
 
-/// Makes untrusted text safe for a terminal: control characters (and so ANSI escape
-/// sequences, which start with ESC) are shown escaped, never written raw.
+/// Whether a character must not reach a terminal raw: C0 and C1 controls and DEL (so
+/// every escape sequence, which starts with ESC or a C1 introducer), the bidirectional
+/// controls (which reorder what is shown) and the zero-width characters (which hide
+/// text).
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// Makes untrusted text safe for a terminal: the characters of [`is_unsafe`] are shown
+/// escaped (`\u{1b}`), never written raw. The one function every output uses.
 pub fn sanitize(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(is_unsafe) {
         return text.to_owned();
     }
     text.chars()
         .flat_map(|c| -> Vec<char> {
-            if c.is_control() {
+            if is_unsafe(c) {
                 c.escape_default().collect()
             } else {
                 vec![c]
             }
         })
         .collect()
+}
+
+/// [`sanitize`] line by line: line breaks stay, everything else unsafe is escaped.
+pub fn sanitize_lines(text: &str) -> String {
+    text.split('\n')
+        .map(sanitize)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Pretty JSON that keeps a value on one line when it fits in `width` columns, as

@@ -92,7 +92,6 @@ pub fn run(db: &Path, action: DatasetAction) -> Result<Exit, Failure> {
     }
 }
 
-
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 struct Bar {
     bar: ProgressBar,

@@ -495,6 +495,12 @@ impl Session {
     /// follow it): the page is validated whole and reloaded.
     pub fn set_cell(&mut self, side: Side, row: usize, field: &str, value: Value) -> Result<i64> {
         let field = field.trim();
+        if validate::value_depth(&value) + 1 > validate::MAX_DEPTH {
+            return Err(AppError::Usage(format!(
+                "the value of `{field}` nests deeper than the limit of {} levels",
+                validate::MAX_DEPTH
+            )));
+        }
         let d = self.page.dataset(side);
         if field.is_empty() || row >= d.rows.len() || d.key.iter().any(|k| k == field) {
             let rev = self

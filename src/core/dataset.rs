@@ -808,6 +808,16 @@ fn check_rows(
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
     let mut good = 0;
     for (line, row) in rows.into_rows() {
+        if super::validate::row_too_deep(&row) {
+            bad.push(BadRow {
+                line,
+                message: format!(
+                    "the row nests deeper than the limit of {} levels",
+                    super::validate::MAX_DEPTH
+                ),
+            });
+            continue;
+        }
         if let Some(k) = opts
             .key
             .iter()
@@ -1111,6 +1121,19 @@ fn describe(v: &Value) -> &'static str {
 }
 
 fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
+    // A guard for the parser's stack before anything is parsed; rows are held to the
+    // one nesting limit afterwards (`check_rows`).
+    if let Some((line, column)) = super::diag::too_deep(text, super::diag::MAX_TEXT_DEPTH) {
+        return Err(DataError::Syntax {
+            file: file.to_owned(),
+            line,
+            column,
+            message: format!(
+                "JSON nests deeper than {} levels",
+                super::diag::MAX_TEXT_DEPTH
+            ),
+        });
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
     let value = Value::deserialize(&mut de).map_err(|e| syntax(file, &e, "JSON"))?;
@@ -1213,6 +1236,16 @@ fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
             continue;
         }
         let n = i + 1;
+        if super::diag::too_deep(trimmed, super::diag::MAX_TEXT_DEPTH).is_some() {
+            bad.push(BadRow {
+                line: n,
+                message: format!(
+                    "the row nests deeper than the limit of {} levels",
+                    super::validate::MAX_DEPTH
+                ),
+            });
+            continue;
+        }
         let mut de = serde_json::Deserializer::from_str(trimmed);
         de.disable_recursion_limit();
         let parsed = Value::deserialize(&mut de).and_then(|v| de.end().map(|_| v));

@@ -152,7 +152,7 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<D
 }
 
 /// Where a JSON text first nests deeper than `limit`, as line:col.
-fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
+pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     let (mut line, mut col) = (1, 0);
     for c in text.chars() {

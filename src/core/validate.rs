@@ -13,6 +13,27 @@ use super::model::{Dataset, Page, Side};
 
 /// The deepest a rule may nest.
 pub const MAX_DEPTH: usize = 64;
+/// How deep a JSON value nests (a scalar: 0; `[1]`: 1; `{"a": [1]}`: 2).
+pub fn value_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Whether a row nests deeper than [`MAX_DEPTH`] levels (the row object is level 1):
+/// the one nesting limit of rules and data, checked wherever a row comes in.
+pub fn row_too_deep(row: &super::model::Row) -> bool {
+    row.values().any(|v| value_depth(v) + 1 > MAX_DEPTH)
+}
+
 /// The largest a rule's logic may be, serialized.
 pub const MAX_RULE_BYTES: usize = 64 * 1024;
 
@@ -487,6 +508,16 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
     }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for (i, row) in d.rows.iter().enumerate() {
+        if row_too_deep(row) {
+            out.push(Diagnostic::error(
+                "too-deep",
+                format!("{at}/rows/{i}"),
+                format!(
+                    "{} row {i} nests deeper than the limit of {MAX_DEPTH} levels",
+                    side.name()
+                ),
+            ));
+        }
         for field in &d.key {
             if row.get(field).is_none_or(Value::is_null) {
                 out.push(Diagnostic::error(

@@ -1,0 +1,144 @@
+//! One nesting limit (64 levels) for rules and data, enforced where data comes in: a
+//! row nested deeper is refused with its line or pointer, nothing is stored, and no
+//! input can overflow the parser's stack.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .env_remove("RULEBENCH_DB")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run rulebench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn nested(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = json!([v]);
+    }
+    v
+}
+
+/// The issue's reproduction: a row nested 130 deep used to import, then make every
+/// command fail reading it back. It is refused at the door, naming its line.
+#[test]
+fn a_row_nested_too_deep_is_refused_and_the_page_stays_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let file = dir.path().join("rows.jsonl");
+    let mut text = String::new();
+    for (i, row) in ["gpt-4.1", "deep"].iter().enumerate() {
+        let mut r = json!({"id": row, "provider": "openai"});
+        if i == 1 {
+            r["meta"] = nested(130);
+        }
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&file, text).unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "llm-chat-clients",
+            "target",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(":2:") && err.contains("64 levels"), "{err}");
+    for args in [
+        &["export", "llm-chat-clients"][..],
+        &["evaluate", "llm-chat-clients", "--select", "t3-chat"],
+        &["check", "llm-chat-clients"],
+        &["test", "llm-chat-clients"],
+    ] {
+        let (code, _, err) = rb(&db, args);
+        assert!(code == 0 || code == 1, "{args:?}: {err}");
+    }
+}
+
+/// The same row in a page file is refused with its pointer; `test FILE` does not panic.
+#[test]
+fn a_page_file_with_a_row_too_deep_is_refused_with_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let page = json!({
+        "format": "rulebench.page/v1", "id": "deep", "name": "Deep",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "meta": nested(130)}]},
+        "rules": [{"id": "r", "name": "R", "required": false, "weight": 1, "category": "c",
+                   "logic": {"==": [{"var": "target.id"}, "t"]}}],
+        "assertions": [{"id": "a", "select": "*", "path": "$.selectionVerdict",
+                        "matcher": "toBeOneOf", "expected": [0, 1, 2]}]
+    });
+    let file = dir.path().join("deep.json");
+    std::fs::write(&file, page.to_string()).unwrap();
+    for args in [&["import"][..], &["test"], &["check"]] {
+        let mut all = args.to_vec();
+        all.push(file.to_str().unwrap());
+        let (code, out, err) = rb(&db, &all);
+        assert!(
+            code == 1 || code == 2,
+            "{args:?} exits with a finding, not a panic: {err}"
+        );
+        assert!(
+            (out.clone() + &err).contains("/target/rows/0"),
+            "{args:?}: {out} {err}"
+        );
+    }
+}
+
+/// A dataset file nested 100,000 deep used to overflow the stack: now a located error.
+#[test]
+fn a_file_nested_absurdly_deep_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for (name, text) in [
+        (
+            "deep.json",
+            format!(
+                "[{{\"id\": \"a\", \"x\": {}1{}}}]",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            ),
+        ),
+        (
+            "deep.jsonl",
+            format!(
+                "{{\"id\": \"a\", \"x\": {}1{}}}\n",
+                "[".repeat(100_000),
+                "]".repeat(100_000)
+            ),
+        ),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let (code, _, err) = rb(
+            &db,
+            &[
+                "dataset",
+                "import",
+                "llm-chat-clients",
+                "target",
+                file.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains("levels"), "{name}: {err}");
+        assert!(err.contains(":1:"), "{name} names where: {err}");
+    }
+}

@@ -142,3 +142,36 @@ fn a_file_nested_absurdly_deep_is_a_located_error() {
         assert!(err.contains(":1:"), "{name} names where: {err}");
     }
 }
+
+/// Input hygiene: a byte-order mark is skipped, text that is not UTF-8 is refused with
+/// where, and an endless input is cut at the limit (`rule add PAGE /dev/zero`).
+#[test]
+fn inputs_with_a_bom_bad_utf8_or_no_end_get_clear_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    let page = include_str!("../sample-pages/loan-eligibility.json")
+        .replace("\"id\": \"loan-eligibility\"", "\"id\": \"loans-bom\"");
+    let bom = dir.path().join("bom.json");
+    std::fs::write(&bom, format!("\u{feff}{page}")).unwrap();
+    let (code, out, err) = rb(&db, &["check", bom.to_str().unwrap()]);
+    assert_eq!(code, 0, "a BOM is skipped: {out}{err}");
+    let (code, _, err) = rb(&db, &["import", bom.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+
+    let bad = dir.path().join("bad.json");
+    let mut bytes = b"{\n  \"id\": \"x".to_vec();
+    bytes.extend([0xff, 0xfe]);
+    bytes.extend(b"\"\n}");
+    std::fs::write(&bad, bytes).unwrap();
+    let (code, _, err) = rb(&db, &["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.json:2:11: not UTF-8"), "{err}");
+
+    if Path::new("/dev/zero").exists() {
+        let started = std::time::Instant::now();
+        let (code, _, err) = rb(&db, &["rule", "add", "loans-bom", "/dev/zero"]);
+        assert_eq!(code, 2);
+        assert!(err.contains("larger than the limit"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+}

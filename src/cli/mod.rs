@@ -295,8 +295,54 @@ fn usage(message: impl Into<String>) -> Failure {
     }
 }
 
+/// The largest page file a command reads (rows may be embedded).
+pub const MAX_PAGE_BYTES: u64 = 512 * 1024 * 1024;
+/// The largest rule file a command reads (a rule's logic is at most 64 KB).
+pub const MAX_RULE_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Reads a text input of at most `limit` bytes: a byte-order mark is skipped, and text
+/// that is not UTF-8 is refused with the line:col where it stops being UTF-8.
+fn read_input(mut from: impl Read, origin: &str, limit: u64) -> Result<String, Failure> {
+    let mut bytes = Vec::new();
+    from.by_ref()
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| usage(format!("{}: {e}", sanitize_lines(origin))))?;
+    if bytes.len() as u64 > limit {
+        return Err(usage(format!(
+            "{}: larger than the limit of {} KiB",
+            sanitize_lines(origin),
+            limit / 1024
+        )));
+    }
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    match std::str::from_utf8(body) {
+        Ok(text) => Ok(text.to_owned()),
+        Err(e) => {
+            let before = &body[..e.valid_up_to()];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let start = before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+            Err(usage(format!(
+                "{}:{line}:{column}: not UTF-8 text",
+                sanitize_lines(origin)
+            )))
+        }
+    }
+}
+
 fn read_file(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| usage(format!("{}: {e}", path.display())))
+    read_file_within(path, MAX_PAGE_BYTES)
+}
+
+fn read_file_within(path: &Path, limit: u64) -> Result<String, Failure> {
+    let shown = path.display().to_string();
+    let file =
+        std::fs::File::open(path).map_err(|e| usage(format!("{}: {e}", sanitize_lines(&shown))))?;
+    read_input(file, &shown, limit)
 }
 
 fn write_out(text: &str) -> Result<(), Failure> {
@@ -631,13 +677,11 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     replace,
                 } => {
                     let (text, origin) = if file == "-" {
-                        let mut text = String::new();
-                        std::io::stdin()
-                            .read_to_string(&mut text)
-                            .map_err(|e| usage(format!("stdin: {e}")))?;
+                        let text = read_input(std::io::stdin(), "<stdin>", MAX_RULE_FILE_BYTES)?;
                         (text, "<stdin>".to_owned())
                     } else {
-                        (read_file(Path::new(&file))?, file.clone())
+                        let text = read_file_within(Path::new(&file), MAX_RULE_FILE_BYTES)?;
+                        (text, file.clone())
                     };
                     let (rule, revision, warnings) =
                         app.add_rule(&page, &text, &origin, replace)?;

@@ -132,6 +132,8 @@ pub const MAX_TEXT_DEPTH: usize = 1024;
 /// (not serde_json's 128) so that the rule depth limit is reported by validation,
 /// with a pointer, rather than as a syntax error.
 pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<Diagnostic>> {
+    // A byte-order mark opens many files saved on Windows: it is not JSON, and skipped.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some((line, column)) = too_deep(text, MAX_TEXT_DEPTH) {
         return Err(Box::new(Diagnostic {
             line: Some(line),

@@ -175,3 +175,54 @@ fn inputs_with_a_bom_bad_utf8_or_no_end_get_clear_answers() {
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
 }
+
+/// Numbers and names: weights stay within a bound (two of 1e308 made every score NaN),
+/// a rule name holds a letter or digit, and two overrides of one pair are an error
+/// naming both (they used to be merged silently).
+#[test]
+fn weights_names_and_duplicate_overrides_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("n.db");
+    let base = json!({
+        "format": "rulebench.page/v1", "id": "n", "name": "N",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+        "rules": [
+            {"id": "a", "name": "A", "required": false, "weight": 1e308, "category": "c",
+             "logic": {"==": [{"var": "target.id"}, "t"]}},
+            {"id": "b", "name": "B", "required": false, "weight": 1e308, "category": "c",
+             "logic": {"==": [{"var": "target.id"}, "t"]}}
+        ]
+    });
+    let check = |page: &Value| -> String {
+        let file = dir.path().join("n.json");
+        std::fs::write(&file, page.to_string()).unwrap();
+        let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+        assert_eq!(code, 1, "{out}{err}");
+        out
+    };
+    let out = check(&base);
+    assert!(
+        out.contains("/rules/0/weight") && out.contains("from 0 to"),
+        "{out}"
+    );
+    let mut dup = base.clone();
+    dup["rules"][0]["weight"] = json!(1);
+    dup["rules"][1]["weight"] = json!(1);
+    dup["overrides"] = json!([
+        {"sourceKey": "id=s", "targetKey": "id=t", "value": true},
+        {"sourceKey": "id=s", "targetKey": "id=t", "value": false}
+    ]);
+    let out = check(&dup);
+    assert!(out.contains("overrides 0 and 1"), "{out}");
+    let (code, _, err) = rb(&db, &["pages"]);
+    assert_eq!(code, 0, "{err}");
+    let rule = dir.path().join("r.json");
+    std::fs::write(&rule, json!({"name": "!!!", "logic": true}).to_string()).unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &["rule", "add", "llm-chat-clients", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("no letter or digit"), "{err}");
+}

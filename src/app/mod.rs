@@ -451,16 +451,11 @@ impl App {
             })
             .map(|d| d.locate_in(text))
             .collect();
-        if !(rule.weight.is_finite() && rule.weight >= 0.0) {
-            diags.push(
-                Diagnostic::error(
-                    "weight",
-                    "/weight",
-                    format!("weight must be a number ≥ 0, got {}", rule.weight),
-                )
-                .locate_in(text),
-            );
-        }
+        diags.extend(
+            validate::rule_fields(&rule.name, rule.weight)
+                .into_iter()
+                .map(|d| d.locate_in(text)),
+        );
         if diags.iter().any(Diagnostic::is_error) {
             return Err(invalid(diags));
         }

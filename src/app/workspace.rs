@@ -314,13 +314,12 @@ impl Session {
         weight: f64,
         category: &str,
     ) -> Result<i64> {
-        if name.trim().is_empty() {
-            return Err(AppError::Usage("the rule name is empty".into()));
-        }
-        if !(weight.is_finite() && weight >= 0.0) {
-            return Err(AppError::Usage(format!(
-                "weight must be a number ≥ 0, got {weight}"
-            )));
+        let problems = validate::rule_fields(name, weight);
+        if !problems.is_empty() {
+            return Err(AppError::Invalid {
+                origin: format!("rule {}", self.page.rules[i].id),
+                diagnostics: problems,
+            });
         }
         let mut rule = self.page.rules[i].clone();
         rule.name = name.trim().to_owned();

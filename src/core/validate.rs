@@ -34,6 +34,41 @@ pub fn row_too_deep(row: &super::model::Row) -> bool {
     row.values().any(|v| value_depth(v) + 1 > MAX_DEPTH)
 }
 
+/// The largest weight a rule may have (weights are summed: a bound keeps every score a
+/// number).
+pub const MAX_WEIGHT: f64 = 1_000_000.0;
+
+/// A rule's name and weight checked (pointers relative to the rule): the name holds a
+/// letter or digit (its id is derived from it), the weight is a number from 0 to
+/// [`MAX_WEIGHT`].
+pub fn rule_fields(name: &str, weight: f64) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if name.trim().is_empty() {
+        out.push(Diagnostic::error(
+            "rule-name",
+            "/name",
+            "the rule name is empty",
+        ));
+    } else if !name.chars().any(char::is_alphanumeric) {
+        out.push(Diagnostic::error(
+            "rule-name",
+            "/name",
+            format!(
+                "the rule name `{}` has no letter or digit (its id is made from them)",
+                name.trim()
+            ),
+        ));
+    }
+    if !(weight.is_finite() && (0.0..=MAX_WEIGHT).contains(&weight)) {
+        out.push(Diagnostic::error(
+            "weight",
+            "/weight",
+            format!("weight must be a number from 0 to {MAX_WEIGHT}, got {weight}"),
+        ));
+    }
+    out
+}
+
 /// The largest a rule's logic may be, serialized.
 pub const MAX_RULE_BYTES: usize = 64 * 1024;
 
@@ -437,25 +472,16 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
     let mut ids = HashSet::new();
     for (i, rule) in page.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
-        if rule.name.trim().is_empty() {
-            out.push(Diagnostic::error(
-                "rule-name",
-                format!("{at}/name"),
-                "the rule name is empty",
-            ));
-        }
+        out.extend(
+            rule_fields(&rule.name, rule.weight)
+                .into_iter()
+                .map(|d| d.under(&at)),
+        );
         if !ids.insert(rule.id.as_str()) {
             out.push(Diagnostic::error(
                 "duplicate-rule",
                 format!("{at}/id"),
                 format!("rule id `{}` is used twice", rule.id),
-            ));
-        }
-        if !(rule.weight.is_finite() && rule.weight >= 0.0) {
-            out.push(Diagnostic::error(
-                "weight",
-                format!("{at}/weight"),
-                format!("weight must be a number ≥ 0, got {}", rule.weight),
             ));
         }
         out.extend(
@@ -547,6 +573,20 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
 fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<Diagnostic>) {
     if page.overrides.is_empty() {
         return;
+    }
+    // One override per pair: two would leave which one counts to chance.
+    let mut pairs: std::collections::HashMap<(String, String), usize> =
+        std::collections::HashMap::new();
+    for (i, o) in page.overrides.iter().enumerate() {
+        if let (Some(s), Some(t)) = (o.source_hash(), o.target_hash())
+            && let Some(first) = pairs.insert((s, t), i)
+        {
+            out.push(Diagnostic::error(
+                "duplicate-override",
+                format!("/overrides/{i}"),
+                format!("overrides {first} and {i} are for the same (source, target) pair"),
+            ));
+        }
     }
     let hashes = |side: Side| -> HashSet<String> {
         match facts {

@@ -359,7 +359,9 @@ fn unknown_assertion_keys_are_refused() {
         ),
     );
     let (_, err) = expect(&env.db, &["test", &file], 2);
-    assert!(err.contains("unknown field `Not`"), "{err}");
+    assert!(err.contains("unknown key `Not`"), "{err}");
+    assert!(err.contains("at /assertions/0/Not"), "{err}");
+    assert!(err.contains("did you mean `not`?"), "{err}");
 }
 
 #[test]

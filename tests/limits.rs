@@ -226,3 +226,62 @@ fn weights_names_and_duplicate_overrides_are_checked() {
     assert_eq!(code, 2);
     assert!(err.contains("no letter or digit"), "{err}");
 }
+
+/// Strict keys: a misspelled key is an error with its pointer, line:col and a
+/// did-you-mean, where it used to be dropped silently; `$schema` is welcome.
+#[test]
+fn misspelled_keys_are_errors_with_a_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let page: Value =
+        serde_json::from_str(include_str!("../sample-pages/loan-eligibility.json")).unwrap();
+    type Spoil = fn(&mut Value);
+    let cases: [(&str, Spoil); 4] = [
+        ("/rules/0/requried", |p| {
+            p["rules"][0]["requried"] = json!(true);
+        }),
+        ("/devicePolicy/fullTreshold", |p| {
+            p["devicePolicy"]["fullTreshold"] = json!(0.9);
+        }),
+        ("/overides", |p| {
+            p["overides"] = json!([]);
+        }),
+        ("/target/lable", |p| {
+            p["target"]["lable"] = json!("name");
+        }),
+    ];
+    for (pointer, spoil) in cases {
+        let mut p = page.clone();
+        spoil(&mut p);
+        let file = dir.path().join("k.json");
+        std::fs::write(&file, serde_json::to_string_pretty(&p).unwrap()).unwrap();
+        let (code, out, _) = rb(&db, &["check", file.to_str().unwrap()]);
+        assert_eq!(code, 1, "{pointer}: {out}");
+        assert!(out.contains(&format!("at {pointer}")), "{pointer}: {out}");
+        assert!(out.contains("did you mean"), "{pointer}: {out}");
+        let (code, _, err) = rb(&db, &["import", "--replace", file.to_str().unwrap()]);
+        assert_eq!(code, 2, "{pointer} is not imported: {err}");
+    }
+    let rule = dir.path().join("r.json");
+    std::fs::write(
+        &rule,
+        json!({"name": "Heavy", "wieght": 3, "logic": true}).to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("did you mean `weight`?") && err.contains("1:"),
+        "{err}"
+    );
+    // `$schema` at the top is welcome.
+    let mut p = page.clone();
+    p["$schema"] = json!("https://example.invalid/page.schema.json");
+    let file = dir.path().join("s.json");
+    std::fs::write(&file, p.to_string()).unwrap();
+    let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -276,6 +276,10 @@ impl App {
             diagnostics,
         };
         let lists = read_predicates(text).map_err(invalid)?;
+        let keys = keys_of(text, None);
+        if !keys.is_empty() {
+            return Err(invalid(keys));
+        }
         let mut page: Page = parse_json(text).map_err(|d| invalid(vec![*d]))?;
         for rule in &mut page.rules {
             rule.ensure_id();
@@ -311,6 +315,10 @@ impl App {
             Ok(lists) => lists,
             Err(diags) => return diags,
         };
+        let keys = keys_of(text, None);
+        if !keys.is_empty() {
+            return keys;
+        }
         match parse_json::<Page>(text) {
             Err(d) => vec![*d],
             Ok(mut page) => {
@@ -436,6 +444,13 @@ impl App {
             diagnostics,
         };
         let doc: Value = parse_json(text).map_err(|d| invalid(vec![*d]))?;
+        let keys: Vec<Diagnostic> = validate::unknown_keys(&doc, Some("rule"))
+            .into_iter()
+            .map(|d| d.locate_in(text))
+            .collect();
+        if !keys.is_empty() {
+            return Err(invalid(keys));
+        }
         let list = predicates::read_rule(&doc)
             .map_err(|diags| invalid(diags.into_iter().map(|d| d.locate_in(text)).collect()))?;
         let mut rule: Rule = parse_json(text).map_err(|d| invalid(vec![*d]))?;
@@ -735,6 +750,18 @@ impl App {
 pub struct Policies {
     pub device_policy: crate::core::model::DevicePolicy,
     pub selection_policy: crate::core::model::SelectionPolicy,
+}
+
+/// Unknown keys of a page file (`None`) or of a schema definition, located in `text`.
+/// A text that is not JSON has none here (its syntax error comes from the parse).
+fn keys_of(text: &str, def: Option<&str>) -> Vec<Diagnostic> {
+    match parse_json::<Value>(text) {
+        Ok(doc) => validate::unknown_keys(&doc, def)
+            .into_iter()
+            .map(|d| d.locate_in(text))
+            .collect(),
+        Err(_) => vec![],
+    }
 }
 
 /// The predicate lists of a page file's rules (by index), after checking them: errors

@@ -434,6 +434,74 @@ pub fn validate_device_policy(p: &super::model::DevicePolicy) -> Vec<Diagnostic>
     out
 }
 
+/// The JSON Schema of page files: the one list of the keys each object may have.
+pub const PAGE_SCHEMA: &str = include_str!("../../assets/page.schema.json");
+
+fn page_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| serde_json::from_str(PAGE_SCHEMA).expect("the page schema is JSON"))
+}
+
+/// Keys a page file's objects may not have (`"requried": true`), found against the page
+/// schema: each an error with its JSON pointer and a did-you-mean. `def` names the
+/// schema definition the document is (`None`: a whole page; `Some("rule")`: a rule).
+pub fn unknown_keys(doc: &Value, def: Option<&str>) -> Vec<Diagnostic> {
+    let root = page_schema();
+    let schema = match def {
+        None => root,
+        Some(name) => &root["$defs"][name],
+    };
+    let mut out = Vec::new();
+    walk_keys(doc, schema, root, String::new(), &mut out);
+    out
+}
+
+fn walk_keys(value: &Value, schema: &Value, root: &Value, at: String, out: &mut Vec<Diagnostic>) {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => match r.strip_prefix("#/$defs/") {
+            Some(name) => &root["$defs"][name],
+            None => return,
+        },
+        None => schema,
+    };
+    match value {
+        Value::Object(map) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+            for (key, v) in map {
+                let here = format!("{at}/{}", pointer_token(key));
+                match props.get(key) {
+                    Some(sub) => walk_keys(v, sub, root, here, out),
+                    None if closed => out.push(
+                        Diagnostic::error("unknown-key", here, format!("unknown key `{key}`"))
+                            .with_hint(
+                                did_you_mean(key, props.keys().map(String::as_str))
+                                    .map(|k| format!("did you mean `{k}`?"))
+                                    .or_else(|| {
+                                        Some(format!(
+                                            "keys here: {}",
+                                            props.keys().cloned().collect::<Vec<_>>().join(", ")
+                                        ))
+                                    }),
+                            ),
+                    ),
+                    None => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    walk_keys(v, item, root, format!("{at}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// What validation needs of one side's rows when they are not held as trees (a dataset
 /// import of rows kept as stored texts): how many, their fields, their keyHashes. Their
 /// keys were checked (present, unique) while they were read.

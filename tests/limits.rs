@@ -285,3 +285,41 @@ fn misspelled_keys_are_errors_with_a_did_you_mean() {
     let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// A data file row with the same key twice is refused, naming the line (it used to keep
+/// the last value silently); page files already refused it.
+#[test]
+fn duplicate_keys_in_a_data_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    for (name, text, line) in [
+        (
+            "dup.json",
+            "[\n  {\"id\": \"a\", \"x\": 1},\n  {\"id\": \"b\", \"x\": 1, \"x\": 2}\n]\n",
+            ":3:",
+        ),
+        (
+            "dup.jsonl",
+            "{\"id\": \"a\"}\n{\"id\": \"b\", \"id\": \"c\"}\n",
+            ":2",
+        ),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let (code, _, err) = rb(
+            &db,
+            &[
+                "dataset",
+                "import",
+                "llm-chat-clients",
+                "target",
+                file.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains("duplicate key") && err.contains(line),
+            "{name}: {err}"
+        );
+    }
+}

@@ -1120,6 +1120,81 @@ fn describe(v: &Value) -> &'static str {
     }
 }
 
+/// A JSON value read like `serde_json::Value`, except that an object with the same key
+/// twice is an error (a data file's row would otherwise keep the last value silently).
+struct StrictValue(Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrictValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<StrictValue, E> {
+                Ok(StrictValue(
+                    Number::from_f64(v).map_or(Value::Null, Value::Number),
+                ))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::String(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::Null))
+            }
+            fn visit_none<E>(self) -> Result<StrictValue, E> {
+                Ok(StrictValue(Value::Null))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<StrictValue, D::Error> {
+                StrictValue::deserialize(d)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<StrictValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(StrictValue(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(StrictValue(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<StrictValue, A::Error> {
+                let mut out = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.contains_key(&key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "duplicate key `{key}` in one object"
+                        )));
+                    }
+                    let StrictValue(v) = map.next_value()?;
+                    out.insert(key, v);
+                }
+                Ok(StrictValue(Value::Object(out)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
     // A guard for the parser's stack before anything is parsed; rows are held to the
     // one nesting limit afterwards (`check_rows`).
@@ -1136,7 +1211,9 @@ fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
     }
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let value = Value::deserialize(&mut de).map_err(|e| syntax(file, &e, "JSON"))?;
+    let value = StrictValue::deserialize(&mut de)
+        .map(|v| v.0)
+        .map_err(|e| syntax(file, &e, "JSON"))?;
     de.end().map_err(|e| syntax(file, &e, "JSON"))?;
     let Value::Array(items) = value else {
         return Err(DataError::File {
@@ -1248,7 +1325,7 @@ fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
         }
         let mut de = serde_json::Deserializer::from_str(trimmed);
         de.disable_recursion_limit();
-        let parsed = Value::deserialize(&mut de).and_then(|v| de.end().map(|_| v));
+        let parsed = StrictValue::deserialize(&mut de).and_then(|v| de.end().map(|_| v.0));
         match parsed {
             Ok(Value::Object(row)) => {
                 note_fields(&row, &mut fields, &mut known);

@@ -887,7 +887,52 @@ impl Default for ColumnKind {
     }
 }
 
+/// Where a CSV text opens a quoted field it never closes, as line:col (RFC 4180: a
+/// quote opens a field only at its start; `""` inside one is a quote).
+fn unterminated_quote(text: &str) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let (mut line, mut col) = (1usize, 0usize);
+    let mut open: Option<(usize, usize)> = None;
+    let mut field_start = true;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        col += 1;
+        match (open, b) {
+            (Some(_), b'"') if bytes.get(i + 1) == Some(&b'"') => {
+                i += 1;
+                col += 1;
+            }
+            (Some(_), b'"') => open = None,
+            (None, b'"') if field_start => open = Some((line, col)),
+            (None, b',') => {
+                field_start = true;
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        if b == b'\n' {
+            line += 1;
+            col = 0;
+            field_start = open.is_none();
+        } else if b != b'\r' {
+            field_start = false;
+        }
+        i += 1;
+    }
+    open
+}
+
 fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Raw, DataError> {
+    if let Some((line, column)) = unterminated_quote(text) {
+        return Err(DataError::Syntax {
+            file: file.to_owned(),
+            line,
+            column,
+            message: "a quoted field opens here and is never closed (a missing `\"`)".into(),
+        });
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -1459,6 +1504,38 @@ mod tests {
             &mut |_| {},
         );
         assert_eq!(e1.unwrap_err(), e2.unwrap_err());
+    }
+
+    /// An unterminated quote is named with the line it opened on (it used to surface as
+    /// a field count on some later line).
+    #[test]
+    fn csv_unterminated_quote_names_where_it_opened() {
+        let key = key();
+        let text = "id,name\na,\"Al\nb,\"Bob \"\"the\"\" bold\"\nc,\"open\nd,x\n";
+        let e = parse(
+            text.as_bytes(),
+            "f.csv",
+            DataFormat::Csv,
+            &opts(&key),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "f.csv:4:3: a quoted field opens here and is never closed (a missing `\"`)"
+        );
+        // Quoted newlines, commas and doubled quotes are fine.
+        let fine = "id,name\na,\"multi\nline, with \"\"quotes\"\"\"\nb,5\"\n";
+        assert!(
+            parse(
+                fine.as_bytes(),
+                "f.csv",
+                DataFormat::Csv,
+                &opts(&key),
+                &mut |_| {}
+            )
+            .is_ok()
+        );
     }
 
     #[test]

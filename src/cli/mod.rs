@@ -487,6 +487,20 @@ fn evaluate_all<W: Write>(
 
 /// Runs a command (not the TUI).
 pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
+    let path = cli.db.clone().unwrap_or_else(default_db_path);
+    run_command(cli, command).map_err(|f| name_the_database(f, &path))
+}
+
+/// A database error names the database file (`attempt to write a readonly database`
+/// alone does not say which).
+fn name_the_database(mut failure: Failure, path: &Path) -> Failure {
+    if let Some(rest) = failure.message.strip_prefix("database: ") {
+        failure.message = format!("database {}: {rest}", path.display());
+    }
+    failure
+}
+
+fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
     let db = || cli.db.clone().unwrap_or_else(default_db_path);
     match command {
         Command::Test {
@@ -738,4 +752,30 @@ pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
         }
     }
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod database_errors {
+    use super::*;
+
+    #[test]
+    fn a_database_error_names_the_file() {
+        let f = Failure {
+            message: "database: attempt to write a readonly database".into(),
+            code: 2,
+        };
+        let named = name_the_database(f, Path::new("/data/x.db"));
+        assert_eq!(
+            named.message,
+            "database /data/x.db: attempt to write a readonly database"
+        );
+        let other = Failure {
+            message: "page `x` not found".into(),
+            code: 2,
+        };
+        assert_eq!(
+            name_the_database(other, Path::new("/data/x.db")).message,
+            "page `x` not found"
+        );
+    }
 }

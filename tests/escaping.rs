@@ -86,3 +86,37 @@ fn hostile_ids_in_hints_and_arguments_are_escaped() {
     assert_eq!(code, 0, "{err}");
     assert_clean("a table", &out);
 }
+
+/// JSON outputs hold hostile strings as `\\u` escapes: the same JSON, nothing raw.
+#[test]
+fn json_outputs_escape_terminal_controls_and_keep_the_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let hostile = format!("s{OSC0}{HOSTILE_TAIL}\u{7f}");
+    let page = json!({
+        "format": "rulebench.page/v1", "id": "evil", "name": format!("Evil{HOSTILE_TAIL}"),
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": hostile}]},
+        "target": {"name": "T", "key": ["id"], "label": "label",
+                   "rows": [{"id": "t", "ok": true, "label": format!("L{HOSTILE_TAIL}")}]},
+        "rules": [{"id": "r", "name": "Rule", "required": false, "weight": 1,
+                   "category": "c", "logic": {"==": [{"var": "target.ok"}, true]}}]
+    });
+    let file = dir.path().join("evil.json");
+    std::fs::write(&file, page.to_string()).unwrap();
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = rb(&db, &["export", "evil"]);
+    assert_eq!(code, 0);
+    assert_clean("export", &out);
+    let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        back["source"]["rows"][0]["id"],
+        json!(hostile),
+        "the same strings"
+    );
+    for format in ["json", "jsonl", "summary"] {
+        let (code, out, err) = rb(&db, &["evaluate", "evil", "--all", "--format", format]);
+        assert_eq!(code, 0, "{err}");
+        assert_clean(format, &out);
+    }
+}

@@ -67,7 +67,7 @@ pub mod types {
         RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash,
     };
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
-    pub use crate::core::text::{sanitize, sanitize_lines};
+    pub use crate::core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};
     pub use crate::core::validate::DatasetSchema;
     pub use crate::core::verdict::{DeviceVerdict, Reason, Verdict};
 }

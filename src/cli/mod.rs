@@ -356,7 +356,9 @@ fn write_out(text: &str) -> Result<(), Failure> {
 }
 
 fn pretty(v: &impl serde::Serialize) -> String {
-    let mut s = serde_json::to_string_pretty(v).expect("serializable");
+    let s = serde_json::to_string_pretty(v).expect("serializable");
+    // Stored strings may hold terminal controls serde leaves raw: escaped, same JSON.
+    let mut s = crate::app::types::json_safe(&s).into_owned();
     s.push('\n');
     s
 }

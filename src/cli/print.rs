@@ -29,11 +29,17 @@ pub struct Fragments {
 }
 
 fn json_string(s: &str) -> Vec<u8> {
-    serde_json::to_vec(s).expect("strings serialize")
+    let text = serde_json::to_string(s).expect("strings serialize");
+    crate::app::types::json_safe(&text)
+        .into_owned()
+        .into_bytes()
 }
 
-/// Writes a JSON string (escaped) without an intermediate buffer.
+/// Writes a JSON string, escaped, terminal controls included (see `json_safe`).
 fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    if s.chars().any(crate::app::types::is_unsafe) {
+        return w.write_all(&json_string(s));
+    }
     serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
 }
 
@@ -95,6 +101,7 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
     match (value, indent) {
         (Value::Array(_) | Value::Object(_), Some(indent)) => {
             let text = serde_json::to_string_pretty(value).expect("values serialize");
+            let text = crate::app::types::json_safe(&text);
             let mut first = true;
             for line in text.split('\n') {
                 if !first {
@@ -106,7 +113,10 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
             }
             Ok(())
         }
-        _ => serde_json::to_writer(&mut *w, value).map_err(io::Error::other),
+        _ => {
+            let text = serde_json::to_string(value).expect("values serialize");
+            w.write_all(crate::app::types::json_safe(&text).as_bytes())
+        }
     }
 }
 
@@ -244,7 +254,8 @@ pub fn target_lines<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> 
         let mut entry = serde_json::Map::new();
         entry.insert("selectionKey".into(), Value::from(r.selection_key.clone()));
         entry.extend(r.target_value(t, &all));
-        serde_json::to_writer(&mut *w, &entry).map_err(io::Error::other)?;
+        let text = serde_json::to_string(&entry).map_err(io::Error::other)?;
+        w.write_all(crate::app::types::json_safe(&text).as_bytes())?;
         w.write_all(b"\n")?;
     }
     Ok(())
@@ -271,6 +282,7 @@ pub fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::
     );
     head.insert("evaluatedAt".into(), Value::from(r.evaluated_at.clone()));
     let text = serde_json::to_string(&head).map_err(io::Error::other)?;
+    let text = crate::app::types::json_safe(&text).into_owned();
     // `{…}` → `{…,"targets":[`
     w.write_all(&text.as_bytes()[..text.len() - 1])?;
     w.write_all(b",\"targets\":[")?;

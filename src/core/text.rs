@@ -34,6 +34,31 @@ pub fn sanitize(text: &str) -> String {
         .collect()
 }
 
+/// JSON text made safe for a terminal without changing what it means: every character
+/// of [`is_unsafe`] that a JSON writer leaves raw (DEL, C1, bidi and zero-width; C0 is
+/// escaped already) is written as a `\uXXXX` escape, which is the same string to a JSON
+/// reader. Such characters only occur inside JSON strings, so the text stays valid.
+pub fn json_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    // Raw line breaks and tabs in a JSON writer's output are its own layout (inside
+    // strings they are escaped): they stay.
+    let escape = |c: char| is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
+    if !text.chars().any(escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escape(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// [`sanitize`] line by line: line breaks stay, everything else unsafe is escaped.
 pub fn sanitize_lines(text: &str) -> String {
     text.split('\n')

@@ -210,3 +210,50 @@ fn concurrent_cell_edits_of_different_rows_keep_every_value() {
         assert_eq!(page.target.rows[row]["benchNote"], 49, "row {row}");
     }
 }
+
+/// Two writers holding the same snapshot of a page at 99 of its 100 rules both add a
+/// rule: one gets in, the other is refused with the limit (the count is read inside
+/// the transaction, not from the snapshot). Two writers adding the same new id: the
+/// second is told the id exists instead of overwriting the first's rule.
+#[test]
+fn concurrent_rule_adds_respect_the_limit_and_the_id() {
+    use rulebench::app::{App, AppError};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut a = App::open(&db).unwrap();
+    let mut b = App::open(&db).unwrap();
+    let rule = |id: &str| format!(r#"{{"id":"{id}","name":"Rule {id}","logic":true}}"#);
+    let (page, _) = a.page(LLM).unwrap();
+    for n in page.rules.len()..99 {
+        a.add_rule(LLM, &rule(&format!("fill-{n}")), "test", false)
+            .unwrap();
+    }
+    let (snap_a, _) = a.page(LLM).unwrap();
+    let (snap_b, _) = b.page(LLM).unwrap();
+    assert_eq!(snap_a.rules.len(), 99);
+    let (x, _) = App::parse_rule(&snap_a, &rule("x"), "test").unwrap();
+    let (y, _) = App::parse_rule(&snap_b, &rule("y"), "test").unwrap();
+    a.save_rule(&snap_a, &x, None).unwrap();
+    let refused = b.save_rule(&snap_b, &y, None);
+    assert!(
+        matches!(refused, Err(AppError::RuleLimit { limit: 100 })),
+        "{refused:?}"
+    );
+    assert_eq!(b.page(LLM).unwrap().0.rules.len(), 100);
+
+    // The same new id from two stale snapshots.
+    let (snap_a, _) = a.page("loan-eligibility").unwrap();
+    let (snap_b, _) = b.page("loan-eligibility").unwrap();
+    let (first, _) = App::parse_rule(&snap_a, &rule("twin"), "test").unwrap();
+    let mut second = first.clone();
+    second.name = "The other twin".into();
+    a.save_rule(&snap_a, &first, None).unwrap();
+    let refused = b.save_rule(&snap_b, &second, None);
+    assert!(
+        matches!(refused, Err(AppError::RuleExists { .. })),
+        "{refused:?}"
+    );
+    let (page, _) = b.page("loan-eligibility").unwrap();
+    assert_eq!(page.rule("twin").unwrap().1.name, "Rule twin");
+    assert_eq!(page.rules.len(), snap_a.rules.len() + 1);
+}

@@ -499,23 +499,37 @@ impl App {
     }
 
     /// Saves a validated rule: replaces rule `at`, or appends a new one within the
-    /// plan tier's limit. One transaction, one new revision.
+    /// plan tier's limit. One IMMEDIATE transaction, one new revision: the limit, the
+    /// id's freshness and the position are read inside it, so two writers adding at
+    /// once can neither pass the limit together nor take the same position.
     pub fn save_rule(&mut self, page: &Page, rule: &Rule, at: Option<usize>) -> Result<i64> {
-        if at.is_none()
-            && let Some(limit) = page.plan_tier().rule_limit()
-            && page.rules.len() >= limit
-        {
-            return Err(AppError::RuleLimit { limit });
-        }
-        let ord = at.unwrap_or(page.rules.len());
+        let limit = page.plan_tier().rule_limit();
         let what = format!(
             "{} rule {}",
             if at.is_some() { "changed" } else { "added" },
             rule.id
         );
-        Ok(self.store.change(&page.id, &what, |tx, rev| {
-            store::ops::put_rule(tx, page, rule, ord, rev)
-        })?)
+        self.store.change_checked(&page.id, &what, |tx, rev| {
+            let (count, exists) = store::ops::rule_count(tx, &page.id, &rule.id)?;
+            let ord = match at {
+                Some(i) => i.min(count),
+                None => {
+                    if exists {
+                        return Err(AppError::RuleExists {
+                            page: page.id.clone(),
+                            rule: rule.id.clone(),
+                        });
+                    }
+                    if let Some(limit) = limit
+                        && count >= limit
+                    {
+                        return Err(AppError::RuleLimit { limit });
+                    }
+                    count
+                }
+            };
+            Ok(store::ops::put_rule(tx, page, rule, ord, rev)?)
+        })
     }
 
     pub fn remove_rule(&mut self, page_id: &str, rule_id: &str) -> Result<i64> {

@@ -948,6 +948,17 @@ fn upsert_override(tx: &Transaction<'_>, page_id: &str, o: &Override, ord: i64) 
 pub mod ops {
     use super::*;
 
+    /// The page's rule count and whether rule `rule_id` is among them, read inside
+    /// the change's transaction.
+    pub fn rule_count(tx: &Transaction<'_>, page_id: &str, rule_id: &str) -> Result<(usize, bool)> {
+        let (count, exists): (i64, bool) = tx.query_row(
+            "SELECT COUNT(*), COALESCE(MAX(id = ?2), 0) FROM rules WHERE page_id = ?1",
+            params![page_id, rule_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok((count as usize, exists))
+    }
+
     /// Saves a rule (new or changed) at position `ord`, shifting later rules.
     pub fn put_rule(
         tx: &Transaction<'_>,

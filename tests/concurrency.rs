@@ -257,3 +257,88 @@ fn concurrent_rule_adds_respect_the_limit_and_the_id() {
     assert_eq!(page.rule("twin").unwrap().1.name, "Rule twin");
     assert_eq!(page.rules.len(), snap_a.rules.len() + 1);
 }
+
+/// A dataset import that points an override at a key whose case changed writes only
+/// that override: an override another writer added while the import was reading its
+/// file is still there afterwards (the import used to write back the whole list it had
+/// read before the file). The file is a FIFO, so the other write lands exactly in that
+/// window.
+#[test]
+fn dataset_import_keeps_an_override_added_while_it_read_the_file() {
+    use rulebench::app::App;
+    use rulebench::app::dataset::ImportOptions;
+    use rulebench::app::types::Side;
+    use std::io::Write;
+    const PAGE: &str = "provider-capabilities";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    let mut a = App::open(&db).unwrap();
+    let mut b = App::open(&db).unwrap();
+    let (page, _) = a.page(PAGE).unwrap();
+    assert_eq!(page.overrides.len(), 1, "the sample's ollama override");
+    // The same rows, `ollama` re-keyed as `OLLAMA`.
+    let rows: Vec<Value> = page
+        .target
+        .rows
+        .iter()
+        .map(|r| {
+            let mut r = Value::Object(r.clone().into_iter().collect());
+            if r["id"] == "ollama" {
+                r["id"] = "OLLAMA".into();
+            }
+            r
+        })
+        .collect();
+    let fifo = dir.path().join("providers.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let path = fifo.clone();
+    let importer = std::thread::spawn(move || {
+        a.import_dataset(
+            PAGE,
+            Side::Target,
+            &path,
+            &ImportOptions::default(),
+            &mut |_| {},
+        )
+    });
+    // Opening the FIFO for writing waits for the importer to open it: by then it has
+    // read the page.
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    b.set_override(PAGE, "streaming", "openai", false, Some("meanwhile".into()))
+        .unwrap();
+    writer
+        .write_all(serde_json::to_string(&rows).unwrap().as_bytes())
+        .unwrap();
+    drop(writer);
+    importer.join().unwrap().unwrap();
+    let (page, _) = b.page(PAGE).unwrap();
+    assert_eq!(page.overrides.len(), 2, "{:?}", page.overrides);
+    assert!(
+        page.overrides
+            .iter()
+            .any(|o| o.note.as_deref() == Some("meanwhile")),
+        "{:?}",
+        page.overrides
+    );
+    // The sample's override followed `ollama` to `OLLAMA`.
+    let row = page
+        .target
+        .rows
+        .iter()
+        .find(|r| r["id"] == "OLLAMA")
+        .unwrap();
+    let hash = rulebench::app::types::key_hash(&page.target.row_key(row));
+    assert!(
+        page.overrides
+            .iter()
+            .any(|o| o.note.as_deref() != Some("meanwhile") && o.target_hash().unwrap() == hash),
+        "{:?}",
+        page.overrides
+    );
+}

@@ -281,6 +281,7 @@ impl App {
         progress(Progress::Validating);
         let store = &self.store;
         let old_keys = || store.row_keys(page_id, side).unwrap_or_default();
+        let before = page.overrides.clone();
         let (warnings, overrides_changed) = revalidate(&mut page, side, old_keys, &shown)?;
         let n = page.dataset(side).rows.len();
         let what = format!("imported {} from {shown} ({n} rows)", side.name());
@@ -300,7 +301,7 @@ impl App {
                 },
             )?;
             if overrides_changed {
-                store::ops::set_overrides(tx, page_id, &page.overrides)?;
+                store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
             Ok(())
         })?;
@@ -459,6 +460,7 @@ impl App {
             })
             .collect();
         d.rows[row].insert(field.to_owned(), value);
+        let before = page.overrides.clone();
         let overrides_changed = dataset::rekey_overrides(&mut page, side, || old_keys);
         let diags = validate::validate_page(&page);
         if diags.iter().any(Diagnostic::is_error) {
@@ -474,7 +476,7 @@ impl App {
         Ok(self.store.change(page_id, &what, |tx, _| {
             store::ops::replace_dataset(tx, page_id, side, page.dataset(side))?;
             if overrides_changed {
-                store::ops::set_overrides(tx, page_id, &page.overrides)?;
+                store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
             Ok(())
         })?)
@@ -547,6 +549,7 @@ impl App {
                 .collect()
         };
         progress(Progress::Validating);
+        let before = page.overrides.clone();
         let (_, overrides_changed) = revalidate(&mut page, side, old_keys, &file)?;
         let n = page.dataset(side).rows.len();
         let what = format!("reloaded {} from {file} ({n} rows)", side.name());
@@ -565,7 +568,7 @@ impl App {
                 },
             )?;
             if overrides_changed {
-                store::ops::set_overrides(tx, page_id, &page.overrides)?;
+                store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
             Ok(())
         })?;

@@ -1240,15 +1240,32 @@ pub mod ops {
         Ok(())
     }
 
-    /// Replaces a page's overrides (in order).
-    pub fn set_overrides(
+    /// Writes the overrides that a dataset change pointed at new keys: `before[i]`
+    /// became `after[i]`. Only those rows are touched, each keeping its place, so an
+    /// override another writer added or removed meanwhile stays added or removed.
+    pub fn rekey_overrides(
         tx: &Transaction<'_>,
         page_id: &str,
-        overrides: &[Override],
+        before: &[Override],
+        after: &[Override],
     ) -> Result<()> {
-        tx.execute("DELETE FROM overrides WHERE page_id = ?1", [page_id])?;
-        for (ord, o) in overrides.iter().enumerate() {
-            upsert_override(tx, page_id, o, ord as i64)?;
+        for (b, a) in before.iter().zip(after).filter(|(b, a)| b != a) {
+            let ord: Option<i64> = tx
+                .query_row(
+                    "DELETE FROM overrides
+                     WHERE page_id = ?1 AND source_key_hash = ?2 AND target_key_hash = ?3
+                     RETURNING ord",
+                    params![
+                        page_id,
+                        b.source_hash().unwrap_or_default(),
+                        b.target_hash().unwrap_or_default()
+                    ],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(ord) = ord {
+                upsert_override(tx, page_id, a, ord)?;
+            }
         }
         Ok(())
     }

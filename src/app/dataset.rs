@@ -473,8 +473,12 @@ impl App {
             });
         }
         let what = format!("set {field} of {} row {label}", side.name());
+        // Only this row is written (with its key, which may have changed): a change
+        // another writer made to another row meanwhile stays.
+        let d = page.dataset(side);
+        let key = d.row_key(&d.rows[row]);
         Ok(self.store.change(page_id, &what, |tx, _| {
-            store::ops::replace_dataset(tx, page_id, side, page.dataset(side))?;
+            store::ops::update_keyed_row(tx, page_id, side, row, &key, &d.rows[row])?;
             if overrides_changed {
                 store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }

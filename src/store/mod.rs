@@ -1029,6 +1029,24 @@ pub mod ops {
         Ok(())
     }
 
+    /// [`update_row`] for a row whose key changed: its stored key and hash follow.
+    pub fn update_keyed_row(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        side: Side,
+        ord: usize,
+        key: &str,
+        row: &crate::core::model::Row,
+    ) -> Result<()> {
+        update_row(tx, page_id, side, ord, row)?;
+        tx.execute(
+            "UPDATE dataset_rows SET row_key = ?4, key_hash = ?5
+             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+            params![page_id, side.name(), ord as i64, key, key_hash(key)],
+        )?;
+        Ok(())
+    }
+
     pub fn put_override(tx: &Transaction<'_>, page_id: &str, o: &Override) -> Result<()> {
         let ord: i64 = tx.query_row(
             "SELECT COALESCE(MAX(ord) + 1, 0) FROM overrides WHERE page_id = ?1",

@@ -102,6 +102,41 @@ fn a_page_file_with_a_row_too_deep_is_refused_with_its_pointer() {
     }
 }
 
+/// An assertion's `expected` value is held to the same nesting limit as rows: a page
+/// file with one nested 100 deep is refused with its pointer by every command that
+/// reads it, and nothing is stored.
+#[test]
+fn an_assertion_expected_too_deep_is_refused_with_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let page = json!({
+        "format": "rulebench.page/v1", "id": "deep-expected", "name": "Deep expected",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+        "rules": [{"id": "r", "name": "R", "required": false, "weight": 1, "category": "c",
+                   "logic": {"==": [{"var": "target.id"}, "t"]}}],
+        "assertions": [{"id": "ok", "select": "*", "path": "$.selectionVerdict",
+                        "matcher": "toBeOneOf", "expected": [0, 1, 2]},
+                       {"id": "deep", "select": "s", "path": "$.targets",
+                        "matcher": "toEqual", "expected": nested(100)}]
+    });
+    let file = dir.path().join("deep.json");
+    std::fs::write(&file, page.to_string()).unwrap();
+    for args in [&["import"][..], &["test"], &["check"]] {
+        let mut all = args.to_vec();
+        all.push(file.to_str().unwrap());
+        let (code, out, err) = rb(&db, &all);
+        assert!(code == 1 || code == 2, "{args:?}: {code} {out} {err}");
+        assert!(
+            (out.clone() + &err).contains("/assertions/1/expected"),
+            "{args:?}: {out} {err}"
+        );
+    }
+    let (code, out, _) = rb(&db, &["pages"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("deep-expected"), "nothing stored: {out}");
+}
+
 /// A dataset file nested 100,000 deep used to overflow the stack: now a located error.
 #[test]
 fn a_file_nested_absurdly_deep_is_a_located_error() {

@@ -811,6 +811,19 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
         None
     };
 
+    // The one nesting limit of data holds for expected values too (the value is
+    // level 1, as a row is).
+    let max = super::validate::MAX_DEPTH;
+    if let Some(e) = &a.expected
+        && super::validate::value_depth(e) + 1 > max
+    {
+        error(
+            "assertion-expected",
+            "/expected",
+            format!("`expected` nests deeper than the limit of {max} levels"),
+            None,
+        );
+    }
     let check = matcher.and_then(|m| match (m.arity, &a.expected) {
         (Arity::One, None) => {
             error(

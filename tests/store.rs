@@ -532,3 +532,42 @@ fn rule_history_lists_versions_newest_first_and_a_removal_as_none() {
             .is_empty()
     );
 }
+
+/// A database opened read-only serves every read (pages, evaluate, assertion runs)
+/// and refuses changes with an error naming the file; the file is not touched, and
+/// an older schema is refused rather than migrated.
+#[test]
+fn a_read_only_database_serves_reads_and_refuses_changes() {
+    use rulebench::app::App;
+    let dir = TempDir::new().unwrap();
+    let db = dir.path().join("ro.db");
+    drop(App::open(&db).unwrap());
+    let before = std::fs::read(&db).unwrap();
+    let mut app = App::open_read_only(&db).unwrap();
+    assert_eq!(app.pages().unwrap().len(), 3);
+    let result = app.evaluate("llm-chat-clients", "clientType=web|id=t3-chat");
+    assert!(result.is_ok(), "{:?}", result.err());
+    let report = app.run_assertions("llm-chat-clients").unwrap();
+    assert!(!report.results.is_empty());
+    let err = app
+        .set_policy("llm-chat-clients", &["fullThreshold=0.9".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("read-only"), "{err}");
+    assert!(err.contains("ro.db"), "the file is named: {err}");
+    drop(app);
+    assert!(
+        std::fs::read(&db).unwrap() == before,
+        "the file is untouched"
+    );
+
+    // An older schema is not migrated behind a read-only open.
+    let old = dir.path().join("old.db");
+    drop(Store::open_at(&old, 1).unwrap());
+    let err = Store::open_read_only(&old).err().unwrap().to_string();
+    assert!(
+        err.contains("read-only") && err.contains("upgrade"),
+        "{err}"
+    );
+    assert_eq!(Store::open_at(&old, 1).unwrap().user_version().unwrap(), 1);
+}

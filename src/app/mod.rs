@@ -222,6 +222,19 @@ impl App {
                 source,
             })?;
         }
+        // A database file this process may not write is opened read-only: the read
+        // commands work on it, changes are refused naming the file.
+        let writable = !path.exists()
+            || std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_or_else(
+                    |e| e.kind() != std::io::ErrorKind::PermissionDenied,
+                    |_| true,
+                );
+        if !writable {
+            return Self::open_read_only(path);
+        }
         let store = Store::open(path)?;
         let mut app = App { store };
         if app.store.meta("seeded")?.is_none() && app.store.page_ids()?.is_empty() {
@@ -235,11 +248,24 @@ impl App {
         Ok(app)
     }
 
+    /// Opens an existing database read-only ([`Store::open_read_only`]): no seeding,
+    /// no migration, nothing written; changes are refused with a clear error.
+    pub fn open_read_only(path: &Path) -> Result<App> {
+        Ok(App {
+            store: Store::open_read_only(path)?,
+        })
+    }
+
     /// Another connection to the same database (a session of its own, a background
     /// thread): no seeding, no migration left to do.
     pub fn reopen(&self) -> Result<App> {
+        let path = self.store.path();
         Ok(App {
-            store: Store::open(self.store.path())?,
+            store: if self.store.is_read_only() {
+                Store::open_read_only(path)?
+            } else {
+                Store::open(path)?
+            },
         })
     }
 

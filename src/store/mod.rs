@@ -30,6 +30,20 @@ pub enum StoreError {
     },
     #[error("database schema version {found} is newer than this rulebench understands ({known})")]
     TooNew { found: i64, known: i64 },
+    /// A change asked of a database opened read-only.
+    #[error(
+        "database {path} is read-only: {what} is not possible (hint: read commands work; make the file writable to change it)"
+    )]
+    ReadOnly { path: String, what: String },
+    /// A read-only database whose schema is older than this build's.
+    #[error(
+        "database {path} is read-only and needs an upgrade of its schema (version {found} of {known}) (hint: open it once writable)"
+    )]
+    ReadOnlyOld {
+        path: String,
+        found: i64,
+        known: i64,
+    },
     /// A stored row the engine cannot read.
     #[error("database holds an unreadable {what}: {message}")]
     Unreadable { what: String, message: String },
@@ -195,6 +209,20 @@ pub struct Store {
     path: std::path::PathBuf,
     /// The schema version found when opening (0: a new database).
     pub opened_at_version: i64,
+    /// Opened read-only: changes are refused, caches are not written.
+    read_only: bool,
+}
+
+/// A path as the path part of an SQLite `file:` URI (`?`, `#` and `%` escaped).
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '?' | '#' | '%' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn now() -> String {
@@ -234,10 +262,71 @@ impl Store {
             conn,
             path: path.to_owned(),
             opened_at_version: 0,
+            read_only: false,
         };
         store.opened_at_version = store.user_version()?;
         store.migrate(version)?;
         Ok(store)
+    }
+
+    /// Opens an existing database read-only (`SQLITE_OPEN_READ_ONLY`): reads work,
+    /// changes are refused with [`StoreError::ReadOnly`], and result caches and
+    /// assertion runs are not stored. Nothing is created, migrated or written.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let open_err = |source| StoreError::Open {
+            path: path.display().to_string(),
+            source,
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        if conn
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .is_err()
+        {
+            // A WAL database needs its shared-memory file; where that cannot be created
+            // (a directory this process may not write), nobody writes through a WAL
+            // here either: the file is read as it stands.
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            conn = Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(open_err)?;
+        }
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+            opened_at_version: 0,
+            read_only: true,
+        };
+        let found = store.user_version()?;
+        store.opened_at_version = found;
+        let known = MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(StoreError::TooNew { found, known });
+        }
+        if found < known {
+            return Err(StoreError::ReadOnlyOld {
+                path: path.display().to_string(),
+                found,
+                known,
+            });
+        }
+        Ok(store)
+    }
+
+    /// Whether the database was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn refuse_if_read_only(&self, what: &str) -> Result<()> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly {
+                path: self.path.display().to_string(),
+                what: what.to_owned(),
+            });
+        }
+        Ok(())
     }
 
     /// The database file.
@@ -449,6 +538,7 @@ impl Store {
     /// Stores a new page (or replaces one) in one transaction. A replaced page keeps
     /// counting revisions from where it was.
     pub fn insert_page(&mut self, page: &Page, replace: bool) -> Result<i64> {
+        self.refuse_if_read_only("importing a page")?;
         let tx = self.conn.transaction()?;
         let old: Option<i64> = tx
             .query_row(
@@ -530,6 +620,7 @@ impl Store {
         F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<(), E>,
         E: From<StoreError>,
     {
+        self.refuse_if_read_only(what)?;
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -552,6 +643,7 @@ impl Store {
     }
 
     pub fn delete_page(&mut self, page_id: &str) -> Result<bool> {
+        self.refuse_if_read_only("deleting a page")?;
         Ok(self
             .conn
             .execute("DELETE FROM pages WHERE id = ?1", [page_id])?
@@ -586,6 +678,9 @@ impl Store {
         revision: i64,
         pages: &[String],
     ) -> Result<()> {
+        if self.read_only {
+            return Ok(()); // a cache: nothing is lost by not writing it
+        }
         let tx = self.conn.transaction()?;
         tx.execute(
             "DELETE FROM compat_results WHERE page_id = ?1 AND revision_id < ?2",
@@ -673,6 +768,9 @@ impl Store {
         run_at: &str,
         results: &[AssertionResult],
     ) -> Result<()> {
+        if self.read_only {
+            return Ok(()); // the report is printed; only its record is not kept
+        }
         let tx = self.conn.transaction()?;
         tx.execute(
             "DELETE FROM assertion_results WHERE page_id = ?1 AND revision = ?2",
@@ -764,6 +862,7 @@ impl Store {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.refuse_if_read_only("recording a setting")?;
         self.conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
             params![key, value],

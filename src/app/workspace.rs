@@ -671,13 +671,14 @@ mod tests {
         assert!(!ws.eval.columns[tc].passed(llama));
         assert_eq!(ws.eval.devices[llama].verdict, 1);
         let rev = ws.revision;
-        assert_eq!(
-            ws.try_logic(tc, "true"),
-            Draft::Valid {
-                warnings: vec![],
-                changed: true
+        match ws.try_logic(tc, "true") {
+            Draft::Valid { warnings, changed } => {
+                assert!(changed);
+                let codes: Vec<_> = warnings.iter().map(|w| w.code).collect();
+                assert_eq!(codes, ["constant-logic"], "logic that reads no field");
             }
-        );
+            other => panic!("{other:?}"),
+        }
         assert!(ws.eval.columns[tc].passed(llama));
         assert!(ws.changed_since_save(tc, llama));
         assert!(ws.is_unsaved(tc));

@@ -201,7 +201,33 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
             format!("the engine rejects this rule: {e}"),
         ));
     }
+    if !out.iter().any(Diagnostic::is_error) && !reads_data(logic) {
+        out.push(
+            Diagnostic::warning(
+                "constant-logic",
+                "",
+                "this rule reads no field: it has the same outcome for every pair",
+            )
+            .with_hint(Some(
+                "read a field with {\"var\": \"source.FIELD\"} or {\"var\": \"target.FIELD\"}"
+                    .into(),
+            )),
+        );
+    }
     out
+}
+
+/// Whether logic reads anything from the data (`var`, `missing`, `missing_some`)
+/// anywhere; logic that does not is constant. Called on validated logic (its depth is
+/// within [`MAX_DEPTH`]).
+fn reads_data(logic: &Value) -> bool {
+    match logic {
+        Value::Object(map) => map.iter().any(|(op, args)| {
+            matches!(op.as_str(), "var" | "missing" | "missing_some") || reads_data(args)
+        }),
+        Value::Array(items) => items.iter().any(reads_data),
+        _ => false,
+    }
 }
 
 struct Validator<'a> {
@@ -775,8 +801,41 @@ mod tests {
         assert_eq!(got[0].0, "arity");
         let got = codes(json!({"!": [1, 2]}));
         assert_eq!(got[0].0, "arity");
-        assert!(codes(json!({"!": true})).is_empty());
-        assert!(codes(json!({"<": [1, 2, 3]})).is_empty());
+        let constant = |logic| codes(logic).iter().all(|c| c.0 == "constant-logic");
+        assert!(constant(json!({"!": true})));
+        assert!(constant(json!({"<": [1, 2, 3]})));
+    }
+
+    #[test]
+    fn constant_logic_is_a_warning() {
+        for logic in [
+            json!(true),
+            json!(42),
+            json!({"<": [1, 2, 3]}),
+            json!({"map": [[1, 2], {"+": [1, 1]}]}),
+        ] {
+            let got = codes(logic.clone());
+            assert_eq!(got.len(), 1, "{logic}: {got:?}");
+            assert_eq!(got[0].0, "constant-logic", "{logic}");
+            assert!(got[0].2.as_deref().unwrap().contains("var"), "a hint");
+        }
+        for logic in [
+            json!({"==": [{"var": "target.provider"}, "openai"]}),
+            json!({"!": {"missing": ["source.id"]}}),
+            json!({"!!": {"missing_some": [1, ["source.id"]]}}),
+        ] {
+            let got = codes(logic.clone());
+            assert!(
+                got.iter().all(|c| c.0 != "constant-logic"),
+                "{logic}: {got:?}"
+            );
+        }
+        // An error is reported alone: no warning about logic that is wrong anyway.
+        assert!(
+            codes(json!({"==": [1]}))
+                .iter()
+                .all(|c| c.0 != "constant-logic")
+        );
     }
 
     #[test]

@@ -350,8 +350,24 @@ impl Validator<'_> {
             Value::Array(a) => (a.first(), format!("{ptr}/0")),
             other => (Some(other), ptr.to_owned()),
         };
-        if let Some(Value::String(p)) = path {
-            self.check_path(p, &path_ptr);
+        match path {
+            Some(Value::String(p)) => self.check_path(p, &path_ptr),
+            // A number indexes an array item: only an item (inside map, filter, reduce,
+            // all, some, none) is one; here the data is {source, target}. Held to the
+            // same rule as a string path, as `{"var": "5"}` is.
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => self.out.push(
+                Diagnostic::error(
+                    "var-prefix",
+                    &path_ptr,
+                    format!(
+                        "variable `{v}` must start with `source.` or `target.` (rules see {{source, target}}; a number indexes an item only inside map, filter, reduce, all, some or none)"
+                    ),
+                )
+                .with_hint(Some(
+                    "name a field, such as {\"var\": \"source.FIELD\"}".into(),
+                )),
+            ),
+            _ => {}
         }
     }
 
@@ -804,6 +820,23 @@ mod tests {
         let constant = |logic| codes(logic).iter().all(|c| c.0 == "constant-logic");
         assert!(constant(json!({"!": true})));
         assert!(constant(json!({"<": [1, 2, 3]})));
+    }
+
+    #[test]
+    fn var_numbers_follow_the_path_rule() {
+        // Outside an item, a number reads nothing: an error, as `{"var": "5"}` is.
+        for logic in [
+            json!({"var": 5}),
+            json!({"var": [0, 1]}),
+            json!({"var": true}),
+            json!({"var": "5"}),
+        ] {
+            let got = codes(json!({"==": [logic.clone(), 1]}));
+            assert_eq!(got[0].0, "var-prefix", "{logic}: {got:?}");
+        }
+        // Inside an item, a number indexes it.
+        let got = codes(json!({"some": [{"var": "target.pairs"}, {"==": [{"var": 0}, 1]}]}));
+        assert!(got.iter().all(|c| c.0 != "var-prefix"), "{got:?}");
     }
 
     #[test]

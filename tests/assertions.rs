@@ -1,8 +1,9 @@
 //! Verdict assertions (issue #5, seed 002): `rulebench test`, pinning, import and
 //! export, persisted results and the limits, end to end through the app and the CLI.
 
+mod common;
+use common::rb;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use rulebench::app::{App, AppError};
 use rulebench::core::assertions::{self, Assertion, Limits, PathMatch};
@@ -43,23 +44,6 @@ impl Env {
     fn app(&self) -> App {
         App::open(&self.db).expect("open the database")
     }
-}
-
-/// Runs `rulebench --db DB ARGS...`: (exit code, stdout, stderr).
-fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
-        .env_remove("RULEBENCH_DB")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run rulebench");
-    (
-        out.status.code().expect("not killed by a signal"),
-        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
-        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
-    )
 }
 
 #[track_caller]

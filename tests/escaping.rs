@@ -2,8 +2,8 @@
 //! the terminal raw: escape sequences (ESC, BEL, C1), bidirectional controls and
 //! zero-width characters are shown escaped in errors, hints and messages.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod common;
+use common::rb;
 
 use serde_json::json;
 
@@ -12,22 +12,6 @@ use serde_json::json;
 const OSC52: &str = "\u{1b}]52;c;SGVsbG8=\u{7}";
 const OSC0: &str = "\u{1b}]0;pwned\u{7}";
 const HOSTILE_TAIL: &str = "\u{9b}31m\u{202e}\u{200b}";
-
-fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
-        .env_remove("RULEBENCH_DB")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run rulebench");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn assert_clean(what: &str, text: &str) {
     let bad: Vec<char> = text

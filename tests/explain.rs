@@ -2,8 +2,9 @@
 //! tests/snapshots/, reviewed to read well), seed 004's worked example through
 //! `rulebench explain --format json`, and the `explain` command.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+mod common;
+use common::rb;
+use std::path::PathBuf;
 
 use rulebench::core::explain::{Explanation, explain, fmt_value};
 use rulebench::core::infix;
@@ -589,7 +590,7 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        run(&self.db, args)
+        rb(&self.db, args)
     }
 
     #[track_caller]
@@ -611,22 +612,6 @@ impl Env {
         );
         err
     }
-}
-
-fn run(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
-        .env_remove("RULEBENCH_DB")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run rulebench");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).expect("UTF-8"),
-        String::from_utf8(out.stderr).expect("UTF-8"),
-    )
 }
 
 fn json_of(text: &str) -> Value {

@@ -2,26 +2,11 @@
 //! row nested deeper is refused with its line or pointer, nothing is stored, and no
 //! input can overflow the parser's stack.
 
+mod common;
+use common::rb;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-
-fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
-        .env_remove("RULEBENCH_DB")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run rulebench");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn nested(levels: usize) -> Value {
     let mut v = json!(1);

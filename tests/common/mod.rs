@@ -1,0 +1,23 @@
+//! Helpers shared by the integration tests.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs `rulebench --db DB ARGS...` with no stdin: (exit code, stdout, stderr). A run
+/// killed by a signal (a stack overflow, say) or printing anything but UTF-8 fails the
+/// test.
+pub fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .env_remove("RULEBENCH_DB")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run rulebench");
+    (
+        out.status.code().expect("not killed by a signal"),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}

@@ -209,6 +209,35 @@ fn revalidate(
     Ok((diags, overrides_changed))
 }
 
+/// Applies an import's `--label` (checked against the file's `fields`) and `--link`
+/// to the dataset; returns the file it was linked to before when the import unlinks it.
+fn apply_options(
+    d: &mut Dataset,
+    opts: &ImportOptions,
+    fields: &[String],
+    shown: &str,
+    file: &Path,
+) -> Result<Option<String>> {
+    if let Some(label) = &opts.label {
+        if !fields.contains(label) {
+            return Err(AppError::Usage(format!(
+                "--label `{label}`: {shown} has no field `{label}` (fields: {})",
+                fields.join(", ")
+            )));
+        }
+        d.label = Some(label.clone());
+    }
+    let linked_to = file.display().to_string();
+    if opts.link {
+        d.file = Some(linked_to);
+        Ok(None)
+    } else if d.file.as_deref().is_some_and(|f| f != linked_to) {
+        Ok(d.file.take())
+    } else {
+        Ok(None)
+    }
+}
+
 impl App {
     /// Imports a data file into one side of a page: all rows or none (unless
     /// `skip_bad`), validated with the page's rules, one transaction, one revision.
@@ -254,22 +283,7 @@ impl App {
             return self.store_compact(page, side, path, &shown, opts, compact, progress);
         }
         let parsed = read_rows(path, &d.key, d.key_case, opts.skip_bad, progress)?;
-        if let Some(label) = &opts.label {
-            if !parsed.fields.contains(label) {
-                return Err(AppError::Usage(format!(
-                    "--label `{label}`: {shown} has no field `{label}` (fields: {})",
-                    parsed.fields.join(", ")
-                )));
-            }
-            d.label = Some(label.clone());
-        }
-        let linked_to = file.display().to_string();
-        let mut unlinked = None;
-        if opts.link {
-            d.file = Some(linked_to.clone());
-        } else if d.file.as_deref().is_some_and(|f| f != linked_to) {
-            unlinked = d.file.take();
-        }
+        let unlinked = apply_options(d, opts, &parsed.fields, shown.as_str(), &file)?;
         let Parsed {
             rows,
             skipped,
@@ -334,22 +348,7 @@ impl App {
         let page_id = page.id.clone();
         let file = absolute(path);
         let d = dataset_mut(&mut page, side);
-        if let Some(label) = &opts.label {
-            if !compact.fields.contains(label) {
-                return Err(AppError::Usage(format!(
-                    "--label `{label}`: {shown} has no field `{label}` (fields: {})",
-                    compact.fields.join(", ")
-                )));
-            }
-            d.label = Some(label.clone());
-        }
-        let linked_to = file.display().to_string();
-        let mut unlinked = None;
-        if opts.link {
-            d.file = Some(linked_to.clone());
-        } else if d.file.as_deref().is_some_and(|f| f != linked_to) {
-            unlinked = d.file.take();
-        }
+        let unlinked = apply_options(d, opts, &compact.fields, shown, &file)?;
         d.rows.clear();
         let linked = d.file.clone();
         let n = compact.rows.len();

@@ -477,7 +477,7 @@ impl App {
         let d = page.dataset(side);
         let key = d.row_key(&d.rows[row]);
         Ok(self.store.change(page_id, &what, |tx, _| {
-            store::ops::update_keyed_row(tx, page_id, side, row, &key, &d.rows[row])?;
+            store::ops::update_row(tx, page_id, side, row, &d.rows[row], Some(&key))?;
             if overrides_changed {
                 store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
@@ -496,7 +496,7 @@ impl App {
         what: &str,
     ) -> Result<i64> {
         Ok(self.store.change(page_id, what, |tx, _| {
-            store::ops::update_row(tx, page_id, side, row, value)
+            store::ops::update_row(tx, page_id, side, row, value, None)
         })?)
     }
 

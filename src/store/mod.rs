@@ -1102,21 +1102,27 @@ pub mod ops {
         record_rule(tx, page_id, rule_id, revision, None)
     }
 
-    /// Rewrites one stored row in place (its key unchanged).
+    /// Rewrites one stored row in place; with `new_key`, its stored key and hash
+    /// follow (a key edit), else they stay.
     pub fn update_row(
         tx: &Transaction<'_>,
         page_id: &str,
         side: Side,
         ord: usize,
         row: &crate::core::model::Row,
+        new_key: Option<&str>,
     ) -> Result<()> {
         let changed = tx.execute(
-            "UPDATE dataset_rows SET row_json = ?4 WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+            "UPDATE dataset_rows SET row_json = ?4,
+                 row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash)
+             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
             params![
                 page_id,
                 side.name(),
                 ord as i64,
-                serde_json::to_string(row).expect("rows serialize")
+                serde_json::to_string(row).expect("rows serialize"),
+                new_key,
+                new_key.map(key_hash)
             ],
         )?;
         if changed != 1 {
@@ -1125,24 +1131,6 @@ pub mod ops {
                 message: "no such stored row".into(),
             });
         }
-        Ok(())
-    }
-
-    /// [`update_row`] for a row whose key changed: its stored key and hash follow.
-    pub fn update_keyed_row(
-        tx: &Transaction<'_>,
-        page_id: &str,
-        side: Side,
-        ord: usize,
-        key: &str,
-        row: &crate::core::model::Row,
-    ) -> Result<()> {
-        update_row(tx, page_id, side, ord, row)?;
-        tx.execute(
-            "UPDATE dataset_rows SET row_key = ?4, key_hash = ?5
-             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-            params![page_id, side.name(), ord as i64, key, key_hash(key)],
-        )?;
         Ok(())
     }
 

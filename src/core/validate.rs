@@ -190,8 +190,10 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
         ops: &ops,
         out: &mut out,
         depth_reported: false,
+        reads_data: false,
     };
     v.walk(logic, "", 1, false);
+    let reads_data = v.reads_data;
     if !out.iter().any(Diagnostic::is_error)
         && let Err(e) = engine::compile(logic)
     {
@@ -201,7 +203,7 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
             format!("the engine rejects this rule: {e}"),
         ));
     }
-    if !out.iter().any(Diagnostic::is_error) && !reads_data(logic) {
+    if !out.iter().any(Diagnostic::is_error) && !reads_data {
         out.push(
             Diagnostic::warning(
                 "constant-logic",
@@ -217,24 +219,14 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     out
 }
 
-/// Whether logic reads anything from the data (`var`, `missing`, `missing_some`)
-/// anywhere; logic that does not is constant. Called on validated logic (its depth is
-/// within [`MAX_DEPTH`]).
-fn reads_data(logic: &Value) -> bool {
-    match logic {
-        Value::Object(map) => map.iter().any(|(op, args)| {
-            matches!(op.as_str(), "var" | "missing" | "missing_some") || reads_data(args)
-        }),
-        Value::Array(items) => items.iter().any(reads_data),
-        _ => false,
-    }
-}
-
 struct Validator<'a> {
     schema: &'a Schema,
     ops: &'a HashSet<&'static str>,
     out: &'a mut Vec<Diagnostic>,
     depth_reported: bool,
+    /// Whether the logic reads the data anywhere (`var`, `missing`, `missing_some`);
+    /// logic that does not is constant.
+    reads_data: bool,
 }
 
 impl Validator<'_> {
@@ -273,6 +265,7 @@ impl Validator<'_> {
                     return;
                 }
                 self.check_arity(op, args, &op_ptr);
+                self.reads_data |= matches!(op.as_str(), "var" | "missing" | "missing_some");
                 match op.as_str() {
                     "var" if !item_scope => self.check_var(args, &op_ptr),
                     "missing" if !item_scope => self.check_names(args, &op_ptr),

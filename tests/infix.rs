@@ -222,3 +222,13 @@ proptest! {
         rulebench::core::infix::fuzz_roundtrip(text.as_bytes());
     }
 }
+
+/// An integer literal that would lose digits is refused where it stands, as in JSON.
+#[test]
+fn infix_refuses_integers_beyond_two_to_the_53() {
+    let e = parse("target.n == 9007199254740993", &Fields::default()).unwrap_err();
+    assert_eq!((e.line, e.column), (1, 13), "{e:?}");
+    assert!(e.message.contains("2^53"), "{e:?}");
+    assert!(parse("target.n == 9007199254740991", &Fields::default()).is_ok());
+    assert!(parse("target.n == 9007199254740993.5", &Fields::default()).is_ok());
+}

@@ -343,3 +343,89 @@ fn duplicate_keys_in_a_data_file_are_refused() {
         );
     }
 }
+
+/// Integers beyond ±(2^53 − 1) used to lose digits silently: `n == 9007199254740992`
+/// passed for a row holding 9007199254740993. JSON inputs refuse them with line:col and
+/// a hint; a CSV cell keeps them exactly, as text.
+#[test]
+fn integers_that_would_lose_digits_are_refused_or_kept_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("n.db");
+    let page = |row_n: &str, literal: &str| {
+        format!(
+            r#"{{"format": "rulebench.page/v1", "id": "big", "name": "big",
+  "source": {{"name": "S", "key": ["id"], "rows": [{{"id": "s"}}]}},
+  "target": {{"name": "T", "key": ["id"], "rows": [{{"id": "t", "n": {row_n}}}]}},
+  "rules": [{{"name": "r", "logic": {{"==": [{{"var": "target.n"}}, {literal}]}}}}]}}"#
+        )
+    };
+    let file = dir.path().join("big.json");
+    for (row_n, literal, big) in [
+        ("9007199254740993", "1", "9007199254740993"),
+        ("1", "9007199254740992", "9007199254740992"),
+        ("-123456789012345678901234567890", "1", "-1234567890"),
+    ] {
+        let text = page(row_n, literal);
+        // Where the big literal stands, as line:col.
+        let at = text.find(big).unwrap();
+        let line = text[..at].matches('\n').count() + 1;
+        let col = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+        std::fs::write(&file, &text).unwrap();
+        for cmd in ["check", "import"] {
+            let (code, out, err) = rb(&db, &[cmd, file.to_str().unwrap()]);
+            let all = format!("{out}{err}");
+            assert_ne!(code, 0, "{cmd}: {all}");
+            assert!(
+                all.contains("big-integer") && all.contains(&format!("{line}:{col}")),
+                "{cmd} {row_n} {literal}: {all}"
+            );
+            assert!(all.contains("2^53"), "{all}");
+        }
+    }
+    // Within the limit, and decimals, import and compare exactly.
+    std::fs::write(&file, page("9007199254740991", "9007199254740991")).unwrap();
+    assert_eq!(rb(&db, &["import", file.to_str().unwrap()]).0, 0);
+    let (code, out, err) = rb(
+        &db,
+        &["evaluate", "big", "--select", "s", "--format", "csv"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(",full,") || out.contains("full"), "{out}");
+
+    // Dataset files: JSON and JSON Lines refuse (line:col); CSV keeps the digits as text.
+    let json = dir.path().join("t.json");
+    std::fs::write(&json, "[\n {\"id\": \"t\", \"n\": 18446744073709551617}\n]").unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &["dataset", "import", "big", "target", json.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("t.json:2:") && err.contains("2^53"), "{err}");
+    let jsonl = dir.path().join("t.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"id\": \"t\", \"n\": 1}\n{\"id\": \"u\", \"n\": -9007199254740993}\n",
+    )
+    .unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "big",
+            "target",
+            jsonl.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(":2") && err.contains("2^53"), "{err}");
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, "id,n\nt,9007199254740993\n").unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &["dataset", "import", "big", "target", csv.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = rb(&db, &["export", "big"]);
+    assert!(out.contains("\"n\": \"9007199254740993\""), "{out}");
+}

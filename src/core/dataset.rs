@@ -1121,11 +1121,13 @@ fn number(cell: &str) -> Option<Number> {
         return None;
     }
     if integer {
-        if let Ok(n) = cell.parse::<i64>() {
-            return Some(n.into());
-        }
-        // Too large for a 64-bit integer: a float would lose digits, so not a number.
-        return cell.parse::<u64>().ok().map(Number::from);
+        // Beyond ±(2^53 − 1) the engine's floats would lose digits: such a cell is text,
+        // kept exactly (account numbers, long identifiers).
+        return cell
+            .parse::<i64>()
+            .ok()
+            .filter(|n| n.unsigned_abs() <= super::diag::MAX_EXACT_INTEGER)
+            .map(Number::from);
     }
     cell.parse::<f64>()
         .ok()
@@ -1243,15 +1245,17 @@ impl<'de> Deserialize<'de> for StrictValue {
 fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
     // A guard for the parser's stack before anything is parsed; rows are held to the
     // one nesting limit afterwards (`check_rows`).
-    if let Some((line, column)) = super::diag::too_deep(text, super::diag::MAX_TEXT_DEPTH) {
+    // Integers that would lose digits are refused here too, with their line:col.
+    if let Some((line, column, problem)) = super::diag::prescan(text, super::diag::MAX_TEXT_DEPTH) {
+        let message = match problem.hint() {
+            Some(hint) => format!("{} (hint: {hint})", problem.message()),
+            None => problem.message(),
+        };
         return Err(DataError::Syntax {
             file: file.to_owned(),
             line,
             column,
-            message: format!(
-                "JSON nests deeper than {} levels",
-                super::diag::MAX_TEXT_DEPTH
-            ),
+            message,
         });
     }
     let mut de = serde_json::Deserializer::from_str(text);
@@ -1358,15 +1362,32 @@ fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
             continue;
         }
         let n = i + 1;
-        if super::diag::too_deep(trimmed, super::diag::MAX_TEXT_DEPTH).is_some() {
-            bad.push(BadRow {
-                line: n,
-                message: format!(
-                    "the row nests deeper than the limit of {} levels",
-                    super::validate::MAX_DEPTH
-                ),
-            });
-            continue;
+        match super::diag::prescan(trimmed, super::diag::MAX_TEXT_DEPTH) {
+            Some((_, _, super::diag::TextProblem::TooDeep(_))) => {
+                bad.push(BadRow {
+                    line: n,
+                    message: format!(
+                        "the row nests deeper than the limit of {} levels",
+                        super::validate::MAX_DEPTH
+                    ),
+                });
+                continue;
+            }
+            Some((_, column, problem)) => {
+                bad.push(BadRow {
+                    line: n,
+                    message: format!(
+                        "column {column}: {}{}",
+                        problem.message(),
+                        problem
+                            .hint()
+                            .map(|h| format!(" (hint: {h})"))
+                            .unwrap_or_default()
+                    ),
+                });
+                continue;
+            }
+            None => {}
         }
         let mut de = serde_json::Deserializer::from_str(trimmed);
         de.disable_recursion_limit();

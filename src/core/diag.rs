@@ -128,22 +128,66 @@ impl fmt::Display for Diagnostic {
 /// parser's stack; rules are held to [`crate::core::validate::MAX_DEPTH`] afterwards).
 pub const MAX_TEXT_DEPTH: usize = 1024;
 
+/// The largest integer compared exactly: 2^53 − 1 (JavaScript's `Number.MAX_SAFE_INTEGER`).
+/// The engine compares numbers as 64-bit floats, so an integer literal beyond ±this in a
+/// JSON input is refused (it would silently lose digits); in CSV such a cell is text.
+pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
+/// What the lexical pre-scan of a JSON text found before parsing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextProblem {
+    /// Nesting deeper than the limit given.
+    TooDeep(usize),
+    /// An integer literal beyond ±[`MAX_EXACT_INTEGER`] (the literal, shortened).
+    BigInteger(String),
+}
+
+impl TextProblem {
+    /// The diagnostic code: `too-deep` or `big-integer`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TextProblem::TooDeep(_) => "too-deep",
+            TextProblem::BigInteger(_) => "big-integer",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            TextProblem::TooDeep(limit) => format!("JSON nests deeper than {limit} levels"),
+            TextProblem::BigInteger(literal) => format!(
+                "integer {literal} is beyond ±{MAX_EXACT_INTEGER} (2^53 − 1) and would lose digits"
+            ),
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            TextProblem::TooDeep(_) => None,
+            TextProblem::BigInteger(literal) => Some(format!(
+                "numbers are compared as 64-bit floats; keep an identifier exact as a string (\"{literal}\")"
+            )),
+        }
+    }
+
+    /// A located diagnostic at `line:column`.
+    pub fn diagnostic(&self, line: usize, column: usize) -> Diagnostic {
+        Diagnostic {
+            line: Some(line),
+            column: Some(column),
+            ..Diagnostic::error(self.code(), "", self.message()).with_hint(self.hint())
+        }
+    }
+}
+
 /// Parses JSON text; errors carry line:col. Nesting is limited to [`MAX_TEXT_DEPTH`]
 /// (not serde_json's 128) so that the rule depth limit is reported by validation,
-/// with a pointer, rather than as a syntax error.
+/// with a pointer, rather than as a syntax error; integer literals beyond
+/// ±[`MAX_EXACT_INTEGER`] are refused (see [`prescan`]).
 pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<Diagnostic>> {
     // A byte-order mark opens many files saved on Windows: it is not JSON, and skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    if let Some((line, column)) = too_deep(text, MAX_TEXT_DEPTH) {
-        return Err(Box::new(Diagnostic {
-            line: Some(line),
-            column: Some(column),
-            ..Diagnostic::error(
-                "too-deep",
-                "",
-                format!("JSON nests deeper than {MAX_TEXT_DEPTH} levels"),
-            )
-        }));
+    if let Some((line, column, problem)) = prescan(text, MAX_TEXT_DEPTH) {
+        return Err(Box::new(problem.diagnostic(line, column)));
     }
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
@@ -155,9 +199,23 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<D
 
 /// Where a JSON text first nests deeper than `limit`, as line:col.
 pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
+    match prescan(text, limit) {
+        Some((line, column, TextProblem::TooDeep(_))) => Some((line, column)),
+        _ => None,
+    }
+}
+
+/// One lexical pass over a JSON text before it is parsed: the first place it nests
+/// deeper than `depth_limit` (a guard for the parser's stack) or holds an integer
+/// literal beyond ±[`MAX_EXACT_INTEGER`], as line:col and what. Literals with a
+/// fraction or an exponent are decimals, approximate by nature, and pass.
+pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProblem)> {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     let (mut line, mut col) = (1, 0);
-    for c in text.chars() {
+    // The integer literal being read: its start (byte, line, col), and whether it stays
+    // an integer (no `.`, `e`, `E`).
+    let mut number: Option<(usize, usize, usize, bool)> = None;
+    for (at, c) in text.char_indices() {
         col += 1;
         if c == '\n' {
             line += 1;
@@ -172,19 +230,69 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
             }
             continue;
         }
+        if let Some((start, l, cl, integer)) = number {
+            match c {
+                '0'..='9' | '+' | '-' => continue,
+                '.' | 'e' | 'E' => {
+                    number = Some((start, l, cl, false));
+                    continue;
+                }
+                _ => {
+                    number = None;
+                    if integer && let Some(p) = big_integer(&text[start..at]) {
+                        return Some((l, cl, p));
+                    }
+                }
+            }
+        }
         match c {
             '"' => in_string = true,
             '[' | '{' => {
                 depth += 1;
-                if depth > limit {
-                    return Some((line, col));
+                if depth > depth_limit {
+                    return Some((line, col, TextProblem::TooDeep(depth_limit)));
                 }
             }
             ']' | '}' => depth = depth.saturating_sub(1),
+            '-' | '0'..='9' => number = Some((at, line, col, true)),
             _ => {}
         }
     }
+    if let Some((start, l, cl, true)) = number
+        && let Some(p) = big_integer(&text[start..])
+    {
+        return Some((l, cl, p));
+    }
     None
+}
+
+/// Whether an integer literal is beyond ±[`MAX_EXACT_INTEGER`].
+fn big_integer(literal: &str) -> Option<TextProblem> {
+    let digits = literal.trim_start_matches('-').trim_start_matches('0');
+    if digits.len() < 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if digits.len() == 16 && digits.parse::<u64>().is_ok_and(|n| n <= MAX_EXACT_INTEGER) {
+        return None;
+    }
+    let shown = if literal.len() > 40 {
+        format!("{}…", &literal[..40])
+    } else {
+        literal.to_owned()
+    };
+    Some(TextProblem::BigInteger(shown))
+}
+
+/// Whether a JSON number read from text is exact: any decimal, or an integer
+/// within ±[`MAX_EXACT_INTEGER`].
+pub fn exact_number(n: &serde_json::Number) -> bool {
+    if let Some(i) = n.as_i64() {
+        i.unsigned_abs() <= MAX_EXACT_INTEGER
+    } else if let Some(u) = n.as_u64() {
+        u <= MAX_EXACT_INTEGER
+    } else {
+        true
+    }
 }
 
 /// Escapes one JSON pointer token (`~` → `~0`, `/` → `~1`).
@@ -386,6 +494,37 @@ mod tests {
         let d = parse_json::<serde_json::Value>("{\n  \"a\": [1,\n}").unwrap_err();
         assert_eq!((d.code, d.line), ("json-syntax", Some(3)));
         assert!(parse_json::<serde_json::Value>("[\"[[[\\\"\"]").is_ok());
+    }
+
+    #[test]
+    fn prescan_refuses_integers_that_would_lose_digits() {
+        let problem = |t: &str| prescan(t, MAX_TEXT_DEPTH);
+        assert_eq!(
+            problem("[9007199254740991, -9007199254740991, 1e300, 0.1]"),
+            None
+        );
+        assert_eq!(problem("12345678901234567890.5"), None);
+        assert_eq!(problem("{\"a\": \"9007199254740993\"}"), None);
+        assert_eq!(
+            problem("{\n  \"a\": 9007199254740992}"),
+            Some((2, 8, TextProblem::BigInteger("9007199254740992".into())))
+        );
+        assert_eq!(
+            problem("-9007199254740993"),
+            Some((1, 1, TextProblem::BigInteger("-9007199254740993".into())))
+        );
+        assert_eq!(
+            problem("[1,123456789012345678901234567890]").map(|p| p.1),
+            Some(4)
+        );
+        let d = parse_json::<serde_json::Value>("[18446744073709551615]").unwrap_err();
+        assert_eq!(
+            (d.code, d.line, d.column),
+            ("big-integer", Some(1), Some(2))
+        );
+        assert!(d.hint.unwrap().contains("\"18446744073709551615\""));
+        assert!(exact_number(&9_007_199_254_740_991u64.into()));
+        assert!(!exact_number(&(-9_007_199_254_740_992i64).into()));
     }
 
     #[test]

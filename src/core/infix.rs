@@ -197,6 +197,9 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 let raw = &text[at..end];
                 let num: serde_json::Number = serde_json::from_str(raw)
                     .map_err(|_| err(at, format!("`{raw}` is not a number"), None))?;
+                if let Some((_, _, problem)) = crate::core::diag::prescan(raw, 1) {
+                    return Err(err(at, problem.message(), problem.hint()));
+                }
                 out.push(Token {
                     tok: Tok::Num(num),
                     offset: at,

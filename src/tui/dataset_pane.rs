@@ -189,7 +189,8 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
     vec![]
 }
 
-/// Parses `field=value`: the value as JSON, else as a string.
+/// Parses `field=value`: the value as JSON, else as a string (also an integer too large
+/// to compare exactly, which stays exact as text, as in CSV).
 pub fn parse_cell(text: &str) -> Option<(String, Value)> {
     let (field, value) = text.split_once('=')?;
     let field = field.trim();
@@ -197,7 +198,11 @@ pub fn parse_cell(text: &str) -> Option<(String, Value)> {
         return None;
     }
     let value = value.trim();
-    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+    let exact = crate::app::types::prescan(value, crate::app::types::MAX_TEXT_DEPTH).is_none();
+    let value = serde_json::from_str(value)
+        .ok()
+        .filter(|_| exact)
+        .unwrap_or_else(|| Value::String(value.to_owned()));
     Some((field.to_owned(), value))
 }
 

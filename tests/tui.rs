@@ -719,3 +719,122 @@ fn a_change_made_elsewhere_is_taken_in_and_never_overwritten() {
         "the edit is saved"
     );
 }
+
+/// A rule being edited here and deleted by another process: the edit is not dropped in
+/// silence. The workbench asks; `y` restores the rule with the edit, `n` keeps the
+/// deletion.
+#[test]
+fn a_rule_edited_here_and_deleted_elsewhere_is_asked_about() {
+    for answer in ['y', 'n'] {
+        let mut b = open("llm-chat-clients");
+        let before = b.ui.page().unwrap().ws.page.rules.len();
+        let original = b.ui.page().unwrap().ws.page.rules.clone();
+        b.go_to_rule("tool-calling");
+        b.press(KeyCode::Char('e'));
+        b.chars("{\"!\": ");
+        b.alt('>');
+        b.press(KeyCode::End);
+        b.chars("}");
+        // Another process deletes the rule before the draft is saved.
+        let mut other = App::open(&b.db).unwrap();
+        other
+            .remove_rule("llm-chat-clients", "tool-calling")
+            .unwrap();
+        let start = Instant::now();
+        let mut at = start;
+        while !b.screen(160, 45).contains("deleted elsewhere") {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "never asked: {}",
+                b.screen(160, 45)
+            );
+            at += Duration::from_millis(1100);
+            b.ui.tick(at);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let screen = b.screen(160, 45);
+        assert!(
+            screen.contains("Rule `Tool Calling Support` was deleted"),
+            "{screen}"
+        );
+        b.press(KeyCode::Char(answer));
+        b.ui.tick(at + Duration::from_secs(5));
+        let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+        // The editor followed its rule, not its index: the draft never landed on the
+        // rule that took the deleted one's place (it once did).
+        for rule in original.iter().filter(|r| r.id != "tool-calling") {
+            let now = stored.rules.iter().find(|r2| r2.id == rule.id).unwrap();
+            assert_eq!(now.logic, rule.logic, "{} untouched", rule.id);
+        }
+        let restored = stored.rules.iter().find(|r| r.id == "tool-calling");
+        if answer == 'y' {
+            let rule = restored.expect("restored");
+            assert!(
+                rule.logic.get("!").is_some(),
+                "with the edit: {}",
+                rule.logic
+            );
+            assert_eq!(stored.rules.len(), before);
+            assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), before);
+            assert!(
+                b.screen(160, 45).contains("restored"),
+                "{}",
+                b.screen(160, 45)
+            );
+        } else {
+            assert!(restored.is_none(), "the deletion stands");
+            assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), before - 1);
+            assert!(b.screen(160, 45).contains("kept the deletion"));
+        }
+        // The workbench goes on working: move around, edit another rule.
+        b.press(KeyCode::Char('2'));
+        b.press(KeyCode::End);
+        b.press(KeyCode::Up);
+        b.screen(80, 24);
+    }
+}
+
+/// Regression: the editor held its rule by index. When another process deleted a rule
+/// above the one being edited, the reload shifted the list and the next keystroke
+/// wrote the edited text into the rule below. The editor follows its rule's id.
+#[test]
+fn the_editor_follows_its_rule_when_the_list_shifts_under_it() {
+    let mut b = open("llm-chat-clients");
+    let original = b.ui.page().unwrap().ws.page.rules.clone();
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.chars("{\"!\": ");
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars("}");
+    App::open(&b.db)
+        .unwrap()
+        .remove_rule("llm-chat-clients", "streaming")
+        .unwrap();
+    let start = Instant::now();
+    let mut at = start;
+    while b.ui.page().unwrap().ws.page.rules.len() == original.len() {
+        assert!(start.elapsed() < Duration::from_secs(20), "never reloaded");
+        at += Duration::from_millis(1100);
+        b.ui.tick(at);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Still editing Tool Calling: one more keystroke, then leave (saves).
+    b.press(KeyCode::Char(' '));
+    b.press(KeyCode::Esc);
+    b.ui.tick(at + Duration::from_secs(5));
+    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let tc = stored
+        .rules
+        .iter()
+        .find(|r| r.id == "tool-calling")
+        .unwrap();
+    assert!(tc.logic.get("!").is_some(), "the edit saved: {}", tc.logic);
+    for rule in original
+        .iter()
+        .filter(|r| !["tool-calling", "streaming"].contains(&r.id.as_str()))
+    {
+        let now = stored.rules.iter().find(|r2| r2.id == rule.id).unwrap();
+        assert_eq!(now.logic, rule.logic, "{} untouched", rule.id);
+    }
+}

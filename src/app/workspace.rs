@@ -49,6 +49,10 @@ pub struct Session {
     policies_since: Option<Instant>,
     /// The policy values tuned since the last save (only these are saved).
     tuned: Vec<&'static str>,
+    /// Rules with unsaved edits here that another process deleted: found when the page
+    /// is reopened ([`Session::adopt`]), kept until the user restores or drops them
+    /// ([`Session::restore_orphans`], [`Session::drop_orphans`]).
+    orphans: Vec<crate::core::model::Rule>,
     /// The session's own connection to the database: every change it makes is saved
     /// through it.
     pub(super) app: App,
@@ -88,6 +92,7 @@ impl Session {
             policies_since: None,
             tuned: Vec::new(),
             cell_edits: Vec::new(),
+            orphans: Vec::new(),
             app,
         })
     }
@@ -122,11 +127,20 @@ impl Session {
         if selection < fresh.page.source.rows.len() {
             fresh.select(selection);
         }
+        // A draft whose rule was deleted elsewhere is not dropped in silence: it waits
+        // for the user's answer (restore it with the edit, or let it go).
+        let mut orphans = std::mem::take(&mut self.orphans);
         for (id, logic) in drafts {
             if let Some(i) = fresh.page.rules.iter().position(|r| r.id == id) {
                 let _ = fresh.try_logic_value(i, logic, None);
+            } else if let Some((_, rule)) = self.page.rule(&id) {
+                orphans.push(crate::core::model::Rule {
+                    logic,
+                    ..rule.clone()
+                });
             }
         }
+        fresh.orphans = orphans;
         // Policy values being tuned here are put over the fresh ones, value by value.
         if self.policies_since.is_some() && !self.tuned.is_empty() {
             let (mut d, mut s) = (
@@ -339,6 +353,40 @@ impl Session {
         self.page.rules[i] = crate::core::model::Rule { logic, ..saved };
         self.reverdict();
         Ok(self.revision)
+    }
+
+    /// Rules edited here but deleted elsewhere, waiting for the user's answer.
+    pub fn orphans(&self) -> &[crate::core::model::Rule] {
+        &self.orphans
+    }
+
+    /// Lets the orphaned drafts go (the deletion made elsewhere stands).
+    pub fn drop_orphans(&mut self) -> Vec<crate::core::model::Rule> {
+        std::mem::take(&mut self.orphans)
+    }
+
+    /// Adds the orphaned drafts back as rules, with the edits made here, at the end of
+    /// the list (an id taken meanwhile gets a suffix); returns their names.
+    pub fn restore_orphans(&mut self) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        while let Some(mut rule) = self.orphans.first().cloned() {
+            let base = rule.id.clone();
+            let mut n = 2;
+            while self.page.rule(&rule.id).is_some() {
+                rule.id = format!("{base}-{n}");
+                n += 1;
+            }
+            self.revision = self.app.save_rule(&self.page, &rule, None)?;
+            self.orphans.remove(0);
+            let i = self.page.rules.len();
+            self.matrix.insert_rule(i, &rule)?;
+            names.push(rule.name.clone());
+            self.page.rules.push(rule);
+            self.unsaved.push(false);
+        }
+        self.recompute();
+        self.saved_columns = self.eval.columns.clone();
+        Ok(names)
     }
 
     /// Adds a rule (always-true logic unless given), saved at once; returns its index.

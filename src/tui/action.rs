@@ -119,6 +119,10 @@ pub enum Action {
     DeleteAssertion,
     /// Removing the assertion with this id was confirmed.
     DeleteAssertionConfirmed(String),
+    /// Restore the rules edited here but deleted elsewhere, with the edits.
+    RestoreOrphans,
+    /// Let those drafts go: the deletion made elsewhere stands.
+    DropOrphans,
     /// Switch the rule editor between JSONLogic and infix.
     ToggleInfix,
     /// Show or hide the dataset pane's schema.

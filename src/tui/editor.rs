@@ -20,8 +20,11 @@ use crate::app::workspace::{Draft, Session};
 
 pub struct State {
     pub textarea: TextArea<'static>,
-    /// The rule shown.
+    /// The rule shown (its index; follows the rule's id when the list changes).
     pub rule: usize,
+    /// The id of the rule shown: when the rules change under the editor (a reload, a
+    /// deletion elsewhere), the editor follows the rule, never the index.
+    rule_id: String,
     /// Typing goes to the text area.
     pub active: bool,
     /// The result of checking the current text.
@@ -43,6 +46,7 @@ impl State {
         State {
             textarea: TextArea::default(),
             rule: 0,
+            rule_id: String::new(),
             active: false,
             draft: None,
             due: None,
@@ -52,6 +56,12 @@ impl State {
 
     fn load(&mut self, ws: &Session, rule: usize) {
         self.rule = rule;
+        self.rule_id = ws
+            .page
+            .rules
+            .get(rule)
+            .map(|r| r.id.clone())
+            .unwrap_or_default();
         self.draft = None;
         self.due = None;
         let text = match ws.page.rules.get(rule) {
@@ -203,9 +213,20 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             save(state, ctx);
             vec![]
         }
-        Action::Changed(c) if c.contains(Changed::RULES) && !state.active => {
-            let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
-            state.load(ctx.ws, r);
+        Action::Changed(c) if c.contains(Changed::RULES) => {
+            let at = ctx.ws.page.rules.iter().position(|r| r.id == state.rule_id);
+            match at {
+                // Still there, being edited: the text and its draft stay, the index follows.
+                Some(i) if state.active => state.rule = i,
+                Some(i) => state.load(ctx.ws, i),
+                None => {
+                    // The rule is gone (deleted here or elsewhere): nothing is saved
+                    // over another rule; the session keeps an unsaved draft to ask about.
+                    state.active = false;
+                    let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
+                    state.load(ctx.ws, r);
+                }
+            }
             vec![]
         }
         _ => vec![],

@@ -155,6 +155,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 *ctx.modal = Some(Modal::Confirm {
                     message: format!("Delete rule `{}`? y/n", safe(&ctx.ws.page.rules[i].name)),
                     on_yes: Action::DeleteConfirmed(i),
+                    on_no: None,
                 });
             }
             None

@@ -108,6 +108,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 *ctx.modal = Some(Modal::Confirm {
                     message: format!("Remove assertion `{}`? y/n", safe(&id)),
                     on_yes: Action::DeleteAssertionConfirmed(id),
+                    on_no: None,
                 });
             }
         }

@@ -87,6 +87,8 @@ pub enum Modal {
     Confirm {
         message: String,
         on_yes: Action,
+        /// What `n` or Esc does (else nothing).
+        on_no: Option<Action>,
     },
     Prompt {
         title: String,
@@ -428,6 +430,7 @@ impl Ui {
                 Ok(()) => {
                     self.status.info(what);
                     self.queue.push_back(Action::Changed(Changed::all()));
+                    self.ask_about_orphans();
                 }
                 Err(e) => self.status.app_error(&e),
             },
@@ -476,11 +479,40 @@ impl Ui {
                     ));
                     self.status.info(what);
                     self.queue.push_back(Action::Changed(Changed::all()));
+                    self.ask_about_orphans();
                 }
                 Ok(_) => {}
                 Err(e) => self.status.app_error(&e),
             }
         }
+    }
+
+    /// Rules edited here were deleted elsewhere: ask whether to restore them with the
+    /// edits made here (nothing is dropped without an answer).
+    fn ask_about_orphans(&mut self) {
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let names: Vec<String> =
+            p.ws.orphans()
+                .iter()
+                .map(|r| format!("`{}`", r.name))
+                .collect();
+        if names.is_empty() {
+            return;
+        }
+        self.modal = Some(Modal::Confirm {
+            message: format!(
+                "{} {} {} deleted elsewhere while you edited {}. Restore {} with your edits? y/n",
+                if names.len() == 1 { "Rule" } else { "Rules" },
+                names.join(", "),
+                if names.len() == 1 { "was" } else { "were" },
+                if names.len() == 1 { "it" } else { "them" },
+                if names.len() == 1 { "it" } else { "them" },
+            ),
+            on_yes: Action::RestoreOrphans,
+            on_no: Some(Action::DropOrphans),
+        });
     }
 
     /// Waits until the background work has caught up with the page (tests, benchmarks).
@@ -530,6 +562,7 @@ impl Ui {
                     self.modal = Some(Modal::Confirm {
                         message: "There are unsaved or invalid edits. Quit anyway? (valid edits are saved) y/n".into(),
                         on_yes: Action::ForceQuit,
+                        on_no: None,
                     });
                 } else {
                     self.quit = true;
@@ -539,6 +572,27 @@ impl Ui {
             Action::ForceQuit => {
                 self.flush_saves();
                 self.quit = true;
+                return;
+            }
+            Action::RestoreOrphans | Action::DropOrphans => {
+                if let Screen::Page(p) = &mut self.screen {
+                    if action == Action::DropOrphans {
+                        let gone = p.ws.drop_orphans();
+                        self.status.info(format!(
+                            "kept the deletion of {} rule(s) made elsewhere",
+                            gone.len()
+                        ));
+                    } else {
+                        match p.ws.restore_orphans() {
+                            Ok(names) => {
+                                self.status
+                                    .info(format!("restored {} with your edits", names.join(", ")));
+                                self.queue.push_back(Action::Changed(Changed::all()));
+                            }
+                            Err(e) => self.status.app_error(&e),
+                        }
+                    }
+                }
                 return;
             }
             Action::OpenPage(id) => {
@@ -726,10 +780,20 @@ impl Ui {
                     _ => self.modal = Some(Modal::Palette { query, selected }),
                 }
             }
-            Modal::Confirm { message, on_yes } => match key.code {
+            Modal::Confirm {
+                message,
+                on_yes,
+                on_no,
+            } => match key.code {
                 K::Char('y') | K::Char('Y') => self.queue.push_back(on_yes),
-                K::Char('n') | K::Char('N') | K::Esc => {}
-                _ => self.modal = Some(Modal::Confirm { message, on_yes }),
+                K::Char('n') | K::Char('N') | K::Esc => self.queue.extend(on_no),
+                _ => {
+                    self.modal = Some(Modal::Confirm {
+                        message,
+                        on_yes,
+                        on_no,
+                    })
+                }
             },
             Modal::Prompt {
                 title,

@@ -2,7 +2,19 @@ use clap::Parser;
 use rulebench::cli::{self, Cli, Exit};
 
 fn main() -> anyhow::Result<()> {
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version print as clap writes them (nothing typed is echoed).
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            // A usage error echoes what was typed: escaped, as every other message.
+            eprint!(
+                "{}",
+                rulebench::app::types::sanitize_lines(&e.render().to_string())
+            );
+            std::process::exit(e.exit_code());
+        }
+    };
     let outcome = match cli.command.take() {
         Some(command) => cli::run(cli, command),
         None => cli::run_tui(cli),

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
 use super::output::{render_table, sanitize};
-use super::{Exit, Failure, pretty, usage, write_out};
+use super::{Exit, Failure, pretty, usage, write_json, write_text};
 use crate::app::dataset::{ImportOptions, Progress};
 use crate::app::types::DataError;
 use crate::app::types::Side;
@@ -194,7 +194,7 @@ fn import(
             sanitize(f)
         ));
     }
-    write_out(&text)?;
+    write_text(&text)?;
     Ok(Exit::Ok)
 }
 
@@ -233,7 +233,7 @@ fn schema(db: &Path, page: &str, side: Side, as_json: bool) -> Result<Exit, Fail
             "rows": s.rows,
             "fields": fields,
         });
-        write_out(&pretty(&out))?;
+        write_json(&pretty(&out))?;
         return Ok(Exit::Ok);
     }
     let mut text = format!(
@@ -288,7 +288,7 @@ fn schema(db: &Path, page: &str, side: Side, as_json: bool) -> Result<Exit, Fail
     text.push_str(
         "\nROWS: rows that have the field (null included); a field with a default counts as present in every row for rules.\n",
     );
-    write_out(&text)?;
+    write_text(&text)?;
     Ok(Exit::Ok)
 }
 
@@ -304,7 +304,7 @@ pub fn watch(db: &Path, page: &str) -> Result<Exit, Failure> {
         ));
     }
     text.push_str("(Ctrl-C or end of input stops)\n");
-    write_out(&text)?;
+    write_text(&text)?;
     let (quit_tx, quit_rx) = mpsc::channel::<()>();
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
@@ -330,7 +330,7 @@ pub fn watch(db: &Path, page: &str) -> Result<Exit, Failure> {
                 file,
                 revision,
                 rows,
-            } => write_out(&format!(
+            } => write_text(&format!(
                 "reloaded {} from {} (revision {revision}, {rows} rows)\n",
                 side.name(),
                 sanitize(&file.display().to_string())

@@ -345,6 +345,19 @@ fn read_file_within(path: &Path, limit: u64) -> Result<String, Failure> {
     read_input(file, &shown, limit)
 }
 
+/// Writes human text to stdout: every character that must not reach a terminal raw is
+/// shown escaped ([`sanitize_lines`]); line breaks stay.
+fn write_text(text: &str) -> Result<(), Failure> {
+    write_out(&sanitize_lines(text))
+}
+
+/// Writes JSON text to stdout: such characters become `\uXXXX` escapes, the same JSON.
+fn write_json(text: &str) -> Result<(), Failure> {
+    write_out(&crate::app::types::json_safe(text))
+}
+
+/// Writes text as it is: only for text already made safe (through [`write_text`] or
+/// [`write_json`]).
 fn write_out(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth reporting.
@@ -520,13 +533,13 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             let (logic, data) = (parse("logic", &logic)?, parse("data", &data)?);
             let result = crate::app::types::apply(&logic, &data)
                 .map_err(|e| usage(format!("--logic: {e}")))?;
-            write_out(&format!("{result}\n"))?;
+            write_json(&format!("{result}\n"))?;
         }
         Command::Bench {
             workbench: Some(file),
             rounds,
             ..
-        } => write_out(&bench_workbench::run(&file, rounds)?)?,
+        } => write_text(&bench_workbench::run(&file, rounds)?)?,
         Command::Bench {
             targets,
             rules,
@@ -546,7 +559,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             page.assertions = crate::synth::assertions(&page, assertions);
             std::fs::write(&path, pretty(&page))
                 .map_err(|e| usage(format!("{}: {e}", path.display())))?;
-            write_out(&format!(
+            write_text(&format!(
                 "wrote {} ({targets} targets × {rules} rules × {sources} sources)\n",
                 path.display()
             ))?;
@@ -558,7 +571,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sample,
             write_page: None,
             ..
-        } => write_out(&bench::run(targets, rules, sources, sample))?,
+        } => write_text(&bench::run(targets, rules, sources, sample))?,
         Command::Explain {
             page,
             select,
@@ -569,10 +582,10 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         } => {
             let app = App::open(&db())?;
             let e = app.explain(&page, &select, &target, rule.as_deref())?;
-            write_out(&match format {
-                explain::ExplainFormat::Json => pretty(&e),
-                explain::ExplainFormat::Text => explain::text(&e, tree),
-            })?;
+            match format {
+                explain::ExplainFormat::Json => write_json(&pretty(&e))?,
+                explain::ExplainFormat::Text => write_text(&explain::text(&e, tree))?,
+            }
         }
         Command::Expr {
             expression,
@@ -583,15 +596,16 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                 Some(id) => crate::app::types::infix::fields_of(&App::open(&db())?.page(&id)?.0),
                 None => crate::app::types::infix::Fields::default(),
             };
-            write_out(&expr::run(&expression, to_infix, &fields)?)?;
+            // JSONLogic, or infix whose strings are JSON strings: escaped as JSON.
+            write_json(&expr::run(&expression, to_infix, &fields)?)?;
         }
         Command::Pages { json } => {
             let app = App::open(&db())?;
             let pages = app.pages()?;
             if json {
-                write_out(&pretty(&pages))?;
+                write_json(&pretty(&pages))?;
             } else {
-                write_out(&output::pages_table(&pages))?;
+                write_text(&output::pages_table(&pages))?;
             }
         }
         Command::Import { files, replace } => {
@@ -606,7 +620,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                         for w in &done.warnings {
                             eprintln!("{}", sanitize_lines(&format!("{origin}: {w}")));
                         }
-                        write_out(&format!(
+                        write_text(&format!(
                             "imported {} (revision {}) from {origin}\n",
                             done.page_id, done.revision
                         ))?;
@@ -633,7 +647,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             match output {
                 Some(path) => std::fs::write(&path, text)
                     .map_err(|e| usage(format!("{}: {e}", path.display())))?,
-                None => write_out(&text)?,
+                None => write_text(&text)?,
             }
         }
         Command::Evaluate {
@@ -669,7 +683,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             };
             let errors = diags.iter().filter(|d| d.is_error()).count();
             match format {
-                CheckFormat::Json => write_out(&pretty(&diags))?,
+                CheckFormat::Json => write_json(&pretty(&diags))?,
                 CheckFormat::Text => {
                     let mut text = String::new();
                     for d in &diags {
@@ -677,7 +691,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     }
                     let warnings = diags.len() - errors;
                     text.push_str(&format!("{target}: {errors} errors, {warnings} warnings\n"));
-                    write_out(&text)?;
+                    write_text(&text)?;
                 }
             }
             if errors > 0 {
@@ -704,14 +718,14 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     for w in &warnings {
                         eprintln!("{}", sanitize_lines(&format!("{origin}: {w}")));
                     }
-                    write_out(&format!(
+                    write_text(&format!(
                         "saved rule {} in {page} (revision {revision})\n",
                         rule.id
                     ))?;
                 }
                 RuleAction::Rm { page, rule_id } => {
                     let revision = app.remove_rule(&page, &rule_id)?;
-                    write_out(&format!(
+                    write_text(&format!(
                         "removed rule {rule_id} from {page} (revision {revision})\n"
                     ))?;
                 }
@@ -728,7 +742,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     note,
                 } => {
                     let revision = app.set_override(&page, &source, &target, value, note)?;
-                    write_out(&format!("override set in {page} (revision {revision})\n"))?;
+                    write_text(&format!("override set in {page} (revision {revision})\n"))?;
                 }
                 OverrideAction::Rm {
                     page,
@@ -736,7 +750,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     target,
                 } => {
                     let revision = app.remove_override(&page, &source, &target)?;
-                    write_out(&format!(
+                    write_text(&format!(
                         "override removed from {page} (revision {revision})\n"
                     ))?;
                 }
@@ -747,7 +761,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         } => {
             let mut app = App::open(&db())?;
             let (p, revision) = app.set_policy(&page, &assignments)?;
-            write_out(&format!(
+            write_text(&format!(
                 "policy of {page} set (revision {revision}): {}\n",
                 serde_json::json!({"devicePolicy": p.device_policy, "selectionPolicy": p.selection_policy})
             ))?;

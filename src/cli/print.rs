@@ -362,21 +362,23 @@ pub const CSV_HEADER: [&str; 8] = [
     "failingRules",
 ];
 
-/// One CSV record per target of a selection.
+/// One CSV record per target of a selection. CSV is read by people and spreadsheets:
+/// stored strings are shown with terminal controls escaped, as in tables.
 pub fn csv_rows<W: Write>(w: &mut csv::Writer<W>, r: &SelectionResult) -> csv::Result<()> {
     let verdict = r.selection_verdict().to_string();
+    let key = sanitize(&r.selection_key);
     for t in 0..r.target_count() {
         let d = r.device(t);
-        let failing: Vec<&str> = r.failing_rules(t).collect();
+        let failing: Vec<String> = r.failing_rules(t).map(sanitize).collect();
         w.write_record([
-            r.selection_key.as_str(),
+            key.as_str(),
             verdict.as_str(),
             if r.eval.recommended == Some(t) {
                 "true"
             } else {
                 "false"
             },
-            r.names.targets[t].id.as_str(),
+            sanitize(&r.names.targets[t].id).as_str(),
             d.verdict.to_string().as_str(),
             serde_json::to_string(&d.score)
                 .expect("numbers serialize")

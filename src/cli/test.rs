@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::ValueEnum;
 
-use super::{Exit, Failure, pretty, read_file, usage, write_out};
+use super::{Exit, Failure, pretty, read_file, usage, write_json, write_text};
 use crate::app::App;
 use crate::app::types::Report;
 use crate::app::types::sanitize;
@@ -64,12 +64,11 @@ pub fn run(
             sanitize(target)
         );
     }
-    let text = match format {
-        TestFormat::Text => text(&report, stored),
-        TestFormat::Json => pretty(&report),
-        TestFormat::Junit => junit(&report),
-    };
-    write_out(&text)?;
+    match format {
+        TestFormat::Text => write_text(&text(&report, stored))?,
+        TestFormat::Json => write_json(&pretty(&report))?,
+        TestFormat::Junit => write_text(&junit(&report))?,
+    }
     Ok(if report.all_passed() {
         Exit::Ok
     } else {
@@ -157,8 +156,9 @@ pub fn junit(report: &Report) -> String {
     out
 }
 
-/// Escapes text for XML attributes and content; characters XML 1.0 cannot hold are
-/// written escaped (`\u{1b}`).
+/// Escapes text for XML attributes and content; characters XML 1.0 cannot hold and
+/// those that must not reach a terminal raw (bidi, zero-width) are written escaped
+/// (`\u{1b}`).
 fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -170,7 +170,7 @@ fn xml(text: &str) -> String {
             '\n' => out.push_str("&#10;"),
             '\t' => out.push_str("&#9;"),
             '\r' => out.push_str("&#13;"),
-            c if c.is_control() || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+            c if crate::app::types::is_unsafe(c) || matches!(c, '\u{fffe}' | '\u{ffff}') => {
                 out.extend(c.escape_default())
             }
             c => out.push(c),
@@ -186,8 +186,8 @@ mod tests {
     #[test]
     fn xml_escapes_markup_and_controls() {
         assert_eq!(
-            xml("a<b & \"c\" 'd'\u{1b}[31m\n"),
-            "a&lt;b &amp; &quot;c&quot; 'd'\\u{1b}[31m&#10;"
+            xml("a<b & \"c\" 'd'\u{1b}[31m\u{202e}\n"),
+            "a&lt;b &amp; &quot;c&quot; 'd'\\u{1b}[31m\\u{202e}&#10;"
         );
     }
 }

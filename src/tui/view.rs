@@ -28,7 +28,8 @@ pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
         .border_type(kind)
         .border_style(style)
         .title(Span::styled(
-            format!(" {title} "),
+            // Titles name stored things (pages, rules, assertions): escaped here, once.
+            format!(" {} ", safe(title)),
             if focused {
                 theme.accent()
             } else {
@@ -292,7 +293,7 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             let block = pane_block(title, t, true);
             let inner = block.inner(rect);
             frame.render_widget(block, rect);
-            frame.render_widget(&**input, inner);
+            frame.render_widget(Paragraph::new(input_line(input, inner.width, t)), inner);
         }
         Modal::RuleForm(form) => {
             let rect = centered(area, 60, 9);
@@ -328,4 +329,35 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             );
         }
     }
+}
+
+/// A one-line prompt's text as shown: escaped like every other untrusted string (a
+/// stored note or a pasted text may hold controls), scrolled so the cursor shows, the
+/// cursor drawn as a reversed cell.
+fn input_line(input: &ratatui_textarea::TextArea<'_>, width: u16, t: &Theme) -> Line<'static> {
+    let ratatui_textarea::DataCursor(row, col) = input.cursor();
+    let text = input.lines().get(row).map(String::as_str).unwrap_or("");
+    let split = text
+        .char_indices()
+        .nth(col)
+        .map_or(text.len(), |(at, _)| at);
+    let (before, rest) = text.split_at(split);
+    let mut rest = rest.chars();
+    let at = rest.next().map_or(" ".to_owned(), |c| safe(&c.to_string()));
+    let after = safe(rest.as_str());
+    let mut before: Vec<char> = safe(before).chars().collect();
+    // Scroll: keep the cursor within the width.
+    let room = usize::from(width).saturating_sub(at.chars().count() + 1);
+    if before.len() > room {
+        before.drain(..before.len() - room);
+    }
+    Line::from(vec![
+        Span::raw(before.into_iter().collect::<String>()),
+        Span::styled(
+            at,
+            t.selected()
+                .add_modifier(ratatui::style::Modifier::REVERSED),
+        ),
+        Span::raw(after),
+    ])
 }

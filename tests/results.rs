@@ -495,19 +495,27 @@ fn streamed_samples_truncate_as_the_whole_array_would() {
 
 #[test]
 fn keys_beyond_i64_keep_their_ids_and_overrides() {
-    // The engine reads 12345678901234567890 as a float; ids and override keys come from
-    // the stored keys, as the page model wrote them.
+    // The engine reads numbers as floats: an integer key beyond 2^53 − 1 is refused
+    // where it comes in; written as a string it is kept, with its override.
+    let (_dir, mut app) = open();
+    let text = json!({
+        "format": "rulebench.page/v1", "id": "big", "name": "Big",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": 12345678901234567890u64}]},
+    })
+    .to_string();
+    let refused = app.import(&text, "big.json", false).unwrap_err().to_string();
+    assert!(refused.contains("big-integer"), "{refused}");
     let page = json!({
         "format": "rulebench.page/v1", "id": "big", "name": "Big",
         "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
         "target": {"name": "T", "key": ["id"], "rows": [
-            {"id": 12345678901234567890u64, "ok": true}, {"id": 1, "ok": true}]},
+            {"id": "12345678901234567890", "ok": true}, {"id": 1, "ok": true}]},
         "rules": [{"id": "ok", "name": "Ok", "required": false, "weight": 1, "category": "c",
                    "logic": {"==": [{"var": "target.ok"}, true]}}],
         "overrides": [{"sourceKey": "id=s", "targetKey": "id=12345678901234567890",
                        "value": false, "note": "big"}]
     });
-    let (_dir, mut app) = open();
     app.import(&page.to_string(), "big.json", false).unwrap();
     let (full, _) = app.page("big").unwrap();
     let r = app.evaluate("big", "s").unwrap();

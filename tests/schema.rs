@@ -43,6 +43,11 @@ fn names<T: serde::Serialize>(variants: &[T]) -> Vec<String> {
 fn schema_enums_are_the_models() {
     let s = schema();
     assert_eq!(
+        s.pointer("/$defs/rule/properties/weight/maximum")
+            .and_then(Value::as_f64),
+        Some(rulebench::core::validate::MAX_WEIGHT)
+    );
+    assert_eq!(
         enum_at(&s, "/$defs/devicePolicy/properties/requiredMode"),
         names(&[
             RequiredMode::AnyRequiredFailIs0,
@@ -148,9 +153,9 @@ fn schema_assertions_are_the_models() {
         names(&[PathMatch::Any, PathMatch::All])
     );
     let examples: Vec<&str> = s
-        .pointer("/$defs/assertion/properties/matcher/examples")
+        .pointer("/$defs/assertion/properties/matcher/enum")
         .and_then(Value::as_array)
-        .expect("matcher examples")
+        .expect("matcher enum")
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
@@ -177,4 +182,63 @@ fn schema_assertions_are_the_models() {
         }
     }
     assert!(seen > 0, "a sample page ships with assertions");
+}
+
+/// The JSON Schema and the loader agree on every fixture: the pages in
+/// `tests/data/pages/accepted` (and the sample pages) pass both; each page in
+/// `tests/data/pages/refused` (one mistake each: a misspelled key, a wrong type, an
+/// unknown enum value, a number out of range, a missing part) fails both.
+#[test]
+fn the_schema_and_the_loader_agree_on_every_fixture() {
+    let validator = jsonschema::draft202012::new(&schema()).expect("the schema compiles");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = |sub: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        v.sort();
+        v
+    };
+    let loader_errors = |text: &str| -> Vec<String> {
+        rulebench::app::App::check_text(text)
+            .into_iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.to_string())
+            .collect()
+    };
+    let accepted: Vec<_> = files("tests/data/pages/accepted")
+        .into_iter()
+        .chain(files("sample-pages"))
+        .collect();
+    let refused = files("tests/data/pages/refused");
+    assert!(accepted.len() >= 5 && refused.len() >= 20);
+    let mut disagree = Vec::new();
+    for file in &accepted {
+        let text = std::fs::read_to_string(file).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let schema_errors: Vec<String> =
+            validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        let loader = loader_errors(&text);
+        if !schema_errors.is_empty() || !loader.is_empty() {
+            disagree.push(format!(
+                "{} should pass both: schema {schema_errors:?}, loader {loader:?}",
+                file.display()
+            ));
+        }
+    }
+    for file in &refused {
+        let text = std::fs::read_to_string(file).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let schema_ok = validator.is_valid(&doc);
+        let loader = loader_errors(&text);
+        if schema_ok || loader.is_empty() {
+            disagree.push(format!(
+                "{} should fail both: schema valid {schema_ok}, loader {loader:?}",
+                file.display()
+            ));
+        }
+    }
+    assert!(disagree.is_empty(), "{}", disagree.join("\n"));
 }

@@ -63,7 +63,15 @@ pub fn rule_fields(name: &str, weight: f64) -> Vec<Diagnostic> {
         out.push(Diagnostic::error(
             "weight",
             "/weight",
-            format!("weight must be a number from 0 to {MAX_WEIGHT}, got {weight}"),
+            format!(
+                "weight must be a number from 0 to {MAX_WEIGHT}, got {}",
+                // 1e300 reads better than its 301 digits.
+                if weight.abs() >= 1e15 {
+                    format!("{weight:e}")
+                } else {
+                    weight.to_string()
+                }
+            ),
         ));
     }
     out

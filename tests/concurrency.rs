@@ -384,3 +384,94 @@ fn dataset_import_keeps_an_override_added_while_it_read_the_file() {
         page.overrides
     );
 }
+
+/// Two workbench sessions changing different fields of one rule at once (one its logic,
+/// the other its weight), 100 rounds each: both last values stay.
+#[test]
+fn concurrent_logic_and_weight_edits_of_one_rule_keep_both() {
+    use rulebench::app::{App, Session};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    App::open(&db).unwrap();
+    let logic_writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let app = App::open(&db).unwrap();
+            let mut s = Session::open(&app, LLM).unwrap();
+            let i = s
+                .page
+                .rules
+                .iter()
+                .position(|r| r.id == "tool-calling")
+                .unwrap();
+            for n in 0..100 {
+                let text = format!("{{\"<=\": [{n}, {{\"var\": \"target.contextWindow\"}}]}}");
+                assert!(matches!(
+                    s.try_logic(i, &text),
+                    rulebench::app::workspace::Draft::Valid { .. }
+                ));
+                s.save_rule(i).unwrap();
+            }
+        })
+    };
+    let weight_writer = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let app = App::open(&db).unwrap();
+            let mut s = Session::open(&app, LLM).unwrap();
+            let i = s
+                .page
+                .rules
+                .iter()
+                .position(|r| r.id == "tool-calling")
+                .unwrap();
+            for n in 0..100 {
+                let r = s.page.rules[i].clone();
+                s.update_rule_meta(i, &r.name, r.required, f64::from(n) + 1.0, &r.category)
+                    .unwrap();
+            }
+        })
+    };
+    logic_writer.join().unwrap();
+    weight_writer.join().unwrap();
+    let page = App::open(&db).unwrap().page(LLM).unwrap().0;
+    let rule = page.rules.iter().find(|r| r.id == "tool-calling").unwrap();
+    assert_eq!(rule.weight, 100.0, "the last weight");
+    assert_eq!(
+        rule.logic,
+        serde_json::json!({"<=": [99, {"var": "target.contextWindow"}]}),
+        "the last logic"
+    );
+}
+
+/// Two sessions editing different fields of the same row at once, 50 rounds each: both
+/// fields end with their last value.
+#[test]
+fn concurrent_cell_edits_of_one_row_keep_every_field() {
+    use rulebench::app::{App, Session};
+    use rulebench::core::model::Side;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    App::open(&db).unwrap();
+    let handles: Vec<_> = ["noteA", "noteB"]
+        .into_iter()
+        .map(|field| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let app = App::open(&db).unwrap();
+                let mut s = Session::open(&app, LLM).unwrap();
+                for i in 0..50 {
+                    s.set_cell(Side::Target, 3, field, serde_json::json!(i))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let page = App::open(&db).unwrap().page(LLM).unwrap().0;
+    for field in ["noteA", "noteB"] {
+        assert_eq!(page.target.rows[3][field], 49, "{field}");
+    }
+}

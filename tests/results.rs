@@ -504,7 +504,10 @@ fn keys_beyond_i64_keep_their_ids_and_overrides() {
         "target": {"name": "T", "key": ["id"], "rows": [{"id": 12345678901234567890u64}]},
     })
     .to_string();
-    let refused = app.import(&text, "big.json", false).unwrap_err().to_string();
+    let refused = app
+        .import(&text, "big.json", false)
+        .unwrap_err()
+        .to_string();
     assert!(refused.contains("big-integer"), "{refused}");
     let page = json!({
         "format": "rulebench.page/v1", "id": "big", "name": "Big",

@@ -475,9 +475,10 @@ impl App {
         // Only this row is written (with its key, which may have changed): a change
         // another writer made to another row meanwhile stays.
         let d = page.dataset(side);
-        let key = d.row_key(&d.rows[row]);
+        let value = &d.rows[row][field];
+        let key_of = |r: &crate::core::model::Row| d.row_key(r);
         Ok(self.store.change(page_id, &what, |tx, _| {
-            store::ops::update_row(tx, page_id, side, row, &d.rows[row], Some(&key))?;
+            store::ops::set_row_field(tx, page_id, side, row, field, value, Some(&key_of))?;
             if overrides_changed {
                 store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
@@ -485,19 +486,27 @@ impl App {
         })?)
     }
 
-    /// Stores one row whose key did not change, as one revision (a cell edit the
-    /// workbench made: it holds the page and checked the row).
-    pub fn store_row(
+    /// Sets one field (not a key field) of a stored row, as one revision (a cell edit
+    /// the workbench made: it holds the page and checked the value). The row is read
+    /// inside the change, so a field set elsewhere meanwhile stays; returns the row as
+    /// stored now and the revision.
+    pub fn store_cell(
         &mut self,
         page_id: &str,
         side: Side,
         row: usize,
-        value: &crate::core::model::Row,
+        field: &str,
+        value: &serde_json::Value,
         what: &str,
-    ) -> Result<i64> {
-        Ok(self.store.change(page_id, what, |tx, _| {
-            store::ops::update_row(tx, page_id, side, row, value, None)
-        })?)
+    ) -> Result<(crate::core::model::Row, i64)> {
+        let mut stored = None;
+        let revision = self.store.change(page_id, what, |tx, _| {
+            stored = Some(store::ops::set_row_field(
+                tx, page_id, side, row, field, value, None,
+            )?);
+            Ok(())
+        })?;
+        Ok((stored.expect("set by the change"), revision))
     }
 
     /// The linked files of a page, by side.

@@ -556,17 +556,28 @@ impl Session {
             self.reload()?;
             return Ok(rev);
         }
-        let mut new_row = d.rows[row].clone();
-        new_row.insert(field.to_owned(), value);
         let what = format!(
             "set {field} of {} row {}",
             side.name(),
-            d.row_label(&new_row)
+            d.row_label(&d.rows[row])
         );
-        self.revision = self
-            .app
-            .store_row(&self.page.id, side, row, &new_row, &what)?;
-        let changed = [field.to_owned()];
+        let (new_row, revision) =
+            self.app
+                .store_cell(&self.page.id, side, row, field, &value, &what)?;
+        self.revision = revision;
+        // The row as stored: this field, and any other set elsewhere meanwhile.
+        let old_row = &self.page.dataset(side).rows[row];
+        let mut changed: Vec<String> = new_row
+            .iter()
+            .filter(|(k, v)| old_row.get(*k) != Some(*v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        changed.extend(
+            old_row
+                .keys()
+                .filter(|k| !new_row.contains_key(*k))
+                .cloned(),
+        );
         self.matrix
             .replace_row(side, row, self.page.dataset(side), &new_row, &changed);
         self.page.dataset_mut(side).rows[row] = new_row.clone();

@@ -1134,6 +1134,40 @@ pub mod ops {
         Ok(())
     }
 
+    /// Sets one field of a stored row, read inside the transaction: a field another
+    /// writer set meanwhile stays. `key_of` (for an edit of a key field) gives the row's
+    /// new key from the row as written. Returns the row as stored now.
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_row_field(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        side: Side,
+        ord: usize,
+        field: &str,
+        value: &Value,
+        key_of: Option<&dyn Fn(&crate::core::model::Row) -> String>,
+    ) -> Result<crate::core::model::Row> {
+        let text: Option<String> = tx
+            .query_row(
+                "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+                params![page_id, side.name(), ord as i64],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(text) = text else {
+            return Err(StoreError::Unreadable {
+                what: format!("{} row {ord}", side.name()),
+                message: "no such stored row (removed elsewhere?)".into(),
+            });
+        };
+        let mut row: crate::core::model::Row =
+            serde_json::from_str(&text).map_err(corrupt(format!("{} row", side.name())))?;
+        row.insert(field.to_owned(), value.clone());
+        let key = key_of.map(|k| k(&row));
+        update_row(tx, page_id, side, ord, &row, key.as_deref())?;
+        Ok(row)
+    }
+
     pub fn put_override(tx: &Transaction<'_>, page_id: &str, o: &Override) -> Result<()> {
         let ord: i64 = tx.query_row(
             "SELECT COALESCE(MAX(ord) + 1, 0) FROM overrides WHERE page_id = ?1",

@@ -17,10 +17,6 @@ use crate::core::model::{Dataset, Page, Side};
 use crate::core::validate::{self, DatasetSchema};
 use crate::store;
 
-/// Where the embedded sample pages' linked files live: the source tree they were built
-/// from. Seeding never reads them (the pages are seeded from their embedded rows).
-pub const SAMPLE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-pages");
-
 /// How far a dataset import is, for a progress bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {

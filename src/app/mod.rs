@@ -213,15 +213,57 @@ pub struct App {
     store: Store,
 }
 
+/// How [`App::open_with`] treats a database that is not there yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Create the file's directory when missing (the default location); a path the
+    /// user named must be in a directory that exists.
+    pub create_dir: bool,
+    /// Seed a new database with the sample pages.
+    pub seed: bool,
+}
+
+/// A database opened by [`App::open_with`], and what opening it did.
+pub struct Opened {
+    pub app: App,
+    /// The database file was created now.
+    pub created: bool,
+    /// How many sample pages were seeded into it now.
+    pub seeded: usize,
+}
+
 impl App {
-    /// Opens a database, creating it and seeding it with the sample pages when new.
+    /// Opens a database, creating it (and its directory) and seeding it with the sample
+    /// pages when new.
     pub fn open(path: &Path) -> Result<App> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Ok(Self::open_with(
+            path,
+            OpenOptions {
+                create_dir: true,
+                seed: true,
+            },
+        )?
+        .app)
+    }
+
+    /// Opens a database as `options` say; reports whether it was created and seeded.
+    pub fn open_with(path: &Path, options: OpenOptions) -> Result<Opened> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            if !options.create_dir {
+                return Err(AppError::Usage(format!(
+                    "database {}: the directory {} does not exist (create it, or choose another --db)",
+                    path.display(),
+                    dir.display()
+                )));
+            }
             std::fs::create_dir_all(dir).map_err(|source| AppError::Io {
                 path: dir.display().to_string(),
                 source,
             })?;
         }
+        let created = !path.exists();
         // A database file this process may not write is opened read-only: the read
         // commands work on it, changes are refused naming the file.
         let writable = !path.exists()
@@ -233,19 +275,39 @@ impl App {
                     |_| true,
                 );
         if !writable {
-            return Self::open_read_only(path);
+            return Ok(Opened {
+                app: Self::open_read_only(path)?,
+                created: false,
+                seeded: 0,
+            });
         }
         let store = Store::open(path)?;
         let mut app = App { store };
+        let mut seeded = 0;
         if app.store.meta("seeded")?.is_none() && app.store.page_ids()?.is_empty() {
-            for (origin, text) in SAMPLE_PAGES {
-                // Seeded from the embedded rows; links point into the source tree.
-                let base = Path::new(dataset::SAMPLE_DIR);
-                app.import_linked(text, origin, false, base, false)?;
+            if options.seed {
+                for (origin, text) in SAMPLE_PAGES {
+                    // Seeded from the embedded rows and linked to no file: the binary
+                    // holds no path of the machine it was built on. (Importing
+                    // `sample-pages/provider-capabilities.json` links its CSV.)
+                    let mut page: Value = serde_json::from_str(text).expect("a sample page");
+                    for side in ["source", "target"] {
+                        if let Some(d) = page.get_mut(side).and_then(Value::as_object_mut) {
+                            d.remove("file");
+                        }
+                    }
+                    app.import_linked(&page.to_string(), origin, false, Path::new("."), false)?;
+                    seeded += 1;
+                }
             }
+            // Seeded once (or chosen empty): removing every page later seeds nothing.
             app.store.set_meta("seeded", &timestamp())?;
         }
-        Ok(app)
+        Ok(Opened {
+            app,
+            created,
+            seeded,
+        })
     }
 
     /// Opens an existing database read-only ([`Store::open_read_only`]): no seeding,

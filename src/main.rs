@@ -2,6 +2,14 @@ use clap::Parser;
 use rulebench::cli::{self, Cli, Exit};
 
 fn main() -> anyhow::Result<()> {
+    // `COMPLETE=bash rulebench …` (from the script `rulebench completions` prints):
+    // answers the shell's completion request and exits.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
+    // An empty `RULEBENCH_DB=` means unset (clap would refuse it as an empty path).
+    if std::env::var_os("RULEBENCH_DB").is_some_and(|v| v.is_empty()) {
+        // SAFETY: no other thread runs yet; nothing reads the environment meanwhile.
+        unsafe { std::env::remove_var("RULEBENCH_DB") };
+    }
     let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and version print as clap writes them (nothing typed is echoed).

@@ -79,6 +79,15 @@ fn ok(db: &Path, args: &[&str]) -> String {
     expect(db, args, 0).0
 }
 
+/// A command that changes something: exit 0, nothing on stdout (data only goes
+/// there), its status line on stderr.
+#[track_caller]
+fn changed(db: &Path, args: &[&str]) -> String {
+    let (out, err) = expect(db, args, 0);
+    assert_eq!(out, "", "status lines go to stderr: {args:?}");
+    err
+}
+
 #[track_caller]
 fn usage_error(db: &Path, args: &[&str]) -> String {
     let (_, err) = expect(db, args, 2);
@@ -408,7 +417,7 @@ fn database_from_rulebench_db_environment_variable() {
 fn import_a_new_page_file() {
     let env = Env::new();
     let file = env.file("small.json", &small_page("small", "Small page"));
-    let out = ok(env.db(), &["import", &file]);
+    let out = changed(env.db(), &["import", &file]);
     assert_contains(&out, "small");
     let p = page_summary(env.db(), "small");
     assert_eq!(p["name"], "Small page");
@@ -433,7 +442,7 @@ fn import_existing_id_needs_replace() {
     assert_contains(&err, "--replace");
     assert_unchanged(env.db(), &before, "a refused import changed the database");
 
-    let out = ok(env.db(), &["import", "--replace", &sample_path(LOAN)]);
+    let out = changed(env.db(), &["import", "--replace", &sample_path(LOAN)]);
     assert_contains(&out, LOAN);
     assert_eq!(revision(env.db(), LOAN), 2);
     assert_eq!(revision(env.db(), LLM), 1);
@@ -449,12 +458,18 @@ fn import_several_files_one_bad() {
     let good2 = env.file("good2.json", &small_page("good-two", "Good two"));
 
     let (out, err) = expect(env.db(), &["import", &good1, &bad, &good2], 2);
-    assert_contains(&out, "good-one");
-    assert_contains(&out, "good-two");
+    assert_eq!(out, "");
+    assert_contains(&err, "good-one");
+    assert_contains(&err, "good-two");
     assert_contains(&err, &bad);
     assert_contains(&err, &line_col(bad_text, "oops"));
+    let failed = err
+        .lines()
+        .filter(|l| l.starts_with("error"))
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(
-        !err.contains(&good1) && !err.contains(&good2),
+        !failed.contains(&good1) && !failed.contains(&good2),
         "good files reported as failed:\n{err}"
     );
 
@@ -936,14 +951,15 @@ fn eval_invalid_logic_json_is_bad_input() {
 fn rule_add_from_file_and_from_stdin() {
     let env = Env::new();
     let file = env.file("r1.json", &loan_rule("r1"));
-    let out = ok(env.db(), &["rule", "add", LOAN, &file]);
+    let out = changed(env.db(), &["rule", "add", LOAN, &file]);
     assert_contains(&out, "r1");
     assert_eq!(revision(env.db(), LOAN), 2);
     assert_eq!(page_summary(env.db(), LOAN)["rules"], 9);
 
     let (code, out, err) = rb_stdin(env.db(), &["rule", "add", LOAN, "-"], &loan_rule("r2"));
     assert_eq!(code, 0, "stderr: {err}");
-    assert_contains(&out, "r2");
+    assert_eq!(out, "");
+    assert_contains(&err, "r2");
     assert_eq!(revision(env.db(), LOAN), 3);
     assert_eq!(page_summary(env.db(), LOAN)["rules"], 10);
 
@@ -1031,7 +1047,7 @@ fn rule_rm_removes_a_rule() {
     let file = env.file("r1.json", &loan_rule("r1"));
     ok(env.db(), &["rule", "add", LOAN, &file]);
     assert_eq!(revision(env.db(), LOAN), 2);
-    let out = ok(env.db(), &["rule", "rm", LOAN, "r1"]);
+    let out = changed(env.db(), &["rule", "rm", LOAN, "r1"]);
     assert_contains(&out, "r1");
     assert_eq!(revision(env.db(), LOAN), 3);
     assert_eq!(page_summary(env.db(), LOAN)["rules"], 8);

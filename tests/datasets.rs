@@ -2,7 +2,7 @@
 //! case-insensitive keys and live reload of linked files — through the app, the
 //! watcher API and the command line.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -254,11 +254,13 @@ fn skip_bad_imports_the_good_rows_and_reports_the_rest() {
     let (code, stdout, stderr) =
         env.rb(&["dataset", "import", PAGE, "target", s(&path), "--skip-bad"]);
     assert_eq!(code, 0, "{stderr}");
+    // Status lines go to stderr; stdout carries data only.
+    assert_eq!(stdout, "");
     assert!(
-        stdout.contains("imported 2 target rows into ds from"),
-        "{stdout}"
+        stderr.contains("imported 2 target rows into ds from"),
+        "{stderr}"
     );
-    assert!(stdout.contains("(CSV, revision"), "{stdout}");
+    assert!(stderr.contains("(CSV, revision"), "{stderr}");
     for line in [
         "mixed.csv:3: 1 fields where the header has 3",
         "mixed.csv:5: no value for key field `id`",
@@ -703,18 +705,18 @@ fn import_link_and_unlink() {
     let env = Env::new();
     let a = env.file("a.csv", "id,name,supportsStreaming\nm1,M1,true\n");
     let b = env.file("b.csv", "id,name,supportsStreaming\nm2,M2,true\n");
-    let (code, stdout, stderr) = env.rb(&["dataset", "import", PAGE, "target", s(&a), "--link"]);
+    let (code, _, stderr) = env.rb(&["dataset", "import", PAGE, "target", s(&a), "--link"]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("linked target to"), "{stdout}");
+    assert!(stderr.contains("linked target to"), "{stderr}");
     let files = env.app().linked_files(PAGE).unwrap();
     assert_eq!(
         files,
         vec![(Side::Target, std::fs::canonicalize(&a).unwrap())]
     );
     // Importing another file without --link drops the stale link.
-    let (code, stdout, _) = env.rb(&["dataset", "import", PAGE, "target", s(&b)]);
+    let (code, _, stderr) = env.rb(&["dataset", "import", PAGE, "target", s(&b)]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("unlinked target from"), "{stdout}");
+    assert!(stderr.contains("unlinked target from"), "{stderr}");
     assert!(env.app().linked_files(PAGE).unwrap().is_empty());
     let (code, _, stderr) = env.rb(&["watch", PAGE]);
     assert_eq!(code, 2);
@@ -873,7 +875,7 @@ fn the_watcher_catches_up_with_a_file_changed_while_nobody_watched() {
 }
 
 #[test]
-fn the_watch_command_prints_reloads_until_end_of_input() {
+fn the_watch_command_prints_reloads_until_it_is_told_to_stop() {
     let env = Env::new();
     let csv = env.file("live.csv", "id,name,supportsStreaming\nm1,M1,true\n");
     let opts = ImportOptions {
@@ -886,17 +888,19 @@ fn the_watch_command_prints_reloads_until_end_of_input() {
         .arg("--db")
         .arg(&env.db)
         .args(["watch", PAGE])
-        .stdin(Stdio::piped())
+        // Closed at once: the end of input no longer stops watching (`watch … &`).
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut status_lines = BufReader::new(child.stderr.take().unwrap());
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    // "watching …" and the hint, then the watcher is running.
+    // "watching …" and the hint (status, on stderr), then the watcher is running.
     for _ in 0..2 {
         line.clear();
-        out.read_line(&mut line).unwrap();
+        status_lines.read_line(&mut line).unwrap();
     }
     assert!(line.contains("Ctrl-C"), "{line}");
     std::thread::sleep(Duration::from_millis(300));
@@ -912,7 +916,13 @@ fn the_watch_command_prints_reloads_until_end_of_input() {
             rev + 1
         )
     );
-    child.stdin.take().unwrap().flush().unwrap();
+    assert!(child.try_wait().unwrap().is_none(), "still watching");
+    // SIGTERM (as from a service manager) stops it cleanly.
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
     let status = child.wait().unwrap();
-    assert!(status.success());
+    assert!(status.success(), "{status:?}");
 }

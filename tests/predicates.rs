@@ -206,10 +206,12 @@ const SEED_RULE: &str = r#"{
 #[test]
 fn rule_add_takes_a_predicate_list_and_stores_jsonlogic() {
     let env = Env::new();
-    let out = env.ok(&["rule", "add", "loan-eligibility", "-"], Some(SEED_RULE));
+    let (code, out, err) = env.run(&["rule", "add", "loan-eligibility", "-"], Some(SEED_RULE));
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
     assert!(
-        out.starts_with("saved rule adult-resident in loan-eligibility"),
-        "{out}"
+        err.lines()
+            .any(|l| l.starts_with("saved rule adult-resident in loan-eligibility")),
+        "{err}"
     );
     let page: Value = serde_json::from_str(&env.ok(&["export", "loan-eligibility"], None)).unwrap();
     let rule = page["rules"]

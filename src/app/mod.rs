@@ -69,6 +69,7 @@ pub mod types {
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
     pub use crate::core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};
     pub use crate::core::validate::DatasetSchema;
+    pub use crate::core::validate::PAGE_SCHEMA;
     pub use crate::core::verdict::{DeviceVerdict, Reason, Verdict};
 }
 
@@ -213,6 +214,18 @@ pub struct App {
     store: Store,
 }
 
+/// What `rulebench db` shows.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DbInfo {
+    pub path: PathBuf,
+    pub schema_version: i64,
+    /// The file with its write-ahead log, in bytes.
+    pub bytes: u64,
+    pub read_only: bool,
+    pub pages: Vec<PageSummary>,
+}
+
 /// How [`App::open_with`] treats a database that is not there yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpenOptions {
@@ -337,6 +350,56 @@ impl App {
 
     pub fn pages(&self) -> Result<Vec<PageSummary>> {
         Ok(self.store.list_pages()?)
+    }
+
+    /// The database: its file, schema version, size and pages (`rulebench db`).
+    pub fn info(&self) -> Result<DbInfo> {
+        let path = self.store.path().to_path_buf();
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let with = |suffix: &str| {
+            let mut s = path.clone().into_os_string();
+            s.push(suffix);
+            size(Path::new(&s))
+        };
+        Ok(DbInfo {
+            bytes: size(&path) + with("-wal") + with("-shm"),
+            schema_version: self.store.user_version()?,
+            read_only: self.store.is_read_only(),
+            pages: self.pages()?,
+            path,
+        })
+    }
+
+    /// Deletes a page and everything it owns (rows, rules, history, cached results).
+    pub fn delete_page(&mut self, id: &str) -> Result<()> {
+        // Not there: `page` says so, with a did-you-mean.
+        self.page(id)?;
+        self.store.delete_page(id)?;
+        Ok(())
+    }
+
+    /// Gives a page a new id (a slug: lowercase letters, digits and single hyphens, as
+    /// rulebench makes them); returns the new revision.
+    pub fn rename_page(&mut self, id: &str, new_id: &str) -> Result<i64> {
+        if crate::core::model::slugify(new_id) != new_id {
+            return Err(AppError::Usage(format!(
+                "`{new_id}` is not a page id: use lowercase letters, digits and single hyphens (say `{}`)",
+                crate::core::model::slugify(new_id)
+            )));
+        }
+        self.page(id)?;
+        match self.store.rename_page(id, new_id) {
+            Ok(Some(revision)) => Ok(revision),
+            Ok(None) => Err(AppError::NotFound {
+                what: "page",
+                id: id.to_owned(),
+                hint: None,
+            }),
+            Err(store::StoreError::Unreadable { .. }) => {
+                Err(AppError::PageExists(new_id.to_owned()))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Loads a page with its revision.

@@ -1,6 +1,5 @@
 //! `rulebench dataset import|schema` and `rulebench watch`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -11,12 +10,12 @@ use serde_json::{Value, json};
 
 use super::output::{render_table, sanitize};
 use super::{Exit, Failure, pretty, usage, write_json, write_text};
+use crate::app::AppError;
 use crate::app::dataset::{ImportOptions, Progress};
 use crate::app::types::DataError;
 use crate::app::types::Side;
 use crate::app::types::sanitize_lines;
 use crate::app::watch::{Reload, Watcher};
-use crate::app::{App, AppError};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SideArg {
@@ -66,7 +65,7 @@ pub enum DatasetAction {
     },
 }
 
-pub fn run(db: &Path, action: DatasetAction) -> Result<Exit, Failure> {
+pub fn run(db: &super::Db, action: DatasetAction) -> Result<Exit, Failure> {
     match action {
         DatasetAction::Import {
             page,
@@ -139,13 +138,13 @@ impl Bar {
 }
 
 fn import(
-    db: &Path,
+    db: &super::Db,
     page: &str,
     side: Side,
     file: &Path,
     opts: &ImportOptions,
 ) -> Result<Exit, Failure> {
-    let mut app = App::open(db)?;
+    let mut app = db.open()?;
     let mut bar = Bar::new();
     let outcome = app.import_dataset(page, side, file, opts, &mut |p| bar.update(p));
     bar.bar.finish_and_clear();
@@ -194,12 +193,12 @@ fn import(
             sanitize(f)
         ));
     }
-    write_text(&text)?;
+    db.status(&text);
     Ok(Exit::Ok)
 }
 
-fn schema(db: &Path, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
-    let app = App::open(db)?;
+fn schema(db: &super::Db, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
+    let app = db.open()?;
     let view = app.dataset_schema(page, side)?;
     let s = &view.schema;
     if as_json {
@@ -293,8 +292,10 @@ fn schema(db: &Path, page: &str, side: Side, as_json: bool) -> Result<Exit, Fail
 }
 
 /// `rulebench watch PAGE`: prints each reload until Ctrl-C or end of input.
-pub fn watch(db: &Path, page: &str) -> Result<Exit, Failure> {
-    let watcher = Watcher::start(db, page)?;
+pub fn watch(db: &super::Db, page: &str) -> Result<Exit, Failure> {
+    // Opened once here: a missing page or database is said before watching starts.
+    db.open()?.page(page)?;
+    let watcher = Watcher::start(&db.path, page)?;
     let mut text = String::new();
     for (side, file) in watcher.files() {
         text.push_str(&format!(
@@ -303,19 +304,15 @@ pub fn watch(db: &Path, page: &str) -> Result<Exit, Failure> {
             sanitize(&file.display().to_string())
         ));
     }
-    text.push_str("(Ctrl-C or end of input stops)\n");
-    write_text(&text)?;
+    text.push_str("(Ctrl-C stops)");
+    db.status(&text);
+    // SIGINT and SIGTERM stop watching (stdin is not read: `watch … </dev/null &` runs
+    // until it is told to stop).
     let (quit_tx, quit_rx) = mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = [0u8; 1024];
-        while let Ok(n) = stdin.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-        }
+    ctrlc::set_handler(move || {
         let _ = quit_tx.send(());
-    });
+    })
+    .map_err(|e| usage(format!("cannot handle Ctrl-C: {e}")))?;
     loop {
         match quit_rx.try_recv() {
             Ok(()) | Err(mpsc::TryRecvError::Disconnected) => break,

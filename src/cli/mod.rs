@@ -26,7 +26,8 @@ use crate::app::{App, AppError, default_db_path};
     version,
     about = "A terminal workbench for JSONLogic compatibility rules",
     long_about = "rulebench judges source rows against target rows with JSONLogic feature rules \
-                  and verdict policies. Without a command it opens the workbench."
+                  and verdict policies. Without a command it opens the workbench.",
+    after_long_help = LONG_HELP_TAIL
 )]
 pub struct Cli {
     /// The database file [default: $RULEBENCH_DB, else rulebench.db in the platform data directory]
@@ -41,8 +42,90 @@ pub struct Cli {
     /// Append the workbench's recompute and render times per frame to FILE
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+    /// Create a new database empty, without the sample pages
+    #[arg(long, global = true, env = "RULEBENCH_NO_SEED", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_seed: bool,
+    /// Print no status lines (what was imported, saved, created) on stderr; data and
+    /// errors still print
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Examples and exit status, at the end of `rulebench --help` and in the man page.
+const LONG_HELP_TAIL: &str = "\
+EXAMPLES:
+  rulebench                                   open the workbench on the sample pages
+  rulebench pages                             list the pages of the database
+  rulebench evaluate llm-chat-clients --select t3-chat --format table
+  rulebench evaluate llm-chat-clients --all --format csv > verdicts.csv
+  rulebench explain llm-chat-clients --select t3-chat --target o3
+  rulebench check my-page.json                validate a page file without importing it
+  rulebench test my-page.json --format junit  run its verdict assertions (CI)
+  rulebench import my-page.json && rulebench dataset import my-page target models.csv --link
+  rulebench expr 'source.age >= 18 AND target.country == source.country'
+
+EXIT STATUS:
+  0  success
+  1  a check or test found problems (check, test)
+  2  bad usage or bad input (with a located message on stderr); nothing was changed
+
+ENVIRONMENT:
+  RULEBENCH_DB       the database file (as --db); empty means unset
+  RULEBENCH_NO_SEED  create a new database without the sample pages (as --no-seed)
+  NO_COLOR           the workbench draws without colour";
+
+/// The database the global options name, and how to open it.
+pub struct Db {
+    pub path: PathBuf,
+    /// Named by `--db` or `$RULEBENCH_DB` (its directory must exist), not the default.
+    explicit: bool,
+    seed: bool,
+    quiet: bool,
+}
+
+impl Db {
+    pub fn of(cli: &Cli) -> Db {
+        // An empty `RULEBENCH_DB=` (or `--db ''`) means unset.
+        let named = cli.db.clone().filter(|p| !p.as_os_str().is_empty());
+        Db {
+            explicit: named.is_some(),
+            path: named.unwrap_or_else(default_db_path),
+            seed: !cli.no_seed,
+            quiet: cli.quiet,
+        }
+    }
+
+    /// Opens the database; a new one is announced on stderr with what was seeded.
+    pub fn open(&self) -> Result<App, Failure> {
+        let opened = App::open_with(
+            &self.path,
+            crate::app::OpenOptions {
+                create_dir: !self.explicit,
+                seed: self.seed,
+            },
+        )?;
+        if opened.created {
+            self.status(&if self.seed {
+                format!(
+                    "created {} (seeded {} sample pages; --no-seed creates it empty)",
+                    self.path.display(),
+                    opened.seeded
+                )
+            } else {
+                format!("created {} (empty)", self.path.display())
+            });
+        }
+        Ok(opened.app)
+    }
+
+    /// A status line (what a command did) on stderr, unless `--quiet`.
+    pub fn status(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{}", sanitize_lines(text.trim_end_matches('\n')));
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -62,12 +145,16 @@ pub enum Command {
     },
     /// Write a page file (stdout by default)
     Export {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
     /// Evaluate one selection or every source row
     Evaluate {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         /// The source row: its key (`clientType=web|id=t3-chat`), keyHash or id
         #[arg(
@@ -99,6 +186,8 @@ pub enum Command {
     },
     /// Why a target got its verdict for a selection, and why each rule passed or failed
     Explain {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         /// The source row: its key (`clientType=web|id=t3-chat`), keyHash, id or label
         #[arg(long, value_name = "KEY")]
@@ -160,7 +249,34 @@ pub enum Command {
         action: dataset::DatasetAction,
     },
     /// Reload a page's linked dataset files when they change (until Ctrl-C or end of input)
-    Watch { page: String },
+    Watch {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
+        page: String,
+    },
+    /// The database: its file, schema version, size and pages
+    Db {
+        #[arg(long, value_enum, default_value = "text")]
+        format: InfoFormat,
+    },
+    /// Delete or rename a page
+    Page {
+        #[command(subcommand)]
+        action: PageAction,
+    },
+    /// Print the JSON Schema of page files
+    Schema,
+    /// Print a shell's completion script (commands, options and page ids)
+    #[command(after_help = "Install (re-run on upgrade):\n  \
+        bash: echo 'source <(rulebench completions bash)' >> ~/.bashrc\n  \
+        zsh:  echo 'source <(rulebench completions zsh)' >> ~/.zshrc\n  \
+        fish: rulebench completions fish > ~/.config/fish/completions/rulebench.fish")]
+    Completions {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Print the man page (roff: `rulebench man | man -l -`)
+    Man,
     /// Measure the matrix on a synthetic page
     Bench {
         #[arg(long, default_value_t = 10_000)]
@@ -195,6 +311,8 @@ pub enum Command {
 pub enum RuleAction {
     /// Add a rule from a JSON file, or - for stdin
     Add {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         #[arg(value_name = "FILE|-")]
         file: String,
@@ -203,13 +321,21 @@ pub enum RuleAction {
         replace: bool,
     },
     /// Remove a rule
-    Rm { page: String, rule_id: String },
+    Rm {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
+        page: String,
+        /// The rule's id
+        rule_id: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 pub enum OverrideAction {
     /// Force the verdict of a (source, target) pair
     Add {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         #[arg(long, value_name = "KEY")]
         source: String,
@@ -222,6 +348,8 @@ pub enum OverrideAction {
     },
     /// Remove an override
     Rm {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         #[arg(long, value_name = "KEY")]
         source: String,
@@ -231,9 +359,100 @@ pub enum OverrideAction {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum PageAction {
+    /// Delete a page and everything it owns (asks on a terminal; --yes otherwise)
+    Rm {
+        /// The page's id
+        #[arg(add = page_ids())]
+        page: String,
+        /// Delete without asking
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Give a page a new id (its rules, rows, history and assertions follow)
+    Rename {
+        /// The page's id
+        #[arg(add = page_ids())]
+        page: String,
+        /// The new id: lowercase letters, digits and single hyphens
+        new_id: String,
+    },
+}
+
+/// `rulebench db --format`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoFormat {
+    Text,
+    Json,
+}
+
+/// The shells `rulebench completions` writes for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
+}
+
+/// Completes page ids from the database (`$RULEBENCH_DB`, else the default one),
+/// opened read-only; nothing when there is none.
+fn page_ids() -> clap_complete::engine::ArgValueCompleter {
+    clap_complete::engine::ArgValueCompleter::new(|current: &std::ffi::OsStr| {
+        let path = std::env::var_os("RULEBENCH_DB")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(default_db_path);
+        let prefix = current.to_string_lossy();
+        App::open_read_only(&path)
+            .and_then(|app| app.pages())
+            .map(|pages| {
+                pages
+                    .into_iter()
+                    .filter(|p| p.id.starts_with(prefix.as_ref()))
+                    .map(|p| {
+                        clap_complete::engine::CompletionCandidate::new(p.id)
+                            .help(Some(sanitize_lines(&p.name).into()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// The registration script of a shell: it calls `rulebench` back to complete.
+pub fn completion_script(shell: Shell) -> String {
+    use clap_complete::env::EnvCompleter;
+    let mut out = Vec::new();
+    let (name, bin) = ("rulebench", "rulebench");
+    let written = match shell {
+        Shell::Bash => {
+            clap_complete::env::Bash.write_registration("COMPLETE", name, bin, bin, &mut out)
+        }
+        Shell::Zsh => {
+            clap_complete::env::Zsh.write_registration("COMPLETE", name, bin, bin, &mut out)
+        }
+        Shell::Fish => {
+            clap_complete::env::Fish.write_registration("COMPLETE", name, bin, bin, &mut out)
+        }
+        Shell::Powershell => {
+            clap_complete::env::Powershell.write_registration("COMPLETE", name, bin, bin, &mut out)
+        }
+        Shell::Elvish => {
+            clap_complete::env::Elvish.write_registration("COMPLETE", name, bin, bin, &mut out)
+        }
+    };
+    written.expect("writing to memory");
+    String::from_utf8(out).expect("the scripts are UTF-8")
+}
+
+#[derive(Subcommand, Debug)]
 pub enum PolicyAction {
     /// e.g. `fullThreshold=0.9 requiredMode=ANY_REQUIRED_FAIL_IS_0`
     Set {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
         page: String,
         #[arg(required = true, value_name = "NAME=VALUE")]
         assignments: Vec<String>,
@@ -368,6 +587,27 @@ fn write_out(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// Asks a yes/no question on the terminal; without one (or on anything but yes), the
+/// command stops with exit 2 and nothing changed.
+fn confirm(question: &str) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return Err(usage(
+            "no terminal to ask on: add --yes to confirm (nothing was changed)",
+        ));
+    }
+    eprint!("{}", sanitize_lines(question));
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .map_err(|e| usage(format!("stdin: {e}")))?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+        Ok(())
+    } else {
+        Err(usage("not confirmed: nothing was changed"))
+    }
+}
+
 fn pretty(v: &impl serde::Serialize) -> String {
     let s = serde_json::to_string_pretty(v).expect("serializable");
     // Stored strings may hold terminal controls serde leaves raw: escaped, same JSON.
@@ -378,10 +618,18 @@ fn pretty(v: &impl serde::Serialize) -> String {
 
 /// Opens the workbench.
 pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
-    let db = cli.db.clone().unwrap_or_else(default_db_path);
-    let app = App::open(&db)?;
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return Err(usage(
+            "the workbench needs a terminal on stdin and stdout; without one, use the commands: \
+             `rulebench pages`, `evaluate`, `explain`, `check`, `test`, `export`, `import` \
+             (`rulebench --help` lists them all)",
+        ));
+    }
+    let db = Db::of(&cli);
+    let app = db.open()?;
     let options = crate::tui::Options {
-        db: Some(db),
+        db: Some(db.path),
         page: cli.page,
         mouse: cli.mouse,
         profile: cli.profile,
@@ -502,7 +750,7 @@ fn evaluate_all<W: Write>(
 
 /// Runs a command (not the TUI).
 pub fn run(cli: Cli, command: Command) -> Result<Exit, Failure> {
-    let path = cli.db.clone().unwrap_or_else(default_db_path);
+    let path = Db::of(&cli).path;
     run_command(cli, command).map_err(|f| name_the_database(f, &path))
 }
 
@@ -516,16 +764,16 @@ fn name_the_database(mut failure: Failure, path: &Path) -> Failure {
 }
 
 fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
-    let db = || cli.db.clone().unwrap_or_else(default_db_path);
+    let db = Db::of(&cli);
     match command {
         Command::Test {
             target,
             format,
             pin,
             select,
-        } => return test::run(&db(), &target, format, pin, select.as_deref()),
-        Command::Dataset { action } => return dataset::run(&db(), action),
-        Command::Watch { page } => return dataset::watch(&db(), &page),
+        } => return test::run(&db, &target, format, pin, select.as_deref()),
+        Command::Dataset { action } => return dataset::run(&db, action),
+        Command::Watch { page } => return dataset::watch(&db, &page),
         Command::Eval { logic, data } => {
             let parse = |name: &str, text: &str| {
                 parse_json::<Value>(text).map_err(|d| usage(format!("--{name}: {d}")))
@@ -534,6 +782,45 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             let result = crate::app::types::apply(&logic, &data)
                 .map_err(|e| usage(format!("--logic: {e}")))?;
             write_json(&format!("{result}\n"))?;
+        }
+        Command::Db { format } => {
+            let info = db.open()?.info()?;
+            match format {
+                InfoFormat::Json => write_json(&pretty(&info))?,
+                InfoFormat::Text => write_text(&output::db_info(&info))?,
+            }
+        }
+        Command::Page { action } => match action {
+            PageAction::Rm { page, yes } => {
+                let mut app = db.open()?;
+                let (p, _) = app.page(&page)?;
+                if !yes {
+                    confirm(&format!(
+                        "delete page {page} ({}: {} rules, {} sources, {} targets)? [y/N] ",
+                        p.name,
+                        p.rules.len(),
+                        p.source.rows.len(),
+                        p.target.rows.len()
+                    ))?;
+                }
+                app.delete_page(&page)?;
+                db.status(&format!("deleted page {page}"));
+            }
+            PageAction::Rename { page, new_id } => {
+                let revision = db.open()?.rename_page(&page, &new_id)?;
+                db.status(&format!(
+                    "renamed page {page} to {new_id} (revision {revision})"
+                ));
+            }
+        },
+        Command::Schema => write_json(crate::app::types::PAGE_SCHEMA)?,
+        Command::Completions { shell } => write_text(&completion_script(shell))?,
+        Command::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+                .render(&mut out)
+                .map_err(|e| usage(format!("man page: {e}")))?;
+            write_out(&String::from_utf8_lossy(&out))?;
         }
         Command::Bench {
             workbench: Some(file),
@@ -580,7 +867,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             format,
             tree,
         } => {
-            let app = App::open(&db())?;
+            let app = db.open()?;
             let e = app.explain(&page, &select, &target, rule.as_deref())?;
             match format {
                 explain::ExplainFormat::Json => write_json(&pretty(&e))?,
@@ -593,14 +880,14 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             page,
         } => {
             let fields = match page {
-                Some(id) => crate::app::types::infix::fields_of(&App::open(&db())?.page(&id)?.0),
+                Some(id) => crate::app::types::infix::fields_of(&db.open()?.page(&id)?.0),
                 None => crate::app::types::infix::Fields::default(),
             };
             // JSONLogic, or infix whose strings are JSON strings: escaped as JSON.
             write_json(&expr::run(&expression, to_infix, &fields)?)?;
         }
         Command::Pages { json } => {
-            let app = App::open(&db())?;
+            let app = db.open()?;
             let pages = app.pages()?;
             if json {
                 write_json(&pretty(&pages))?;
@@ -609,7 +896,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             }
         }
         Command::Import { files, replace } => {
-            let mut app = App::open(&db())?;
+            let mut app = db.open()?;
             let mut failed = Vec::new();
             for file in &files {
                 let origin = file.display().to_string();
@@ -620,10 +907,10 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                         for w in &done.warnings {
                             eprintln!("{}", sanitize_lines(&format!("{origin}: {w}")));
                         }
-                        write_text(&format!(
-                            "imported {} (revision {}) from {origin}\n",
+                        db.status(&format!(
+                            "imported {} (revision {}) from {origin}",
                             done.page_id, done.revision
-                        ))?;
+                        ));
                     }
                     Err(f) => {
                         eprintln!("error: {}", sanitize_lines(&f.message));
@@ -641,7 +928,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             }
         }
         Command::Export { page, output } => {
-            let app = App::open(&db())?;
+            let app = db.open()?;
             let (page, _) = app.page(&page)?;
             let text = pretty(&page);
             match output {
@@ -656,7 +943,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             all,
             format,
         } => {
-            let mut app = App::open(&db())?;
+            let mut app = db.open()?;
             let format = format.unwrap_or(Format::Json);
             let out = std::io::stdout();
             let mut w = std::io::BufWriter::with_capacity(1 << 16, out.lock());
@@ -679,7 +966,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             let diags = if path.is_file() {
                 App::check_text(&read_file(path)?)
             } else {
-                App::open(&db())?.check_page(&target)?
+                db.open()?.check_page(&target)?
             };
             let errors = diags.iter().filter(|d| d.is_error()).count();
             match format {
@@ -699,7 +986,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             }
         }
         Command::Rule { action } => {
-            let mut app = App::open(&db())?;
+            let mut app = db.open()?;
             match action {
                 RuleAction::Add {
                     page,
@@ -718,21 +1005,21 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     for w in &warnings {
                         eprintln!("{}", sanitize_lines(&format!("{origin}: {w}")));
                     }
-                    write_text(&format!(
-                        "saved rule {} in {page} (revision {revision})\n",
+                    db.status(&format!(
+                        "saved rule {} in {page} (revision {revision})",
                         rule.id
-                    ))?;
+                    ));
                 }
                 RuleAction::Rm { page, rule_id } => {
                     let revision = app.remove_rule(&page, &rule_id)?;
-                    write_text(&format!(
-                        "removed rule {rule_id} from {page} (revision {revision})\n"
-                    ))?;
+                    db.status(&format!(
+                        "removed rule {rule_id} from {page} (revision {revision})"
+                    ));
                 }
             }
         }
         Command::Override { action } => {
-            let mut app = App::open(&db())?;
+            let mut app = db.open()?;
             match action {
                 OverrideAction::Add {
                     page,
@@ -742,7 +1029,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     note,
                 } => {
                     let revision = app.set_override(&page, &source, &target, value, note)?;
-                    write_text(&format!("override set in {page} (revision {revision})\n"))?;
+                    db.status(&format!("override set in {page} (revision {revision})"));
                 }
                 OverrideAction::Rm {
                     page,
@@ -750,21 +1037,21 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     target,
                 } => {
                     let revision = app.remove_override(&page, &source, &target)?;
-                    write_text(&format!(
-                        "override removed from {page} (revision {revision})\n"
-                    ))?;
+                    db.status(&format!(
+                        "override removed from {page} (revision {revision})"
+                    ));
                 }
             }
         }
         Command::Policy {
             action: PolicyAction::Set { page, assignments },
         } => {
-            let mut app = App::open(&db())?;
+            let mut app = db.open()?;
             let (p, revision) = app.set_policy(&page, &assignments)?;
-            write_text(&format!(
-                "policy of {page} set (revision {revision}): {}\n",
+            db.status(&format!(
+                "policy of {page} set (revision {revision}): {}",
                 serde_json::json!({"devicePolicy": p.device_policy, "selectionPolicy": p.selection_policy})
-            ))?;
+            ));
         }
     }
     Ok(Exit::Ok)

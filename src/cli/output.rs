@@ -66,3 +66,20 @@ pub fn pages_table(pages: &[PageSummary]) -> String {
         .collect();
     render_table(&header, &rows)
 }
+
+/// `rulebench db`: where the database is, its version and size, then its pages.
+pub fn db_info(info: &crate::app::DbInfo) -> String {
+    let mut out = format!(
+        "database  {}\nschema    version {}\nsize      {:.1} KiB{}\npages     {}\n",
+        sanitize(&info.path.display().to_string()),
+        info.schema_version,
+        info.bytes as f64 / 1024.0,
+        if info.read_only { " (read-only)" } else { "" },
+        info.pages.len()
+    );
+    if !info.pages.is_empty() {
+        out.push('\n');
+        out.push_str(&pages_table(&info.pages));
+    }
+    out
+}

@@ -20,7 +20,7 @@ pub enum TestFormat {
 
 /// Runs the command. `target` is a page file when such a file exists, else a page id.
 pub fn run(
-    db: &Path,
+    db: &super::Db,
     target: &str,
     format: TestFormat,
     pin: bool,
@@ -35,7 +35,7 @@ pub fn run(
         }
         (App::test_text(&read_file(path)?, target)?, false)
     } else {
-        let mut app = App::open(db)?;
+        let mut app = db.open()?;
         if pin {
             let p = app.pin_assertions(target, select)?;
             if p.changed {

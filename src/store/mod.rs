@@ -642,6 +642,61 @@ impl Store {
         Ok(revision)
     }
 
+    /// Gives a page a new id, everything it owns (rows, rules, overrides, history,
+    /// assertions, cached results) moving with it, as one change: a new revision that
+    /// says so. False when there is no page `old`; an error when `new` is taken.
+    pub fn rename_page(&mut self, old: &str, new: &str) -> Result<Option<i64>> {
+        self.refuse_if_read_only("renaming a page")?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let exists = |id: &str| -> Result<bool> {
+            Ok(tx
+                .query_row("SELECT 1 FROM pages WHERE id = ?1", [id], |_| Ok(()))
+                .optional()?
+                .is_some())
+        };
+        if !exists(old)? {
+            return Ok(None);
+        }
+        if exists(new)? {
+            return Err(StoreError::Unreadable {
+                what: format!("page {new}"),
+                message: "a page with this id exists already".into(),
+            });
+        }
+        // The children follow the page within this transaction; the keys are checked
+        // at its end.
+        tx.pragma_update(None, "defer_foreign_keys", "ON")?;
+        tx.execute("UPDATE pages SET id = ?2 WHERE id = ?1", params![old, new])?;
+        for table in [
+            "dataset_rows",
+            "rules",
+            "overrides",
+            "revisions",
+            "rule_history",
+            "compat_results",
+            "assertions",
+            "assertion_results",
+        ] {
+            tx.execute(
+                &format!("UPDATE {table} SET page_id = ?2 WHERE page_id = ?1"),
+                params![old, new],
+            )?;
+        }
+        let revision: i64 = tx.query_row(
+            "UPDATE pages SET revision = revision + 1, updated_at = ?2 WHERE id = ?1 RETURNING revision",
+            params![new, now()],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
+            params![new, revision, now(), format!("renamed from {old}")],
+        )?;
+        tx.commit()?;
+        Ok(Some(revision))
+    }
+
     pub fn delete_page(&mut self, page_id: &str) -> Result<bool> {
         self.refuse_if_read_only("deleting a page")?;
         Ok(self

@@ -1,0 +1,330 @@
+//! The first run and the database as a user meets it: where it is created, what is
+//! said, seeding or not, `rulebench db`, deleting and renaming pages, a workbench
+//! without a terminal, `--quiet`, completions, the man page and the schema.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// Runs rulebench with HOME and XDG_DATA_HOME inside `home` (the default database
+/// lands there), extra environment, and no stdin: (exit code, stdout, stderr).
+fn run(home: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rulebench"));
+    cmd.env_remove("RULEBENCH_DB")
+        .env_remove("RULEBENCH_NO_SEED")
+        .env_remove("COMPLETE")
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .args(args)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run rulebench");
+    (
+        out.status.code().expect("not killed by a signal"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn default_db(home: &Path) -> std::path::PathBuf {
+    home.join("data").join("rulebench").join("rulebench.db")
+}
+
+#[test]
+fn a_new_database_is_announced_on_stderr_once_with_what_was_seeded() {
+    let home = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(home.path(), &[], &["pages", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let db = default_db(home.path());
+    assert!(db.is_file(), "created in the data directory");
+    assert!(
+        err.contains(&format!("created {} (seeded 3 sample pages", db.display())),
+        "{err}"
+    );
+    let pages: Value = serde_json::from_str(&out).expect("stdout holds the data only");
+    assert_eq!(pages.as_array().unwrap().len(), 3);
+    // The second run says nothing.
+    let (_, _, err) = run(home.path(), &[], &["pages"]);
+    assert_eq!(err, "");
+    // An empty RULEBENCH_DB is unset: the same default database.
+    let (code, out, err) = run(
+        home.path(),
+        &[("RULEBENCH_DB", "")],
+        &["db", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let info: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(info["path"], db.display().to_string());
+    assert_eq!(info["schemaVersion"], 4);
+    assert_eq!(info["pages"].as_array().unwrap().len(), 3);
+    assert!(info["bytes"].as_u64().unwrap() > 0);
+    let (_, text, _) = run(home.path(), &[], &["db"]);
+    assert!(
+        text.starts_with(&format!("database  {}\n", db.display())),
+        "{text}"
+    );
+    assert!(text.contains("llm-chat-clients"), "{text}");
+}
+
+#[test]
+fn no_seed_creates_an_empty_database_and_seeds_nothing_later() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("empty.db");
+    let db = db.to_str().unwrap();
+    let (code, out, err) = run(
+        home.path(),
+        &[],
+        &["--no-seed", "--db", db, "pages", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "[]");
+    assert!(err.contains("(empty)"), "{err}");
+    // Later runs without the flag do not seed it either.
+    let (_, out, _) = run(home.path(), &[], &["--db", db, "pages", "--json"]);
+    assert_eq!(out.trim(), "[]");
+    // The environment variable does the same.
+    let other = home.path().join("env.db");
+    let (_, out, _) = run(
+        home.path(),
+        &[("RULEBENCH_NO_SEED", "1")],
+        &["--db", other.to_str().unwrap(), "pages", "--json"],
+    );
+    assert_eq!(out.trim(), "[]");
+}
+
+#[test]
+fn a_db_in_a_missing_directory_is_an_error_and_creates_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("typo").join("x.db");
+    for how in ["flag", "env"] {
+        let (code, _, err) = if how == "flag" {
+            run(
+                home.path(),
+                &[],
+                &["--db", missing.to_str().unwrap(), "pages"],
+            )
+        } else {
+            run(
+                home.path(),
+                &[("RULEBENCH_DB", missing.to_str().unwrap())],
+                &["pages"],
+            )
+        };
+        assert_eq!(code, 2, "{how}: {err}");
+        assert!(err.contains("does not exist"), "{err}");
+        assert!(
+            !home.path().join("typo").exists(),
+            "{how}: no directory made"
+        );
+    }
+}
+
+#[test]
+fn pages_are_deleted_with_yes_or_a_terminal_and_renamed_with_their_history() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("p.db");
+    let db = db.to_str().unwrap();
+    // No terminal to ask on: refused, nothing changed.
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &["--db", db, "page", "rm", "loan-eligibility"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--yes"), "{err}");
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &["--db", db, "page", "rm", "loan-eligibilty", "--yes"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean `loan-eligibility`"), "{err}");
+    let (code, out, err) = run(
+        home.path(),
+        &[],
+        &["--db", db, "page", "rm", "loan-eligibility", "--yes"],
+    );
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("deleted page loan-eligibility"), "{err}");
+    let (_, pages, _) = run(home.path(), &[], &["--db", db, "pages", "--json"]);
+    assert!(!pages.contains("loan-eligibility"));
+
+    // Rename: the rules, rows, overrides and assertions follow; a new revision.
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &[
+            "--db",
+            db,
+            "page",
+            "rename",
+            "llm-chat-clients",
+            "Chat Models",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("say `chat-models`"), "{err}");
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &[
+            "--db",
+            db,
+            "page",
+            "rename",
+            "llm-chat-clients",
+            "provider-capabilities",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("provider-capabilities"), "{err}");
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &[
+            "--db",
+            db,
+            "page",
+            "rename",
+            "llm-chat-clients",
+            "chat-models",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(revision 2)"), "{err}");
+    let (code, out, err) = run(home.path(), &[], &["--db", db, "test", "chat-models"]);
+    assert_eq!(code, 0, "the assertions moved with the page: {out}{err}");
+    let (_, out, _) = run(home.path(), &[], &["--db", db, "export", "chat-models"]);
+    let page: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(page["id"], "chat-models");
+    assert_eq!(page["rules"].as_array().unwrap().len(), 9);
+    assert_eq!(page["overrides"].as_array().unwrap().len(), 1);
+    let (code, _, _) = run(
+        home.path(),
+        &[],
+        &["--db", db, "export", "llm-chat-clients"],
+    );
+    assert_eq!(code, 2, "the old id is gone");
+}
+
+#[test]
+fn the_workbench_without_a_terminal_says_what_to_use_instead() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("t.db");
+    let (code, out, err) = run(home.path(), &[], &["--db", db.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(out, "", "no escape codes written into a pipe");
+    assert!(
+        err.contains("needs a terminal") && err.contains("evaluate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn quiet_silences_status_lines_but_not_data_or_errors() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("q.db");
+    let db = db.to_str().unwrap();
+    let (code, out, err) = run(
+        home.path(),
+        &[],
+        &[
+            "-q",
+            "--db",
+            db,
+            "policy",
+            "set",
+            "loan-eligibility",
+            "fullThreshold=0.9",
+        ],
+    );
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &[
+            "--quiet",
+            "--db",
+            db,
+            "policy",
+            "set",
+            "loan-eligibility",
+            "fullThreshold=9",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.starts_with("error:"), "{err}");
+    let (_, out, _) = run(home.path(), &[], &["-q", "--db", db, "pages", "--json"]);
+    assert!(out.contains("loan-eligibility"));
+}
+
+#[test]
+fn completions_for_every_shell_and_page_ids_completed_from_the_database() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("c.db");
+    let db_s = db.to_str().unwrap();
+    assert_eq!(run(home.path(), &[], &["--db", db_s, "pages"]).0, 0);
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let (code, out, err) = run(home.path(), &[], &["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(
+            out.contains("rulebench") && out.contains("COMPLETE"),
+            "{shell}: {out}"
+        );
+    }
+    let (code, _, _) = run(home.path(), &[], &["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    // What the script asks at a <TAB>: commands, then page ids from the database.
+    let complete = |words: &[&str]| {
+        let mut args = vec!["--", "rulebench"];
+        args.extend_from_slice(words);
+        run(
+            home.path(),
+            &[("COMPLETE", "fish"), ("RULEBENCH_DB", db_s)],
+            &args,
+        )
+        .1
+    };
+    let commands = complete(&["eva"]);
+    assert!(
+        commands.lines().any(|l| l.starts_with("evaluate\t")),
+        "{commands}"
+    );
+    let pages = complete(&["evaluate", "lo"]);
+    assert_eq!(
+        pages
+            .lines()
+            .map(|l| l.split('\t').next().unwrap())
+            .collect::<Vec<_>>(),
+        ["loan-eligibility"],
+        "{pages}"
+    );
+    let pages = complete(&["page", "rm", ""]);
+    assert_eq!(
+        pages.lines().filter(|l| !l.starts_with('-')).count(),
+        3,
+        "{pages}"
+    );
+}
+
+#[test]
+fn the_man_page_and_the_schema_print() {
+    let home = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(home.path(), &[], &["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(".TH rulebench 1"), "{out}");
+    assert!(
+        out.contains("evaluate") && out.contains("EXIT STATUS"),
+        "{out}"
+    );
+    let (code, out, _) = run(home.path(), &[], &["schema"]);
+    assert_eq!(code, 0);
+    let printed: Value = serde_json::from_str(&out).unwrap();
+    let file: Value = serde_json::from_str(include_str!("../assets/page.schema.json")).unwrap();
+    assert_eq!(printed, file);
+    // None of these touched a database.
+    assert!(!default_db(home.path()).exists());
+}

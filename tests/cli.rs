@@ -1510,3 +1510,60 @@ fn policy_set_takes_percentages_and_lenient_mode_names() {
         "ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL"
     );
 }
+
+/// Every file argument takes `-` for stdin: import, check, test, rule add, dataset
+/// import (the format told by the content) and eval's --logic or --data.
+#[test]
+fn every_file_argument_reads_stdin_from_a_dash() {
+    let env = Env::new();
+    let (_, page, _) = rb(env.db(), &["export", LOAN]);
+    let renamed = page.replace("\"id\": \"loan-eligibility\"", "\"id\": \"loan-stdin\"");
+    let (code, out, err) = rb_stdin(env.db(), &["check", "-"], &page);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("<stdin>: 0 errors"), "{out}");
+    let (code, out, _) = rb_stdin(env.db(), &["check", "-"], "{\"format\": 1}");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("<stdin>: error[json-shape] 1:12"), "{out}");
+    let (code, out, err) = rb_stdin(env.db(), &["test", "-"], &page);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0 failed"), "{out}");
+    let (code, _, err) = rb_stdin(env.db(), &["import", "-"], &renamed);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("imported loan-stdin (revision 1) from <stdin>"),
+        "{err}"
+    );
+    let (code, out, err) = rb_stdin(
+        env.db(),
+        &["eval", "--logic", "-", "--data", r#"{"a": 2}"#],
+        r#"{"*": [{"var": "a"}, 21]}"#,
+    );
+    assert_eq!((code, out.trim()), (0, "42"), "{err}");
+    let (code, out, _) = rb_stdin(
+        env.db(),
+        &["eval", "--logic", r#"{"var": "a"}"#, "--data", "-"],
+        r#"{"a": [1]}"#,
+    );
+    assert_eq!((code, out.trim()), (0, "[1]"));
+    let (code, _, err) = rb_stdin(env.db(), &["eval", "--logic", "-", "--data", "-"], "1");
+    assert_eq!(code, 2);
+    assert!(err.contains("both"), "{err}");
+    // A dataset from stdin: JSON Lines, told by its content; it cannot be linked.
+    let (_, before, _) = rb(env.db(), &["export", LLM]);
+    let before: Value = serde_json::from_str(&before).unwrap();
+    let mut rows = String::new();
+    for row in before["target"]["rows"].as_array().unwrap() {
+        rows.push_str(&row.to_string());
+        rows.push('\n');
+    }
+    let (code, _, err) = rb_stdin(env.db(), &["dataset", "import", LLM, "target", "-"], &rows);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("from <stdin> (JSON Lines"), "{err}");
+    let (code, _, err) = rb_stdin(
+        env.db(),
+        &["dataset", "import", LLM, "target", "-", "--link"],
+        &rows,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--link needs a file"), "{err}");
+}

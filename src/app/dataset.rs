@@ -127,35 +127,62 @@ type Parser<T> = fn(
 ) -> std::result::Result<T, dataset::DataError>;
 
 /// Reads a data file and parses it with a dataset's key, telling `progress` how far.
+/// Where a data file's bytes come from: a file, or bytes read already (stdin).
+#[derive(Debug, Clone, Copy)]
+pub enum DataInput<'a> {
+    File(&'a Path),
+    /// `name` is what messages call it (`<stdin>`); the format is told by the content.
+    Bytes {
+        name: &'a str,
+        bytes: &'a [u8],
+    },
+}
+
+impl DataInput<'_> {
+    fn shown(&self) -> String {
+        match self {
+            DataInput::File(p) => p.display().to_string(),
+            DataInput::Bytes { name, .. } => (*name).to_owned(),
+        }
+    }
+}
+
 fn read_with<T>(
     parser: Parser<T>,
-    path: &Path,
+    input: DataInput<'_>,
     key: &[String],
     key_case: KeyCase,
     skip_bad: bool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<T> {
-    let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| AppError::Io {
-        path: shown.clone(),
-        source,
-    })?;
+    let shown = input.shown();
+    let read;
+    let (bytes, path): (&[u8], &Path) = match input {
+        DataInput::File(path) => {
+            read = std::fs::read(path).map_err(|source| AppError::Io {
+                path: shown.clone(),
+                source,
+            })?;
+            (&read, path)
+        }
+        DataInput::Bytes { bytes, .. } => (bytes, Path::new("")),
+    };
     let total = bytes.len() as u64;
     progress(Progress::Parsing { done: 0, total });
-    let format = DataFormat::detect(path, &bytes);
+    let format = DataFormat::detect(path, bytes);
     let opts = ParseOptions {
         key,
         key_case,
         skip_bad,
     };
-    Ok(parser(&bytes, &shown, format, &opts, &mut |done| {
+    Ok(parser(bytes, &shown, format, &opts, &mut |done| {
         progress(Progress::Parsing { done, total })
     })?)
 }
 
 /// Reads a data file into rows ready to store (see [`dataset::parse_compact`]).
 fn read_compact(
-    path: &Path,
+    path: DataInput<'_>,
     key: &[String],
     key_case: KeyCase,
     skip_bad: bool,
@@ -173,7 +200,7 @@ fn read_compact(
 
 /// Reads and parses a data file with a dataset's key.
 fn read_rows(
-    path: &Path,
+    path: DataInput<'_>,
     key: &[String],
     key_case: KeyCase,
     skip_bad: bool,
@@ -245,6 +272,30 @@ impl App {
         opts: &ImportOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<DatasetImported> {
+        self.import_dataset_from(page_id, side, DataInput::File(path), opts, progress)
+    }
+
+    /// [`App::import_dataset`] from a file or from bytes read already (stdin); bytes
+    /// cannot be linked.
+    pub fn import_dataset_from(
+        &mut self,
+        page_id: &str,
+        side: Side,
+        input: DataInput<'_>,
+        opts: &ImportOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<DatasetImported> {
+        let path = match input {
+            DataInput::File(path) => path,
+            DataInput::Bytes { name, .. } => {
+                if opts.link {
+                    return Err(AppError::Usage(format!(
+                        "--link needs a file to watch, not {name}"
+                    )));
+                }
+                Path::new("-")
+            }
+        };
         // The rows of `side` are replaced: they are not loaded (their keys only when
         // overrides must follow keys that changed case).
         let Some(stored) = self.store.load_without(page_id, side)? else {
@@ -260,7 +311,7 @@ impl App {
         };
         let mut page = stored.page;
         let file = absolute(path);
-        let shown = path.display().to_string();
+        let shown = input.shown();
         let no_assertions = page.assertions.is_empty();
         let d = dataset_mut(&mut page, side);
         if let Some(key) = &opts.key {
@@ -275,10 +326,10 @@ impl App {
         // Rows whose keys compare exactly, and that no assertion names (assertions name
         // source rows), are kept in their stored form: no row is held as a JSON tree.
         if d.key_case.is_sensitive() && (side == Side::Target || no_assertions) {
-            let compact = read_compact(path, &d.key, d.key_case, opts.skip_bad, progress)?;
+            let compact = read_compact(input, &d.key, d.key_case, opts.skip_bad, progress)?;
             return self.store_compact(page, side, path, &shown, opts, compact, progress);
         }
-        let parsed = read_rows(path, &d.key, d.key_case, opts.skip_bad, progress)?;
+        let parsed = read_rows(input, &d.key, d.key_case, opts.skip_bad, progress)?;
         let unlinked = apply_options(d, opts, &parsed.fields, shown.as_str(), &file)?;
         let Parsed {
             rows,
@@ -535,7 +586,13 @@ impl App {
                 side.name()
             )));
         };
-        let parsed = read_rows(Path::new(&file), &d.key, d.key_case, false, progress)?;
+        let parsed = read_rows(
+            DataInput::File(Path::new(&file)),
+            &d.key,
+            d.key_case,
+            false,
+            progress,
+        )?;
         if parsed.rows == d.rows {
             return Ok(Reloaded::Unchanged {
                 rows: parsed.rows.len(),
@@ -608,7 +665,13 @@ impl App {
                 continue;
             }
             if path.is_file() {
-                let parsed = read_rows(&path, &d.key, d.key_case, false, &mut |_| {})?;
+                let parsed = read_rows(
+                    DataInput::File(&path),
+                    &d.key,
+                    d.key_case,
+                    false,
+                    &mut |_| {},
+                )?;
                 d.rows = parsed.rows;
                 read_any = true;
             } else {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::output::{render_table, sanitize};
 use super::{Exit, Failure, pretty, usage, write_json, write_text};
 use crate::app::AppError;
-use crate::app::dataset::{ImportOptions, Progress};
+use crate::app::dataset::{DataInput, ImportOptions, Progress};
 use crate::app::types::DataError;
 use crate::app::types::Side;
 use crate::app::types::sanitize_lines;
@@ -40,7 +40,9 @@ pub enum DatasetAction {
         page: String,
         #[arg(value_enum)]
         side: SideArg,
-        /// .csv, .json, .jsonl / .ndjson (else the format is guessed from the content)
+        /// .csv, .json, .jsonl / .ndjson (else the format is guessed from the content);
+        /// - reads stdin
+        #[arg(value_name = "FILE|-")]
         file: PathBuf,
         /// Key fields, comma-separated [default: the dataset's key]
         #[arg(long, value_name = "F1,F2", value_delimiter = ',')]
@@ -146,7 +148,17 @@ fn import(
 ) -> Result<Exit, Failure> {
     let mut app = db.open()?;
     let mut bar = Bar::new();
-    let outcome = app.import_dataset(page, side, file, opts, &mut |p| bar.update(p));
+    let stdin;
+    let input = if file == Path::new("-") {
+        stdin = super::read_stdin_bytes(super::MAX_PAGE_BYTES)?;
+        DataInput::Bytes {
+            name: "<stdin>",
+            bytes: &stdin,
+        }
+    } else {
+        DataInput::File(file)
+    };
+    let outcome = app.import_dataset_from(page, side, input, opts, &mut |p| bar.update(p));
     bar.bar.finish_and_clear();
     let done = outcome.map_err(|e| {
         let hint = match &e {
@@ -157,7 +169,11 @@ fn import(
         };
         usage(sanitize_lines(&format!("{e}{hint}")))
     })?;
-    let shown = sanitize(&file.display().to_string());
+    let shown = if file == Path::new("-") {
+        "<stdin>".to_owned()
+    } else {
+        sanitize(&file.display().to_string())
+    };
     for b in &done.skipped {
         eprintln!("skipped {shown}:{}: {}", b.line, sanitize(&b.message));
     }

@@ -137,7 +137,8 @@ pub enum Command {
     },
     /// Import page files (all or nothing per file)
     Import {
-        #[arg(required = true, value_name = "FILE")]
+        /// Page files (- reads one from stdin)
+        #[arg(required = true, value_name = "FILE|-")]
         files: Vec<PathBuf>,
         /// Overwrite a page with the same id
         #[arg(long)]
@@ -172,16 +173,19 @@ pub enum Command {
     },
     /// Validate a page's rules (a stored page or a page file); exit 1 on errors
     Check {
-        #[arg(value_name = "PAGE|FILE")]
+        /// A stored page's id, or a page file (- reads stdin)
+        #[arg(value_name = "PAGE|FILE|-", add = page_ids())]
         target: String,
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
     },
     /// Plain JSONLogic: apply --logic to --data and print the result
     Eval {
-        #[arg(long, value_name = "JSON")]
+        /// The JSONLogic to apply (- reads stdin)
+        #[arg(long, value_name = "JSON|-")]
         logic: String,
-        #[arg(long, value_name = "JSON", default_value = "null")]
+        /// The data it reads (- reads stdin)
+        #[arg(long, value_name = "JSON|-", default_value = "null")]
         data: String,
     },
     /// Why a target got its verdict for a selection, and why each rule passed or failed
@@ -232,7 +236,8 @@ pub enum Command {
     },
     /// Run a page's verdict assertions (a stored page or a page file); exit 1 on a failure
     Test {
-        #[arg(value_name = "PAGE|FILE")]
+        /// A stored page's id, or a page file (- reads stdin)
+        #[arg(value_name = "PAGE|FILE|-", add = page_ids())]
         target: String,
         #[arg(long, value_enum, default_value = "text")]
         format: test::TestFormat,
@@ -553,8 +558,33 @@ fn read_input(mut from: impl Read, origin: &str, limit: u64) -> Result<String, F
     }
 }
 
-fn read_file(path: &Path) -> Result<String, Failure> {
-    read_file_within(path, MAX_PAGE_BYTES)
+/// A file argument's text: `-` reads stdin. Returns the text and what messages call
+/// it (`<stdin>` or the path).
+fn read_arg(arg: &str, limit: u64) -> Result<(String, String), Failure> {
+    if arg == "-" {
+        Ok((
+            read_input(std::io::stdin(), "<stdin>", limit)?,
+            "<stdin>".to_owned(),
+        ))
+    } else {
+        Ok((read_file_within(Path::new(arg), limit)?, arg.to_owned()))
+    }
+}
+
+/// Stdin's bytes (a data file), up to `limit`.
+fn read_stdin_bytes(limit: u64) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| usage(format!("<stdin>: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(usage(format!(
+            "<stdin>: larger than the limit of {} KiB",
+            limit / 1024
+        )));
+    }
+    Ok(bytes)
 }
 
 fn read_file_within(path: &Path, limit: u64) -> Result<String, Failure> {
@@ -775,6 +805,17 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         Command::Dataset { action } => return dataset::run(&db, action),
         Command::Watch { page } => return dataset::watch(&db, &page),
         Command::Eval { logic, data } => {
+            if logic == "-" && data == "-" {
+                return Err(usage("--logic and --data cannot both read stdin (-)"));
+            }
+            let stdin = |text: String| -> Result<String, Failure> {
+                if text == "-" {
+                    read_input(std::io::stdin(), "<stdin>", MAX_RULE_FILE_BYTES * 64)
+                } else {
+                    Ok(text)
+                }
+            };
+            let (logic, data) = (stdin(logic)?, stdin(data)?);
             let parse = |name: &str, text: &str| {
                 parse_json::<Value>(text).map_err(|d| usage(format!("--{name}: {d}")))
             };
@@ -899,9 +940,15 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             let mut app = db.open()?;
             let mut failed = Vec::new();
             for file in &files {
-                let origin = file.display().to_string();
-                let outcome = read_file(file)
-                    .and_then(|text| app.import(&text, &origin, replace).map_err(Failure::from));
+                let outcome =
+                    read_arg(&file.to_string_lossy(), MAX_PAGE_BYTES).and_then(|(text, origin)| {
+                        app.import(&text, &origin, replace).map_err(Failure::from)
+                    });
+                let origin = if file == Path::new("-") {
+                    "<stdin>".to_owned()
+                } else {
+                    file.display().to_string()
+                };
                 match outcome {
                     Ok(done) => {
                         for w in &done.warnings {
@@ -963,8 +1010,8 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         }
         Command::Check { target, format } => {
             let path = Path::new(&target);
-            let diags = if path.is_file() {
-                App::check_text(&read_file(path)?)
+            let diags = if target == "-" || path.is_file() {
+                App::check_text(&read_arg(&target, MAX_PAGE_BYTES)?.0)
             } else {
                 db.open()?.check_page(&target)?
             };
@@ -972,6 +1019,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             match format {
                 CheckFormat::Json => write_json(&pretty(&diags))?,
                 CheckFormat::Text => {
+                    let target = if target == "-" { "<stdin>" } else { &target };
                     let mut text = String::new();
                     for d in &diags {
                         text.push_str(&format!("{target}: {d}\n"));
@@ -993,13 +1041,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     file,
                     replace,
                 } => {
-                    let (text, origin) = if file == "-" {
-                        let text = read_input(std::io::stdin(), "<stdin>", MAX_RULE_FILE_BYTES)?;
-                        (text, "<stdin>".to_owned())
-                    } else {
-                        let text = read_file_within(Path::new(&file), MAX_RULE_FILE_BYTES)?;
-                        (text, file.clone())
-                    };
+                    let (text, origin) = read_arg(&file, MAX_RULE_FILE_BYTES)?;
                     let (rule, revision, warnings) =
                         app.add_rule(&page, &text, &origin, replace)?;
                     for w in &warnings {

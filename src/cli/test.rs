@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::ValueEnum;
 
-use super::{Exit, Failure, pretty, read_file, usage, write_json, write_text};
+use super::{Exit, Failure, pretty, usage, write_json, write_text};
 use crate::app::App;
 use crate::app::types::Report;
 use crate::app::types::sanitize;
@@ -27,13 +27,14 @@ pub fn run(
     select: Option<&str>,
 ) -> Result<Exit, Failure> {
     let path = Path::new(target);
-    let (report, stored) = if path.is_file() {
+    let (report, stored) = if target == "-" || path.is_file() {
         if pin {
             return Err(usage(format!(
                 "{target}: --pin writes to a stored page (hint: `rulebench import {target}` first)"
             )));
         }
-        (App::test_text(&read_file(path)?, target)?, false)
+        let (text, origin) = super::read_arg(target, super::MAX_PAGE_BYTES)?;
+        (App::test_text(&text, &origin)?, false)
     } else {
         let mut app = db.open()?;
         if pin {

@@ -53,7 +53,7 @@ fn printers(c: &mut Criterion) {
     group.bench_function("csv", |b| {
         b.iter(|| {
             let mut w = csv::Writer::from_writer(Sink(0));
-            print::csv_rows(&mut w, &r).expect("writes");
+            print::csv_rows(&mut w, &r, true).expect("writes");
             w.into_inner().map(|s| s.0).unwrap_or(0)
         })
     });

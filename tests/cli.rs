@@ -1567,3 +1567,139 @@ fn every_file_argument_reads_stdin_from_a_dash() {
     assert_eq!(code, 2);
     assert!(err.contains("--link needs a file"), "{err}");
 }
+
+/// `matrix`: the rule × target grid of a selection in five formats; CSV/TSV parse back
+/// to the same grid as the JSON, and the verdict row agrees with `evaluate`.
+#[test]
+fn the_matrix_command_exports_the_grid_in_every_format() {
+    let env = Env::new();
+    let sel = ["--select", "t3-chat"];
+    let json_text = ok(
+        env.db(),
+        &["matrix", LLM, sel[0], sel[1], "--format", "json"],
+    );
+    let grid: Value = serde_json::from_str(&json_text).unwrap();
+    let targets = grid["targets"].as_array().unwrap();
+    let rules = grid["rules"].as_array().unwrap();
+    assert_eq!((targets.len(), rules.len()), (14, 9));
+    let eval: Value =
+        serde_json::from_str(&ok(env.db(), &["evaluate", LLM, sel[0], sel[1]])).unwrap();
+    for (t, target) in eval["targets"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(grid["verdicts"][t], target["verdict"], "target {t}");
+        assert_eq!(targets[t]["id"], target["id"]);
+    }
+    for (format, delimiter) in [("csv", b','), ("tsv", b'\t')] {
+        let text = ok(
+            env.db(),
+            &["matrix", LLM, sel[0], sel[1], "--format", format],
+        );
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(delimiter)
+            .from_reader(text.as_bytes());
+        let header = reader.headers().unwrap().clone();
+        assert_eq!(header.len(), 2 + 14, "{format}");
+        assert_eq!(&header[2], targets[0]["id"].as_str().unwrap());
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        for rule in rules {
+            let name = rule["name"].as_str().unwrap();
+            let record = records
+                .iter()
+                .find(|r| r[0].trim_start_matches('!') == name)
+                .unwrap_or_else(|| panic!("{format}: no record for {name}"));
+            let outcomes: Vec<&str> = record.iter().skip(2).collect();
+            let expected: Vec<&str> = rule["outcomes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_str().unwrap())
+                .collect();
+            assert_eq!(outcomes, expected, "{format} {name}");
+            assert_eq!(&record[1], rule["category"].as_str().unwrap());
+        }
+        let verdicts = records.iter().find(|r| &r[0] == "verdict").unwrap();
+        assert!(verdicts[2].starts_with(&grid["verdicts"][0].to_string()));
+    }
+    let table = ok(env.db(), &["matrix", LLM, sel[0], sel[1]]);
+    assert!(
+        table.contains("✓") && table.contains("!Streaming Support"),
+        "{table}"
+    );
+    let md = ok(
+        env.db(),
+        &["matrix", LLM, sel[0], sel[1], "--format", "markdown"],
+    );
+    assert!(md.lines().any(|l| l.starts_with("|---|---|")), "{md}");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| ")).count(),
+        1 + 2 + 9 + 2,
+        "header, shown fields, rules, verdict and score: {md}"
+    );
+}
+
+/// CSV guards text a spreadsheet would run as a formula (opt-out with a flag); TSV is
+/// CSV with tabs; tables align on display width (CJK takes two columns).
+#[test]
+fn csv_guards_formulas_tsv_works_and_tables_align_wide_characters() {
+    let env = Env::new();
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "wide", "name": "Wide",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [
+            {"id": "=HYPERLINK(\"http://x\")", "ok": true}, {"id": "模型甲", "ok": true}, {"id": "b", "ok": false}]},
+        "rules": [{"id": "ok", "name": "Ok", "required": true, "weight": 1, "category": "c",
+                   "logic": {"==": [{"var": "target.ok"}, true]}}]
+    });
+    let file = env.file("wide.json", &page.to_string());
+    ok(env.db(), &["import", &file]);
+    let csv_text = ok(
+        env.db(),
+        &["evaluate", "wide", "--select", "s", "--format", "csv"],
+    );
+    assert!(csv_text.contains("'=HYPERLINK"), "{csv_text}");
+    let raw = ok(
+        env.db(),
+        &[
+            "evaluate",
+            "wide",
+            "--select",
+            "s",
+            "--format",
+            "csv",
+            "--no-formula-guard",
+        ],
+    );
+    let mut reader = csv::Reader::from_reader(raw.as_bytes());
+    let ids: Vec<String> = reader.records().map(|r| r.unwrap()[3].to_owned()).collect();
+    assert_eq!(ids, ["=HYPERLINK(\"http://x\")", "模型甲", "b"]);
+    let tsv = ok(
+        env.db(),
+        &["evaluate", "wide", "--select", "s", "--format", "tsv"],
+    );
+    assert!(
+        tsv.lines()
+            .next()
+            .unwrap()
+            .starts_with("selectionKey\tselectionVerdict"),
+        "{tsv}"
+    );
+    let table = ok(
+        env.db(),
+        &["evaluate", "wide", "--select", "s", "--format", "table"],
+    );
+    // Every VERDICT cell starts at the same display column.
+    use unicode_width::UnicodeWidthStr;
+    let columns: Vec<usize> = table
+        .lines()
+        .filter(|l| l.contains("● 2") || l.contains("○ 0"))
+        .map(|l| l[..l.find(['●', '○']).unwrap()].width())
+        .collect();
+    assert_eq!(columns.len(), 3, "{table}");
+    assert!(
+        columns.windows(2).all(|w| w[0] == w[1]),
+        "{columns:?}\n{table}"
+    );
+    // pages: --format json, and --json as its alias.
+    let a: Value = serde_json::from_str(&ok(env.db(), &["pages", "--format", "json"])).unwrap();
+    let b: Value = serde_json::from_str(&ok(env.db(), &["pages", "--json"])).unwrap();
+    assert_eq!(a, b);
+}

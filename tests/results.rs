@@ -171,7 +171,7 @@ fn check_printers(page: &Page, r: &SelectionResult) {
     // CSV: one record per target, through a CSV parser.
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(print::CSV_HEADER).unwrap();
-    print::csv_rows(&mut w, r).unwrap();
+    print::csv_rows(&mut w, r, true).unwrap();
     let bytes = w.into_inner().unwrap();
     let mut reader = csv::Reader::from_reader(&bytes[..]);
     let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();

@@ -37,6 +37,8 @@ pub enum DatasetAction {
     /// Import a CSV, JSON (an array of objects) or JSON Lines file as one side's rows:
     /// all rows or none, one new revision
     Import {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = super::page_ids())]
         page: String,
         #[arg(value_enum)]
         side: SideArg,
@@ -59,10 +61,15 @@ pub enum DatasetAction {
     },
     /// A dataset's fields: inferred type, how many rows have each, defaults
     Schema {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = super::page_ids())]
         page: String,
         #[arg(value_enum)]
         side: SideArg,
-        #[arg(long)]
+        #[arg(long, value_enum, default_value = "table")]
+        format: super::ListFormat,
+        /// The same as --format json
+        #[arg(long, hide = true)]
         json: bool,
     },
 }
@@ -89,7 +96,17 @@ pub fn run(db: &super::Db, action: DatasetAction) -> Result<Exit, Failure> {
                 skip_bad,
             },
         ),
-        DatasetAction::Schema { page, side, json } => schema(db, &page, side.into(), json),
+        DatasetAction::Schema {
+            page,
+            side,
+            format,
+            json,
+        } => schema(
+            db,
+            &page,
+            side.into(),
+            json || format == super::ListFormat::Json,
+        ),
     }
 }
 

@@ -6,6 +6,7 @@ mod bench_workbench;
 mod dataset;
 mod explain;
 mod expr;
+mod matrix;
 mod output;
 pub mod print;
 mod test;
@@ -132,7 +133,10 @@ impl Db {
 pub enum Command {
     /// List pages
     Pages {
-        #[arg(long)]
+        #[arg(long, value_enum, default_value = "table")]
+        format: ListFormat,
+        /// The same as --format json
+        #[arg(long, hide = true)]
         json: bool,
     },
     /// Import page files (all or nothing per file)
@@ -168,8 +172,27 @@ pub enum Command {
         /// Every source row
         #[arg(long)]
         all: bool,
+        /// [default: json]
         #[arg(long, value_enum)]
         format: Option<Format>,
+        /// Write CSV/TSV text cells as they are, even those a spreadsheet would run as a
+        /// formula (starting with = + - @); by default they get a leading '
+        #[arg(long)]
+        no_formula_guard: bool,
+    },
+    /// The rule × target grid of one selection, as the workbench shows it
+    Matrix {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = page_ids())]
+        page: String,
+        /// The source row: its key (`clientType=web|id=t3-chat`), keyHash, id or label
+        #[arg(long, value_name = "KEY")]
+        select: String,
+        #[arg(long, value_enum, default_value = "table")]
+        format: matrix::MatrixFormat,
+        /// Write CSV/TSV text cells as they are (see `evaluate --no-formula-guard`)
+        #[arg(long)]
+        no_formula_guard: bool,
     },
     /// Validate a page's rules (a stored page or a page file); exit 1 on errors
     Check {
@@ -384,6 +407,13 @@ pub enum PageAction {
     },
 }
 
+/// `--format` of the listing commands (`pages`, `dataset schema`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
 /// `rulebench db --format`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InfoFormat {
@@ -471,8 +501,11 @@ pub enum Format {
     Json,
     /// A table per selection: each target's verdict, score, reason and failing rules
     Table,
-    /// One record per selection × target
+    /// One record per selection × target (text cells guarded against spreadsheet
+    /// formulas: see --no-formula-guard)
     Csv,
+    /// As csv, tab-separated
+    Tsv,
     /// A Markdown table of verdict glyphs and scores, one row per selection
     #[value(alias = "markdown")]
     Md,
@@ -672,6 +705,7 @@ pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
 fn evaluate_one<W: Write>(
     r: &crate::app::types::SelectionResult,
     format: Format,
+    guard: bool,
     w: &mut W,
 ) -> std::io::Result<()> {
     match format {
@@ -682,10 +716,10 @@ fn evaluate_one<W: Write>(
         Format::Jsonl => print::target_lines(w, r),
         Format::Summary => print::summary(w, r, false),
         Format::Table => print::table(w, r),
-        Format::Csv => {
-            let mut csv = csv::Writer::from_writer(w);
+        Format::Csv | Format::Tsv => {
+            let mut csv = print::csv_writer(w, format == Format::Tsv);
             csv.write_record(print::CSV_HEADER)?;
-            print::csv_rows(&mut csv, r)?;
+            print::csv_rows(&mut csv, r, guard)?;
             csv.flush()
         }
         Format::Md => {
@@ -702,6 +736,7 @@ fn evaluate_all<W: Write>(
     app: &App,
     page: &str,
     format: Format,
+    guard: bool,
     w: &mut W,
 ) -> Result<std::io::Result<()>, Failure> {
     let evaluations = app.evaluate_all(page)?;
@@ -754,11 +789,11 @@ fn evaluate_all<W: Write>(
                 }
                 Ok(())
             }
-            Format::Csv => {
-                let mut csv = csv::Writer::from_writer(w);
+            Format::Csv | Format::Tsv => {
+                let mut csv = print::csv_writer(w, format == Format::Tsv);
                 csv.write_record(print::CSV_HEADER)?;
                 for r in evaluations {
-                    print::csv_rows(&mut csv, &r)?;
+                    print::csv_rows(&mut csv, &r, guard)?;
                     progress.inc(1);
                 }
                 csv.flush()
@@ -823,6 +858,20 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             let result = crate::app::types::apply(&logic, &data)
                 .map_err(|e| usage(format!("--logic: {e}")))?;
             write_json(&format!("{result}\n"))?;
+        }
+        Command::Matrix {
+            page,
+            select,
+            format,
+            no_formula_guard,
+        } => {
+            let mut app = db.open()?;
+            let result = app.evaluate(&page, &select)?;
+            let rules = app.page(&page)?.0.rules;
+            let mut out = Vec::new();
+            matrix::write(&mut out, &result, &rules, format, !no_formula_guard)
+                .map_err(|e| usage(format!("stdout: {e}")))?;
+            write_out(&String::from_utf8_lossy(&out))?;
         }
         Command::Db { format } => {
             let info = db.open()?.info()?;
@@ -927,10 +976,10 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             // JSONLogic, or infix whose strings are JSON strings: escaped as JSON.
             write_json(&expr::run(&expression, to_infix, &fields)?)?;
         }
-        Command::Pages { json } => {
+        Command::Pages { format, json } => {
             let app = db.open()?;
             let pages = app.pages()?;
-            if json {
+            if json || format == ListFormat::Json {
                 write_json(&pretty(&pages))?;
             } else {
                 write_text(&output::pages_table(&pages))?;
@@ -989,17 +1038,18 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             select,
             all,
             format,
+            no_formula_guard,
         } => {
             let mut app = db.open()?;
             let format = format.unwrap_or(Format::Json);
             let out = std::io::stdout();
             let mut w = std::io::BufWriter::with_capacity(1 << 16, out.lock());
             let written = if all {
-                evaluate_all(&app, &page, format, &mut w)?
+                evaluate_all(&app, &page, format, !no_formula_guard, &mut w)?
             } else {
                 let select = select.expect("clap requires --select without --all");
                 let result = app.evaluate(&page, &select)?;
-                evaluate_one(&result, format, &mut w)
+                evaluate_one(&result, format, !no_formula_guard, &mut w)
             };
             match written.and_then(|()| w.flush()) {
                 Ok(()) => {}

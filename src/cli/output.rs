@@ -13,12 +13,14 @@ pub fn glyph(verdict: u64) -> &'static str {
 
 pub use crate::app::types::sanitize;
 
+/// Columns measured in display width (CJK and emoji take two), not in characters.
 pub(super) fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
+    use unicode_width::UnicodeWidthStr;
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].chars().count()])
+                .map(|r| r[i].width())
+                .chain([header[i].width()])
                 .max()
                 .unwrap_or(0)
         })
@@ -27,7 +29,7 @@ pub(super) fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
         let mut s: String = cells
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}", w = *w))
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.width()))))
             .collect::<Vec<_>>()
             .join("  ");
         s.truncate(s.trim_end().len());

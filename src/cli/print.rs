@@ -362,14 +362,38 @@ pub const CSV_HEADER: [&str; 8] = [
     "failingRules",
 ];
 
+/// A CSV writer, or a TSV one.
+pub fn csv_writer<W: Write>(w: W, tabs: bool) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .delimiter(if tabs { b'\t' } else { b',' })
+        .from_writer(w)
+}
+
+/// A text cell for CSV: terminal controls escaped (as in tables) and, with `guard`, a
+/// leading `'` on text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a
+/// tab or carriage return first: the OWASP advice against CSV injection).
+pub fn csv_text(text: &str, guard: bool) -> String {
+    let text = sanitize(text);
+    if guard && text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text
+    }
+}
+
 /// One CSV record per target of a selection. CSV is read by people and spreadsheets:
-/// stored strings are shown with terminal controls escaped, as in tables.
-pub fn csv_rows<W: Write>(w: &mut csv::Writer<W>, r: &SelectionResult) -> csv::Result<()> {
+/// stored strings are shown with terminal controls escaped, as in tables, and guarded
+/// against formulas unless `guard` is off ([`csv_text`]).
+pub fn csv_rows<W: Write>(
+    w: &mut csv::Writer<W>,
+    r: &SelectionResult,
+    guard: bool,
+) -> csv::Result<()> {
     let verdict = r.selection_verdict().to_string();
-    let key = sanitize(&r.selection_key);
+    let key = csv_text(&r.selection_key, guard);
     for t in 0..r.target_count() {
         let d = r.device(t);
-        let failing: Vec<String> = r.failing_rules(t).map(sanitize).collect();
+        let failing: Vec<String> = r.failing_rules(t).map(|id| csv_text(id, guard)).collect();
         w.write_record([
             key.as_str(),
             verdict.as_str(),
@@ -378,7 +402,7 @@ pub fn csv_rows<W: Write>(w: &mut csv::Writer<W>, r: &SelectionResult) -> csv::R
             } else {
                 "false"
             },
-            sanitize(&r.names.targets[t].id).as_str(),
+            csv_text(&r.names.targets[t].id, guard).as_str(),
             d.verdict.to_string().as_str(),
             serde_json::to_string(&d.score)
                 .expect("numbers serialize")

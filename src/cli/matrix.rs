@@ -1,0 +1,210 @@
+//! `rulebench matrix PAGE --select KEY`: the rule × target grid of one selection as the
+//! workbench shows it (rules as rows with their category, targets as columns with
+//! their shown fields, then the verdict and score rows), as a table, CSV/TSV, Markdown
+//! or JSON. The grid comes from the one typed result ([`SelectionResult`]).
+
+use std::io::{self, Write};
+
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+use super::output::render_table;
+use super::print::{csv_text, csv_writer};
+use crate::app::types::{ERROR, PASS, Rule, SelectionResult, fmt_value, sanitize};
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatrixFormat {
+    /// Aligned columns: ✓ pass, ✗ fail, ! error
+    Table,
+    /// One record per rule, a column per target (pass, fail, error), then verdict
+    /// and score records
+    Csv,
+    /// As csv, tab-separated
+    Tsv,
+    /// A Markdown table (✓ ✗ !), ready for a pull request or a wiki
+    #[value(alias = "markdown")]
+    Md,
+    /// The grid as JSON: targets, rules with their outcomes, verdicts, scores
+    Json,
+}
+
+fn outcome_word(o: u8) -> &'static str {
+    match o {
+        PASS => "pass",
+        ERROR => "error",
+        _ => "fail",
+    }
+}
+
+fn outcome_glyph(o: u8) -> &'static str {
+    match o {
+        PASS => "✓",
+        ERROR => "!",
+        _ => "✗",
+    }
+}
+
+/// The grid's text rows: the shown-field rows, a row per rule, then verdict and score.
+/// `cell` renders one outcome; the first two columns are the row's name and category.
+fn grid(
+    r: &SelectionResult,
+    rules: &[Rule],
+    cell: impl Fn(u8) -> String,
+    text: impl Fn(&str) -> String,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let n = r.target_count();
+    let mut header = vec!["rule".to_owned(), "category".to_owned()];
+    header.extend(r.names.targets.iter().map(|t| text(&t.id)));
+    let mut rows = Vec::new();
+    for (i, field) in r.names.shown.iter().enumerate() {
+        let mut row = vec![text(field), String::new()];
+        row.extend(r.names.targets.iter().map(|t| match &t.shown[i] {
+            Value::String(v) => text(v),
+            Value::Null => String::new(),
+            v => text(&fmt_value(v)),
+        }));
+        rows.push(row);
+    }
+    for (i, rule) in r.names.rules.iter().enumerate() {
+        let meta = rules.iter().find(|m| m.id == rule.id);
+        let required = meta.is_some_and(|m| m.required);
+        let mut row = vec![
+            text(&format!("{}{}", if required { "!" } else { "" }, rule.name)),
+            text(meta.map_or("", |m| m.category.as_str())),
+        ];
+        row.extend((0..n).map(|t| cell(r.eval.columns[i].outcome[t])));
+        rows.push(row);
+    }
+    let mut verdict = vec!["verdict".to_owned(), String::new()];
+    verdict.extend((0..n).map(|t| {
+        let d = r.device(t);
+        format!(
+            "{}{}{}",
+            d.verdict,
+            if r.eval.overrides[t].is_some() {
+                " ⚑"
+            } else {
+                ""
+            },
+            if r.eval.recommended == Some(t) {
+                " ★"
+            } else {
+                ""
+            }
+        )
+    }));
+    rows.push(verdict);
+    let mut score = vec!["score".to_owned(), String::new()];
+    score.extend((0..n).map(|t| format!("{:.2}", r.device(t).score)));
+    rows.push(score);
+    (header, rows)
+}
+
+/// Writes the grid of one selection.
+pub fn write<W: Write>(
+    w: &mut W,
+    r: &SelectionResult,
+    rules: &[Rule],
+    format: MatrixFormat,
+    guard: bool,
+) -> io::Result<()> {
+    match format {
+        MatrixFormat::Table => {
+            writeln!(
+                w,
+                "{} {}  selection verdict {}  recommended {}  (revision {})\n",
+                sanitize(r.page_id()),
+                sanitize(&r.selection_key),
+                r.selection_verdict(),
+                r.recommended_id()
+                    .map_or_else(|| "none".to_owned(), sanitize),
+                r.revision
+            )?;
+            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize);
+            w.write_all(render_table(&header, &rows).as_bytes())?;
+            w.write_all("\n✓ pass  ✗ fail  ! error (fails)  · !name: a required rule  ⚑ override  ★ recommended\n".as_bytes())
+        }
+        MatrixFormat::Csv | MatrixFormat::Tsv => {
+            let (header, rows) = grid(
+                r,
+                rules,
+                |o| outcome_word(o).to_owned(),
+                |s| csv_text(s, guard),
+            );
+            let mut csv = csv_writer(w, format == MatrixFormat::Tsv);
+            csv.write_record(&header)?;
+            for row in rows {
+                csv.write_record(&row)?;
+            }
+            csv.flush()
+        }
+        MatrixFormat::Md => {
+            let md = |s: &str| sanitize(s).replace('|', "\\|");
+            writeln!(
+                w,
+                "**{}** · selection `{}` · verdict {} · recommended {}\n",
+                md(r.page_id()),
+                md(&r.selection_key),
+                r.selection_verdict(),
+                r.recommended_id().map_or_else(|| "none".to_owned(), md)
+            )?;
+            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), md);
+            writeln!(w, "| {} |", header.join(" | "))?;
+            writeln!(w, "|{}", "---|".repeat(header.len()))?;
+            for row in rows {
+                writeln!(w, "| {} |", row.join(" | "))?;
+            }
+            Ok(())
+        }
+        MatrixFormat::Json => {
+            let n = r.target_count();
+            let targets: Vec<Value> = r
+                .names
+                .targets
+                .iter()
+                .map(|t| {
+                    let mut o = serde_json::Map::new();
+                    o.insert("id".into(), json!(t.id));
+                    for (f, v) in r.names.shown.iter().zip(&t.shown) {
+                        o.entry(f.clone()).or_insert_with(|| v.clone());
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            let rule_rows: Vec<Value> = r
+                .names
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(i, rule)| {
+                    let meta = rules.iter().find(|m| m.id == rule.id);
+                    json!({
+                        "id": rule.id,
+                        "name": rule.name,
+                        "category": meta.map(|m| m.category.as_str()),
+                        "required": meta.map(|m| m.required),
+                        "weight": meta.map(|m| m.weight),
+                        "outcomes": (0..n)
+                            .map(|t| outcome_word(r.eval.columns[i].outcome[t]))
+                            .collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let doc = json!({
+                "page": r.page_id(),
+                "selection": r.selection_key,
+                "revision": r.revision,
+                "selectionVerdict": r.selection_verdict(),
+                "recommended": r.recommended_id(),
+                "targets": targets,
+                "rules": rule_rows,
+                "verdicts": (0..n).map(|t| r.device(t).verdict).collect::<Vec<_>>(),
+                "scores": (0..n).map(|t| r.device(t).score).collect::<Vec<_>>(),
+                "overrides": r.eval.overrides,
+            });
+            let text = serde_json::to_string_pretty(&doc).expect("serializable");
+            w.write_all(crate::app::types::json_safe(&text).as_bytes())?;
+            w.write_all(b"\n")
+        }
+    }
+}

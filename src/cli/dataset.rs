@@ -66,6 +66,7 @@ pub enum DatasetAction {
         page: String,
         #[arg(value_enum)]
         side: SideArg,
+        /// How to print the result
         #[arg(long, value_enum, default_value = "table")]
         format: super::ListFormat,
         /// The same as --format json

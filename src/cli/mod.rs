@@ -133,6 +133,7 @@ impl Db {
 pub enum Command {
     /// List pages
     Pages {
+        /// How to print the result
         #[arg(long, value_enum, default_value = "table")]
         format: ListFormat,
         /// The same as --format json
@@ -153,6 +154,7 @@ pub enum Command {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
         page: String,
+        /// Write the page file here instead of stdout
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
@@ -172,7 +174,7 @@ pub enum Command {
         /// Every source row
         #[arg(long)]
         all: bool,
-        /// [default: json]
+        /// How to print the result [default: json]
         #[arg(long, value_enum)]
         format: Option<Format>,
         /// Write CSV/TSV text cells as they are, even those a spreadsheet would run as a
@@ -188,6 +190,7 @@ pub enum Command {
         /// The source row: its key (`clientType=web|id=t3-chat`), keyHash, id or label
         #[arg(long, value_name = "KEY")]
         select: String,
+        /// How to print the result
         #[arg(long, value_enum, default_value = "table")]
         format: matrix::MatrixFormat,
         /// Write CSV/TSV text cells as they are (see `evaluate --no-formula-guard`)
@@ -199,6 +202,7 @@ pub enum Command {
         /// A stored page's id, or a page file (- reads stdin)
         #[arg(value_name = "PAGE|FILE|-", add = page_ids())]
         target: String,
+        /// How to print the result
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
     },
@@ -225,6 +229,7 @@ pub enum Command {
         /// Only this rule (its id or name)
         #[arg(long, value_name = "RULE_ID")]
         rule: Option<String>,
+        /// How to print the result
         #[arg(long, value_enum, default_value = "text")]
         format: explain::ExplainFormat,
         /// Also print each rule as a tree with every sub-expression's value (text)
@@ -262,6 +267,7 @@ pub enum Command {
         /// A stored page's id, or a page file (- reads stdin)
         #[arg(value_name = "PAGE|FILE|-", add = page_ids())]
         target: String,
+        /// How to print the result
         #[arg(long, value_enum, default_value = "text")]
         format: test::TestFormat,
         /// First pin the current verdicts, selection verdict and recommendation as assertions
@@ -284,6 +290,7 @@ pub enum Command {
     },
     /// The database: its file, schema version, size and pages
     Db {
+        /// How to print the result
         #[arg(long, value_enum, default_value = "text")]
         format: InfoFormat,
     },
@@ -307,10 +314,13 @@ pub enum Command {
     Man,
     /// Measure the matrix on a synthetic page
     Bench {
+        /// Target rows of the synthetic page
         #[arg(long, default_value_t = 10_000)]
         targets: usize,
+        /// Rules of the synthetic page
         #[arg(long, default_value_t = 100)]
         rules: usize,
+        /// Source rows of the synthetic page
         #[arg(long, default_value_t = 8)]
         sources: usize,
         /// Pairs sampled for the per-pair engine loops
@@ -342,6 +352,8 @@ pub enum RuleAction {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
         page: String,
+        /// A rule as JSON (name, logic or a predicate list, required, weight, category);
+        /// - reads stdin
         #[arg(value_name = "FILE|-")]
         file: String,
         /// Overwrite the rule with the same id
@@ -365,12 +377,16 @@ pub enum OverrideAction {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
         page: String,
+        /// The source row: its key, keyHash, id or label
         #[arg(long, value_name = "KEY")]
         source: String,
+        /// The target row: its key, keyHash, id or label
         #[arg(long, value_name = "KEY")]
         target: String,
+        /// true forces the pair compatible, false incompatible
         #[arg(long, action = clap::ArgAction::Set, value_parser = clap::value_parser!(bool))]
         value: bool,
+        /// Why (shown with the verdict)
         #[arg(long)]
         note: Option<String>,
     },
@@ -379,8 +395,10 @@ pub enum OverrideAction {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
         page: String,
+        /// The source row: its key, keyHash, id or label
         #[arg(long, value_name = "KEY")]
         source: String,
+        /// The target row: its key, keyHash, id or label
         #[arg(long, value_name = "KEY")]
         target: String,
     },
@@ -484,11 +502,21 @@ pub fn completion_script(shell: Shell) -> String {
 
 #[derive(Subcommand, Debug)]
 pub enum PolicyAction {
-    /// e.g. `fullThreshold=0.9 requiredMode=ANY_REQUIRED_FAIL_IS_0`
+    /// Set policy values by name, e.g. `fullThreshold=0.9 requiredMode=ANY_REQUIRED_FAIL_IS_0`
+    #[command(after_help = "\
+NAMES AND VALUES:
+  requiredMode      ANY_REQUIRED_FAIL_IS_0 | ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL | IGNORE_REQUIRED
+  fullThreshold     a score from 0 to 1, or a percentage (0.9, 90%)
+  partialThreshold  a score from 0 to 1 (at most fullThreshold)
+  mode              ANY_DEVICE_FULL_IS_COMPATIBLE | ALL_DEVICES_FULL_IS_COMPATIBLE
+  elseMode          ANY_DEVICE_PARTIAL_IS_PARTIAL | NONE
+  strategy          HIGHEST_VERDICT_THEN_SCORE
+Mode names are case-insensitive; `-` and spaces read as `_`. Only the values named change.")]
     Set {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
         page: String,
+        /// One or more NAME=VALUE (names and values below)
         #[arg(required = true, value_name = "NAME=VALUE")]
         assignments: Vec<String>,
     },

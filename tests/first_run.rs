@@ -328,3 +328,32 @@ fn the_man_page_and_the_schema_print() {
     // None of these touched a database.
     assert!(!default_db(home.path()).exists());
 }
+
+/// Every argument and option of every command says what it is for.
+#[test]
+fn every_argument_has_help_text() {
+    fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                missing.push(format!("{path} {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.get_about().is_none() && sub.get_name() != "help" {
+                missing.push(format!("{path} {} (no about)", sub.get_name()));
+            }
+            walk(sub, &format!("{path} {}", sub.get_name()), missing);
+        }
+    }
+    let mut missing = Vec::new();
+    walk(
+        &<rulebench::cli::Cli as clap::CommandFactory>::command(),
+        "rulebench",
+        &mut missing,
+    );
+    assert!(missing.is_empty(), "without help: {missing:?}");
+}

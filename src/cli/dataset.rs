@@ -40,6 +40,7 @@ pub enum DatasetAction {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = super::page_ids())]
         page: String,
+        /// Which side's rows
         #[arg(value_enum)]
         side: SideArg,
         /// .csv, .json, .jsonl / .ndjson (else the format is guessed from the content);
@@ -64,6 +65,7 @@ pub enum DatasetAction {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = super::page_ids())]
         page: String,
+        /// Which side's rows
         #[arg(value_enum)]
         side: SideArg,
         /// How to print the result

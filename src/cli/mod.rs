@@ -307,6 +307,7 @@ pub enum Command {
         zsh:  echo 'source <(rulebench completions zsh)' >> ~/.zshrc\n  \
         fish: rulebench completions fish > ~/.config/fish/completions/rulebench.fish")]
     Completions {
+        /// The shell to complete in
         #[arg(value_enum)]
         shell: Shell,
     },

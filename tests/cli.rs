@@ -240,6 +240,16 @@ fn json_diff(a: &Value, b: &Value, loose: bool, path: &str) -> Option<String> {
 /// an export may write `1`).
 #[track_caller]
 fn assert_same_page(actual: &Value, expected: &Value) {
+    // `$schema` names the schema for editors (a path in the sample pages, the
+    // schema's id in an export); it is not part of the page.
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("$schema");
+        }
+        v
+    };
+    let (actual, expected) = (&strip(actual), &strip(expected));
     if let Some(d) = json_diff(actual, expected, true, "") {
         panic!("pages differ at {d}");
     }
@@ -1702,4 +1712,27 @@ fn csv_guards_formulas_tsv_works_and_tables_align_wide_characters() {
     let a: Value = serde_json::from_str(&ok(env.db(), &["pages", "--format", "json"])).unwrap();
     let b: Value = serde_json::from_str(&ok(env.db(), &["pages", "--json"])).unwrap();
     assert_eq!(a, b);
+}
+
+/// An export names the page schema first; `rulebench schema` prints that schema.
+#[test]
+fn export_names_the_schema_and_the_schema_validates_it() {
+    let env = Env::new();
+    let out = ok(env.db(), &["export", LLM]);
+    assert!(
+        out.starts_with("{\n  \"$schema\": \"urn:rulebench:schema:page:v1\","),
+        "{out}"
+    );
+    let schema: Value = serde_json::from_str(&ok(env.db(), &["schema"])).unwrap();
+    assert_eq!(schema["$id"], "urn:rulebench:schema:page:v1");
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let page: Value = serde_json::from_str(&out).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&page)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // And it imports back as the same page.
+    let file = env.file("back.json", &out.replace("llm-chat-clients", "llm-back"));
+    ok(env.db(), &["import", &file]);
 }

@@ -700,6 +700,20 @@ fn confirm(question: &str) -> Result<(), Failure> {
     }
 }
 
+/// The `$schema` an exported page file names: the schema's own `$id`
+/// (`rulebench schema` prints the schema; map the id to it in an editor).
+pub const SCHEMA_ID: &str = "urn:rulebench:schema:page:v1";
+
+/// A page as a page file writes it: `$schema` first, then the page.
+fn with_schema(page: &crate::app::types::Page) -> Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("$schema".into(), Value::String(SCHEMA_ID.into()));
+    if let Value::Object(fields) = serde_json::to_value(page).expect("pages serialize") {
+        doc.extend(fields);
+    }
+    Value::Object(doc)
+}
+
 fn pretty(v: &impl serde::Serialize) -> String {
     let s = serde_json::to_string_pretty(v).expect("serializable");
     // Stored strings may hold terminal controls serde leaves raw: escaped, same JSON.
@@ -1055,7 +1069,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         Command::Export { page, output } => {
             let app = db.open()?;
             let (page, _) = app.page(&page)?;
-            let text = pretty(&page);
+            let text = pretty(&with_schema(&page));
             match output {
                 Some(path) => std::fs::write(&path, text)
                     .map_err(|e| usage(format!("{}: {e}", path.display())))?,

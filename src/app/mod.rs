@@ -214,6 +214,15 @@ pub struct App {
     store: Store,
 }
 
+/// A page named on the command line ([`App::load_ref`]).
+#[derive(Debug, Clone, Copy)]
+pub enum PageRef<'a> {
+    /// A page file's text (embedded rows; linked files are not read).
+    Text { text: &'a str, origin: &'a str },
+    /// A stored page, by id.
+    Stored(&'a str),
+}
+
 /// What `rulebench db` shows.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -368,6 +377,34 @@ impl App {
             pages: self.pages()?,
             path,
         })
+    }
+
+    /// A page named on the command line: a page file's text, or a stored page.
+    pub fn load_ref(&self, r: PageRef<'_>) -> Result<Page> {
+        match r {
+            PageRef::Text { text, origin } => Ok(Self::parse_page(text, origin)?.0),
+            PageRef::Stored(id) => Ok(self.page(id)?.0),
+        }
+    }
+
+    /// What changed from `old` to `new` and what it does to outcomes
+    /// ([`crate::core::diff`]): every selection on both sides, or those named (by key,
+    /// keyHash, id or label, found in `old`).
+    pub fn diff(
+        &self,
+        old: PageRef<'_>,
+        new: PageRef<'_>,
+        select: Option<&str>,
+    ) -> Result<crate::core::diff::PageDiff> {
+        let (old, new) = (self.load_ref(old)?, self.load_ref(new)?);
+        let which = match select {
+            None => crate::core::diff::Selections::All,
+            Some(sel) => {
+                let s = Self::find_row(&old, Side::Source, sel)?;
+                crate::core::diff::Selections::Keys(vec![old.source.row_key(&old.source.rows[s])])
+            }
+        };
+        crate::core::diff::diff(&old, &new, &which).map_err(AppError::Usage)
     }
 
     /// Deletes a page and everything it owns (rows, rules, history, cached results).

@@ -4,6 +4,7 @@
 mod bench;
 mod bench_workbench;
 mod dataset;
+mod diff;
 mod explain;
 mod expr;
 mod matrix;
@@ -181,6 +182,32 @@ pub enum Command {
         /// formula (starting with = + - @); by default they get a leading '
         #[arg(long)]
         no_formula_guard: bool,
+    },
+    /// What changed between two versions of a page, and which cells, verdicts and
+    /// recommendations it moves
+    #[command(after_help = "\
+OLD and NEW are page files (- reads one from stdin) or stored page ids. Rules are
+matched by id, rows and overrides by key. With --exit-code, exit 1 when any verdict,
+selection verdict or recommendation moved (a CI gate for rule changes):
+  rulebench export my-page -o before.json   # then edit, import --replace or keep the file
+  rulebench diff before.json my-page --format md --exit-code")]
+    Diff {
+        /// The old version: a page file, - for stdin, or a stored page id
+        #[arg(value_name = "OLD", add = page_ids())]
+        old: String,
+        /// The new version: a page file, - for stdin, or a stored page id
+        #[arg(value_name = "NEW", add = page_ids())]
+        new: String,
+        /// Only this source row (its key, keyHash, id or label in OLD); else every
+        /// source row on both sides
+        #[arg(long, value_name = "KEY")]
+        select: Option<String>,
+        /// How to print the diff
+        #[arg(long, value_enum, default_value = "table")]
+        format: diff::DiffFormat,
+        /// Exit 1 when a verdict, a selection verdict or a recommendation moved
+        #[arg(long)]
+        exit_code: bool,
     },
     /// The rule × target grid of one selection, as the workbench shows it
     Matrix {
@@ -679,6 +706,14 @@ fn write_out(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// A page argument as read: a page file's text, else a stored page's id.
+fn page_ref<'a>(loaded: &'a Option<(String, String)>, arg: &'a str) -> crate::app::PageRef<'a> {
+    match loaded {
+        Some((text, origin)) => crate::app::PageRef::Text { text, origin },
+        None => crate::app::PageRef::Stored(arg),
+    }
+}
+
 /// Asks a yes/no question on the terminal; without one (or on anything but yes), the
 /// command stops with exit 2 and nothing changed.
 fn confirm(question: &str) -> Result<(), Failure> {
@@ -901,6 +936,36 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             let result = crate::app::types::apply(&logic, &data)
                 .map_err(|e| usage(format!("--logic: {e}")))?;
             write_json(&format!("{result}\n"))?;
+        }
+        Command::Diff {
+            old,
+            new,
+            select,
+            format,
+            exit_code,
+        } => {
+            if old == "-" && new == "-" {
+                return Err(usage("OLD and NEW cannot both read stdin (-)"));
+            }
+            let app = db.open()?;
+            let load = |arg: &str| -> Result<Option<(String, String)>, Failure> {
+                if arg == "-" || Path::new(arg).is_file() {
+                    Ok(Some(read_arg(arg, MAX_PAGE_BYTES)?))
+                } else {
+                    Ok(None)
+                }
+            };
+            let (a, b) = (load(&old)?, load(&new)?);
+            let (old_ref, new_ref) = (page_ref(&a, &old), page_ref(&b, &new));
+            let d = app.diff(old_ref, new_ref, select.as_deref())?;
+            match format {
+                diff::DiffFormat::Table => write_text(&diff::text(&d, &old, &new))?,
+                diff::DiffFormat::Md => write_text(&diff::markdown(&d, &old, &new))?,
+                diff::DiffFormat::Json => write_json(&diff::json(&d, &old, &new))?,
+            }
+            if exit_code && d.verdicts_moved() {
+                return Ok(Exit::Problems);
+            }
         }
         Command::Matrix {
             page,

@@ -4,6 +4,7 @@
 pub mod assertions;
 pub mod dataset;
 pub mod diag;
+pub mod diff;
 pub mod engine;
 pub mod explain;
 pub mod infix;

@@ -1,7 +1,7 @@
 use clap::Parser;
 use rulebench::cli::{self, Cli, Exit};
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     // `COMPLETE=bash rulebench …` (from the script `rulebench completions` prints):
     // answers the shell's completion request and exits.
     clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();

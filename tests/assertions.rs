@@ -1,4 +1,4 @@
-//! Verdict assertions (issue #5, seed 002): `rulebench test`, pinning, import and
+//! Verdict assertions: `rulebench test`, pinning, import and
 //! export, persisted results and the limits, end to end through the app and the CLI.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Integration tests of the command line (CONTRACT §3 and §4): every command is run as a
+//! Integration tests of the command line and its result JSON: every command is run as a
 //! process against a fresh database in a temporary directory.
 
 use std::io::Write;

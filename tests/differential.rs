@@ -1,7 +1,7 @@
 //! Differential tests.
 //!
 //! (a) Our engine (datalogic-rs, through `rulebench::core::engine`) against jsonlogic-rs,
-//!     an independent JSONLogic implementation, on the sample pages, on the seed 000 rules
+//!     an independent JSONLogic implementation, on the sample pages, on the engine spec's rules
 //!     over a grid of rows, and on probe rules. Where the two legitimately differ, the
 //!     difference is listed in [`KNOWN_DIFFERENCES`] with its reason; any other difference
 //!     fails, and so does a listed difference that no longer occurs.
@@ -122,7 +122,7 @@ fn any_pair(_: &Value, _: &Value) -> bool {
 
 /// Every difference we accept. Keep each entry as narrow as the behaviour it documents.
 const KNOWN_DIFFERENCES: &[Known] = &[
-    // --- seed 000 over the row grid -------------------------------------------------
+    // --- the engine spec's rules over the row grid -------------------------------------------------
     // None. (engine.rs gives `==` / `!=` JavaScript's abstract equality, so a missing or
     // null `needs…` field no longer equals false, and "true" no longer equals true: the
     // seed rules agree with jsonlogic-rs on every pair of the grid. datalogic-rs's own
@@ -389,8 +389,7 @@ fn jsonlogic_rs_agrees_on_every_pair_of_the_sample_pages() {
     assert_only_known(Suite::SamplePages, pairs, &differences);
 }
 
-/// The rules of seed 000 (/work/shared/seeds/000_85510e1c8a41ee3f.txt), carried here so a
-/// plain clone tests itself.
+/// The rules of the compatibility engine's spec.
 fn seed_rules() -> Vec<(&'static str, Value)> {
     vec![
         (
@@ -422,40 +421,6 @@ fn seed_rules() -> Vec<(&'static str, Value)> {
             json!({"var": "source.needsStreaming"}),
         ),
     ]
-}
-
-#[test]
-fn seed_rules_match_the_seed_file_when_present() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/seeds/000_85510e1c8a41ee3f.txt"
-    );
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return; // A plain clone has no shared folder; the rules above stand on their own.
-    };
-    let blocks: Vec<Value> = text
-        .split("```json")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .filter_map(|b| serde_json::from_str(b).ok())
-        .collect();
-    let from_file: Vec<(String, Value)> = blocks
-        .iter()
-        .filter_map(|b| Some((b.get("name")?.as_str()?.to_owned(), b.get("logic")?.clone())))
-        .collect();
-    let ours = seed_rules();
-    assert_eq!(from_file.len(), 3, "three rules in {path}");
-    for (name, logic) in &from_file {
-        let (_, mine) = ours
-            .iter()
-            .find(|(n, _)| n == name)
-            .unwrap_or_else(|| panic!("seed rule {name} is not in seed_rules()"));
-        assert_eq!(mine, logic, "seed rule {name}");
-    }
-    assert!(
-        text.contains(r#"`{"var": "source.needsStreaming"}`"#),
-        "the single-rule scenario"
-    );
 }
 
 /// Source and target rows covering every combination of the seed fields being true,
@@ -528,7 +493,7 @@ fn jsonlogic_rs_agrees_on_the_seed_rules_over_a_row_grid() {
             for target in &targets {
                 pairs += 1;
                 differences.extend(compare(
-                    "seed 000 grid",
+                    "engine spec grid",
                     name,
                     &logic,
                     &compiled,

@@ -1,5 +1,5 @@
 //! Explanations in words: the sentences of every operator family (insta snapshots under
-//! tests/snapshots/, reviewed to read well), seed 004's worked example through
+//! tests/snapshots/, reviewed to read well), the worked example through
 //! `rulebench explain --format json`, and the `explain` command.
 
 mod common;

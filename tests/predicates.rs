@@ -1,4 +1,4 @@
-//! Predicate-list rules (seed 004, option 1): `from_logic(to_logic(p)) == p` (proptest),
+//! Predicate-list rules: `from_logic(to_logic(p)) == p` (proptest),
 //! accepted by `rule add` and in page files, stored as JSONLogic, and their errors with
 //! what and where.
 

@@ -1,4 +1,4 @@
-//! Seed 000 (the Compatibility Engine spec): one test per scenario, named after it.
+//! The compatibility engine's scenarios: one test per scenario, named after it.
 //!
 //! Every test runs on its own temporary database (`App::open` seeds it with the sample
 //! pages). Scenarios about a pure policy also call `rulebench::core` directly, but each
@@ -380,7 +380,7 @@ fn seed_selection_policy() -> SelectionPolicy {
     serde_json::from_str(SEED_SELECTION_POLICY).expect("the seed's selection policy parses")
 }
 
-// ----- A reference computation of CONTRACT §2, independent of the code under test -----
+// ----- A reference computation of the verdict rules (README, Verdicts), independent of the code under test -----
 
 /// (verdict, score, reason) by the contract, from a target's rule outcomes.
 fn reference_device(

@@ -1,4 +1,4 @@
-//! The verdict-assertion use cases (seed 002): run a stored page's assertions (results
+//! The verdict-assertion use cases: run a stored page's assertions (results
 //! persisted), run a page file's in memory, pin the current outcome, edit the list.
 
 use std::sync::Arc;
@@ -171,7 +171,7 @@ impl App {
 
     /// Pins the current outcome of one selection (`select`: a source row, or `*` / `None`
     /// for every source): every target's verdict, the selection verdict and the
-    /// recommendation (seed 002's "import from last actual output"). Pins replace
+    /// recommendation (the "import from last actual output"). Pins replace
     /// assertions with the same id; the page gets a new revision when anything changed.
     pub fn pin_assertions(&mut self, page_id: &str, select: Option<&str>) -> Result<Pinned> {
         let (page, revision) = self.page_without(page_id, Side::Target)?;

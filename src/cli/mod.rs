@@ -1,4 +1,4 @@
-//! The command line (CONTRACT §3). Exit status: 0 success, 1 a check found problems,
+//! The command line (README, Command line). Exit status: 0 success, 1 a check found problems,
 //! 2 bad usage or bad input.
 
 mod bench;

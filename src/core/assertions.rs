@@ -1,11 +1,11 @@
-//! Verdict assertions (seed 002): Jest-style matchers over a page's evaluation results.
+//! Verdict assertions: Jest-style matchers over a page's evaluation results.
 //!
 //! An [`Assertion`] names a selection (a source key, or `*` for every source), a JSONPath
-//! (RFC 9535) into that selection's evaluation result (CONTRACT §4), a matcher from the
+//! (RFC 9535) into that selection's evaluation result (docs/result-json.md), a matcher from the
 //! [registry](registry) and its expected value. Pure: model types, the matcher registry,
 //! path normalisation, validation, evaluation, limits and truncation. No I/O.
 //!
-//! Semantics (seed 002): the path resolves to zero or more values; zero values are tested
+//! Semantics: the path resolves to zero or more values; zero values are tested
 //! as a single `null`; each value runs through the matcher; the outcomes are aggregated by
 //! `pathMatch` (`ANY`, the default: some value passes; `ALL`: every value passes), and `not`
 //! inverts the aggregate. With `"select": "*"` the assertion must hold for every source.
@@ -95,7 +95,7 @@ impl PathMatch {
     }
 }
 
-/// The limits of seed 002's "Security & Safety" and "Configuration" sections.
+/// The limits of the "Security & Safety" and "Configuration" sections.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     /// Largest a page's `assertions` may be, serialized (64 KB).
@@ -563,7 +563,7 @@ pub fn parse_path(path: &str) -> Result<(String, JsonPath), String> {
     }
 }
 
-/// Resolves a path over a value (seed 002's `resolveJsonPath`).
+/// Resolves a path over a value (the `resolveJsonPath`).
 pub fn resolve<'v>(path: &JsonPath, value: &'v Value) -> Vec<&'v Value> {
     path.query(value).all()
 }
@@ -902,7 +902,7 @@ impl Compiled {
         )
     }
 
-    /// Runs the assertion on one evaluation result (seed 002's evaluation semantics).
+    /// Runs the assertion on one evaluation result (the evaluation semantics).
     pub fn evaluate(&self, result: &Value, limits: &Limits) -> Outcome {
         self.evaluate_found(resolve(&self.query, result), limits)
     }
@@ -980,7 +980,7 @@ impl Compiled {
     }
 }
 
-/// One assertion's result over its selection(s) (seed 002's `AssertionResult`).
+/// One assertion's result over its selection(s) (the `AssertionResult`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssertionResult {

@@ -30,7 +30,7 @@ use super::model::{Dataset, Page, Row, Side, key_hash};
 pub enum KeyCase {
     #[default]
     Sensitive,
-    /// Keys compare lower-cased (seed 001's provider tokens: `OPENAI` is `openai`).
+    /// Keys compare lower-cased (the provider tokens: `OPENAI` is `openai`).
     Insensitive,
 }
 

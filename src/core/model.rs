@@ -1,6 +1,6 @@
 //! The page model: two datasets, feature rules, policies and overrides.
 //!
-//! Serde maps it one to one onto the page file (`rulebench.page/v1`, CONTRACT §1).
+//! Serde maps it one to one onto the page file (`rulebench.page/v1`, docs/page-format.md).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -37,7 +37,7 @@ pub struct Page {
     pub selection_policy: SelectionPolicy,
     #[serde(default)]
     pub overrides: Vec<Override>,
-    /// Extension: verdict assertions over the evaluation results (seed 002).
+    /// Extension: verdict assertions over the evaluation results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<Assertion>,
 }
@@ -138,7 +138,7 @@ pub struct Dataset {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub summary: Vec<String>,
     /// Extension: a numeric field that breaks recommendation ties (higher wins),
-    /// after verdict and score and before the id (seed 003's tiebreaker).
+    /// after verdict and score and before the id (the tiebreaker).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<String>,
     /// Extension: values for fields a row lacks (absent or null), applied wherever rows
@@ -443,7 +443,7 @@ impl Default for DevicePolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RequiredMode {
-    /// Any failing required rule gives verdict 0 (CONTRACT §2).
+    /// Any failing required rule gives verdict 0 (README, Verdicts).
     #[default]
     #[serde(rename = "ANY_REQUIRED_FAIL_IS_0")]
     AnyRequiredFailIs0,

@@ -1,4 +1,4 @@
-//! Predicate-list rules (seed 004, option 1): a rule may be written as a list of
+//! Predicate-list rules: a rule may be written as a list of
 //! `field operator value` predicates joined by AND or OR instead of JSONLogic:
 //!
 //! ```json

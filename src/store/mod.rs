@@ -127,7 +127,7 @@ pub const MIGRATIONS: &[&str] = &[
     // 2: the result cache is pruned by revision; a key-value table for the database itself.
     "CREATE INDEX compat_results_by_revision ON compat_results (page_id, revision_id);
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-    // 3: verdict assertions (seed 002) and the results of their runs.
+    // 3: verdict assertions and the results of their runs.
     "CREATE TABLE assertions (
         page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
         ord INTEGER NOT NULL,

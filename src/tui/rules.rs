@@ -1,5 +1,5 @@
 //! Rules pane: name, required/weight, category, how many targets pass; search ranked by
-//! relevance with a deterministic tiebreak (seed 003); add, delete, edit, revert; and
+//! relevance with a deterministic tiebreak; add, delete, edit, revert; and
 //! the small form for name / required / weight / category.
 
 use ratatui::Frame;

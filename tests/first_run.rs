@@ -357,3 +357,46 @@ fn every_argument_has_help_text() {
     );
     assert!(missing.is_empty(), "without help: {missing:?}");
 }
+
+/// docs/cli.md is the `--help` of every command, as the binary prints it (regenerate
+/// with `UPDATE_DOCS=1 cargo test --test first_run cli_reference`).
+#[test]
+fn the_cli_reference_in_docs_matches_the_binary() {
+    fn walk(cmd: &mut clap::Command, path: &str, out: &mut String) {
+        let name = if path.is_empty() {
+            "rulebench".to_owned()
+        } else {
+            format!("{path} {}", cmd.get_name())
+        };
+        let help = cmd.render_long_help().to_string();
+        out.push_str(&format!(
+            "## `{name}`\n\n```text\n{}\n```\n\n",
+            help.trim_end()
+        ));
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_owned())
+            .filter(|s| s != "help")
+            .collect();
+        for sub in subs {
+            let sub = cmd.find_subcommand_mut(&sub).unwrap();
+            walk(sub, &name, out);
+        }
+    }
+    let mut cmd = <rulebench::cli::Cli as clap::CommandFactory>::command();
+    cmd.build();
+    let mut text = String::from(
+        "# Command-line reference\n\nThe `--help` of every command, as `rulebench` prints it \
+         (a test keeps this file in step with the binary). See the README for a tour.\n\n",
+    );
+    walk(&mut cmd, "", &mut text);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md");
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        on_disk == text,
+        "docs/cli.md is stale: UPDATE_DOCS=1 cargo test --test first_run cli_reference"
+    );
+}

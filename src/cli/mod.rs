@@ -33,7 +33,13 @@ use crate::app::{App, AppError, default_db_path};
 )]
 pub struct Cli {
     /// The database file [default: $RULEBENCH_DB, else rulebench.db in the platform data directory]
-    #[arg(long, global = true, env = "RULEBENCH_DB", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        env = "RULEBENCH_DB",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
     pub db: Option<PathBuf>,
     /// Open this page directly in the workbench
     #[arg(long, value_name = "ID")]
@@ -45,7 +51,7 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Create a new database empty, without the sample pages
-    #[arg(long, global = true, env = "RULEBENCH_NO_SEED", value_parser = clap::builder::FalseyValueParser::new())]
+    #[arg(long, global = true, env = "RULEBENCH_NO_SEED", hide_env_values = true, value_parser = clap::builder::FalseyValueParser::new())]
     pub no_seed: bool,
     /// Print no status lines (what was imported, saved, created) on stderr; data and
     /// errors still print
@@ -309,7 +315,7 @@ selection verdict or recommendation moved (a CI gate for rule changes):
         #[command(subcommand)]
         action: dataset::DatasetAction,
     },
-    /// Reload a page's linked dataset files when they change (until Ctrl-C or end of input)
+    /// Reload a page's linked dataset files when they change (until Ctrl-C or SIGTERM)
     Watch {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]

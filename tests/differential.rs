@@ -178,26 +178,6 @@ const KNOWN_DIFFERENCES: &[Known] = &[
     },
     Known {
         suite: Suite::Probes,
-        rule: "empty-object-truthiness",
-        pairs: "target.limits an empty object",
-        applies: |_, t| field(t, "limits") == Some(&json!({})),
-        ours: false,
-        theirs: true,
-        reason: "datalogic's truthiness treats {} as false; in JS (and jsonlogic-rs) every \
-                 object is truthy, only [] is special-cased by JSONLogic",
-    },
-    Known {
-        suite: Suite::Probes,
-        rule: "whole-row",
-        pairs: "a source row with no fields ({}), any target",
-        applies: |s, _| s == &json!({}),
-        ours: false,
-        theirs: true,
-        reason: "datalogic's truthiness treats {} as false, so a rule reading a whole row that \
-                 has no fields fails; in JS (and jsonlogic-rs) every object is truthy",
-    },
-    Known {
-        suite: Suite::Probes,
         rule: "null-at-most-zero",
         pairs: "target.p99LatencyMs null or absent",
         applies: |_, t| field(t, "p99LatencyMs").is_none_or(Value::is_null),
@@ -224,15 +204,38 @@ const KNOWN_DIFFERENCES: &[Known] = &[
     Known {
         suite: Suite::Probes,
         rule: "missing-with-nested-list",
-        pairs: "source.requiredProvider present, target.p99LatencyMs absent",
+        pairs: "source.requiredProvider present and null",
+        applies: |s, _| field(s, "requiredProvider") == Some(&Value::Null),
+        ours: true,
+        theirs: false,
+        reason: "json-logic-js (and rulebench) count a key whose value is null or \"\" as \
+                 missing; jsonlogic-rs counts only absent keys",
+    },
+    Known {
+        suite: Suite::Probes,
+        rule: "missing",
+        pairs: "neither key absent and one of them null",
         applies: |s, t| {
-            field(s, "requiredProvider").is_some() && field(t, "p99LatencyMs").is_none()
+            let (a, b) = (field(s, "requiredProvider"), field(t, "contextWindow"));
+            a.is_some() && b.is_some() && (a == Some(&Value::Null) || b == Some(&Value::Null))
         },
         ours: true,
         theirs: false,
-        reason: "{\"missing\":[[keys…], more…]}: JS (and jsonlogic-rs) take the first argument \
-                 as the whole key list when it is an array and ignore the rest; datalogic \
-                 flattens every argument, so it also reports target.p99LatencyMs",
+        reason: "json-logic-js (and rulebench) count a key whose value is null or \"\" as \
+                 missing; jsonlogic-rs counts only absent keys",
+    },
+    Known {
+        suite: Suite::Probes,
+        rule: "missing-some-met-early",
+        pairs: "target.contextWindow null and target.p99LatencyMs absent or null",
+        applies: |_, t| {
+            field(t, "contextWindow") == Some(&Value::Null)
+                && field(t, "p99LatencyMs").is_none_or(Value::is_null)
+        },
+        ours: false,
+        theirs: true,
+        reason: "json-logic-js (and rulebench) count a null key as missing, so neither key is \
+                 there and missing_some is not met; jsonlogic-rs counts null as present",
     },
 ];
 

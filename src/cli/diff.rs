@@ -8,7 +8,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use crate::app::types::sanitize;
-use crate::core::diff::{Flip, ItemChanges, Moved, PageDiff};
+use crate::app::types::{Flip, ItemChanges, Moved, PageDiff};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffFormat {

@@ -17,10 +17,33 @@ use super::model::Side;
 pub fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     ENGINE.get_or_init(|| {
-        Engine::builder()
+        // JSONLogic's truthiness as json-logic-js has it: `[]` is falsy, every object
+        // truthy (datalogic-rs finds `{}` falsy), for `if`, `and`, `or` and the
+        // quantifiers as for `!` and `!!`.
+        let mut config = datalogic_rs::EvaluationConfig::default();
+        config.truthy_evaluator = datalogic_rs::TruthyEvaluator::custom(|v| {
+            use datalogic_rs::datavalue::OwnedDataValue as O;
+            match v {
+                O::Null => false,
+                O::Bool(b) => *b,
+                O::Number(n) => {
+                    let f = n.as_f64();
+                    f != 0.0 && !f.is_nan()
+                }
+                O::String(s) => !s.is_empty(),
+                O::Array(items) => !items.is_empty(),
+                _ => true,
+            }
+        });
+        let mut builder = Engine::builder()
+            .with_config(config)
             .add_operator(JS_EQ, LooseEquality { negate: false })
             .add_operator(JS_NE, LooseEquality { negate: true })
-            .build()
+            .add_operator(ARRAY_OF, ArrayOf);
+        for (_, name) in super::jsops::OPERATORS {
+            builder = builder.add_operator(*name, super::jsops::operator(name));
+        }
+        builder.build()
     })
 }
 
@@ -131,13 +154,53 @@ fn for_engine(logic: &Value) -> Value {
                     let k = match (map.len(), k.as_str()) {
                         (1, "==") => JS_EQ.to_owned(),
                         (1, "!=") => JS_NE.to_owned(),
+                        (1, op) => {
+                            super::jsops::engine_name(op).map_or_else(|| k.clone(), str::to_owned)
+                        }
                         _ => k.clone(),
                     };
+                    // The array quantifiers of json-logic-js see a non-array as `[]`.
+                    if map.len() == 1
+                        && matches!(
+                            k.as_str(),
+                            "all" | "some" | "none" | "filter" | "map" | "reduce"
+                        )
+                        && let Value::Array(args) = v
+                        && let Some((first, rest)) = args.split_first()
+                    {
+                        let mut args = vec![json_array_of(for_engine(first))];
+                        args.extend(rest.iter().map(for_engine));
+                        return (k, Value::Array(args));
+                    }
                     (k, for_engine(v))
                 })
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+/// `{"if": [{"rulebench:is_array": x}, x, []]}` without evaluating `x` twice is not
+/// expressible; the operator below returns its argument when it is an array, else `[]`.
+fn json_array_of(logic: Value) -> Value {
+    serde_json::json!({ARRAY_OF: [logic]})
+}
+
+const ARRAY_OF: &str = "rulebench:array_of";
+
+struct ArrayOf;
+
+impl CustomOperator for ArrayOf {
+    fn evaluate<'a>(
+        &self,
+        args: &[&'a DataValue<'a>],
+        _ctx: &mut EvalContext<'_, 'a>,
+        arena: &'a Bump,
+    ) -> datalogic_rs::Result<&'a DataValue<'a>> {
+        Ok(match args.first() {
+            Some(v @ DataValue::Array(_)) => v,
+            _ => arena.array(&[]),
+        })
     }
 }
 
@@ -388,6 +451,16 @@ pub fn apply(logic: &Value, data: &Value) -> Result<Value, String> {
     let result = engine()
         .evaluate(&compiled, data, &arena)
         .map_err(|e| e.to_string())?;
+    // JSON has no NaN or Infinity: such a result (JavaScript would return it) is an
+    // error here; inside a rule it is simply falsy.
+    if let DataValue::Number(n) = result
+        && !n.as_f64().is_finite()
+    {
+        return Err(format!(
+            "the result is {} (JavaScript's value for a number that cannot be computed)",
+            super::jsops::number_to_string(n.as_f64())
+        ));
+    }
     Ok(to_json(result))
 }
 

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod engine;
 pub mod explain;
 pub mod infix;
+pub mod jsops;
 pub mod matrix;
 pub mod model;
 pub mod predicates;

@@ -119,7 +119,12 @@ fn string_to_number(s: &str) -> f64 {
 /// JavaScript's `parseFloat`: the longest decimal prefix of `String(v)` after leading
 /// white space, else NaN.
 pub fn parse_float(v: &V<'_>) -> f64 {
-    let s = to_string(v);
+    let s = match v {
+        V::Number(n) => return n.as_f64(),
+        V::Null | V::Bool(_) | V::Object(_) => return f64::NAN,
+        V::String(s) => std::borrow::Cow::Borrowed(*s),
+        other => std::borrow::Cow::Owned(to_string(other)),
+    };
     let t = s.trim_start();
     let b = t.as_bytes();
     let mut i = 0;
@@ -215,36 +220,44 @@ pub fn to_string(v: &V<'_>) -> String {
 
 /// JavaScript's ToPrimitive with a number hint, for comparisons: arrays and objects
 /// become their string.
-fn primitive<'a>(v: &V<'a>) -> Prim {
+fn primitive<'a>(v: &V<'a>) -> Prim<'a> {
     match v {
         V::Null => Prim::Num(0.0),
         V::Bool(b) => Prim::Num(f64::from(u8::from(*b))),
         V::Number(n) => Prim::Num(n.as_f64()),
-        V::String(s) => Prim::Str((*s).to_owned()),
-        other => Prim::Str(to_string(other)),
+        V::String(s) => Prim::Str(std::borrow::Cow::Borrowed(s)),
+        other => Prim::Str(std::borrow::Cow::Owned(to_string(other))),
     }
 }
 
-enum Prim {
+enum Prim<'a> {
     Num(f64),
-    Str(String),
+    Str(std::borrow::Cow<'a, str>),
 }
 
 /// JavaScript's `a < b` (with `or_equal`: `a <= b`).
 pub fn less(a: &V<'_>, b: &V<'_>, or_equal: bool) -> bool {
+    let ordered = |x: f64, y: f64| if or_equal { x <= y } else { x < y };
+    // The common case first: two numbers.
+    if let (V::Number(x), V::Number(y)) = (a, b) {
+        return ordered(x.as_f64(), y.as_f64());
+    }
     match (primitive(a), primitive(b)) {
         (Prim::Str(x), Prim::Str(y)) => {
-            let (x, y): (Vec<u16>, Vec<u16>) =
-                (x.encode_utf16().collect(), y.encode_utf16().collect());
-            if or_equal { x <= y } else { x < y }
+            // UTF-16 code units, as JavaScript orders strings.
+            let order = x.encode_utf16().cmp(y.encode_utf16());
+            if or_equal {
+                order.is_le()
+            } else {
+                order.is_lt()
+            }
         }
         (x, y) => {
-            let n = |p: Prim| match p {
+            let n = |p: Prim<'_>| match p {
                 Prim::Num(f) => f,
                 Prim::Str(s) => string_to_number(&s),
             };
-            let (x, y) = (n(x), n(y));
-            if or_equal { x <= y } else { x < y }
+            ordered(n(x), n(y))
         }
     }
 }
@@ -323,9 +336,8 @@ impl CustomOperator for Js {
             }
             ">" => arena.bool(less(arg(1), arg(0), false)),
             ">=" => arena.bool(less(arg(1), arg(0), true)),
-            "+" => num(args.iter().fold(0.0, |acc, v| {
-                parse_float(&DataValue::from_f64(acc)) + parse_float(v)
-            })),
+            // parseFloat of a number is the number: the running sum needs no parsing.
+            "+" => num(args.iter().fold(0.0, |acc, v| acc + parse_float(v))),
             "*" => match args.split_first() {
                 None => {
                     return Err(datalogic_rs::Error::invalid_arguments(

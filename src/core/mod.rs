@@ -9,6 +9,7 @@ pub mod engine;
 pub mod explain;
 pub mod infix;
 pub mod jsops;
+pub mod lint;
 pub mod matrix;
 pub mod model;
 pub mod predicates;

@@ -211,6 +211,9 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
             format!("the engine rejects this rule: {e}"),
         ));
     }
+    if !out.iter().any(Diagnostic::is_error) && reads_data {
+        out.extend(super::lint::lint(logic, schema));
+    }
     if !out.iter().any(Diagnostic::is_error) && !reads_data {
         out.push(
             Diagnostic::warning(
@@ -799,17 +802,19 @@ mod tests {
     #[test]
     fn partial_field_is_a_warning() {
         let d = validate_logic(&json!({"var": "source.maxLatencyMs"}), &schema());
-        assert_eq!(d.len(), 1);
+        assert_eq!(d.len(), 2);
         assert_eq!(d[0].code, "partial-field");
         assert!(!d[0].is_error());
+        // A rule reading one side only is the lint's (a warning too).
+        assert_eq!(d[1].code, "one-sided");
+        assert!(!d[1].is_error());
     }
 
     #[test]
     fn item_scope_vars_are_not_fields() {
-        assert!(
-            codes(json!({"some": [{"var": "target.supportsStreaming"}, {"==": [{"var": ""}, 1]}]}))
-                .is_empty()
-        );
+        let got =
+            codes(json!({"some": [{"var": "target.supportsStreaming"}, {"==": [{"var": ""}, 1]}]}));
+        assert!(got.iter().all(|(code, ..)| *code == "one-sided"), "{got:?}");
     }
 
     #[test]

@@ -1,0 +1,305 @@
+//! Type-aware lint: traps of JSONLogic's coercions, found from the dataset schema
+//! (each field's inferred types and how many rows have it). Warnings with a location
+//! and, where there is one, a suggested rewrite:
+//!
+//! - `null-as-zero`: a field that is null or absent in some rows, in `<` `<=` `>` `>=`:
+//!   null reads as 0, so `target.maxTokens < 5` passes where the field is missing.
+//! - `string-vs-number`: a field holding strings compared with a number (`"abc"` is NaN,
+//!   `""` is 0, `"10" < "9"` between two strings).
+//! - `bool-vs-string`: a boolean field compared with a string (`true == "true"` is false).
+//! - `in-mixed`: `in` over a field that is a string in some rows and an array in others
+//!   (a substring test in one, an element test in the other).
+//! - `one-sided`: a rule that reads only one side: every target (or every selection)
+//!   gets the same outcome from it.
+
+use serde_json::{Value, json};
+
+use super::diag::{Diagnostic, pointer_token};
+use super::model::Side;
+use super::validate::Schema;
+
+/// A `{"var": "side.field"}` (or `[path, default]`) argument: its side, field, path and
+/// whether it has a default.
+fn field_of(v: &Value) -> Option<(Side, &str, &str, bool)> {
+    let args = v.as_object().filter(|o| o.len() == 1)?.get("var")?;
+    let (path, default) = match args {
+        Value::String(p) => (p.as_str(), false),
+        Value::Array(a) => (a.first()?.as_str()?, a.get(1).is_some_and(|d| !d.is_null())),
+        _ => return None,
+    };
+    let (head, rest) = path.split_once('.')?;
+    let side = match head {
+        "source" => Side::Source,
+        "target" => Side::Target,
+        _ => return None,
+    };
+    let field = rest.split('.').next()?;
+    Some((side, field, path, default))
+}
+
+struct Lint<'a> {
+    schema: &'a Schema,
+    out: Vec<Diagnostic>,
+    reads: [bool; 2],
+    /// Paths known not to be null here: tested by an earlier argument of an enclosing
+    /// `and` (`{"!=": [P, null]}`, `{"!!": P}`, `P`) or `or` (`{"==": [P, null]}`).
+    guarded: Vec<String>,
+}
+
+/// The path an `and` argument proves non-null (`{"!=": [P, null]}`, `{"!==": …}`,
+/// `{"!!": P}`, `P`), or an `or` argument proves null for the arguments after it
+/// (`{"==": [P, null]}`, `{"===": …}`, `{"!": P}`).
+fn guard(arg: &Value, in_and: bool) -> Option<String> {
+    if in_and && let Some((_, _, p, _)) = field_of(arg) {
+        return Some(p.to_owned());
+    }
+    let o = arg.as_object().filter(|o| o.len() == 1)?;
+    let (op, args) = o.iter().next()?;
+    let pair = |a: &Value| -> Option<String> {
+        let a = a.as_array()?;
+        match (a.first(), a.get(1)) {
+            (Some(x), Some(Value::Null)) | (Some(Value::Null), Some(x)) => {
+                field_of(x).map(|(_, _, p, _)| p.to_owned())
+            }
+            _ => None,
+        }
+    };
+    let single = |a: &Value| -> Option<String> {
+        let v = a.as_array().and_then(|a| a.first()).unwrap_or(a);
+        field_of(v).map(|(_, _, p, _)| p.to_owned())
+    };
+    match (in_and, op.as_str()) {
+        (true, "!=" | "!==") | (false, "==" | "===") => pair(args),
+        (true, "!!") | (false, "!") => single(args),
+        _ => None,
+    }
+}
+
+impl Lint<'_> {
+    fn types(&self, side: Side, field: &str) -> Option<&super::dataset::FieldSchema> {
+        match side {
+            Side::Source => self.schema.source.fields.get(field),
+            Side::Target => self.schema.target.fields.get(field),
+        }
+    }
+
+    fn rows(&self, side: Side) -> usize {
+        match side {
+            Side::Source => self.schema.source.rows,
+            Side::Target => self.schema.target.rows,
+        }
+    }
+
+    /// Rows where the field reads null (absent or null, no default).
+    fn null_rows(&self, side: Side, field: &str) -> usize {
+        match self.types(side, field) {
+            Some(f) if f.default.is_some() => 0,
+            Some(f) => self.rows(side) - f.present + f.nulls,
+            None => 0,
+        }
+    }
+
+    fn has_type(&self, side: Side, field: &str, ty: &str) -> usize {
+        self.types(side, field)
+            .and_then(|f| f.types.get(ty).copied())
+            .unwrap_or(0)
+    }
+
+    fn compare(&mut self, op: &str, args: &[Value], ptr: &str, logic: &Value) {
+        for (i, a) in args.iter().enumerate() {
+            let Some((side, field, path, default)) = field_of(a) else {
+                continue;
+            };
+            let others: Vec<&Value> = args
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, v)| v)
+                .collect();
+            let number_other = others.iter().any(|o| o.is_number());
+            let nulls = self.null_rows(side, field);
+            if !default
+                && nulls > 0
+                && matches!(op, "<" | "<=" | ">" | ">=")
+                && !self.guarded.iter().any(|g| g == path)
+            {
+                // Only where reading null as 0 makes the comparison pass.
+                let passes_as_zero = match (args.len(), i, others.first()) {
+                    (2, 0, Some(Value::Number(n))) => {
+                        holds(op, 0.0, n.as_f64().unwrap_or(f64::NAN))
+                    }
+                    (2, 1, Some(Value::Number(n))) => {
+                        holds(op, n.as_f64().unwrap_or(f64::NAN), 0.0)
+                    }
+                    // Against another field, null as 0 passes only for some values
+                    // of it: not reported.
+                    _ => false,
+                };
+                if passes_as_zero {
+                    let guarded = json!({"and": [{"!=": [{"var": path}, null]}, logic]});
+                    self.out.push(
+                        Diagnostic::warning(
+                            "null-as-zero",
+                            format!("{ptr}/{i}"),
+                            format!(
+                                "`{path}` is null or absent in {nulls} of {} {} rows; JSONLogic reads null as 0 in `{op}`, so those rows pass it",
+                                self.rows(side),
+                                side.name()
+                            ),
+                        )
+                        .with_hint(Some(format!("to fail them, write {guarded}"))),
+                    );
+                }
+            }
+            let strings = self.has_type(side, field, "string");
+            if strings > 0 && number_other {
+                self.out.push(
+                    Diagnostic::warning(
+                        "string-vs-number",
+                        format!("{ptr}/{i}"),
+                        format!(
+                            "`{path}` holds a string in {strings} {} rows, compared here with a number: JSONLogic converts it (\"\" is 0, \"abc\" is NaN and never compares true)",
+                            side.name()
+                        ),
+                    )
+                    .with_hint(Some(
+                        "store the field as numbers, or compare it with a string".into(),
+                    )),
+                );
+            }
+            let bools = self.has_type(side, field, "boolean");
+            if bools > 0
+                && matches!(op, "==" | "!=" | "===" | "!==")
+                && let Some(s) = others.iter().find_map(|o| o.as_str())
+            {
+                let literal = match s.trim().to_ascii_lowercase().as_str() {
+                    "true" => "true",
+                    "false" => "false",
+                    _ => "true or false",
+                };
+                self.out.push(
+                    Diagnostic::warning(
+                        "bool-vs-string",
+                        format!("{ptr}/{i}"),
+                        format!(
+                            "`{path}` is a boolean in {bools} {} rows, compared here with the string \"{s}\": `true == \"true\"` is false in JSONLogic",
+                            side.name()
+                        ),
+                    )
+                    .with_hint(Some(format!("compare with {literal}, without quotes"))),
+                );
+            }
+        }
+    }
+
+    fn walk(&mut self, node: &Value, ptr: &str, item_scope: bool) {
+        match node {
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    self.walk(v, &format!("{ptr}/{i}"), item_scope);
+                }
+            }
+            Value::Object(map) if map.len() == 1 => {
+                let (op, args) = map.iter().next().expect("one entry");
+                let op_ptr = format!("{ptr}/{}", pointer_token(op));
+                if !item_scope {
+                    if let Some((side, ..)) = field_of(node) {
+                        self.reads[side as usize] = true;
+                    }
+                    if op == "missing" || op == "missing_some" {
+                        for side in [Side::Source, Side::Target] {
+                            if args.to_string().contains(&format!("\"{}.", side.name())) {
+                                self.reads[side as usize] = true;
+                            }
+                        }
+                    }
+                    if let Value::Array(a) = args {
+                        match op.as_str() {
+                            "<" | "<=" | ">" | ">=" | "==" | "!=" | "===" | "!==" => {
+                                self.compare(op, a, &op_ptr, node)
+                            }
+                            "in" => {
+                                if let Some((side, field, path, _)) = a.get(1).and_then(field_of) {
+                                    let (s, arr) = (
+                                        self.has_type(side, field, "string"),
+                                        self.has_type(side, field, "array"),
+                                    );
+                                    if s > 0 && arr > 0 {
+                                        self.out.push(Diagnostic::warning(
+                                            "in-mixed",
+                                            format!("{op_ptr}/1"),
+                                            format!(
+                                                "`{path}` is a string in {s} {side} rows and an array in {arr}: `in` tests a substring in one and an element in the other",
+                                                side = side.name()
+                                            ),
+                                        ).with_hint(Some("store it as an array in every row".into())));
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                let depth = self.guarded.len();
+                match args {
+                    Value::Array(items) => {
+                        for (i, v) in items.iter().enumerate() {
+                            let scope = item_scope || super::engine::item_scoped(op, i);
+                            self.walk(v, &format!("{op_ptr}/{i}"), scope);
+                            // Later arguments of `and` / `or` run only after this one.
+                            if matches!(op.as_str(), "and" | "or")
+                                && let Some(p) = guard(v, op == "and")
+                            {
+                                self.guarded.push(p);
+                            }
+                        }
+                    }
+                    other => self.walk(other, &op_ptr, item_scope),
+                }
+                self.guarded.truncate(depth);
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    self.walk(v, &format!("{ptr}/{}", pointer_token(k)), item_scope);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn holds(op: &str, a: f64, b: f64) -> bool {
+    match op {
+        "<" => a < b,
+        "<=" => a <= b,
+        ">" => a > b,
+        ">=" => a >= b,
+        _ => false,
+    }
+}
+
+/// The lint's warnings for one rule's logic (pointers relative to the logic). Only
+/// for logic that validates; a rule that reads no field is `constant-logic`'s.
+pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
+    let mut l = Lint {
+        schema,
+        out: Vec::new(),
+        reads: [false; 2],
+        guarded: Vec::new(),
+    };
+    l.walk(logic, "", false);
+    match l.reads {
+        [true, false] => l.out.push(Diagnostic::warning(
+            "one-sided",
+            "",
+            "this rule reads no target field: every target gets the same outcome for a selection",
+        )),
+        [false, true] => l.out.push(Diagnostic::warning(
+            "one-sided",
+            "",
+            "this rule reads no source field: every selection gets the same outcome for a target (a filter on targets)",
+        )),
+        _ => {}
+    }
+    l.out
+}

@@ -1,0 +1,96 @@
+//! Type-aware lint: each JSONLogic coercion trap on a fixture page is reported as a
+//! warning with its pointer (and a rewrite where there is one); the sample pages, which
+//! avoid the traps, stay quiet.
+
+mod common;
+use common::rb;
+
+use serde_json::Value;
+
+#[test]
+fn each_trap_is_a_located_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/lint-traps.json");
+    let (code, out, err) = rb(&db, &["check", file, "--format", "json"]);
+    assert_eq!(code, 0, "warnings do not fail check: {err}");
+    let diags: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let find = |code: &str, pointer: &str| {
+        diags
+            .iter()
+            .find(|d| d["code"] == code && d["pointer"] == pointer)
+            .unwrap_or_else(|| panic!("no {code} at {pointer}: {diags:#?}"))
+            .clone()
+    };
+    let d = find("null-as-zero", "/rules/0/logic/</0");
+    assert_eq!(d["severity"], "warning");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 of 3 target rows"),
+        "{d}"
+    );
+    let rewrite = d["hint"].as_str().unwrap();
+    assert!(
+        rewrite.contains(r#"{"!=":[{"var":"target.maxTokens"},null]}"#),
+        "{rewrite}"
+    );
+    assert!(d["line"].as_u64().is_some());
+    find("string-vs-number", "/rules/1/logic/<=/0");
+    let d = find("bool-vs-string", "/rules/2/logic/==/0");
+    assert!(
+        d["hint"].as_str().unwrap().contains("compare with true"),
+        "{d}"
+    );
+    find("in-mixed", "/rules/3/logic/in/1");
+    let d = find("one-sided", "/rules/4/logic");
+    assert!(
+        d["message"].as_str().unwrap().contains("no target field"),
+        "{d}"
+    );
+    // The suggested rewrite is quiet about the trap it fixes.
+    let page: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut fixed = page.clone();
+    fixed["rules"][0]["logic"] =
+        serde_json::from_str(&rewrite["to fail them, write ".len()..]).unwrap();
+    let fixed_file = dir.path().join("fixed.json");
+    std::fs::write(&fixed_file, fixed.to_string()).unwrap();
+    let (_, out, _) = rb(
+        &db,
+        &["check", fixed_file.to_str().unwrap(), "--format", "json"],
+    );
+    let diags: Vec<Value> = serde_json::from_str(&out).unwrap();
+    assert!(
+        !diags.iter().any(|d| d["code"] == "null-as-zero"
+            && d["pointer"].as_str().unwrap().starts_with("/rules/0/")),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn the_sample_pages_raise_no_lint_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for page in [
+        "llm-chat-clients",
+        "loan-eligibility",
+        "provider-capabilities",
+    ] {
+        let (_, out, _) = rb(&db, &["check", page, "--format", "json"]);
+        let diags: Vec<Value> = serde_json::from_str(&out).unwrap();
+        let lint: Vec<&Value> = diags
+            .iter()
+            .filter(|d| {
+                [
+                    "null-as-zero",
+                    "string-vs-number",
+                    "bool-vs-string",
+                    "in-mixed",
+                ]
+                .contains(&d["code"].as_str().unwrap())
+            })
+            .collect();
+        assert!(lint.is_empty(), "{page}: {lint:#?}");
+    }
+}

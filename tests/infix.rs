@@ -232,3 +232,20 @@ fn infix_refuses_integers_beyond_two_to_the_53() {
     assert!(parse("target.n == 9007199254740991", &Fields::default()).is_ok());
     assert!(parse("target.n == 9007199254740993.5", &Fields::default()).is_ok());
 }
+
+/// `not_in` and `not_contains` are `not in` and `not contains` (other rule languages
+/// spell them so), in any case; they print back as `not in` / `not contains`.
+#[test]
+fn not_in_and_not_contains_with_underscores() {
+    let f = Fields::default();
+    assert_eq!(
+        parse("source.age not_in [1, 2]", &f).unwrap(),
+        parse("source.age not in [1, 2]", &f).unwrap()
+    );
+    assert_eq!(
+        parse("target.tags NOT_CONTAINS 'gpu'", &f).unwrap(),
+        parse("target.tags not contains 'gpu'", &f).unwrap()
+    );
+    let logic = parse("target.tags not_contains 'gpu'", &f).unwrap();
+    assert_eq!(print(&logic).unwrap(), "target.tags not contains 'gpu'");
+}

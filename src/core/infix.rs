@@ -8,7 +8,8 @@
 //! and     := not ("AND" not)*
 //! not     := "NOT" not | compare
 //! compare := value (op value)*        -- chains only for < <= (between forms)
-//! op      := == != === !== < <= > >= | in | not in | contains | not contains
+//! op      := == != === !== < <= > >= | in | not in | not_in | contains | not contains
+//!            | not_contains
 //! value   := field | string | number | true | false | null | array | "(" expr ")"
 //! field   := name ("." name)*          -- source.x, target.y
 //! array   := "[" (value ("," value)*)? "]"
@@ -68,7 +69,16 @@ struct Token {
 }
 
 const KEYWORDS: &[&str] = &[
-    "and", "or", "not", "in", "contains", "true", "false", "null",
+    "and",
+    "or",
+    "not",
+    "in",
+    "contains",
+    "not_in",
+    "not_contains",
+    "true",
+    "false",
+    "null",
 ];
 
 fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
@@ -362,6 +372,11 @@ impl Parser<'_> {
             Tok::Kw(k) if k == "in" || k == "contains" => {
                 self.next();
                 k
+            }
+            // `not_in` / `not_contains`: the spellings of other rule languages.
+            Tok::Kw(k) if k == "not_in" || k == "not_contains" => {
+                self.next();
+                k.replace('_', " ")
             }
             Tok::Kw(k) if k == "not" => {
                 self.next();

@@ -1736,3 +1736,75 @@ fn export_names_the_schema_and_the_schema_validates_it() {
     let file = env.file("back.json", &out.replace("llm-chat-clients", "llm-back"));
     ok(env.db(), &["import", &file]);
 }
+
+/// Gaps found trying it as a new user: a no-op change makes no revision; a row name
+/// that matches two rows is ambiguous (not "not found"); a keyHash in capitals names its
+/// row; JSONLogic outside the infix grammar is bad input (exit 2).
+#[test]
+fn no_op_changes_ambiguous_names_key_hash_case_and_expr_exit_codes() {
+    let env = Env::new();
+    let r0 = revision(env.db(), LLM);
+    ok(env.db(), &["policy", "set", LLM, "fullThreshold=1"]);
+    assert_eq!(revision(env.db(), LLM), r0, "the same policy value again");
+    ok(env.db(), &["policy", "set", LLM, "fullThreshold=0.9"]);
+    assert_eq!(revision(env.db(), LLM), r0 + 1);
+    let add = |note: &str| {
+        ok(
+            env.db(),
+            &[
+                "override",
+                "add",
+                LLM,
+                "--source",
+                "opencode",
+                "--target",
+                "llama-3.3-70b",
+                "--value",
+                "true",
+                "--note",
+                note,
+            ],
+        );
+    };
+    add("Verified by testing team - works with Groq provider");
+    assert_eq!(revision(env.db(), LLM), r0 + 1, "the same override again");
+    add("re-verified");
+    assert_eq!(revision(env.db(), LLM), r0 + 2, "a new note is a change");
+
+    // Two source rows share the key field value `web`.
+    let mut page: Value = serde_json::from_str(&ok(env.db(), &["export", LLM])).unwrap();
+    page["id"] = serde_json::json!("llm-two-web");
+    let mut twin = page["source"]["rows"][0].clone();
+    twin["id"] = serde_json::json!("web-two");
+    twin["displayName"] = serde_json::json!("Web two");
+    page["source"]["rows"].as_array_mut().unwrap().push(twin);
+    page["overrides"] = serde_json::json!([]);
+    page["assertions"] = serde_json::json!([]);
+    let file = env.file("two.json", &page.to_string());
+    ok(env.db(), &["import", &file]);
+    let err = usage_error(env.db(), &["evaluate", "llm-two-web", "--select", "web"]);
+    assert!(
+        err.contains("`web` is ambiguous: it names 2 source rows: clientType=web|id=t3-chat, clientType=web|id=web-two"),
+        "{err}"
+    );
+    // A keyHash in any case.
+    let hash = rulebench::core::model::key_hash("clientType=web|id=t3-chat");
+    let out = ok(
+        env.db(),
+        &[
+            "evaluate",
+            LLM,
+            "--select",
+            &hash.to_uppercase(),
+            "--format",
+            "summary",
+        ],
+    );
+    assert!(
+        out.contains("\"selectionKey\":\"clientType=web|id=t3-chat\""),
+        "{out}"
+    );
+    // Logic with no infix form: exit 2, with the reason.
+    let err = usage_error(env.db(), &["expr", "--to-infix", r#"{"merge": [1, 2]}"#]);
+    assert!(err.contains("merge"), "{err}");
+}

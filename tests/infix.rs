@@ -133,8 +133,10 @@ fn expr_command_converts_both_ways_and_explains_errors() {
         err.contains("at 1:12") && err.contains("^") && err.contains("did you mean `==`?"),
         "{err}"
     );
+    // Logic outside the infix grammar is bad input: exit 2 (it was 1, as if a check
+    // had found problems).
     let (code, _, err) = rulebench(&["expr", "--to-infix", r#"{"map": [[1], {"var": ""}]}"#]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("no infix form"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");

@@ -2087,8 +2087,9 @@ fn return_cached_result() {
     assert_eq!(fourth["cache"], "hit");
     assert_eq!(fourth["evaluatedAt"], "1999-12-31T23:59:59Z");
 
-    // Control: once the revision moves, the changed rule is evaluated (and fails).
-    app.set_policy(CHAT, &["partialThreshold=0.4".to_owned()])
+    // Control: once the revision moves, the changed rule is evaluated (and fails). (A
+    // real change: setting a value it already has makes no revision.)
+    app.set_policy(CHAT, &["partialThreshold=0.45".to_owned()])
         .unwrap();
     let fresh = evaluate(&mut app, CHAT, T3);
     assert_eq!(fresh["cache"], "miss");

@@ -525,6 +525,20 @@ impl App {
     /// Finds a source row by key, keyHash or id.
     pub fn find_row(page: &Page, side: Side, needle: &str) -> Result<usize> {
         let d = page.dataset(side);
+        let what = if side == Side::Source {
+            "source rows"
+        } else {
+            "target rows"
+        };
+        let named = d.rows_named(needle);
+        if d.find_row(needle).is_none() && named.len() > 1 {
+            let keys: Vec<String> = named.iter().map(|&i| d.row_key(&d.rows[i])).collect();
+            return Err(AppError::Usage(format!(
+                "`{needle}` is ambiguous: it names {} {what}: {} (name one by its key)",
+                named.len(),
+                keys.join(", ")
+            )));
+        }
         d.find_row(needle).ok_or_else(|| {
             let keys: Vec<String> = d.rows.iter().map(|r| d.row_key(r)).collect();
             // Rows are named by id, key or label: the closest id, else key, else label.
@@ -765,9 +779,26 @@ impl App {
             o.source_key.as_deref().unwrap_or_default(),
             o.target_key.as_deref().unwrap_or_default()
         );
-        Ok(self.store.change(page_id, &what, |tx, _| {
-            store::ops::put_override(tx, page_id, &o)
-        })?)
+        let (sh, th) = (
+            o.source_hash().unwrap_or_default(),
+            o.target_hash().unwrap_or_default(),
+        );
+        let revision = self
+            .store
+            .change_if(page_id, &what, |tx, _| -> Result<bool> {
+                // The same override again (value and note) changes nothing: no revision.
+                if store::ops::override_of(tx, page_id, &sh, &th)?
+                    == Some((o.value, o.note.clone()))
+                {
+                    return Ok(false);
+                }
+                store::ops::put_override(tx, page_id, &o)?;
+                Ok(true)
+            })?;
+        match revision {
+            Some(r) => Ok(r),
+            None => Ok(self.store.revision(page_id)?.unwrap_or_default()),
+        }
     }
 
     /// Sets (`Some`) or clears (`None`) the override of a pair named by its row keys, as
@@ -844,11 +875,12 @@ impl App {
             ));
         }
         let mut out = None;
-        let revision = self.store.change_checked(
+        let revision = self.store.change_if(
             page_id,
             &format!("policy {}", assignments.join(" ")),
-            |tx, _| -> Result<()> {
+            |tx, _| -> Result<bool> {
                 let (mut device, mut selection) = store::ops::policies(tx, page_id)?;
+                let before = (device.clone(), selection.clone());
                 for a in assignments {
                     apply_policy(&mut device, &mut selection, a)?;
                 }
@@ -859,14 +891,22 @@ impl App {
                         diagnostics: diags,
                     });
                 }
-                store::ops::write_policies(tx, page_id, &device, &selection)?;
+                // The same values again change nothing and make no revision.
+                let changed = (&device, &selection) != (&before.0, &before.1);
+                if changed {
+                    store::ops::write_policies(tx, page_id, &device, &selection)?;
+                }
                 out = Some(Policies {
                     device_policy: device,
                     selection_policy: selection,
                 });
-                Ok(())
+                Ok(changed)
             },
         )?;
+        let revision = match revision {
+            Some(r) => r,
+            None => self.store.revision(page_id)?.unwrap_or_default(),
+        };
         Ok((out.expect("set by the change"), revision))
     }
 }

@@ -10,12 +10,10 @@ use crate::app::types::parse_json;
 pub fn run(text: &str, to_infix: bool, fields: &Fields) -> Result<String, Failure> {
     if to_infix {
         let logic: Value = parse_json(text).map_err(|d| usage(format!("--to-infix: {d}")))?;
+        // Logic outside the infix grammar is bad input for this command: exit 2.
         return infix::print(&logic)
             .map(|s| format!("{s}\n"))
-            .map_err(|e| Failure {
-                message: e.to_string(),
-                code: 1,
-            });
+            .map_err(|e| usage(e.to_string()));
     }
     let logic = infix::parse(text, fields).map_err(|e| usage(e.render(text)))?;
     Ok(format!("{logic}\n"))

@@ -248,7 +248,12 @@ impl Dataset {
             }
         };
         by(&|r| self.row_key(r))
-            .or_else(|| by(&|r| key_hash(&self.row_key(r))))
+            .or_else(|| {
+                // A keyHash is hex: any case names it.
+                self.rows
+                    .iter()
+                    .position(|r| key_hash(&self.row_key(r)).eq_ignore_ascii_case(needle))
+            })
             .or_else(|| by(&|r| self.row_id(r)))
             .or_else(|| {
                 unique(&|r| {
@@ -260,6 +265,27 @@ impl Dataset {
                 })
             })
             .or_else(|| unique(&|r| self.row_label(r) == needle))
+    }
+
+    /// The rows a name matches by a key field's value or by label, when it names more
+    /// than one (so [`Dataset::find_row`] found none): for an "ambiguous" message.
+    pub fn rows_named(&self, needle: &str) -> Vec<usize> {
+        let by_field: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| {
+                self.key.iter().any(|k| {
+                    self.rows[i]
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .is_some_and(|v| self.key_matches(v, needle))
+                })
+            })
+            .collect();
+        if by_field.len() > 1 {
+            return by_field;
+        }
+        (0..self.rows.len())
+            .filter(|&i| self.row_label(&self.rows[i]) == needle)
+            .collect()
     }
 
     /// Every field name that appears in some row, sorted.

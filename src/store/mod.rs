@@ -620,6 +620,23 @@ impl Store {
         F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<(), E>,
         E: From<StoreError>,
     {
+        let revision = self.change_if(page_id, what, |tx, rev| f(tx, rev).map(|()| true))?;
+        Ok(revision.expect("a step that always changes"))
+    }
+
+    /// [`Store::change_checked`] whose step says whether it changed anything: when it
+    /// did not (the same policy value, the same override again), the transaction is
+    /// rolled back and no revision is made (`None`).
+    pub fn change_if<F, E>(
+        &mut self,
+        page_id: &str,
+        what: &str,
+        f: F,
+    ) -> std::result::Result<Option<i64>, E>
+    where
+        F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<bool, E>,
+        E: From<StoreError>,
+    {
         self.refuse_if_read_only(what)?;
         let tx = self
             .conn
@@ -632,14 +649,17 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(StoreError::from)?;
-        f(&tx, revision)?;
+        if !f(&tx, revision)? {
+            // Dropping the transaction rolls it back: the revision stays as it was.
+            return Ok(None);
+        }
         tx.execute(
             "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
             params![page_id, revision, now(), what],
         )
         .map_err(StoreError::from)?;
         tx.commit().map_err(StoreError::from)?;
-        Ok(revision)
+        Ok(Some(revision))
     }
 
     /// Gives a page a new id, everything it owns (rows, rules, overrides, history,
@@ -1101,6 +1121,23 @@ fn upsert_override(tx: &Transaction<'_>, page_id: &str, o: &Override, ord: i64) 
 /// The change operations, for use inside [`Store::change`].
 pub mod ops {
     use super::*;
+
+    /// The stored override of a pair by keyHashes: (value, note).
+    pub fn override_of(
+        tx: &Transaction<'_>,
+        page_id: &str,
+        source_hash: &str,
+        target_hash: &str,
+    ) -> Result<Option<(bool, Option<String>)>> {
+        Ok(tx
+            .query_row(
+                "SELECT value, note FROM overrides
+                 WHERE page_id = ?1 AND source_key_hash = ?2 AND target_key_hash = ?3",
+                params![page_id, source_hash, target_hash],
+                |r| Ok((r.get::<_, bool>(0)?, r.get::<_, Option<String>>(1)?)),
+            )
+            .optional()?)
+    }
 
     /// The page's rule count and whether rule `rule_id` is among them, read inside
     /// the change's transaction.

@@ -429,3 +429,26 @@ fn integers_that_would_lose_digits_are_refused_or_kept_exactly() {
     let (_, out, _) = rb(&db, &["export", "big"]);
     assert!(out.contains("\"n\": \"9007199254740993\""), "{out}");
 }
+
+/// Two rules whose ids come from the same name: the error names both rules and carries
+/// line:col (the second rule's, since its id is not written in the file).
+#[test]
+fn a_duplicate_rule_id_names_both_rules_with_line_col() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/duplicate-rule-ids.json"
+    );
+    let (code, out, _) = rb(&db, &["check", file]);
+    assert_eq!(code, 1);
+    let line = out
+        .lines()
+        .find(|l| l.contains("error[duplicate-rule]"))
+        .expect(&out);
+    assert!(line.contains("] 6:3 at /rules/1/id"), "{line}");
+    assert!(
+        line.contains("rule 0 (`Same Name`) and rule 1 (`Same name`)"),
+        "{line}"
+    );
+}

@@ -74,14 +74,24 @@ impl Diagnostic {
     }
 
     /// Fills line:col from the text the pointer points into.
+    /// Where a pointer the text does not spell (a rule id derived from its name, a
+    /// default) points, the nearest enclosing value that it does is located instead.
     pub fn locate_in(mut self, text: &str) -> Self {
-        if self.line.is_none()
-            && let Some((line, column)) = locate(text, &self.pointer)
-        {
-            self.line = Some(line);
-            self.column = Some(column);
+        if self.line.is_some() {
+            return self;
         }
-        self
+        let mut pointer = self.pointer.as_str();
+        loop {
+            if let Some((line, column)) = locate(text, pointer) {
+                self.line = Some(line);
+                self.column = Some(column);
+                return self;
+            }
+            match pointer.rfind('/') {
+                Some(cut) if !pointer.is_empty() => pointer = &pointer[..cut],
+                _ => return self,
+            }
+        }
     }
 
     /// A diagnostic for a JSON syntax error.

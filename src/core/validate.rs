@@ -583,7 +583,7 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
         validate_dataset(page.dataset(side), side, &mut out);
     }
     let schema = Schema::of_with(page, facts);
-    let mut ids = HashSet::new();
+    let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, rule) in page.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
         out.extend(
@@ -591,12 +591,23 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
                 .into_iter()
                 .map(|d| d.under(&at)),
         );
-        if !ids.insert(rule.id.as_str()) {
-            out.push(Diagnostic::error(
-                "duplicate-rule",
-                format!("{at}/id"),
-                format!("rule id `{}` is used twice", rule.id),
-            ));
+        if let Some(&first) = ids.get(rule.id.as_str()) {
+            out.push(
+                Diagnostic::error(
+                    "duplicate-rule",
+                    format!("{at}/id"),
+                    format!(
+                        "rule id `{}` is used twice: by rule {first} (`{}`) and rule {i} (`{}`)",
+                        rule.id, page.rules[first].name, rule.name
+                    ),
+                )
+                .with_hint(Some(
+                    "give one of them an \"id\" of its own (ids are made from names when absent)"
+                        .into(),
+                )),
+            );
+        } else {
+            ids.insert(rule.id.as_str(), i);
         }
         out.extend(
             validate_logic(&rule.logic, &schema)

@@ -838,3 +838,55 @@ fn the_editor_follows_its_rule_when_the_list_shifts_under_it() {
         assert_eq!(now.logic, rule.logic, "{} untouched", rule.id);
     }
 }
+
+/// Ctrl-C quits from every dialog (help, the palette, a question, a prompt, the rule
+/// form), and a Ctrl- or Alt- chord is not typed into the palette.
+#[test]
+fn ctrl_c_quits_from_every_dialog_and_chords_are_not_typed() {
+    type Opener = Box<dyn Fn(&mut Bench)>;
+    let openers: Vec<(&str, Opener)> = vec![
+        (
+            "help",
+            Box::new(|b: &mut Bench| b.press(KeyCode::Char('?'))),
+        ),
+        ("palette", Box::new(|b: &mut Bench| b.ctrl('p'))),
+        (
+            "delete question",
+            Box::new(|b: &mut Bench| {
+                b.press(KeyCode::Char('2'));
+                b.press(KeyCode::Char('d'));
+            }),
+        ),
+        (
+            "search prompt",
+            Box::new(|b: &mut Bench| {
+                b.press(KeyCode::Char('2'));
+                b.press(KeyCode::Char('/'));
+            }),
+        ),
+        (
+            "rule form",
+            Box::new(|b: &mut Bench| {
+                b.press(KeyCode::Char('2'));
+                b.press(KeyCode::Char('m'));
+            }),
+        ),
+    ];
+    for (what, open_it) in openers {
+        let mut b = open("llm-chat-clients");
+        open_it(&mut b);
+        assert!(b.ui.modal.is_some(), "{what} opened");
+        b.ctrl('c');
+        assert!(b.ui.quit, "Ctrl-C quits from the {what}");
+    }
+    // In the palette, Ctrl-U is not the letter u.
+    let mut b = open("llm-chat-clients");
+    b.ctrl('p');
+    b.ctrl('u');
+    b.alt('x');
+    match &b.ui.modal {
+        Some(rulebench::tui::ui::Modal::Palette { query, .. }) => assert_eq!(query, ""),
+        _ => panic!("the palette stays open"),
+    }
+    assert!(!b.ui.quit);
+}

@@ -327,6 +327,14 @@ impl Ui {
 
     /// A key: the modal takes it, else the editor while typing, else the keymap.
     pub fn handle_key(&mut self, key: KeyEvent) {
+        use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+        // Ctrl-C quits from everywhere, dialogs and prompts included (valid edits are
+        // saved, as help says).
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.modal = None;
+            self.dispatch(Action::ForceQuit);
+            return;
+        }
         if self.modal.is_some() {
             self.modal_key(key);
             self.drain();
@@ -739,6 +747,17 @@ impl Ui {
         let Some(modal) = self.modal.take() else {
             return;
         };
+        // A Ctrl- or Alt- chord is not a character to type into the palette or answer a
+        // question with (Ctrl-U used to type `u`); prompts' text areas read chords
+        // themselves.
+        let chord = key.modifiers.intersects(
+            ratatui::crossterm::event::KeyModifiers::CONTROL
+                | ratatui::crossterm::event::KeyModifiers::ALT,
+        ) && matches!(key.code, K::Char(_));
+        if chord && !matches!(modal, Modal::Prompt { .. } | Modal::RuleForm(_)) {
+            self.modal = Some(modal);
+            return;
+        }
         match modal {
             Modal::Help { scroll } => match key.code {
                 K::Down | K::Char('j') => self.modal = Some(Modal::Help { scroll: scroll + 1 }),

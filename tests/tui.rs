@@ -890,3 +890,30 @@ fn ctrl_c_quits_from_every_dialog_and_chords_are_not_typed() {
     }
     assert!(!b.ui.quit);
 }
+
+/// The status line puts the message first at every width: a refusal is read whole at
+/// 80 columns (it used to come after ~75 columns of page, revision and timings), and
+/// the page and revision go on the right only when there is room.
+#[test]
+fn the_status_message_comes_first_at_every_width() {
+    let mut b = open("llm-chat-clients");
+    let message = "partialThreshold must be at most fullThreshold (0.95 > 0.90)";
+    b.ui.status.error(message);
+    for width in [60u16, 80, 160] {
+        let screen = b.screen(width, 24);
+        let last = screen.lines().last().unwrap();
+        assert!(
+            last.trim_matches('"')
+                .trim_start()
+                .starts_with(&message[..50.min(width as usize - 4)]),
+            "{width}: {last}"
+        );
+        assert!(
+            !last.contains("frame"),
+            "timings only with --profile: {last}"
+        );
+        if width >= 120 {
+            assert!(last.contains("llm-chat-clients · rev"), "{last}");
+        }
+    }
+}

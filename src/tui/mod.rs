@@ -56,6 +56,8 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
         Theme::from_env(),
         options.db.clone(),
     )?;
+    // Frame timings show on the status line only when profiling.
+    ui.show_timings = options.profile.is_some();
     let mut terminal = ratatui::try_init()?;
     if options.mouse {
         execute!(io::stdout(), EnableMouseCapture)?;

@@ -145,6 +145,8 @@ pub struct Ui {
     pub last_frame: Duration,
     /// What the last frame handled, for `--profile`.
     pub last_event: String,
+    /// The status line shows the last frame's time (with `--profile`).
+    pub show_timings: bool,
     /// Things that happened between frames (saves, background results), for `--profile`.
     pub profile_notes: Vec<String>,
     /// A linked file being reloaded: what, and how far (0.0–1.0), for the gauge.
@@ -219,6 +221,7 @@ impl Ui {
             quit: false,
             last_render: Duration::ZERO,
             last_frame: Duration::ZERO,
+            show_timings: false,
             last_event: String::new(),
             profile_notes: Vec::new(),
             reload_progress: None,

@@ -167,28 +167,12 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
         frame.render_widget(gauge, area);
         return;
     }
+    // The message first, at every width; the page, revision and save state on the
+    // right when there is room for them after it.
     let mut spans = Vec::new();
-    if let Some(page) = ui.page() {
-        let ws = &page.ws;
-        let save = if page.editor.is_invalid() {
-            Span::styled("invalid", t.fail())
-        } else if ws.any_unsaved() {
-            Span::styled("unsaved", t.warn())
-        } else {
-            Span::styled("saved", t.pass())
-        };
-        spans.extend([
-            Span::raw(format!(" {} · rev {} · ", safe(&ws.page.id), ws.revision)),
-            save,
-            Span::raw(format!(
-                " · frame {:.2} ms ",
-                ui.last_frame.as_secs_f64() * 1e3
-            )),
-        ]);
-    }
     match &ui.status.message {
-        Some((m, Level::Error)) => spans.push(Span::styled(format!("· {m}"), t.fail())),
-        Some((m, Level::Info)) => spans.push(Span::styled(format!("· {m}"), t.dim())),
+        Some((m, Level::Error)) => spans.push(Span::styled(format!(" {m}"), t.fail())),
+        Some((m, Level::Info)) => spans.push(Span::styled(format!(" {m}"), t.dim())),
         None => match ui
             .page()
             .and_then(|p| p.explain.explanation.as_ref().map(|e| (p, e)))
@@ -205,7 +189,7 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
                     .map(|r| page.ws.page.target.row_label(r))
                     .unwrap_or_default();
                 spans.push(Span::styled(
-                    format!("· {glyph} "),
+                    format!(" {glyph} "),
                     if e.passed { t.pass() } else { t.fail() },
                 ));
                 spans.push(Span::raw(safe(&format!(
@@ -213,10 +197,45 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
                     e.rule_id, e.sentence
                 ))));
             }
-            None => spans.push(Span::styled("· ? help · : commands", t.dim())),
+            None => spans.push(Span::styled(" ? help · : commands", t.dim())),
         },
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    let mut right = Vec::new();
+    if let Some(page) = ui.page() {
+        let ws = &page.ws;
+        let save = if page.editor.is_invalid() {
+            Span::styled("invalid", t.fail())
+        } else if ws.any_unsaved() {
+            Span::styled("unsaved", t.warn())
+        } else {
+            Span::styled("saved", t.pass())
+        };
+        right.extend([
+            Span::raw(format!(" {} · rev {} · ", safe(&ws.page.id), ws.revision)),
+            save,
+        ]);
+        if ui.show_timings {
+            right.push(Span::raw(format!(
+                " · frame {:.2} ms",
+                ui.last_frame.as_secs_f64() * 1e3
+            )));
+        }
+        right.push(Span::raw(" "));
+    }
+    let left = Line::from(spans);
+    let right = Line::from(right);
+    let (lw, rw) = (left.width() as u16, right.width() as u16);
+    if rw > 0 && lw + 1 + rw <= area.width {
+        let [l, r] = Layout::horizontal([Constraint::Min(0), Constraint::Length(rw)]).areas(area);
+        frame.render_widget(Paragraph::new(left), l);
+        frame.render_widget(
+            Paragraph::new(right).alignment(ratatui::layout::Alignment::Right),
+            r,
+        );
+        return;
+    }
+    // No room for both: the message wins, wrapped onto nothing (cut at the edge).
+    frame.render_widget(Paragraph::new(left), area);
 }
 
 /// A centred rectangle of at most `w` × `h`.

@@ -917,3 +917,40 @@ fn the_status_message_comes_first_at_every_width() {
         }
     }
 }
+
+/// Pane titles carry their number, and Tab walks the panes in that order (Overrides is
+/// 7 and Tests 8 by key, and now by Tab too).
+#[test]
+fn tab_follows_the_pane_numbers_shown_in_titles() {
+    use rulebench::tui::action::PaneId;
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('1'));
+    for n in 1..=9usize {
+        let focus = b.ui.page().unwrap().focus;
+        assert_eq!(focus.number(), n, "Tab step {n}: {focus:?}");
+        b.press(KeyCode::Char(char::from(b'0' + n as u8)));
+        assert_eq!(
+            b.ui.page().unwrap().focus,
+            focus,
+            "key {n} focuses the same pane"
+        );
+        b.press(KeyCode::Tab);
+    }
+    assert_eq!(
+        b.ui.page().unwrap().focus,
+        PaneId::Sources,
+        "and round again"
+    );
+    let screen = b.screen(160, 45);
+    for title in [
+        "1 Chat clients",
+        "2 Rules",
+        "3 Matrix",
+        "4 Rule editor",
+        "5 Explanation",
+        "6 Policy",
+        "8 Tests",
+    ] {
+        assert!(screen.contains(title), "{title}: {screen}");
+    }
+}

@@ -23,10 +23,19 @@ impl PaneId {
         PaneId::Editor,
         PaneId::Explain,
         PaneId::Policy,
-        PaneId::Tests,
         PaneId::Overrides,
+        PaneId::Tests,
         PaneId::Dataset,
     ];
+
+    /// The pane's number: its key (`1`–`9`), shown in its title; Tab follows it.
+    pub fn number(self) -> usize {
+        Self::ALL
+            .iter()
+            .position(|p| *p == self)
+            .expect("every pane is listed")
+            + 1
+    }
 
     pub fn title(self) -> &'static str {
         match self {

@@ -244,7 +244,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     if !st.query.is_empty() {
         title.push_str(&format!(" · /{} {}", safe(&st.query), st.matches.len()));
     }
-    let mut block = pane_block(&title, theme, focused);
+    let mut block = pane_block(
+        &super::view::numbered(super::action::PaneId::Dataset, &title),
+        theme,
+        focused,
+    );
     if focused {
         block = block.title_bottom(Line::styled(
             " Space side · / search · s schema · Enter edit ",

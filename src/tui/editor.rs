@@ -318,7 +318,10 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     };
     let view = if st.infix { "infix" } else { "JSONLogic" };
     let block = pane_block(
-        &format!("Rule editor · {view} (F2): {name}{state}"),
+        &super::view::numbered(
+            super::action::PaneId::Editor,
+            &format!("Rule editor · {view} (F2): {name}{state}"),
+        ),
         theme,
         focused,
     );

@@ -255,7 +255,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     } else {
         &st.title
     };
-    let block = pane_block(title, theme, focused);
+    let block = pane_block(
+        &super::view::numbered(super::action::PaneId::Explain, title),
+        theme,
+        focused,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;

@@ -284,7 +284,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     if page.editor.is_invalid() {
         title.push_str(" · dimmed: the editor's text is invalid");
     }
-    let block = pane_block(&title, theme, focused);
+    let block = pane_block(
+        &super::view::numbered(super::action::PaneId::Matrix, &title),
+        theme,
+        focused,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let empty = if rules.is_empty() {

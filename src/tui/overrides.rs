@@ -210,7 +210,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     } else {
         format!("Overrides ({})", st.entries.len())
     };
-    let mut block = pane_block(&title, theme, focused);
+    let mut block = pane_block(
+        &super::view::numbered(super::action::PaneId::Overrides, &title),
+        theme,
+        focused,
+    );
     if focused && !st.entries.is_empty() {
         block = block.title_bottom(Line::styled(" Enter go to · d clear ", theme.dim()));
     }

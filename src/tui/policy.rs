@@ -515,7 +515,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let device = &ws.page.device_policy;
     let selection = &ws.page.selection_policy;
     let current = FIELDS[page.policy.field.min(FIELDS.len() - 1)];
-    let mut block = pane_block("Policy", theme, focused);
+    let mut block = pane_block(
+        &super::view::numbered(super::action::PaneId::Policy, "Policy"),
+        theme,
+        focused,
+    );
     if focused {
         let hint = if current.is_threshold() {
             " ←→ ±0.05 · Enter type "

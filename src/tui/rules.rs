@@ -263,7 +263,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         )
     };
     let list = List::new(items)
-        .block(pane_block(&title, theme, focused))
+        .block(pane_block(
+            &super::view::numbered(super::action::PaneId::Rules, &title),
+            theme,
+            focused,
+        ))
         .highlight_style(theme.selected());
     let mut ls = ListState::default().with_selected((!st.order.is_empty()).then_some(st.cursor));
     frame.render_stateful_widget(list, area, &mut ls);

@@ -93,7 +93,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         format!("{} ({})", safe(&d.name), d.rows.len())
     };
     let list = List::new(items)
-        .block(pane_block(&title, theme, focused))
+        .block(pane_block(
+            &super::view::numbered(super::action::PaneId::Sources, &title),
+            theme,
+            focused,
+        ))
         .highlight_style(theme.selected());
     let mut st = ListState::default().with_selected(Some(page.sources.selected));
     frame.render_stateful_widget(list, area, &mut st);

@@ -164,7 +164,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         Some(r) => format!("Tests ({} passed, {} failed){running}", r.passed, r.failed),
         None => format!("Tests ({}){running}", page.ws.page.assertions.len()),
     };
-    let block = pane_block(&title, theme, focused);
+    let block = pane_block(
+        &super::view::numbered(super::action::PaneId::Tests, &title),
+        theme,
+        focused,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(report) = &st.report else {

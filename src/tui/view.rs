@@ -17,6 +17,11 @@ use super::{
 };
 
 /// A pane's frame: its title, highlighted when focused.
+/// A pane's title with its number (`2 Rules (8)`): the key that focuses it.
+pub fn numbered(pane: PaneId, title: &str) -> String {
+    format!("{} {title}", pane.number())
+}
+
 pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
     let (style, kind) = if focused {
         (theme.focused_border(), BorderType::Thick)

@@ -954,3 +954,40 @@ fn tab_follows_the_pane_numbers_shown_in_titles() {
         assert!(screen.contains(title), "{title}: {screen}");
     }
 }
+
+/// `?` lists the focused pane's keys first and scrolls with PgUp/PgDn/Home/End (they
+/// used to close it).
+#[test]
+fn help_shows_the_focused_panes_keys_first_and_scrolls() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('6'));
+    b.press(KeyCode::Char('?'));
+    let screen = b.screen(120, 40);
+    let policy = screen.find("Policy").expect("the policy group");
+    let everywhere = screen.find("Everywhere").unwrap_or(usize::MAX);
+    assert!(policy < everywhere, "the Policy keys come first:\n{screen}");
+    for key in [
+        KeyCode::PageDown,
+        KeyCode::End,
+        KeyCode::PageUp,
+        KeyCode::Home,
+    ] {
+        b.press(key);
+        assert!(
+            matches!(b.ui.modal, Some(rulebench::tui::ui::Modal::Help { .. })),
+            "{key:?} scrolls, it does not close help"
+        );
+    }
+    b.press(KeyCode::End);
+    let Some(rulebench::tui::ui::Modal::Help { scroll }) = b.ui.modal else {
+        panic!()
+    };
+    assert!(scroll > 10, "End scrolls to the end: {scroll}");
+    b.press(KeyCode::Home);
+    let Some(rulebench::tui::ui::Modal::Help { scroll }) = b.ui.modal else {
+        panic!()
+    };
+    assert_eq!(scroll, 0);
+    b.press(KeyCode::Esc);
+    assert!(b.ui.modal.is_none());
+}

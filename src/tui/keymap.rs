@@ -404,6 +404,33 @@ pub fn help_lines() -> Vec<(String, Vec<(String, &'static str)>)> {
         .collect()
 }
 
+/// [`help_lines`] with the groups of the focused pane (and, in the editor, of editing)
+/// first: `?` shows the keys that apply where you are before the rest.
+pub fn help_lines_for(
+    focus: Option<super::action::PaneId>,
+) -> Vec<(String, Vec<(String, &'static str)>)> {
+    let mut lines = help_lines();
+    if let Some(pane) = focus {
+        let first: Vec<String> = [Context::Pane(pane), Context::Editing]
+            .iter()
+            .filter(|c| **c != Context::Editing || pane == super::action::PaneId::Editor)
+            .map(|c| c.title().to_owned())
+            .collect();
+        lines
+            .sort_by_key(|(title, _)| first.iter().position(|f| f == title).unwrap_or(first.len()));
+    }
+    lines
+}
+
+/// How many lines the help screen has (for scrolling to its end).
+pub fn help_height() -> u16 {
+    help_lines()
+        .iter()
+        .map(|(_, e)| 2 + e.len() as u16)
+        .sum::<u16>()
+        + 1
+}
+
 /// The keymap as a Markdown table (the README's copy is tested against it).
 pub fn markdown() -> String {
     let mut out = String::from("| where | keys | does |\n|---|---|---|\n");

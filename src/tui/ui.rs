@@ -762,15 +762,19 @@ impl Ui {
             return;
         }
         match modal {
-            Modal::Help { scroll } => match key.code {
-                K::Down | K::Char('j') => self.modal = Some(Modal::Help { scroll: scroll + 1 }),
-                K::Up | K::Char('k') => {
-                    self.modal = Some(Modal::Help {
-                        scroll: scroll.saturating_sub(1),
-                    })
+            Modal::Help { scroll } => {
+                let end = keymap::help_height().saturating_sub(5);
+                let to = |s: u16| Some(Modal::Help { scroll: s.min(end) });
+                match key.code {
+                    K::Down | K::Char('j') => self.modal = to(scroll + 1),
+                    K::Up | K::Char('k') => self.modal = to(scroll.saturating_sub(1)),
+                    K::PageDown => self.modal = to(scroll + 10),
+                    K::PageUp => self.modal = to(scroll.saturating_sub(10)),
+                    K::Home | K::Char('g') => self.modal = to(0),
+                    K::End | K::Char('G') => self.modal = to(end),
+                    _ => {}
                 }
-                _ => {}
-            },
+            }
             Modal::Palette {
                 mut query,
                 mut selected,

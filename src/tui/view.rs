@@ -260,10 +260,10 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
         Modal::Help { scroll } => {
             let rect = centered(area, 76, area.height.saturating_sub(4));
             let mut lines = vec![Line::styled(
-                "Keys (generated from the keymap) · Esc closes",
+                "Keys (generated from the keymap; this pane's first) · ↑↓ PgUp PgDn Home End scroll · Esc closes",
                 t.dim(),
             )];
-            for (title, entries) in keymap::help_lines() {
+            for (title, entries) in keymap::help_lines_for(ui.page().map(|p| p.focus)) {
                 lines.push(Line::raw(""));
                 lines.push(Line::styled(title, t.accent()));
                 for (keys, help) in entries {

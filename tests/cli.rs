@@ -1655,7 +1655,8 @@ fn csv_guards_formulas_tsv_works_and_tables_align_wide_characters() {
         "format": "rulebench.page/v1", "id": "wide", "name": "Wide",
         "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
         "target": {"name": "T", "key": ["id"], "rows": [
-            {"id": "=HYPERLINK(\"http://x\")", "ok": true}, {"id": "模型甲", "ok": true}, {"id": "b", "ok": false}]},
+            {"id": "=HYPERLINK(\"http://x\")", "ok": true}, {"id": "模型甲", "ok": true}, {"id": "b", "ok": false},
+            {"id": "-2", "ok": true}]},
         "rules": [{"id": "ok", "name": "Ok", "required": true, "weight": 1, "category": "c",
                    "logic": {"==": [{"var": "target.ok"}, true]}}]
     });
@@ -1666,6 +1667,11 @@ fn csv_guards_formulas_tsv_works_and_tables_align_wide_characters() {
         &["evaluate", "wide", "--select", "s", "--format", "csv"],
     );
     assert!(csv_text.contains("'=HYPERLINK"), "{csv_text}");
+    // A number is data, not a formula: `-2` stays a number.
+    assert!(
+        csv_text.contains(",-2,") && !csv_text.contains("'-2"),
+        "{csv_text}"
+    );
     let raw = ok(
         env.db(),
         &[
@@ -1680,7 +1686,7 @@ fn csv_guards_formulas_tsv_works_and_tables_align_wide_characters() {
     );
     let mut reader = csv::Reader::from_reader(raw.as_bytes());
     let ids: Vec<String> = reader.records().map(|r| r.unwrap()[3].to_owned()).collect();
-    assert_eq!(ids, ["=HYPERLINK(\"http://x\")", "模型甲", "b"]);
+    assert_eq!(ids, ["=HYPERLINK(\"http://x\")", "模型甲", "b", "-2"]);
     let tsv = ok(
         env.db(),
         &["evaluate", "wide", "--select", "s", "--format", "tsv"],
@@ -1703,7 +1709,7 @@ fn csv_guards_formulas_tsv_works_and_tables_align_wide_characters() {
         .filter(|l| l.contains("● 2") || l.contains("○ 0"))
         .map(|l| l[..l.find(['●', '○']).unwrap()].width())
         .collect();
-    assert_eq!(columns.len(), 3, "{table}");
+    assert_eq!(columns.len(), 4, "{table}");
     assert!(
         columns.windows(2).all(|w| w[0] == w[1]),
         "{columns:?}\n{table}"

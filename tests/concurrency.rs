@@ -475,3 +475,49 @@ fn concurrent_cell_edits_of_one_row_keep_every_field() {
         assert_eq!(page.target.rows[3][field], 49, "{field}");
     }
 }
+
+/// A cell edit from a session whose rows were renumbered elsewhere (a dataset import in
+/// another order) is refused instead of landing on whatever row now has its position.
+#[test]
+fn a_cell_edit_never_lands_on_a_row_renumbered_elsewhere() {
+    use rulebench::app::{App, Session};
+    use rulebench::core::model::Side;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    let app = App::open(&db).unwrap();
+    let mut session = Session::open(&app, LLM).unwrap();
+    let row2 = session.page.target.rows[2]["id"].clone();
+    // Elsewhere: the same rows, reversed.
+    let mut rows: Vec<serde_json::Value> = session
+        .page
+        .target
+        .rows
+        .iter()
+        .map(|r| serde_json::Value::Object(r.clone()))
+        .collect();
+    rows.reverse();
+    let file = dir.path().join("reversed.json");
+    std::fs::write(&file, serde_json::Value::Array(rows).to_string()).unwrap();
+    let out = rulebench(
+        &db,
+        &["dataset", "import", LLM, "target", file.to_str().unwrap()],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let edit = session.set_cell(Side::Target, 2, "benchNote", serde_json::json!("mine"));
+    assert!(edit.is_err(), "refused: {edit:?}");
+    let page = App::open(&db).unwrap().page(LLM).unwrap().0;
+    assert!(
+        page.target
+            .rows
+            .iter()
+            .all(|r| r.get("benchNote").is_none()),
+        "no row got the value"
+    );
+    assert!(page.target.rows.iter().any(|r| r["id"] == row2));
+}

@@ -196,3 +196,45 @@ fn added_and_removed_rules_rows_and_overrides_are_listed() {
         "{out}"
     );
 }
+
+/// Markdown for a pull request escapes what a renderer would read as markup (a rule id
+/// `<!--` once commented out the rest of the comment), and a selection where only the
+/// recommendation moved has no empty table.
+#[test]
+fn markdown_escapes_markup_in_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let old = export(&db, LLM);
+    let mut new = old.clone();
+    let rules = new["rules"].as_array_mut().unwrap();
+    let mut evil = rules[0].clone();
+    evil["id"] = json!("<!--");
+    evil["name"] = json!("Evil **bold**");
+    evil["logic"] = json!({"!": evil["logic"].clone()});
+    rules.push(evil);
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, old.to_string()).unwrap();
+    std::fs::write(&b, new.to_string()).unwrap();
+    let (code, md, err) = rb(
+        &db,
+        &[
+            "diff",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--format",
+            "md",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // Raw only inside code spans (which renderers show as they are).
+    assert_eq!(
+        md.matches("<!--").count(),
+        md.matches("`<!--`").count(),
+        "{md}"
+    );
+    assert!(md.contains("&lt;!--"), "the flips column escapes it: {md}");
+    assert!(
+        !md.contains("| target | verdict | score | cells that flip |\n\n"),
+        "{md}"
+    );
+}

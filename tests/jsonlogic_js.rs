@@ -411,3 +411,51 @@ fn the_engine_agrees_with_json_logic_js_on_generated_rules() {
         "official suite or sample pages differ: {strict_bad:#?}"
     );
 }
+
+/// Regressions found in review, each with json-logic-js's answer (no node needed).
+#[test]
+fn missing_in_item_scope_equality_conversions_and_missing_arguments() {
+    let apply = |logic: Value, data: Value| rulebench::core::engine::apply(&logic, &data);
+    // `missing` inside a quantifier reads the current item, not the root data.
+    assert_eq!(
+        apply(
+            json!({"all": [{"var": "target.endpoints"}, {"!": {"missing": ["url"]}}]}),
+            json!({"target": {"endpoints": [{"url": "a"}, {"url": "b"}]}})
+        ),
+        Ok(json!(true))
+    );
+    assert_eq!(
+        apply(
+            json!({"map": [{"var": "xs"}, {"missing": ["a"]}]}),
+            json!({"xs": [{"a": 1}, {"b": 2}]})
+        ),
+        Ok(json!([[], ["a"]]))
+    );
+    // `==` converts as the comparisons do.
+    assert_eq!(
+        apply(json!({"==": ["0x10", 16]}), json!(null)),
+        Ok(json!(true))
+    );
+    assert_eq!(
+        apply(json!({"<=": ["0x10", 16]}), json!(null)),
+        Ok(json!(true))
+    );
+    assert_eq!(
+        apply(
+            json!({"==": [[1e20], "100000000000000000000"]}),
+            json!(null)
+        ),
+        Ok(json!(true))
+    );
+    // A missing argument is undefined (NaN), not null (0).
+    assert_eq!(apply(json!({"<": [-1]}), json!(null)), Ok(json!(false)));
+    assert!(
+        apply(json!({"-": []}), json!(null)).is_err(),
+        "NaN is no JSON result"
+    );
+    // No sign after a radix prefix.
+    assert_eq!(
+        apply(json!({"<": [{"var": "x"}, 5]}), json!({"x": "0x+3"})),
+        Ok(json!(false))
+    );
+}

@@ -94,3 +94,38 @@ fn the_sample_pages_raise_no_lint_warning() {
         assert!(lint.is_empty(), "{page}: {lint:#?}");
     }
 }
+
+/// Review regressions: an earlier comparison that null fails guards a later one; a rule
+/// reading the target through `val` is not one-sided; nested paths are not judged by
+/// their first segment.
+#[test]
+fn guards_val_reads_and_nested_paths() {
+    use rulebench::core::model::Page;
+    use rulebench::core::validate::{Schema, validate_logic};
+    use serde_json::json;
+    let page: Page = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/lint-traps.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let schema = Schema::of(&page);
+    let codes = |logic: Value| -> Vec<&'static str> {
+        validate_logic(&logic, &schema)
+            .into_iter()
+            .map(|d| d.code)
+            .collect()
+    };
+    let guarded = json!({"and": [{">": [{"var": "target.maxTokens"}, 0]}, {"<": [{"var": "target.maxTokens"}, 5000]}]});
+    assert!(!codes(guarded).contains(&"null-as-zero"));
+    // Nothing before it tests the field: the `< 5000` is reported.
+    let unguarded = json!({"and": [{"!!": [true]}, {"<": [{"var": "target.maxTokens"}, 5000]}]});
+    assert!(codes(unguarded).contains(&"null-as-zero"));
+    let via_val =
+        json!({"and": [{"==": [{"var": "source.region"}, "eu"]}, {"val": ["target", "vision"]}]});
+    assert!(!codes(via_val).contains(&"one-sided"));
+    let nested = json!({"<": [{"var": "target.maxTokens.limit"}, 5]});
+    assert!(!codes(nested).contains(&"null-as-zero"));
+}

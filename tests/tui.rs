@@ -991,3 +991,41 @@ fn help_shows_the_focused_panes_keys_first_and_scrolls() {
     b.press(KeyCode::Esc);
     assert!(b.ui.modal.is_none());
 }
+
+/// Ctrl-C while the question about a rule deleted elsewhere is unanswered keeps the
+/// edit: the rule is restored with it, then the workbench quits.
+#[test]
+fn ctrl_c_on_the_deleted_rule_question_keeps_the_edit() {
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.chars("{\"!\": ");
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars("}");
+    App::open(&b.db)
+        .unwrap()
+        .remove_rule("llm-chat-clients", "tool-calling")
+        .unwrap();
+    let start = Instant::now();
+    let mut at = start;
+    while !b.screen(160, 45).contains("deleted elsewhere") {
+        assert!(start.elapsed() < Duration::from_secs(20), "never asked");
+        at += Duration::from_millis(1100);
+        b.ui.tick(at);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    b.ctrl('c');
+    assert!(b.ui.quit);
+    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let rule = stored
+        .rules
+        .iter()
+        .find(|r| r.id == "tool-calling")
+        .expect("kept");
+    assert!(
+        rule.logic.get("!").is_some(),
+        "with the edit: {}",
+        rule.logic
+    );
+}

@@ -507,6 +507,8 @@ impl App {
             .collect();
         d.rows[row].insert(field.to_owned(), value);
         let before = page.overrides.clone();
+        // The row as it is stored now (its keyHash), for the write to check.
+        let old_hash = old_keys[row].1.clone();
         let overrides_changed = dataset::rekey_overrides(&mut page, side, || old_keys);
         let diags = validate::validate_page(&page);
         if diags.iter().any(Diagnostic::is_error) {
@@ -525,7 +527,15 @@ impl App {
         let value = &d.rows[row][field];
         let key_of = |r: &crate::core::model::Row| d.row_key(r);
         Ok(self.store.change(page_id, &what, |tx, _| {
-            store::ops::set_row_field(tx, page_id, side, row, field, value, Some(&key_of))?;
+            store::ops::set_row_field(
+                tx,
+                page_id,
+                side,
+                (row, &old_hash),
+                field,
+                value,
+                Some(&key_of),
+            )?;
             if overrides_changed {
                 store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
@@ -537,11 +547,12 @@ impl App {
     /// the workbench made: it holds the page and checked the value). The row is read
     /// inside the change, so a field set elsewhere meanwhile stays; returns the row as
     /// stored now and the revision.
+    #[allow(clippy::too_many_arguments)]
     pub fn store_cell(
         &mut self,
         page_id: &str,
         side: Side,
-        row: usize,
+        (row, key_hash): (usize, &str),
         field: &str,
         value: &serde_json::Value,
         what: &str,
@@ -549,7 +560,13 @@ impl App {
         let mut stored = None;
         let revision = self.store.change(page_id, what, |tx, _| {
             stored = Some(store::ops::set_row_field(
-                tx, page_id, side, row, field, value, None,
+                tx,
+                page_id,
+                side,
+                (row, key_hash),
+                field,
+                value,
+                None,
             )?);
             Ok(())
         })?;

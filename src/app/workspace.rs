@@ -561,9 +561,10 @@ impl Session {
             side.name(),
             d.row_label(&d.rows[row])
         );
+        let hash = crate::core::model::key_hash(&d.row_key(&d.rows[row]));
         let (new_row, revision) =
             self.app
-                .store_cell(&self.page.id, side, row, field, &value, &what)?;
+                .store_cell(&self.page.id, side, (row, &hash), field, &value, &what)?;
         self.revision = revision;
         // The row as stored: this field, and any other set elsewhere meanwhile.
         let old_row = &self.page.dataset(side).rows[row];

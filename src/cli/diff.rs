@@ -160,8 +160,20 @@ pub fn text(d: &PageDiff, old: &str, new: &str) -> String {
 /// The diff as Markdown: a summary, the definition's changes, then a table per
 /// selection that moved.
 pub fn markdown(d: &PageDiff, old: &str, new: &str) -> String {
-    let md = |s: &str| sanitize(s).replace('|', "\\|").replace('`', "'");
-    let code = |s: &str| format!("`{}`", md(s));
+    // Text a Markdown renderer (GitHub) would read as markup is escaped: HTML, emphasis,
+    // table pipes, code ticks.
+    let md = |s: &str| {
+        sanitize(s)
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('|', "\\|")
+            .replace('`', "'")
+            .replace('*', "\\*")
+            .replace('_', "\\_")
+    };
+    // Inside a code span only ticks (and a table's pipes) need care.
+    let code = |s: &str| format!("`{}`", sanitize(s).replace('`', "'").replace('|', "\\|"));
     let mut out = format!("### rulebench diff: {} → {}\n\n", code(old), code(new));
     let moved: usize = d.selections.iter().filter(|s| s.verdicts_moved()).count();
     let _ = writeln!(
@@ -198,7 +210,11 @@ pub fn markdown(d: &PageDiff, old: &str, new: &str) -> String {
                 code(&recommended(&s.recommended.new))
             );
         }
-        out.push_str("\n\n| target | verdict | score | cells that flip |\n|---|---|---|---|\n");
+        out.push_str("\n\n");
+        if s.targets.is_empty() {
+            continue;
+        }
+        out.push_str("| target | verdict | score | cells that flip |\n|---|---|---|---|\n");
         for t in &s.targets {
             let v = if t.verdict.old == t.verdict.new {
                 verdict(t.verdict.new)

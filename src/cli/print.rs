@@ -374,7 +374,9 @@ pub fn csv_writer<W: Write>(w: W, tabs: bool) -> csv::Writer<W> {
 /// tab or carriage return first: the OWASP advice against CSV injection).
 pub fn csv_text(text: &str, guard: bool) -> String {
     let text = sanitize(text);
-    if guard && text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    // A number (`-1.5`, `+3`) is data a spreadsheet reads as a number: left alone.
+    let number = text.trim().parse::<f64>().is_ok();
+    if guard && !number && text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {
         text

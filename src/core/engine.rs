@@ -88,14 +88,14 @@ pub fn js_loose_eq(a: &DataValue<'_>, b: &DataValue<'_>) -> bool {
         (V::String(x), V::String(y)) => x == y,
         (V::Bool(x), V::Bool(y)) => x == y,
         (V::Number(n), V::String(s)) | (V::String(s), V::Number(n)) => {
-            n.as_f64() == js_to_number(s)
+            n.as_f64() == super::jsops::to_number(&V::String(s))
         }
         (V::Bool(x), other) | (other, V::Bool(x)) => {
             js_loose_eq(&DataValue::from_f64(if *x { 1.0 } else { 0.0 }), other)
         }
         (V::Array(_) | V::Object(_), V::Array(_) | V::Object(_)) => a == b,
         (V::Array(_) | V::Object(_), prim) | (prim, V::Array(_) | V::Object(_)) => {
-            let text = js_to_string(if matches!(a, V::Array(_) | V::Object(_)) {
+            let text = super::jsops::to_string(if matches!(a, V::Array(_) | V::Object(_)) {
                 a
             } else {
                 b
@@ -106,74 +106,53 @@ pub fn js_loose_eq(a: &DataValue<'_>, b: &DataValue<'_>) -> bool {
     }
 }
 
-/// JavaScript's `Number(string)`: trimmed, empty is 0, otherwise a decimal or NaN.
-fn js_to_number(s: &str) -> f64 {
-    let t = s.trim();
-    if t.is_empty() {
-        return 0.0;
-    }
-    match t {
-        "Infinity" | "+Infinity" => f64::INFINITY,
-        "-Infinity" => f64::NEG_INFINITY,
-        _ if t
-            .chars()
-            .any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') =>
-        {
-            f64::NAN
-        }
-        _ => t.parse().unwrap_or(f64::NAN),
-    }
-}
-
-/// JavaScript's `String(value)` for arrays and objects (`[1,[2]]` → `1,2`).
-fn js_to_string(v: &DataValue<'_>) -> String {
-    match v {
-        DataValue::Null => String::new(),
-        DataValue::String(s) => (*s).to_owned(),
-        DataValue::Array(items) => items.iter().map(js_to_string).collect::<Vec<_>>().join(","),
-        DataValue::Object(_) => "[object Object]".to_owned(),
-        DataValue::Number(n) => {
-            let f = n.as_f64();
-            if f.fract() == 0.0 && f.abs() < 1e21 {
-                format!("{}", f as i64)
-            } else {
-                f.to_string()
-            }
-        }
-        other => other.to_string(),
-    }
-}
-
-/// The logic as the engine compiles it: `==` / `!=` become JavaScript's equality.
+/// The logic as the engine compiles it: `==` / `!=` become JavaScript's equality and the
+/// operators of [`super::jsops`] replace datalogic-rs's.
 fn for_engine(logic: &Value) -> Value {
+    for_engine_in(logic, false)
+}
+
+/// `item_scope`: inside map/filter/all/some/none/reduce, where the data is the current
+/// item. `missing` and `missing_some` keep datalogic-rs's operators there (they read the
+/// current item; a custom operator sees only the root data).
+fn for_engine_in(logic: &Value, item_scope: bool) -> Value {
     match logic {
-        Value::Array(items) => Value::Array(items.iter().map(for_engine).collect()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| for_engine_in(v, item_scope)).collect())
+        }
+        Value::Object(map) if map.len() == 1 => {
+            let (k, v) = map.iter().next().expect("one entry");
+            let op = k.as_str();
+            let name = match op {
+                "==" => JS_EQ.to_owned(),
+                "!=" => JS_NE.to_owned(),
+                "missing" | "missing_some" if item_scope => k.clone(),
+                _ => super::jsops::engine_name(op).map_or_else(|| k.clone(), str::to_owned),
+            };
+            let args = match v {
+                Value::Array(args) => {
+                    let mut out: Vec<Value> = args
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| for_engine_in(a, item_scope || item_scoped(op, i)))
+                        .collect();
+                    // The array quantifiers of json-logic-js see a non-array as `[]`.
+                    if matches!(op, "all" | "some" | "none" | "filter" | "map" | "reduce")
+                        && !out.is_empty()
+                    {
+                        out[0] = json_array_of(out[0].take());
+                    }
+                    Value::Array(out)
+                }
+                other => for_engine_in(other, item_scope),
+            };
+            let mut m = serde_json::Map::new();
+            m.insert(name, args);
+            Value::Object(m)
+        }
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(k, v)| {
-                    let k = match (map.len(), k.as_str()) {
-                        (1, "==") => JS_EQ.to_owned(),
-                        (1, "!=") => JS_NE.to_owned(),
-                        (1, op) => {
-                            super::jsops::engine_name(op).map_or_else(|| k.clone(), str::to_owned)
-                        }
-                        _ => k.clone(),
-                    };
-                    // The array quantifiers of json-logic-js see a non-array as `[]`.
-                    if map.len() == 1
-                        && matches!(
-                            k.as_str(),
-                            "all" | "some" | "none" | "filter" | "map" | "reduce"
-                        )
-                        && let Value::Array(args) = v
-                        && let Some((first, rest)) = args.split_first()
-                    {
-                        let mut args = vec![json_array_of(for_engine(first))];
-                        args.extend(rest.iter().map(for_engine));
-                        return (k, Value::Array(args));
-                    }
-                    (k, for_engine(v))
-                })
+                .map(|(k, v)| (k.clone(), for_engine_in(v, item_scope)))
                 .collect(),
         ),
         other => other.clone(),

@@ -104,6 +104,10 @@ fn string_to_number(s: &str) -> f64 {
         ("0O", 8),
     ] {
         if let Some(digits) = t.strip_prefix(prefix) {
+            // `from_str_radix` takes a sign; JavaScript does not after the prefix.
+            if digits.starts_with(['+', '-']) {
+                return f64::NAN;
+            }
             return u64::from_str_radix(digits, radix).map_or(f64::NAN, |n| n as f64);
         }
     }
@@ -325,6 +329,14 @@ impl CustomOperator for Js {
         static NULL: DataValue<'static> = DataValue::Null;
         let arg = |i: usize| -> &DataValue<'_> { args.get(i).copied().unwrap_or(&NULL) };
         let num = |f: f64| -> &'a DataValue<'a> { arena.alloc(DataValue::from_f64(f)) };
+        // A missing argument is JavaScript's `undefined`: NaN as a number, so a
+        // comparison with one is false.
+        if matches!(self.0, "<" | "<=" | ">" | ">=") && args.len() < 2 {
+            return Ok(arena.bool(false));
+        }
+        if matches!(self.0, "-" | "/" | "%") && args.len() < 2 - usize::from(self.0 == "-") {
+            return Ok(arena.alloc(DataValue::from_f64(f64::NAN)));
+        }
         Ok(match self.0 {
             "<" | "<=" => {
                 let eq = self.0 == "<=";

@@ -27,20 +27,23 @@ fn field_of(v: &Value) -> Option<(Side, &str, &str, bool)> {
         Value::Array(a) => (a.first()?.as_str()?, a.get(1).is_some_and(|d| !d.is_null())),
         _ => return None,
     };
-    let (head, rest) = path.split_once('.')?;
+    let (head, field) = path.split_once('.')?;
     let side = match head {
         "source" => Side::Source,
         "target" => Side::Target,
         _ => return None,
     };
-    let field = rest.split('.').next()?;
+    // The schema knows top-level fields only: a nested path (`target.limits.max`) is
+    // not linted rather than judged by its first segment.
+    if field.is_empty() || field.contains('.') {
+        return None;
+    }
     Some((side, field, path, default))
 }
 
 struct Lint<'a> {
     schema: &'a Schema,
     out: Vec<Diagnostic>,
-    reads: [bool; 2],
     /// Paths known not to be null here: tested by an earlier argument of an enclosing
     /// `and` (`{"!=": [P, null]}`, `{"!!": P}`, `P`) or `or` (`{"==": [P, null]}`).
     guarded: Vec<String>,
@@ -68,9 +71,25 @@ fn guard(arg: &Value, in_and: bool) -> Option<String> {
         let v = a.as_array().and_then(|a| a.first()).unwrap_or(a);
         field_of(v).map(|(_, _, p, _)| p.to_owned())
     };
+    // A comparison with a number that null (read as 0) fails: `{">": [P, 0]}`.
+    let null_fails = |op: &str, a: &Value| -> Option<String> {
+        let a = a.as_array()?;
+        match (a.first(), a.get(1), a.len()) {
+            (Some(x), Some(Value::Number(n)), 2) => {
+                let p = field_of(x)?.2;
+                (!holds(op, 0.0, n.as_f64()?)).then(|| p.to_owned())
+            }
+            (Some(Value::Number(n)), Some(x), 2) => {
+                let p = field_of(x)?.2;
+                (!holds(op, n.as_f64()?, 0.0)).then(|| p.to_owned())
+            }
+            _ => None,
+        }
+    };
     match (in_and, op.as_str()) {
         (true, "!=" | "!==") | (false, "==" | "===") => pair(args),
         (true, "!!") | (false, "!") => single(args),
+        (true, "<" | "<=" | ">" | ">=") => null_fails(op, args),
         _ => None,
     }
 }
@@ -202,30 +221,19 @@ impl Lint<'_> {
             Value::Object(map) if map.len() == 1 => {
                 let (op, args) = map.iter().next().expect("one entry");
                 let op_ptr = format!("{ptr}/{}", pointer_token(op));
-                if !item_scope {
-                    if let Some((side, ..)) = field_of(node) {
-                        self.reads[side as usize] = true;
-                    }
-                    if op == "missing" || op == "missing_some" {
-                        for side in [Side::Source, Side::Target] {
-                            if args.to_string().contains(&format!("\"{}.", side.name())) {
-                                self.reads[side as usize] = true;
-                            }
+                if !item_scope && let Value::Array(a) = args {
+                    match op.as_str() {
+                        "<" | "<=" | ">" | ">=" | "==" | "!=" | "===" | "!==" => {
+                            self.compare(op, a, &op_ptr, node)
                         }
-                    }
-                    if let Value::Array(a) = args {
-                        match op.as_str() {
-                            "<" | "<=" | ">" | ">=" | "==" | "!=" | "===" | "!==" => {
-                                self.compare(op, a, &op_ptr, node)
-                            }
-                            "in" => {
-                                if let Some((side, field, path, _)) = a.get(1).and_then(field_of) {
-                                    let (s, arr) = (
-                                        self.has_type(side, field, "string"),
-                                        self.has_type(side, field, "array"),
-                                    );
-                                    if s > 0 && arr > 0 {
-                                        self.out.push(Diagnostic::warning(
+                        "in" => {
+                            if let Some((side, field, path, _)) = a.get(1).and_then(field_of) {
+                                let (s, arr) = (
+                                    self.has_type(side, field, "string"),
+                                    self.has_type(side, field, "array"),
+                                );
+                                if s > 0 && arr > 0 {
+                                    self.out.push(Diagnostic::warning(
                                             "in-mixed",
                                             format!("{op_ptr}/1"),
                                             format!(
@@ -233,11 +241,10 @@ impl Lint<'_> {
                                                 side = side.name()
                                             ),
                                         ).with_hint(Some("store it as an array in every row".into())));
-                                    }
                                 }
                             }
-                            _ => {}
                         }
+                        _ => {}
                     }
                 }
                 let depth = self.guarded.len();
@@ -284,11 +291,16 @@ pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     let mut l = Lint {
         schema,
         out: Vec::new(),
-        reads: [false; 2],
         guarded: Vec::new(),
     };
     l.walk(logic, "", false);
-    match l.reads {
+    // What the rule reads, as the engine works it out (`var`, `val`, `missing`, …).
+    let reads = super::engine::Reads::of(logic);
+    let reads_side = |s: &Option<Vec<super::engine::FieldPath>>| match s {
+        None => true,
+        Some(paths) => !paths.is_empty(),
+    };
+    match [reads_side(&reads.source), reads_side(&reads.target)] {
         [true, false] => l.out.push(Diagnostic::warning(
             "one-sided",
             "",

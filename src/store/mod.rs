@@ -1234,22 +1234,26 @@ pub mod ops {
         tx: &Transaction<'_>,
         page_id: &str,
         side: Side,
-        ord: usize,
+        (ord, key_hash): (usize, &str),
         field: &str,
         value: &Value,
         key_of: Option<&dyn Fn(&crate::core::model::Row) -> String>,
     ) -> Result<crate::core::model::Row> {
+        // The row at `ord` must still be the one the caller saw (its keyHash): an
+        // import elsewhere renumbers rows, and the edit must not land on another.
         let text: Option<String> = tx
             .query_row(
-                "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-                params![page_id, side.name(), ord as i64],
+                "SELECT row_json FROM dataset_rows
+                 WHERE page_id = ?1 AND side = ?2 AND ord = ?3 AND key_hash = ?4",
+                params![page_id, side.name(), ord as i64, key_hash],
                 |r| r.get(0),
             )
             .optional()?;
         let Some(text) = text else {
             return Err(StoreError::Unreadable {
-                what: format!("{} row {ord}", side.name()),
-                message: "no such stored row (removed elsewhere?)".into(),
+                what: format!("{} row {}", side.name(), ord + 1),
+                message: "it changed or moved elsewhere since the page was opened (reopen it)"
+                    .into(),
             });
         };
         let mut row: crate::core::model::Row =

@@ -334,7 +334,15 @@ impl Ui {
         // Ctrl-C quits from everywhere, dialogs and prompts included (valid edits are
         // saved, as help says).
         if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            self.modal = None;
+            // Unanswered, the question about rules deleted elsewhere keeps the edits:
+            // they are restored before quitting (nothing is dropped without an answer).
+            if let Some(Modal::Confirm {
+                on_yes: Action::RestoreOrphans,
+                ..
+            }) = self.modal.take()
+            {
+                self.dispatch(Action::RestoreOrphans);
+            }
             self.dispatch(Action::ForceQuit);
             return;
         }

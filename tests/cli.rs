@@ -1814,3 +1814,12 @@ fn no_op_changes_ambiguous_names_key_hash_case_and_expr_exit_codes() {
     let err = usage_error(env.db(), &["expr", "--to-infix", r#"{"merge": [1, 2]}"#]);
     assert!(err.contains("merge"), "{err}");
 }
+
+/// Stdin is read once: `import - -` is refused before anything is imported.
+#[test]
+fn stdin_named_twice_is_refused() {
+    let env = Env::new();
+    let (code, _, err) = rb_stdin(env.db(), &["import", "-", "-"], "{}");
+    assert_eq!(code, 2);
+    assert!(err.contains("stdin (-) can be read once"), "{err}");
+}

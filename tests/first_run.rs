@@ -180,7 +180,24 @@ fn pages_are_deleted_with_yes_or_a_terminal_and_renamed_with_their_history() {
         ],
     );
     assert_eq!(code, 2);
-    assert!(err.contains("provider-capabilities"), "{err}");
+    assert!(
+        err.contains("`provider-capabilities` exists already"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &[
+            "--db",
+            db,
+            "page",
+            "rename",
+            "llm-chat-clients",
+            "llm-chat-clients",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("has that id already"), "{err}");
     let (code, _, err) = run(
         home.path(),
         &[],

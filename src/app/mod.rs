@@ -419,6 +419,9 @@ impl App {
     /// Gives a page a new id (a slug: lowercase letters, digits and single hyphens, as
     /// rulebench makes them); returns the new revision.
     pub fn rename_page(&mut self, id: &str, new_id: &str) -> Result<i64> {
+        if id == new_id {
+            return Err(AppError::Usage(format!("page `{id}` has that id already")));
+        }
         if crate::core::model::slugify(new_id) != new_id {
             return Err(AppError::Usage(format!(
                 "`{new_id}` is not a page id: use lowercase letters, digits and single hyphens (say `{}`)",
@@ -433,9 +436,9 @@ impl App {
                 id: id.to_owned(),
                 hint: None,
             }),
-            Err(store::StoreError::Unreadable { .. }) => {
-                Err(AppError::PageExists(new_id.to_owned()))
-            }
+            Err(store::StoreError::Unreadable { .. }) => Err(AppError::Usage(format!(
+                "page `{new_id}` exists already (rename or remove it first: `rulebench page rm {new_id}`)"
+            ))),
             Err(e) => Err(e.into()),
         }
     }

@@ -1100,6 +1100,9 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             }
         }
         Command::Import { files, replace } => {
+            if files.iter().filter(|f| *f == Path::new("-")).count() > 1 {
+                return Err(usage("stdin (-) can be read once: name it once"));
+            }
             let mut app = db.open()?;
             let mut failed = Vec::new();
             for file in &files {

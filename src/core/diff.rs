@@ -247,54 +247,93 @@ fn overrides(page: &Page) -> Vec<(String, serde_json::Map<String, Value>)> {
         .collect()
 }
 
+/// How the two versions line up: targets and rules of `old` by their index in `new`
+/// (computed once, not per selection).
+struct Alignment {
+    targets: Vec<Option<usize>>,
+    target_keys: Vec<String>,
+    rules: Vec<Option<usize>>,
+    /// Rules only in `new`.
+    added_rules: Vec<usize>,
+}
+
+impl Alignment {
+    fn of(old: &Page, new: &Page, new_targets: &HashMap<String, usize>) -> Alignment {
+        let target_keys: Vec<String> = old
+            .target
+            .rows
+            .iter()
+            .map(|r| old.target.row_key(r))
+            .collect();
+        let targets = target_keys
+            .iter()
+            .map(|k| new_targets.get(k).copied())
+            .collect();
+        let new_rules: HashMap<&str, usize> = new
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.as_str(), i))
+            .collect();
+        let rules = old
+            .rules
+            .iter()
+            .map(|r| new_rules.get(r.id.as_str()).copied())
+            .collect();
+        let added_rules = (0..new.rules.len())
+            .filter(|&j| old.rule(&new.rules[j].id).is_none())
+            .collect();
+        Alignment {
+            targets,
+            target_keys,
+            rules,
+            added_rules,
+        }
+    }
+}
+
 /// Compares one selection on both sides.
 fn selection_move(
     key: &str,
     (old, old_eval): (&Page, &SelectionEval),
     (new, new_eval): (&Page, &SelectionEval),
-    new_targets: &HashMap<String, usize>,
+    align: &Alignment,
 ) -> SelectionMove {
-    let target_key = |page: &Page, t: usize| page.target.row_key(&page.target.rows[t]);
-    let recommended = |page: &Page, e: &SelectionEval| e.recommended.map(|t| target_key(page, t));
-    let new_rules: HashMap<&str, usize> = new
-        .rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.id.as_str(), i))
-        .collect();
+    let recommended = |page: &Page, e: &SelectionEval| {
+        e.recommended
+            .map(|t| page.target.row_key(&page.target.rows[t]))
+    };
     let mut targets = Vec::new();
-    for t in 0..old.target.rows.len() {
-        let k = target_key(old, t);
-        let Some(&u) = new_targets.get(&k) else {
-            continue;
-        };
+    for (t, u) in align.targets.iter().enumerate() {
+        let Some(u) = *u else { continue };
         let mut flips = Vec::new();
-        for (i, rule) in old.rules.iter().enumerate() {
-            let a = Some(outcome_word(old_eval.columns[i].outcome[t]));
-            let b = new_rules
-                .get(rule.id.as_str())
-                .map(|&j| outcome_word(new_eval.columns[j].outcome[u]));
-            if a != b {
-                flips.push(Flip {
-                    rule: rule.id.clone(),
-                    old: a,
-                    new: b,
-                });
+        for (i, j) in align.rules.iter().enumerate() {
+            let a = old_eval.columns[i].outcome[t];
+            match j {
+                Some(j) if new_eval.columns[*j].outcome[u] == a => {}
+                Some(j) => flips.push(Flip {
+                    rule: old.rules[i].id.clone(),
+                    old: Some(outcome_word(a)),
+                    new: Some(outcome_word(new_eval.columns[*j].outcome[u])),
+                }),
+                None => flips.push(Flip {
+                    rule: old.rules[i].id.clone(),
+                    old: Some(outcome_word(a)),
+                    new: None,
+                }),
             }
         }
-        for (j, rule) in new.rules.iter().enumerate() {
-            if old.rule(&rule.id).is_none() {
-                flips.push(Flip {
-                    rule: rule.id.clone(),
-                    old: None,
-                    new: Some(outcome_word(new_eval.columns[j].outcome[u])),
-                });
-            }
+        for &j in &align.added_rules {
+            flips.push(Flip {
+                rule: new.rules[j].id.clone(),
+                old: None,
+                new: Some(outcome_word(new_eval.columns[j].outcome[u])),
+            });
         }
         let (a, b) = (&old_eval.devices[t], &new_eval.devices[u]);
         if !flips.is_empty() || a.verdict != b.verdict || a.score != b.score {
             targets.push(TargetMove {
-                target: k,
+                target: align.target_keys[t].clone(),
                 verdict: Moved {
                     old: a.verdict,
                     new: b.verdict,
@@ -375,10 +414,11 @@ pub fn diff(old: &Page, new: &Page, which: &Selections) -> Result<PageDiff, Stri
             })
             .collect::<Result<_, _>>()?,
     };
+    let align = Alignment::of(old, new, &new_targets);
     let mut selections = Vec::new();
     for &(s, n) in &pairs {
         let (a, b) = (old_matrix.evaluate(s), new_matrix.evaluate(n));
-        let m = selection_move(&old_sources[s], (old, &a), (new, &b), &new_targets);
+        let m = selection_move(&old_sources[s], (old, &a), (new, &b), &align);
         if !m.targets.is_empty() || m.verdicts_moved() {
             selections.push(m);
         }

@@ -208,8 +208,21 @@ fn quitting_with_an_invalid_edit_asks_first() {
     b.press(KeyCode::Tab); // typing goes to the editor: Tab is text there
     b.ctrl('s');
     assert!(b.ui.page().unwrap().editor.is_invalid());
-    b.press(KeyCode::Esc); // leave the editor (the invalid text is discarded)
+    b.press(KeyCode::Esc); // leave the editor: invalid text is not dropped unasked
+    assert!(
+        matches!(b.ui.modal, Some(rulebench::tui::ui::Modal::Confirm { .. })),
+        "Esc on invalid text asks"
+    );
+    b.press(KeyCode::Char('n'));
+    assert!(b.ui.page().unwrap().editor.active, "n goes on editing");
+    assert!(
+        b.ui.page().unwrap().editor.is_invalid(),
+        "with the text kept"
+    );
+    b.press(KeyCode::Esc);
+    b.press(KeyCode::Char('y')); // discard
     assert!(!b.ui.page().unwrap().editor.is_invalid());
+    assert!(!b.ui.page().unwrap().editor.active);
     b.press(KeyCode::Char('q'));
     assert!(b.ui.quit, "nothing unsaved: q quits at once");
     let mut b = open("llm-chat-clients");

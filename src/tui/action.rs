@@ -128,6 +128,8 @@ pub enum Action {
     DeleteAssertion,
     /// Removing the assertion with this id was confirmed.
     DeleteAssertionConfirmed(String),
+    /// Throw away the invalid text in the rule editor (asked on Esc).
+    DiscardDraft,
     /// Restore the rules edited here but deleted elsewhere, with the edits.
     RestoreOrphans,
     /// Let those drafts go: the deletion made elsewhere stands.

@@ -165,15 +165,26 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             vec![]
         }
         Action::Back if state.active => {
-            state.active = false;
             if state.is_invalid() {
-                // Leave the invalid text: show the rule as it stands.
-                state.load(ctx.ws, state.rule);
-                ctx.status
-                    .info("left the editor; the invalid edit was discarded");
-            } else {
-                save(state, ctx);
+                // Invalid text is not dropped without asking: y discards it, n (or Esc)
+                // goes on editing.
+                *ctx.modal = Some(super::ui::Modal::Confirm {
+                    message: "The rule text is invalid (the last valid version is what shows). Discard your edit? y discards · n keeps editing".into(),
+                    on_yes: Action::DiscardDraft,
+                    on_no: None,
+                });
+                return vec![];
             }
+            state.active = false;
+            save(state, ctx);
+            vec![]
+        }
+        Action::DiscardDraft => {
+            state.active = false;
+            // Leave the invalid text: show the rule as it stands.
+            state.load(ctx.ws, state.rule);
+            ctx.status
+                .info("left the editor; the invalid edit was discarded");
             vec![]
         }
         Action::ToggleInfix => {

@@ -323,7 +323,7 @@ pub fn bindings() -> Vec<Binding> {
             C::Editing,
             [(K::Esc, NONE)],
             A::Back,
-            "leave the editor (a valid edit is saved)"
+            "leave the editor (a valid edit is saved; invalid text: asks before discarding)"
         ),
         bind!(C::Editing, [(K::Char('z'), CTRL)], A::Undo, "undo"),
         bind!(

@@ -400,11 +400,12 @@ fn an_override_forces_a_verdict_with_its_note() {
     let screen = b.screen(180, 48);
     assert!(screen.contains("⚑"), "{screen}");
     assert!(screen.contains("verified by hand"), "{screen}");
-    // `o` again forces incompatible, a third time clears it.
+    // `o` again forces incompatible, a third time clears it (after asking).
     b.press(KeyCode::Char('o'));
     b.press(KeyCode::Enter);
     assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict, 0);
     b.press(KeyCode::Char('o'));
+    b.press(KeyCode::Char('y'));
     let d = b.ui.page().unwrap().ws.eval.devices[o3];
     assert_eq!((d.verdict, d.reason.as_str()), (1, "partial"));
     assert_eq!(b.ui.page().unwrap().ws.revision, 4);
@@ -1041,4 +1042,26 @@ fn ctrl_c_on_the_deleted_rule_question_keeps_the_edit() {
         "with the edit: {}",
         rule.logic
     );
+}
+
+/// `d` in Overrides asks before deleting an override and its note: n keeps it.
+#[test]
+fn deleting_an_override_asks_first() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('7'));
+    let count = |b: &Bench| b.ui.page().unwrap().ws.page.overrides.len();
+    assert_eq!(count(&b), 1);
+    b.press(KeyCode::Char('d'));
+    assert!(
+        b.screen(160, 45).contains("Clear the override of"),
+        "{}",
+        b.screen(160, 45)
+    );
+    b.press(KeyCode::Char('n'));
+    assert_eq!(count(&b), 1, "n keeps it");
+    b.press(KeyCode::Char('d'));
+    b.press(KeyCode::Char('y'));
+    assert_eq!(count(&b), 0);
+    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    assert!(stored.overrides.is_empty());
 }

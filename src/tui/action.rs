@@ -128,6 +128,8 @@ pub enum Action {
     DeleteAssertion,
     /// Removing the assertion with this id was confirmed.
     DeleteAssertionConfirmed(String),
+    /// Clearing the override of (source row, target row) was confirmed.
+    ClearOverride(usize, usize),
     /// Throw away the invalid text in the rule editor (asked on Esc).
     DiscardDraft,
     /// Restore the rules edited here but deleted elsewhere, with the edits.

@@ -227,7 +227,7 @@ pub fn bindings() -> Vec<Binding> {
             C::Pane(PaneId::Matrix),
             [(K::Char('o'), NONE)],
             A::ToggleOverride,
-            "set or clear an override for (selection, target)"
+            "set or clear an override for (selection, target); clearing asks"
         ),
         bind!(
             C::Pane(PaneId::Matrix),
@@ -239,7 +239,7 @@ pub fn bindings() -> Vec<Binding> {
             C::Pane(PaneId::Overrides),
             [(K::Char('d'), NONE)],
             A::ToggleOverride,
-            "clear the override"
+            "clear the override and its note (asks)"
         ),
         bind!(
             C::Pane(PaneId::Dataset),

@@ -13,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
 
-use super::action::{Action, Changed, PaneId};
+use super::action::{Action, PaneId};
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
@@ -184,17 +184,13 @@ fn toggle_override(state: &State, ctx: &mut Ctx<'_>) -> Vec<Action> {
         None => true,
         Some(true) => false,
         Some(false) => {
-            return match ctx.ws.set_override(t, None) {
-                Ok(rev) => {
-                    ctx.status
-                        .info(format!("override of {label} cleared (revision {rev})"));
-                    vec![Action::Changed(Changed::OVERRIDES)]
-                }
-                Err(e) => {
-                    ctx.status.app_error(&e);
-                    vec![]
-                }
-            };
+            // The third `o` clears the override (and its note): asked first.
+            *ctx.modal = Some(Modal::Confirm {
+                message: format!("Clear the override of {label} and its note? y/n"),
+                on_yes: Action::ClearOverride(ctx.ws.selection, t),
+                on_no: None,
+            });
+            return vec![];
         }
     };
     let what = if value { "compatible" } else { "incompatible" };
@@ -694,6 +690,12 @@ mod tests {
             assert_eq!(p.ws.override_of(t).unwrap().note.as_deref(), Some("outage"));
             assert!(p.explain.lines[0].iter().any(|(_, s)| s.contains("outage")));
             press(&mut ui, KeyCode::Char('o'));
+            // Clearing the override (and its note) is asked first; n keeps it.
+            assert!(ui.modal.is_some());
+            press(&mut ui, KeyCode::Char('n'));
+            assert_eq!(ui.page().unwrap().ws.eval.overrides[t], Some(false));
+            press(&mut ui, KeyCode::Char('o'));
+            press(&mut ui, KeyCode::Char('y'));
             assert!(ui.modal.is_none());
             assert_eq!(ui.page().unwrap().ws.eval.overrides[t], None);
         }

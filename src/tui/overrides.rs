@@ -157,19 +157,19 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             None => {}
         },
         Action::ToggleOverride => match state.selected().map(|e| (e.rows(), e.index)) {
-            Some((Some((s, t)), _)) => match ctx.ws.clear_override_at(s, t) {
-                Ok(rev) => {
-                    let p = &ctx.ws.page;
-                    ctx.status.info(format!(
-                        "cleared override {} × {} (revision {rev})",
-                        safe(&p.source.row_label(&p.source.rows[s])),
-                        safe(&p.target.row_label(&p.target.rows[t]))
-                    ));
-                    state.refresh(ctx.ws);
-                    return vec![Action::Changed(Changed::OVERRIDES)];
-                }
-                Err(e) => ctx.status.app_error(&e),
-            },
+            Some((Some((s, t)), _)) => {
+                // An override and its note are not deleted without asking.
+                let p = &ctx.ws.page;
+                *ctx.modal = Some(super::ui::Modal::Confirm {
+                    message: format!(
+                        "Clear the override of {} × {} and its note? y/n",
+                        p.source.row_label(&p.source.rows[s]),
+                        p.target.row_label(&p.target.rows[t])
+                    ),
+                    on_yes: Action::ClearOverride(s, t),
+                    on_no: None,
+                });
+            }
             Some((None, _)) => ctx.status.error(missing_rows_message()),
             None => ctx
                 .status

@@ -593,6 +593,23 @@ impl Ui {
                 self.quit = true;
                 return;
             }
+            Action::ClearOverride(s, t) => {
+                if let Screen::Page(p) = &mut self.screen {
+                    match p.ws.clear_override_at(s, t) {
+                        Ok(rev) => {
+                            let page = &p.ws.page;
+                            self.status.info(format!(
+                                "cleared override {} × {} (revision {rev})",
+                                super::theme::safe(&page.source.row_label(&page.source.rows[s])),
+                                super::theme::safe(&page.target.row_label(&page.target.rows[t]))
+                            ));
+                            self.queue.push_back(Action::Changed(Changed::OVERRIDES));
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                return;
+            }
             Action::RestoreOrphans | Action::DropOrphans => {
                 if let Screen::Page(p) = &mut self.screen {
                     if action == Action::DropOrphans {

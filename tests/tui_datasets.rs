@@ -259,3 +259,37 @@ fn linked_file_change_reloads(make: fn(App, PathBuf) -> Ui) {
     );
     let _ = &b.dir;
 }
+
+/// A cell edit naming a field no row has (a typo) asks first, with a did-you-mean: `n`
+/// changes nothing, `y` creates the field.
+#[test]
+fn a_new_field_in_a_cell_edit_is_asked_about() {
+    let mut b = open();
+    let before = (b.stored(), b.revision());
+    b.press(KeyCode::Char('9'));
+    b.ui.dispatch(Action::TargetSelected(1));
+    b.press(KeyCode::Enter);
+    b.chars("supportStreaming=true");
+    b.press(KeyCode::Enter);
+    match &b.ui.modal {
+        Some(rulebench::tui::ui::Modal::Confirm { message, .. }) => {
+            assert!(
+                message.contains("Did you mean `supportsStreaming`?"),
+                "{message}"
+            )
+        }
+        other => panic!("asked: {}", other.is_some()),
+    }
+    b.press(KeyCode::Char('n'));
+    assert_eq!((b.stored(), b.revision()), before, "nothing changed");
+    b.press(KeyCode::Enter);
+    b.chars("notes=new field");
+    b.press(KeyCode::Enter);
+    b.press(KeyCode::Char('y'));
+    assert_eq!(b.stored()["target"]["rows"][1]["notes"], json!("new field"));
+    let (message, _) = b.ui.status.message.clone().unwrap();
+    assert!(
+        message.contains("set notes of target M2"),
+        "named by label: {message}"
+    );
+}

@@ -128,6 +128,13 @@ pub enum Action {
     DeleteAssertion,
     /// Removing the assertion with this id was confirmed.
     DeleteAssertionConfirmed(String),
+    /// Set a cell (asked first when the field is new to the dataset).
+    SetCell {
+        side: crate::app::types::Side,
+        row: usize,
+        field: String,
+        value: serde_json::Value,
+    },
     /// Clearing the override of (source row, target row) was confirmed.
     ClearOverride(usize, usize),
     /// Throw away the invalid text in the rule editor (asked on Esc).

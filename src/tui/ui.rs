@@ -593,6 +593,30 @@ impl Ui {
                 self.quit = true;
                 return;
             }
+            Action::SetCell {
+                side,
+                row,
+                field,
+                value,
+            } => {
+                if let Screen::Page(p) = &mut self.screen {
+                    match p.ws.set_cell(side, row, &field, value) {
+                        Ok(rev) => {
+                            let d = p.ws.page.dataset(side);
+                            let label = d.rows.get(row).map(|r| d.row_label(r)).unwrap_or_default();
+                            self.status.info(format!(
+                                "set {} of {} {} (revision {rev})",
+                                super::theme::safe(&field),
+                                side.name(),
+                                super::theme::safe(&label)
+                            ));
+                            self.queue.push_back(Action::Changed(Changed::ROWS));
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                return;
+            }
             Action::ClearOverride(s, t) => {
                 if let Screen::Page(p) = &mut self.screen {
                     match p.ws.clear_override_at(s, t) {
@@ -913,18 +937,34 @@ impl Ui {
                             .error("type field=value (the value as JSON, else a string)");
                         return;
                     };
-                    let result = p.ws.set_cell(side, row, &field, value);
-                    match result {
-                        Ok(rev) => {
-                            self.status.info(format!(
-                                "set {} of {} row {} (revision {rev})",
-                                super::theme::safe(&field),
-                                side.name(),
-                                row + 1
-                            ));
-                            self.queue.push_back(Action::Changed(Changed::ROWS));
-                        }
-                        Err(e) => self.status.app_error(&e),
+                    let d = p.ws.page.dataset(side);
+                    let known = d.rows.iter().any(|r| r.contains_key(&field))
+                        || d.defaults.contains_key(&field);
+                    let action = Action::SetCell {
+                        side,
+                        row,
+                        field: field.clone(),
+                        value,
+                    };
+                    if known {
+                        self.queue.push_back(action);
+                    } else {
+                        // A typo (`needVision`) would silently make a new field: asked.
+                        let names = d.field_names();
+                        let hint = crate::app::types::did_you_mean(
+                            &field,
+                            names.iter().map(String::as_str),
+                        )
+                        .map(|s| format!(" Did you mean `{s}`?"))
+                        .unwrap_or_default();
+                        self.modal = Some(Modal::Confirm {
+                            message: format!(
+                                "No {} row has a field `{field}`.{hint} Create it? y/n",
+                                side.name()
+                            ),
+                            on_yes: action,
+                            on_no: None,
+                        });
                     }
                 }
             }

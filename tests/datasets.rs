@@ -918,8 +918,9 @@ fn the_watch_command_prints_reloads_until_it_is_told_to_stop() {
     );
     assert!(child.try_wait().unwrap().is_none(), "still watching");
     // SIGTERM (as from a service manager) stops it cleanly.
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+    // The shell's own `kill` (no procps needed).
+    let killed = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", child.id())])
         .status()
         .unwrap();
     assert!(killed.success());

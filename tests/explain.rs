@@ -976,3 +976,34 @@ fn explain_fills_dataset_defaults_like_the_matrix() {
         "{json}"
     );
 }
+
+/// A computed `var` path (`{"var": {"cat": ["target.", …]}}`) is described by the value
+/// it read, not as "missing (null)" (it once was, though the rule passed on it).
+#[test]
+fn a_computed_var_path_is_described_by_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "comp", "name": "Comp",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s", "field": "provider"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "provider": "openai"}]},
+        "rules": [{"name": "Computed", "logic":
+            {"==": [{"var": {"cat": ["target.", {"var": "source.field"}]}}, "openai"]}}]
+    });
+    let file = dir.path().join("comp.json");
+    std::fs::write(&file, page.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rulebench"))
+            .env_remove("RULEBENCH_DB")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["import", file.to_str().unwrap()]);
+    let text = run(&["explain", "comp", "--select", "s", "--target", "t"]);
+    assert!(!text.contains("missing (null)"), "{text}");
+    assert!(text.contains("('openai') equals 'openai'"), "{text}");
+}

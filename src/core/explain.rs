@@ -481,10 +481,16 @@ impl Pair<'_> {
 
     /// How a comparison names an operand node.
     fn operand(&self, node: &Node) -> Operand {
+        // Only a path written out names a field; a computed one (`{"var": {"cat": …}}`)
+        // is described by its value, which the tree holds.
+        let written = |v: &Value| match v {
+            Value::String(_) | Value::Number(_) => Some(path_text(v)),
+            _ => None,
+        };
         let field = match (&node.kind, node.logic.get("var")) {
             (Kind::Field, Some(args)) => match args {
-                Value::Array(a) => a.first().map(path_text),
-                other => Some(path_text(other)),
+                Value::Array(a) => a.first().and_then(written),
+                other => written(other),
             },
             _ => None,
         };

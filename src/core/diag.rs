@@ -105,9 +105,11 @@ impl Diagnostic {
             serde_json::error::Category::Data => ("json-shape", "unexpected content"),
             _ => ("json-syntax", "invalid JSON"),
         };
+        // serde_json counts columns from 0 at the start of a line (an empty text is at
+        // 1:0); columns here count from 1.
         Diagnostic {
-            line: Some(err.line()),
-            column: Some(err.column()),
+            line: Some(err.line().max(1)),
+            column: Some(err.column().max(1)),
             ..Diagnostic::error(code, "", format!("{what}: {message}"))
         }
     }
@@ -535,6 +537,14 @@ mod tests {
         assert!(d.hint.unwrap().contains("\"18446744073709551615\""));
         assert!(exact_number(&9_007_199_254_740_991u64.into()));
         assert!(!exact_number(&(-9_007_199_254_740_992i64).into()));
+    }
+
+    #[test]
+    fn an_empty_text_is_an_error_at_1_1() {
+        let d = parse_json::<serde_json::Value>("").unwrap_err();
+        assert_eq!((d.line, d.column), (Some(1), Some(1)));
+        let d = parse_json::<serde_json::Value>("{\n").unwrap_err();
+        assert_eq!((d.line, d.column), (Some(2), Some(1)));
     }
 
     #[test]

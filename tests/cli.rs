@@ -1614,7 +1614,7 @@ fn the_matrix_command_exports_the_grid_in_every_format() {
             let name = rule["name"].as_str().unwrap();
             let record = records
                 .iter()
-                .find(|r| r[0].trim_start_matches('!') == name)
+                .find(|r| r[0].trim_start_matches("■ ") == name)
                 .unwrap_or_else(|| panic!("{format}: no record for {name}"));
             let outcomes: Vec<&str> = record.iter().skip(2).collect();
             let expected: Vec<&str> = rule["outcomes"]
@@ -1631,7 +1631,7 @@ fn the_matrix_command_exports_the_grid_in_every_format() {
     }
     let table = ok(env.db(), &["matrix", LLM, sel[0], sel[1]]);
     assert!(
-        table.contains("✓") && table.contains("!Streaming Support"),
+        table.contains("✓") && table.contains("■ Streaming Support"),
         "{table}"
     );
     let md = ok(

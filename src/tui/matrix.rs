@@ -451,7 +451,7 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
             Row::Rule(r) => {
                 let rule = &rules[r];
                 if rule.required {
-                    put(buf, inner.x, y, "!", 1, theme.fail());
+                    put(buf, inner.x, y, "■", 1, theme.fail());
                 }
                 let name_style = if r == st.rule {
                     theme.accent()
@@ -496,7 +496,7 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     if rows.len() < body_h as usize {
         let y = body_y + body_h - 1;
         let legend = format!(
-            "{} pass  {} fail  ! error  {} changed since save  {} override  {} recommended",
+            "{} pass  {} fail  ! error  ■ required  {} changed since save  {} override  {} recommended",
             theme::PASS,
             theme::FAIL,
             theme::CHANGED,

@@ -234,7 +234,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             let passing = ws.eval.columns.get(i).map_or(0, |c| c.pass_count());
             let total = ws.page.target.rows.len();
             let mark = if ws.is_unsaved(i) { "•" } else { " " };
-            let req = if r.required { "!" } else { " " };
+            let req = if r.required { "■" } else { " " };
             ListItem::new(Line::from(vec![
                 Span::styled(mark, theme.warn()),
                 Span::styled(req, theme.fail()),

@@ -1065,3 +1065,30 @@ fn deleting_an_override_asks_first() {
     let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
     assert!(stored.overrides.is_empty());
 }
+
+/// The Explanation scrolls no further than its last line at the bottom (End and
+/// PgDn used to scroll it away to a single line).
+#[test]
+fn the_explanation_does_not_scroll_past_its_end() {
+    let mut b = open("llm-chat-clients");
+    b.screen(160, 45);
+    b.press(KeyCode::Char('5'));
+    b.press(KeyCode::End);
+    b.press(KeyCode::PageDown);
+    let screen = b.screen(160, 45);
+    let page = b.ui.page().unwrap();
+    // The pane stays full: its last two lines both show (it used to scroll until only
+    // the last was left).
+    let lines = &page.explain.lines;
+    assert!(lines.len() > 2);
+    for line in &lines[lines.len() - 2..] {
+        let text: String = line.iter().map(|(_, s)| s.as_str()).collect();
+        // Its start (a long line wraps).
+        let text: String = text.trim().chars().take(12).collect();
+        assert!(
+            text.is_empty() || screen.contains(&text),
+            "{text:?} shows\n{screen}"
+        );
+    }
+    assert!(page.explain.scroll <= page.explain.max_scroll.get().expect("drawn"));
+}

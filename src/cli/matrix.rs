@@ -69,7 +69,11 @@ fn grid(
         let meta = rules.iter().find(|m| m.id == rule.id);
         let required = meta.is_some_and(|m| m.required);
         let mut row = vec![
-            text(&format!("{}{}", if required { "■ " } else { "" }, rule.name)),
+            text(&format!(
+                "{}{}",
+                if required { "■ " } else { "" },
+                rule.name
+            )),
             text(meta.map_or("", |m| m.category.as_str())),
         ];
         row.extend((0..n).map(|t| cell(r.eval.columns[i].outcome[t])));
@@ -122,7 +126,10 @@ pub fn write<W: Write>(
             )?;
             let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize);
             w.write_all(render_table(&header, &rows).as_bytes())?;
-            w.write_all("\n✓ pass  ✗ fail  ! error (fails)  ■ required  ⚑ override  ★ recommended\n".as_bytes())
+            w.write_all(
+                "\n✓ pass  ✗ fail  ! error (fails)  ■ required  ⚑ override  ★ recommended\n"
+                    .as_bytes(),
+            )
         }
         MatrixFormat::Csv | MatrixFormat::Tsv => {
             let (header, rows) = grid(

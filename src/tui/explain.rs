@@ -58,6 +58,9 @@ pub struct State {
     /// The pane's lines, built with the explanation.
     pub lines: Vec<Text>,
     pub scroll: usize,
+    /// The furthest the pane scrolls: its last line at the bottom (set when drawn, where
+    /// the height and the wrapping are known).
+    pub max_scroll: std::cell::Cell<Option<usize>>,
 }
 
 impl State {
@@ -168,7 +171,13 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
-    let max = state.lines.len().saturating_sub(1);
+    // As far as the last drawing allowed (the last line at the bottom), else the last line.
+    let max = state
+        .max_scroll
+        .get()
+        .map_or(state.lines.len().saturating_sub(1), |m| {
+            m.min(state.lines.len().saturating_sub(1))
+        });
     match action {
         Action::RuleSelected(i) => {
             if *i != state.rule {
@@ -191,6 +200,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::PageDown => state.scroll = (state.scroll + 10).min(max),
         Action::Home => state.scroll = 0,
         Action::End => state.scroll = max,
+
         _ => {}
     }
     vec![]
@@ -263,10 +273,21 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width as usize;
+    // Never past the end: at most so far that the last line sits at the bottom.
+    let mut rows = 0;
+    let mut max_start = st.lines.len();
+    for (i, text) in st.lines.iter().enumerate().rev() {
+        rows += wrap(text, width).len().max(1);
+        if rows > inner.height as usize {
+            break;
+        }
+        max_start = i;
+    }
+    st.max_scroll.set(Some(max_start));
     let lines: Vec<Line> = st
         .lines
         .iter()
-        .skip(st.scroll)
+        .skip(st.scroll.min(max_start))
         .flat_map(|text| wrap(text, width))
         .take(inner.height as usize)
         .map(|text| {

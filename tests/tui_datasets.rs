@@ -293,3 +293,44 @@ fn a_new_field_in_a_cell_edit_is_asked_about() {
         "named by label: {message}"
     );
 }
+
+/// An invalid linked file stays in sight in the header (it used to vanish from the
+/// status line at the next key) until a good reload clears it.
+#[test]
+fn an_invalid_linked_file_stays_in_the_header_until_fixed() {
+    let (dir, db) = setup();
+    let csv = dir.path().join("models.csv");
+    std::fs::write(&csv, "id,name,supportsStreaming\nm1,M1,true\nm2,M2,false\n").unwrap();
+    let mut app = App::open(&db).unwrap();
+    let opts = ImportOptions {
+        link: true,
+        ..ImportOptions::default()
+    };
+    app.import_dataset(PAGE, Side::Target, &csv, &opts, &mut |_| {})
+        .unwrap();
+    let mut b = Bench {
+        ui: Ui::with_db(app, Some(PAGE), Theme::mono(), Some(db.clone())).unwrap(),
+        dir,
+        db,
+    };
+    let header = |b: &Bench| b.screen(160, 45).lines().next().unwrap().to_owned();
+    let wait = |b: &mut Bench, done: &dyn Fn(&Bench) -> bool| {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) && !done(b) {
+            b.ui.tick(Instant::now());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    std::fs::write(&csv, "id,name,supportsStreaming\n\"m1,M1,true\n").unwrap();
+    wait(&mut b, &|b| b.ui.linked_problem.is_some());
+    assert!(
+        header(&b).contains("⚠ the linked target file is invalid"),
+        "{}",
+        header(&b)
+    );
+    b.press(KeyCode::Down);
+    assert!(header(&b).contains("⚠"), "still there after a key");
+    std::fs::write(&csv, "id,name,supportsStreaming\nm1,M1,true\nm2,M2,true\n").unwrap();
+    wait(&mut b, &|b| b.ui.linked_problem.is_none());
+    assert!(!header(&b).contains("⚠"), "{}", header(&b));
+}

@@ -147,6 +147,9 @@ pub struct Ui {
     pub last_event: String,
     /// The status line shows the last frame's time (with `--profile`).
     pub show_timings: bool,
+    /// A linked file that failed to load or was deleted: shown in the header until a
+    /// good reload.
+    pub linked_problem: Option<String>,
     /// Things that happened between frames (saves, background results), for `--profile`.
     pub profile_notes: Vec<String>,
     /// A linked file being reloaded: what, and how far (0.0–1.0), for the gauge.
@@ -222,6 +225,7 @@ impl Ui {
             last_render: Duration::ZERO,
             last_frame: Duration::ZERO,
             show_timings: false,
+            linked_problem: None,
             last_event: String::new(),
             profile_notes: Vec::new(),
             reload_progress: None,
@@ -756,6 +760,7 @@ impl Ui {
                     revision,
                     ..
                 } => {
+                    self.linked_problem = None;
                     let what = format!(
                         "reloaded {} from {} (revision {revision})",
                         side.name(),
@@ -763,14 +768,23 @@ impl Ui {
                     );
                     self.reopen(what);
                 }
-                Reload::Failed { message, .. } => self
-                    .status
-                    .error(super::theme::safe(&message).replace('\n', " ")),
-                Reload::Deleted { side, file } => self.status.error(format!(
-                    "{} file {} was deleted; the last good rows stay",
-                    side.name(),
-                    super::theme::safe(&file.display().to_string())
-                )),
+                Reload::Failed { side, message, .. } => {
+                    self.status
+                        .error(super::theme::safe(&message).replace('\n', " "));
+                    self.linked_problem = Some(format!(
+                        "the linked {} file is invalid; the last good rows stay",
+                        side.name()
+                    ));
+                }
+                Reload::Deleted { side, file } => {
+                    let text = format!(
+                        "{} file {} was deleted; the last good rows stay",
+                        side.name(),
+                        super::theme::safe(&file.display().to_string())
+                    );
+                    self.status.error(text.clone());
+                    self.linked_problem = Some(text);
+                }
             }
         }
         self.drain();

@@ -111,7 +111,7 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
             picker::render(frame, body, state, &ui.theme);
         }
         Screen::Page(page) => {
-            render_header(frame, header, page, &ui.theme);
+            render_header(frame, header, page, ui);
             for (pane, rect) in layout_with(body, page.focus, page.shared) {
                 let focused = pane == page.focus;
                 let t = &ui.theme;
@@ -135,12 +135,19 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
     }
 }
 
-fn render_header(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme) {
+fn render_header(frame: &mut Frame, area: Rect, page: &PageUi, ui: &Ui) {
+    let theme = &ui.theme;
     let ws = &page.ws;
-    let mut spans = vec![
+    let mut spans = vec![];
+    // A problem that lasts (an invalid or deleted linked file) stays in sight, first,
+    // until a good reload clears it.
+    if let Some(problem) = &ui.linked_problem {
+        spans.push(Span::styled(format!(" ⚠ {} ", safe(problem)), theme.fail()));
+    }
+    spans.extend([
         Span::styled(format!(" {} ", safe(&ws.page.name)), theme.accent()),
         Span::styled(format!("· {} ", safe(&ws.page.id)), theme.dim()),
-    ];
+    ]);
     if ws.has_sources() {
         let d = &ws.page.source;
         let v = ws.eval.selection_verdict;

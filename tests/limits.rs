@@ -452,3 +452,22 @@ fn a_duplicate_rule_id_names_both_rules_with_line_col() {
         "{line}"
     );
 }
+
+/// A target whose id is `name` takes the rule name's place in the result's `features[]`:
+/// a located warning says so (the page still imports; the result JSON is as documented).
+#[test]
+fn a_target_id_name_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("n.db");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/target-id-name.json"
+    );
+    let (code, out, _) = rb(&db, &["check", file]);
+    assert_eq!(code, 0, "a warning: {out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("warning[reserved-id]"))
+        .expect(&out);
+    assert!(line.contains("3:44 at /target/rows/0"), "{line}");
+}

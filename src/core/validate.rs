@@ -681,6 +681,18 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
                 ));
             }
         }
+        // The result JSON's `features[]` entries hold `name` (the rule's) beside one key
+        // per target id: a target whose id is `name` would take the rule name's place.
+        if side == Side::Target && d.row_id(row) == "name" {
+            out.push(
+                Diagnostic::warning(
+                    "reserved-id",
+                    format!("{at}/rows/{i}"),
+                    "a target id `name` collides with the rule name in the result's `features[]` (that entry shows the target's outcome, not the rule name)",
+                )
+                .with_hint(Some("give the target another id".into())),
+            );
+        }
         let key = d.row_key(row);
         if let Some(first) = seen.insert(d.key_case.fold(&key).into_owned(), i) {
             out.push(Diagnostic::error(

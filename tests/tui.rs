@@ -1092,3 +1092,35 @@ fn the_explanation_does_not_scroll_past_its_end() {
     }
     assert!(page.explain.scroll <= page.explain.max_scroll.get().expect("drawn"));
 }
+
+/// The palette runs an entry in the pane it belongs to: "clear the override" from the
+/// Matrix asks to clear the Overrides pane's override (it used to open the Matrix's
+/// "Force … compatible"); "pin" from Sources pins in Tests. Navigation is not listed.
+#[test]
+fn palette_entries_run_in_their_own_pane() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('3'));
+    b.ctrl('p');
+    b.chars("clear the override and its note");
+    b.press(KeyCode::Enter);
+    match &b.ui.modal {
+        Some(rulebench::tui::ui::Modal::Confirm { message, .. }) => {
+            assert!(message.starts_with("Clear the override of"), "{message}")
+        }
+        _ => panic!("the Overrides pane's question: {}", b.screen(160, 45)),
+    }
+    b.press(KeyCode::Char('n'));
+    let revision = b.ui.page().unwrap().ws.revision;
+    b.press(KeyCode::Char('1'));
+    b.ctrl('p');
+    b.chars("pin");
+    b.press(KeyCode::Enter);
+    assert!(
+        b.ui.page().unwrap().ws.revision > revision,
+        "pinned as assertions"
+    );
+    assert!(
+        rulebench::tui::palette::entries("move up").is_empty(),
+        "no navigation entries"
+    );
+}

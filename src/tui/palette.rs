@@ -1,6 +1,6 @@
 //! The command palette: every action of the keymap with its keys, filtered as you type.
 
-use super::action::Action;
+use super::action::{Action, PaneId};
 use super::keymap::{self, Context};
 
 pub struct Entry {
@@ -8,18 +8,41 @@ pub struct Entry {
     pub keys: String,
     pub context: &'static str,
     pub action: Action,
+    /// The pane the entry belongs to: it runs there (focused first), whatever pane has
+    /// the focus when the palette opens.
+    pub pane: Option<PaneId>,
 }
 
-/// Palette entries matching a query (every word must appear).
+/// Palette entries matching a query (every word must appear). Moving the cursor is not
+/// a command: the navigation keys are left out.
 pub fn entries(query: &str) -> Vec<Entry> {
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     keymap::bindings()
         .into_iter()
         .filter(|b| b.context != Context::Editing)
+        .filter(|b| {
+            !matches!(
+                b.action,
+                Action::Up
+                    | Action::Down
+                    | Action::Left
+                    | Action::Right
+                    | Action::PageUp
+                    | Action::PageDown
+                    | Action::Home
+                    | Action::End
+                    | Action::Enter
+                    | Action::Back
+            )
+        })
         .map(|b| Entry {
             label: b.help.to_owned(),
             keys: keymap::keys_label(&b),
             context: b.context.title(),
+            pane: match b.context {
+                Context::Pane(p) => Some(p),
+                _ => None,
+            },
             action: b.action,
         })
         .filter(|e| {

@@ -847,6 +847,10 @@ impl Ui {
                     K::Esc => {}
                     K::Enter => {
                         if let Some(e) = entries.get(selected) {
+                            // Run the entry in its own pane, not the focused one.
+                            if let Some(pane) = e.pane {
+                                self.queue.push_back(Action::Focus(pane));
+                            }
                             self.queue.push_back(e.action.clone());
                         }
                     }

@@ -1124,3 +1124,20 @@ fn palette_entries_run_in_their_own_pane() {
         "no navigation entries"
     );
 }
+
+/// With room to spare, target columns widen so labels are not cut to 8 characters.
+#[test]
+fn matrix_columns_use_the_room_there_is() {
+    let mut b = open("loan-eligibility");
+    b.press(KeyCode::Char('3'));
+    // The header row of the matrix names two targets in full on one line.
+    let header = |screen: &str| {
+        screen
+            .lines()
+            .any(|l| l.contains("Prime Auto Loan") && l.contains("Jumbo Mortgage "))
+    };
+    let wide = b.screen(260, 50);
+    assert!(header(&wide), "{wide}");
+    // Narrow: the columns stay at their minimum and labels are cut.
+    assert!(!header(&b.screen(100, 30)));
+}

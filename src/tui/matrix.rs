@@ -24,6 +24,8 @@ use crate::app::types::{ERROR, PASS};
 pub const NAME_WIDTH: u16 = 22;
 /// Width of one target column (with its one-space gap).
 pub const COL_WIDTH: u16 = 9;
+/// The widest a target column grows when there is room to spare.
+pub const MAX_COL_WIDTH: u16 = 24;
 /// Most summary fields shown as header rows.
 const MAX_SUMMARY: usize = 3;
 /// Footer rows: verdict and score.
@@ -326,8 +328,16 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
 
     // Horizontal layout: the frozen name column, then as many target columns as fit.
     let name_w = NAME_WIDTH.min(inner.width.saturating_sub(COL_WIDTH).max(inner.width / 2));
-    let cols = (((inner.width - name_w) / COL_WIDTH).max(1)) as usize;
-    let cell_w = (COL_WIDTH - 1) as usize;
+    // Columns share the room there is: wider than the minimum when every target fits
+    // with space to spare (labels are cut less), at most MAX_COL_WIDTH.
+    let avail = inner.width.saturating_sub(name_w);
+    let col_w = if (nt as u16).saturating_mul(COL_WIDTH) < avail {
+        (avail / (nt as u16).max(1)).clamp(COL_WIDTH, MAX_COL_WIDTH)
+    } else {
+        COL_WIDTH
+    };
+    let cols = ((avail / col_w).max(1)) as usize;
+    let cell_w = (col_w - 1) as usize;
 
     // Follow the cursor.
     let col_off = follow(st.col_offset.get(), st.target.min(nt - 1), cols, nt);
@@ -349,7 +359,7 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     st.page_rows.set(body_h as usize);
 
     let visible: Vec<usize> = (col_off..nt.min(col_off + cols)).collect();
-    let col_x = |c: usize| inner.x + name_w + (c as u16) * COL_WIDTH;
+    let col_x = |c: usize| inner.x + name_w + (c as u16) * col_w;
     let right = inner.right();
     let put = |buf: &mut Buffer, x: u16, y: u16, text: &str, width: usize, style: Style| {
         if x < right {

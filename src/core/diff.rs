@@ -193,20 +193,21 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
 }
 
 fn policies(old: &Page, new: &Page) -> Vec<(String, Moved<Value>)> {
-    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
-    for (name, page, out) in [("", old, &mut a), ("", new, &mut b)] {
-        let _ = name;
+    let flat = |page: &Page| {
+        let mut out = BTreeMap::new();
         flatten(
             "devicePolicy",
             &serde_json::to_value(&page.device_policy).expect("policies serialize"),
-            out,
+            &mut out,
         );
         flatten(
             "selectionPolicy",
             &serde_json::to_value(&page.selection_policy).expect("policies serialize"),
-            out,
+            &mut out,
         );
-    }
+        out
+    };
+    let (a, b) = (flat(old), flat(new));
     let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
     keys.sort();
     keys.dedup();

@@ -300,6 +300,14 @@ fn lookup<'a>(data: &'a V<'a>, key: &V<'_>) -> Option<&'a V<'a>> {
     Some(cur)
 }
 
+/// The keys `missing` reports: those whose value is absent, null or `""`.
+fn missing_keys<'a>(data: &V<'_>, keys: &[&'a V<'a>]) -> Vec<V<'a>> {
+    keys.iter()
+        .filter(|k| matches!(lookup(data, k), None | Some(V::Null) | Some(V::String(""))))
+        .map(|k| **k)
+        .collect()
+}
+
 /// JavaScript's `String.prototype.substr(start, length)` over characters.
 fn substr(s: &str, start: f64, length: Option<f64>) -> String {
     let chars: Vec<char> = s.chars().collect();
@@ -430,46 +438,19 @@ impl CustomOperator for Js {
                 arena.array(&out)
             }
             "missing" => {
-                let data = ctx.root_input();
-                let keys: Vec<&DataValue<'_>> = match args.first() {
+                let keys: Vec<&'a DataValue<'a>> = match args.first() {
                     Some(DataValue::Array(items)) => items.iter().collect(),
                     _ => args.to_vec(),
                 };
-                let missing: Vec<DataValue<'a>> = keys
-                    .into_iter()
-                    .filter(|k| {
-                        matches!(
-                            lookup(data, k),
-                            None | Some(DataValue::Null) | Some(DataValue::String(""))
-                        )
-                    })
-                    .map(|k| match k {
-                        DataValue::String(s) => DataValue::String(arena.alloc_str(s)),
-                        other => *other,
-                    })
-                    .collect();
-                arena.array(&missing)
+                arena.array(&missing_keys(ctx.root_input(), &keys))
             }
             "missing_some" => {
-                let data = ctx.root_input();
                 let need = to_number(arg(0));
-                let options: Vec<&DataValue<'_>> = match arg(1) {
-                    DataValue::Array(items) => items.iter().collect(),
+                let options: Vec<&'a DataValue<'a>> = match args.get(1) {
+                    Some(DataValue::Array(items)) => items.iter().collect(),
                     _ => vec![],
                 };
-                let missing: Vec<DataValue<'a>> = options
-                    .iter()
-                    .filter(|k| {
-                        matches!(
-                            lookup(data, k),
-                            None | Some(DataValue::Null) | Some(DataValue::String(""))
-                        )
-                    })
-                    .map(|k| match k {
-                        DataValue::String(s) => DataValue::String(arena.alloc_str(s)),
-                        other => **other,
-                    })
-                    .collect();
+                let missing = missing_keys(ctx.root_input(), &options);
                 if (options.len() - missing.len()) as f64 >= need {
                     arena.array(&[])
                 } else {

@@ -96,17 +96,11 @@ fn guard(arg: &Value, in_and: bool) -> Option<String> {
 
 impl Lint<'_> {
     fn types(&self, side: Side, field: &str) -> Option<&super::dataset::FieldSchema> {
-        match side {
-            Side::Source => self.schema.source.fields.get(field),
-            Side::Target => self.schema.target.fields.get(field),
-        }
+        self.schema.side(side).fields.get(field)
     }
 
     fn rows(&self, side: Side) -> usize {
-        match side {
-            Side::Source => self.schema.source.rows,
-            Side::Target => self.schema.target.rows,
-        }
+        self.schema.side(side).rows
     }
 
     /// Rows where the field reads null (absent or null, no default).

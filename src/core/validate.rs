@@ -141,7 +141,7 @@ impl Schema {
         }
     }
 
-    fn side(&self, side: Side) -> &DatasetSchema {
+    pub(crate) fn side(&self, side: Side) -> &DatasetSchema {
         match side {
             Side::Source => &self.source,
             Side::Target => &self.target,

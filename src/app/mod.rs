@@ -4,6 +4,7 @@
 pub mod assertions;
 pub mod dataset;
 pub mod explain;
+pub mod history;
 pub mod jobs;
 pub mod policy;
 pub mod watch;
@@ -220,7 +221,7 @@ pub struct App {
 pub enum PageRef<'a> {
     /// A page file's text (embedded rows; linked files are not read).
     Text { text: &'a str, origin: &'a str },
-    /// A stored page, by id.
+    /// A stored page, by id, or a revision of one (`PAGE@N`, `PAGE@-K`).
     Stored(&'a str),
 }
 
@@ -384,7 +385,7 @@ impl App {
     pub fn load_ref(&self, r: PageRef<'_>) -> Result<Page> {
         match r {
             PageRef::Text { text, origin } => Ok(Self::parse_page(text, origin)?.0),
-            PageRef::Stored(id) => Ok(self.page(id)?.0),
+            PageRef::Stored(spec) => Ok(self.page_spec(spec)?.0),
         }
     }
 

@@ -158,7 +158,8 @@ pub enum Command {
     },
     /// Write a page file (stdout by default)
     Export {
-        /// The page's id (`rulebench pages` lists them)
+        /// The page's id (`rulebench pages` lists them), or PAGE@N for the page as it
+        /// was at revision N (PAGE@-1: the previous one)
         #[arg(add = page_ids())]
         page: String,
         /// Write the page file here instead of stdout
@@ -192,16 +193,19 @@ pub enum Command {
     /// What changed between two versions of a page, and which cells, verdicts and
     /// recommendations it moves
     #[command(after_help = "\
-OLD and NEW are page files (- reads one from stdin) or stored page ids. Rules are
-matched by id, rows and overrides by key. With --exit-code, exit 1 when any verdict,
-selection verdict or recommendation moved (a CI gate for rule changes):
+OLD and NEW are page files (- reads one from stdin), stored page ids, or revisions
+of a stored page (PAGE@N; PAGE@-1 is the one before the current). Rules are matched by
+id, rows and overrides by key. With --exit-code, exit 1 when any verdict, selection
+verdict or recommendation moved (a CI gate for rule changes):
+  rulebench diff my-page@-1 my-page          # what the last change did
   rulebench export my-page -o before.json   # then edit, import --replace or keep the file
   rulebench diff before.json my-page --format md --exit-code")]
     Diff {
-        /// The old version: a page file, - for stdin, or a stored page id
+        /// The old version: a page file, - for stdin, a stored page id, or PAGE@N (a
+        /// revision; PAGE@-1 is the previous one)
         #[arg(value_name = "OLD", add = page_ids())]
         old: String,
-        /// The new version: a page file, - for stdin, or a stored page id
+        /// The new version: a page file, - for stdin, a stored page id, or PAGE@N
         #[arg(value_name = "NEW", add = page_ids())]
         new: String,
         /// Only this source row (its key, keyHash, id or label in OLD); else every
@@ -456,6 +460,45 @@ pub enum PageAction {
         page: String,
         /// The new id: lowercase letters, digits and single hyphens
         new_id: String,
+    },
+    /// The page's revisions, newest first: when, who, and what changed
+    #[command(after_help = "\
+Every revision can be read back whole: `rulebench export PAGE@N`, `rulebench diff
+PAGE@N PAGE` (or `PAGE@-1 PAGE`: the previous revision against the current one), and
+restored with `rulebench page restore PAGE@N`.")]
+    Log {
+        /// The page's id
+        #[arg(add = page_ids())]
+        page: String,
+        /// How to print the log
+        #[arg(long, value_enum, default_value = "table")]
+        format: ListFormat,
+        /// Only the newest N revisions
+        #[arg(short = 'n', long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Restore the page, a rule, the policies or an override as it was at a revision
+    /// (itself a new revision: nothing is lost)
+    #[command(after_help = "\
+Examples:
+  rulebench page restore my-page@-1                      # undo the last change
+  rulebench page restore my-page@12 --rule has-vision    # a rule, also a deleted one
+  rulebench page restore my-page@12 --policies
+  rulebench page restore my-page@12 --override 'id=ios' 'id=gpt-4o'")]
+    Restore {
+        /// The page and revision: PAGE@N, or PAGE@-K for K revisions back
+        #[arg(value_name = "PAGE@N", add = page_ids())]
+        at: String,
+        /// Only this rule (by id)
+        #[arg(long, value_name = "ID", conflicts_with_all = ["policies", "override_keys"])]
+        rule: Option<String>,
+        /// Only the device and selection policies
+        #[arg(long, conflicts_with = "override_keys")]
+        policies: bool,
+        /// Only the override of this pair (source row key, target row key); removed
+        /// when there was none at that revision
+        #[arg(long = "override", value_names = ["SOURCE", "TARGET"], num_args = 2, id = "override_keys")]
+        override_keys: Option<Vec<String>>,
     },
 }
 
@@ -1010,6 +1053,56 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                 app.delete_page(&page)?;
                 db.status(&format!("deleted page {page}"));
             }
+            PageAction::Log {
+                page,
+                format,
+                limit,
+            } => {
+                let app = db.open()?;
+                let mut log = app.revisions(&page)?;
+                if let Some(n) = limit {
+                    log.truncate(n);
+                }
+                match format {
+                    ListFormat::Json => write_json(&pretty(&log))?,
+                    ListFormat::Table => write_text(&output::revisions_table(&log))?,
+                }
+            }
+            PageAction::Restore {
+                at,
+                rule,
+                policies,
+                override_keys,
+            } => {
+                let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
+                    return Err(usage(format!(
+                        "name the revision to restore from: `{}@N` (or `@-1` for the previous one)",
+                        crate::app::types::sanitize(&at)
+                    )));
+                };
+                let mut app = db.open()?;
+                let n = app.resolve_revision(page, rev)?;
+                let (what, done) = if let Some(rule) = &rule {
+                    (format!("rule {rule}"), app.restore_rule(page, n, rule)?)
+                } else if policies {
+                    ("the policies".to_owned(), app.restore_policies(page, n)?)
+                } else if let Some([s, t]) = override_keys.as_deref() {
+                    (
+                        format!("override {s} × {t}"),
+                        app.restore_override(page, n, s, t)?,
+                    )
+                } else {
+                    (format!("page {page}"), app.restore_page(page, n)?)
+                };
+                match done {
+                    Some(revision) => db.status(&format!(
+                        "restored {what} from revision {n} (revision {revision})"
+                    )),
+                    None => db.status(&format!(
+                        "{what} is as at revision {n} already: nothing changed"
+                    )),
+                }
+            }
             PageAction::Rename { page, new_id } => {
                 let revision = db.open()?.rename_page(&page, &new_id)?;
                 db.status(&format!(
@@ -1142,7 +1235,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         }
         Command::Export { page, output } => {
             let app = db.open()?;
-            let (page, _) = app.page(&page)?;
+            let (page, _) = app.page_spec(&page)?;
             let text = pretty(&with_schema(&page));
             match output {
                 Some(path) => std::fs::write(&path, text)

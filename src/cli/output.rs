@@ -69,6 +69,25 @@ pub fn pages_table(pages: &[PageSummary]) -> String {
     render_table(&header, &rows)
 }
 
+/// `rulebench page log`: one line per revision, newest first.
+pub fn revisions_table(log: &[crate::app::history::RevisionEntry]) -> String {
+    let header: Vec<String> = ["REVISION", "WHEN", "WHO", "CHANGE"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = log
+        .iter()
+        .map(|r| {
+            vec![
+                r.revision.to_string(),
+                sanitize(&r.at),
+                sanitize(r.author.as_deref().unwrap_or("-")),
+                sanitize(&r.change),
+            ]
+        })
+        .collect();
+    render_table(&header, &rows)
+}
+
 /// `rulebench db`: where the database is, its version and size, then its pages.
 pub fn db_info(info: &crate::app::DbInfo) -> String {
     let mut out = format!(

@@ -164,6 +164,162 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT page_id, side, ord, row_key, key_hash, row_json FROM dataset_rows;
     DROP TABLE dataset_rows;
     ALTER TABLE dataset_rows_v4 RENAME TO dataset_rows;",
+    // 5: whole-page history. Every write to a page's head, rows, rules, overrides and
+    // assertions is logged (by triggers, so no writer can forget) under the page's
+    // revision at the time: the page at revision N is, per item, its latest log entry
+    // at or before N (a NULL payload marks an item gone). A database made before this
+    // migration starts its history at each page's current revision.
+    "ALTER TABLE revisions ADD COLUMN author TEXT;
+    CREATE TABLE page_log (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        revision INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT,
+        organization_json TEXT,
+        source_json TEXT NOT NULL,
+        target_json TEXT NOT NULL,
+        device_policy_json TEXT NOT NULL,
+        selection_policy_json TEXT NOT NULL,
+        PRIMARY KEY (page_id, revision)
+    ) WITHOUT ROWID;
+    CREATE TABLE row_log (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        side TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        revision INTEGER NOT NULL,
+        row_key TEXT,
+        key_hash TEXT,
+        row_json TEXT,
+        PRIMARY KEY (page_id, side, ord, revision)
+    ) WITHOUT ROWID;
+    CREATE TABLE rule_log (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        organization_id TEXT,
+        ord INTEGER,
+        name TEXT,
+        required INTEGER,
+        weight REAL,
+        category TEXT,
+        description TEXT,
+        logic_json TEXT,
+        PRIMARY KEY (page_id, id, revision)
+    ) WITHOUT ROWID;
+    CREATE TABLE override_log (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        source_key_hash TEXT NOT NULL,
+        target_key_hash TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        source_key TEXT,
+        target_key TEXT,
+        value INTEGER,
+        note TEXT,
+        ord INTEGER,
+        PRIMARY KEY (page_id, source_key_hash, target_key_hash, revision)
+    ) WITHOUT ROWID;
+    CREATE TABLE assertion_log (
+        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        ord INTEGER,
+        json TEXT,
+        PRIMARY KEY (page_id, id, revision)
+    ) WITHOUT ROWID;
+
+    INSERT INTO page_log SELECT id, revision, name, description, organization_json, source_json,
+        target_json, device_policy_json, selection_policy_json FROM pages;
+    INSERT INTO row_log SELECT d.page_id, d.side, d.ord, p.revision, d.row_key, d.key_hash, d.row_json
+        FROM dataset_rows d JOIN pages p ON p.id = d.page_id;
+    INSERT INTO rule_log SELECT r.page_id, r.id, p.revision, r.organization_id, r.ord, r.name,
+        r.required, r.weight, r.category, r.description, r.logic_json
+        FROM rules r JOIN pages p ON p.id = r.page_id;
+    INSERT INTO override_log SELECT o.page_id, o.source_key_hash, o.target_key_hash, p.revision,
+        o.source_key, o.target_key, o.value, o.note, o.ord
+        FROM overrides o JOIN pages p ON p.id = o.page_id;
+    INSERT INTO assertion_log SELECT a.page_id, a.id, p.revision, a.ord, a.json
+        FROM assertions a JOIN pages p ON p.id = a.page_id;
+
+    CREATE TRIGGER page_log_insert AFTER INSERT ON pages BEGIN
+        INSERT OR REPLACE INTO page_log VALUES (NEW.id, NEW.revision, NEW.name, NEW.description,
+            NEW.organization_json, NEW.source_json, NEW.target_json, NEW.device_policy_json,
+            NEW.selection_policy_json);
+    END;
+    CREATE TRIGGER page_log_update AFTER UPDATE OF name, description, organization_json,
+        source_json, target_json, device_policy_json, selection_policy_json ON pages BEGIN
+        INSERT OR REPLACE INTO page_log VALUES (NEW.id, NEW.revision, NEW.name, NEW.description,
+            NEW.organization_json, NEW.source_json, NEW.target_json, NEW.device_policy_json,
+            NEW.selection_policy_json);
+    END;
+
+    CREATE TRIGGER row_log_insert AFTER INSERT ON dataset_rows BEGIN
+        INSERT OR REPLACE INTO row_log SELECT NEW.page_id, NEW.side, NEW.ord, p.revision,
+            NEW.row_key, NEW.key_hash, NEW.row_json FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER row_log_update AFTER UPDATE ON dataset_rows WHEN OLD.page_id = NEW.page_id BEGIN
+        INSERT OR REPLACE INTO row_log SELECT OLD.page_id, OLD.side, OLD.ord, p.revision,
+            NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id
+            AND (OLD.side IS NOT NEW.side OR OLD.ord IS NOT NEW.ord);
+        INSERT OR REPLACE INTO row_log SELECT NEW.page_id, NEW.side, NEW.ord, p.revision,
+            NEW.row_key, NEW.key_hash, NEW.row_json FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER row_log_delete AFTER DELETE ON dataset_rows BEGIN
+        INSERT OR REPLACE INTO row_log SELECT OLD.page_id, OLD.side, OLD.ord, p.revision,
+            NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
+    END;
+
+    CREATE TRIGGER rule_log_insert AFTER INSERT ON rules BEGIN
+        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
+            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
+            NEW.description, NEW.logic_json FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER rule_log_update AFTER UPDATE ON rules WHEN OLD.page_id = NEW.page_id BEGIN
+        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p
+            WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
+        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
+            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
+            NEW.description, NEW.logic_json FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER rule_log_delete AFTER DELETE ON rules BEGIN
+        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
+    END;
+
+    CREATE TRIGGER override_log_insert AFTER INSERT ON overrides BEGIN
+        INSERT OR REPLACE INTO override_log SELECT NEW.page_id, NEW.source_key_hash,
+            NEW.target_key_hash, p.revision, NEW.source_key, NEW.target_key, NEW.value, NEW.note,
+            NEW.ord FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER override_log_update AFTER UPDATE ON overrides WHEN OLD.page_id = NEW.page_id BEGIN
+        INSERT OR REPLACE INTO override_log SELECT OLD.page_id, OLD.source_key_hash,
+            OLD.target_key_hash, p.revision, NULL, NULL, NULL, NULL, NULL FROM pages p
+            WHERE p.id = OLD.page_id AND (OLD.source_key_hash IS NOT NEW.source_key_hash
+                OR OLD.target_key_hash IS NOT NEW.target_key_hash);
+        INSERT OR REPLACE INTO override_log SELECT NEW.page_id, NEW.source_key_hash,
+            NEW.target_key_hash, p.revision, NEW.source_key, NEW.target_key, NEW.value, NEW.note,
+            NEW.ord FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER override_log_delete AFTER DELETE ON overrides BEGIN
+        INSERT OR REPLACE INTO override_log SELECT OLD.page_id, OLD.source_key_hash,
+            OLD.target_key_hash, p.revision, NULL, NULL, NULL, NULL, NULL FROM pages p
+            WHERE p.id = OLD.page_id;
+    END;
+
+    CREATE TRIGGER assertion_log_insert AFTER INSERT ON assertions BEGIN
+        INSERT OR REPLACE INTO assertion_log SELECT NEW.page_id, NEW.id, p.revision, NEW.ord,
+            NEW.json FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER assertion_log_update AFTER UPDATE ON assertions WHEN OLD.page_id = NEW.page_id BEGIN
+        INSERT OR REPLACE INTO assertion_log SELECT OLD.page_id, OLD.id, p.revision, NULL, NULL
+            FROM pages p WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
+        INSERT OR REPLACE INTO assertion_log SELECT NEW.page_id, NEW.id, p.revision, NEW.ord,
+            NEW.json FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER assertion_log_delete AFTER DELETE ON assertions BEGIN
+        INSERT OR REPLACE INTO assertion_log SELECT OLD.page_id, OLD.id, p.revision, NULL, NULL
+            FROM pages p WHERE p.id = OLD.page_id;
+    END;",
 ];
 
 /// One row of `rulebench pages`.
@@ -193,6 +349,58 @@ pub struct StoredAssertionResult {
     pub run_at: String,
 }
 
+/// One entry of a page's revision log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RevisionEntry {
+    pub revision: i64,
+    pub at: String,
+    pub change: String,
+    /// The login name of whoever made it (absent for revisions made before rulebench
+    /// recorded it, or where the system does not say).
+    pub author: Option<String>,
+}
+
+/// Which state of a page a read sees: the current one, or one from its history.
+#[derive(Debug, Clone, Copy)]
+enum At {
+    Now,
+    Revision(i64),
+}
+
+impl At {
+    fn revision(self) -> Option<i64> {
+        match self {
+            At::Now => None,
+            At::Revision(n) => Some(n),
+        }
+    }
+
+    /// The table to read `table` from: itself, or a view of its log holding each item's
+    /// latest entry at or before the revision, items gone by then left out.
+    fn table(self, table: &str) -> String {
+        let At::Revision(n) = self else {
+            return table.to_owned();
+        };
+        let (log, keys, payload): (&str, &[&str], &str) = match table {
+            "dataset_rows" => ("row_log", &["side", "ord"], "row_json"),
+            "rules" => ("rule_log", &["id"], "logic_json"),
+            "overrides" => (
+                "override_log",
+                &["source_key_hash", "target_key_hash"],
+                "value",
+            ),
+            "assertions" => ("assertion_log", &["id"], "json"),
+            _ => unreachable!("no log for {table}"),
+        };
+        let same: String = keys.iter().map(|k| format!(" AND m.{k} = l.{k}")).collect();
+        format!(
+            "(SELECT * FROM {log} l WHERE l.{payload} IS NOT NULL AND l.revision = \
+             (SELECT MAX(m.revision) FROM {log} m WHERE m.page_id = l.page_id{same} \
+              AND m.revision <= {n}))"
+        )
+    }
+}
+
 /// A stored row's key and keyHash.
 pub type RowKey = (String, String);
 
@@ -211,6 +419,8 @@ pub struct Store {
     pub opened_at_version: i64,
     /// Opened read-only: changes are refused, caches are not written.
     read_only: bool,
+    /// Who the revisions made here are by (the login name, when the system says).
+    author: Option<String>,
 }
 
 /// A path as the path part of an SQLite `file:` URI (`?`, `#` and `%` escaped).
@@ -223,6 +433,13 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// The user's login name, from the environment (`USER`, `LOGNAME` or `USERNAME`).
+fn login_name() -> Option<String> {
+    ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
 }
 
 fn now() -> String {
@@ -263,6 +480,7 @@ impl Store {
             path: path.to_owned(),
             opened_at_version: 0,
             read_only: false,
+            author: login_name(),
         };
         store.opened_at_version = store.user_version()?;
         store.migrate(version)?;
@@ -297,6 +515,7 @@ impl Store {
             path: path.to_owned(),
             opened_at_version: 0,
             read_only: true,
+            author: None,
         };
         let found = store.user_version()?;
         store.opened_at_version = found;
@@ -396,12 +615,57 @@ impl Store {
 
     /// Loads a whole page.
     pub fn load(&self, page_id: &str) -> Result<Option<StoredPage>> {
-        self.load_but(page_id, None)
+        self.load_but(page_id, None, At::Now)
+    }
+
+    /// Loads a page as it was at `revision`, from its history; `None` when there is no
+    /// such page or the revision is outside [`Store::history_span`].
+    pub fn load_at(&self, page_id: &str, revision: i64) -> Result<Option<StoredPage>> {
+        match self.history_span(page_id)? {
+            Some((first, last)) if (first..=last).contains(&revision) => {
+                self.load_but(page_id, None, At::Revision(revision))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The revisions a page can be loaded at: from the first one its history holds
+    /// (1, or the revision it had when this history began) to the current one.
+    pub fn history_span(&self, page_id: &str) -> Result<Option<(i64, i64)>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT (SELECT MIN(revision) FROM page_log WHERE page_id = ?1), revision
+                 FROM pages WHERE id = ?1",
+                [page_id],
+                |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?)),
+            )
+            .optional()?
+            .map(|(first, last)| (first.unwrap_or(last), last)))
+    }
+
+    /// A page's revision log, newest first: revision, when, and what changed.
+    pub fn revisions(&self, page_id: &str) -> Result<Vec<RevisionEntry>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT revision, created_at, change, author FROM revisions
+             WHERE page_id = ?1 ORDER BY revision DESC",
+        )?;
+        let rows = stmt
+            .query_map([page_id], |r| {
+                Ok(RevisionEntry {
+                    revision: r.get(0)?,
+                    at: r.get(1)?,
+                    change: r.get(2)?,
+                    author: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
     }
 
     /// Loads a page with the rows of `side` left out (a cache hit needs no target rows).
     pub fn load_without(&self, page_id: &str, side: Side) -> Result<Option<StoredPage>> {
-        self.load_but(page_id, Some(side))
+        self.load_but(page_id, Some(side), At::Now)
     }
 
     /// One side's row keys with their keyHashes, in order.
@@ -417,27 +681,34 @@ impl Store {
         Ok(keys)
     }
 
-    fn load_but(&self, page_id: &str, without: Option<Side>) -> Result<Option<StoredPage>> {
-        let head = self
-            .conn
-            .query_row(
+    fn load_but(&self, page_id: &str, without: Option<Side>, at: At) -> Result<Option<StoredPage>> {
+        let sql = match at {
+            At::Now => {
                 "SELECT name, description, organization_json, source_json, target_json,
                         device_policy_json, selection_policy_json, revision
-                 FROM pages WHERE id = ?1",
-                [page_id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, String>(6)?,
-                        r.get::<_, i64>(7)?,
-                    ))
-                },
-            )
+                 FROM pages WHERE id = ?1 AND ?2 IS NULL"
+            }
+            At::Revision(_) => {
+                "SELECT name, description, organization_json, source_json, target_json,
+                        device_policy_json, selection_policy_json, ?2
+                 FROM page_log WHERE page_id = ?1 AND revision <= ?2
+                 ORDER BY revision DESC LIMIT 1"
+            }
+        };
+        let head = self
+            .conn
+            .query_row(sql, params![page_id, at.revision()], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, i64>(7)?,
+                ))
+            })
             .optional()?;
         let Some((name, description, org, source, target, device, selection, revision)) = head
         else {
@@ -446,10 +717,10 @@ impl Store {
         let mut source: Dataset = serde_json::from_str(&source).map_err(corrupt("source"))?;
         let mut target: Dataset = serde_json::from_str(&target).map_err(corrupt("target"))?;
         if without != Some(Side::Source) {
-            source.rows = self.rows(page_id, Side::Source)?;
+            source.rows = self.rows(page_id, Side::Source, at)?;
         }
         if without != Some(Side::Target) {
-            target.rows = self.rows(page_id, Side::Target)?;
+            target.rows = self.rows(page_id, Side::Target, at)?;
         }
         let page = Page {
             format: PAGE_FORMAT.to_owned(),
@@ -462,12 +733,12 @@ impl Store {
                 .map_err(corrupt("organization"))?,
             source,
             target,
-            rules: self.rules(page_id)?,
+            rules: read_rules(&self.conn, page_id, None, at)?,
             device_policy: serde_json::from_str(&device).map_err(corrupt("device policy"))?,
             selection_policy: serde_json::from_str(&selection)
                 .map_err(corrupt("selection policy"))?,
-            overrides: self.overrides(page_id)?,
-            assertions: self.assertions(page_id)?,
+            overrides: self.overrides(page_id, at)?,
+            assertions: read_assertions(&self.conn, page_id, at)?,
         };
         Ok(Some(StoredPage { page, revision }))
     }
@@ -489,31 +760,33 @@ impl Store {
 
     /// The stored JSON texts of one side's rows, in order.
     pub fn row_texts(&self, page_id: &str, side: Side) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT row_json FROM dataset_rows WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
-        )?;
+        self.row_texts_at(page_id, side, At::Now)
+    }
+
+    fn row_texts_at(&self, page_id: &str, side: Side, at: At) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT row_json FROM {} WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
+            at.table("dataset_rows")
+        ))?;
         let texts = stmt
             .query_map(params![page_id, side.name()], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(texts)
     }
 
-    fn rows(&self, page_id: &str, side: Side) -> Result<Vec<crate::core::model::Row>> {
-        self.row_texts(page_id, side)?
+    fn rows(&self, page_id: &str, side: Side, at: At) -> Result<Vec<crate::core::model::Row>> {
+        self.row_texts_at(page_id, side, at)?
             .iter()
             .map(|t| serde_json::from_str(t).map_err(corrupt(format!("{} row", side.name()))))
             .collect()
     }
 
-    fn rules(&self, page_id: &str) -> Result<Vec<Rule>> {
-        read_rules(&self.conn, page_id, None)
-    }
-
-    fn overrides(&self, page_id: &str) -> Result<Vec<Override>> {
-        let mut stmt = self.conn.prepare(
+    fn overrides(&self, page_id: &str, at: At) -> Result<Vec<Override>> {
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT source_key, target_key, source_key_hash, target_key_hash, value, note
-             FROM overrides WHERE page_id = ?1 ORDER BY ord",
-        )?;
+             FROM {} WHERE page_id = ?1 ORDER BY ord",
+            at.table("overrides")
+        ))?;
         let rows = stmt.query_map([page_id], |r| {
             let source_key: Option<String> = r.get(0)?;
             let target_key: Option<String> = r.get(1)?;
@@ -531,13 +804,20 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn assertions(&self, page_id: &str) -> Result<Vec<Assertion>> {
-        read_assertions(&self.conn, page_id)
-    }
-
     /// Stores a new page (or replaces one) in one transaction. A replaced page keeps
     /// counting revisions from where it was.
     pub fn insert_page(&mut self, page: &Page, replace: bool) -> Result<i64> {
+        self.insert_page_as(page, replace, None)
+    }
+
+    /// [`Store::insert_page`], the revision log saying `what` (else "imported" or
+    /// "replaced by import").
+    pub fn insert_page_as(
+        &mut self,
+        page: &Page,
+        replace: bool,
+        what: Option<&str>,
+    ) -> Result<i64> {
         self.refuse_if_read_only("importing a page")?;
         let tx = self.conn.transaction()?;
         let old: Option<i64> = tx
@@ -547,17 +827,41 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?;
+        let revision = old.map_or(1, |r| r + 1);
         if old.is_some() {
             debug_assert!(replace, "the app checks for existing pages");
-            tx.execute("DELETE FROM pages WHERE id = ?1", [&page.id])?;
+            // The page keeps its history: its revision moves first, so that the removal
+            // of its old content is logged under the new revision.
+            tx.execute(
+                "UPDATE pages SET revision = ?2 WHERE id = ?1",
+                params![page.id, revision],
+            )?;
+            for table in [
+                "dataset_rows",
+                "rules",
+                "overrides",
+                "assertions",
+                "compat_results",
+                "assertion_results",
+            ] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE page_id = ?1"),
+                    [&page.id],
+                )?;
+            }
         }
-        let revision = old.map_or(1, |r| r + 1);
         let at = now();
         let meta = |d: &Dataset| to_json(&d.without_rows());
         tx.execute(
             "INSERT INTO pages (id, name, description, organization_json, source_json, target_json,
                 device_policy_json, selection_policy_json, revision, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name,
+                description = excluded.description, organization_json = excluded.organization_json,
+                source_json = excluded.source_json, target_json = excluded.target_json,
+                device_policy_json = excluded.device_policy_json,
+                selection_policy_json = excluded.selection_policy_json,
+                revision = excluded.revision, updated_at = excluded.updated_at",
             params![
                 page.id,
                 page.name,
@@ -585,14 +889,14 @@ impl Store {
         if !page.assertions.is_empty() {
             ops::set_assertions(&tx, &page.id, &page.assertions)?;
         }
-        let what = if old.is_some() {
+        let what = what.unwrap_or(if old.is_some() {
             "replaced by import"
         } else {
             "imported"
-        };
+        });
         tx.execute(
-            "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
-            params![page.id, revision, at, what],
+            "INSERT INTO revisions (page_id, revision, created_at, change, author) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![page.id, revision, at, what, self.author],
         )?;
         tx.commit()?;
         Ok(revision)
@@ -654,8 +958,8 @@ impl Store {
             return Ok(None);
         }
         tx.execute(
-            "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
-            params![page_id, revision, now(), what],
+            "INSERT INTO revisions (page_id, revision, created_at, change, author) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![page_id, revision, now(), what, self.author],
         )
         .map_err(StoreError::from)?;
         tx.commit().map_err(StoreError::from)?;
@@ -698,6 +1002,11 @@ impl Store {
             "compat_results",
             "assertions",
             "assertion_results",
+            "page_log",
+            "row_log",
+            "rule_log",
+            "override_log",
+            "assertion_log",
         ] {
             tx.execute(
                 &format!("UPDATE {table} SET page_id = ?2 WHERE page_id = ?1"),
@@ -710,8 +1019,8 @@ impl Store {
             |r| r.get(0),
         )?;
         tx.execute(
-            "INSERT INTO revisions (page_id, revision, created_at, change) VALUES (?1, ?2, ?3, ?4)",
-            params![new, revision, now(), format!("renamed from {old}")],
+            "INSERT INTO revisions (page_id, revision, created_at, change, author) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![new, revision, now(), format!("renamed from {old}"), self.author],
         )?;
         tx.commit()?;
         Ok(Some(revision))
@@ -822,6 +1131,11 @@ impl Store {
             "compat_results",
             "assertions",
             "assertion_results",
+            "page_log",
+            "row_log",
+            "rule_log",
+            "override_log",
+            "assertion_log",
         ];
         tables
             .iter()
@@ -953,11 +1267,12 @@ impl Store {
 
 /// A page's rules in order, or only the one with id `only` (on a connection or inside a
 /// transaction).
-fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>) -> Result<Vec<Rule>> {
-    let mut stmt = conn.prepare(
+fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>, at: At) -> Result<Vec<Rule>> {
+    let mut stmt = conn.prepare(&format!(
         "SELECT id, name, required, weight, category, description, logic_json
-         FROM rules WHERE page_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY ord",
-    )?;
+         FROM {} WHERE page_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY ord",
+        at.table("rules")
+    ))?;
     let raw = stmt
         .query_map(params![page_id, only], |r| {
             Ok((
@@ -989,9 +1304,11 @@ fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>) -> Result<Ve
 }
 
 /// A page's assertions, in order (on a connection or inside a transaction).
-fn read_assertions(conn: &Connection, page_id: &str) -> Result<Vec<Assertion>> {
-    let mut stmt =
-        conn.prepare("SELECT id, json FROM assertions WHERE page_id = ?1 ORDER BY ord")?;
+fn read_assertions(conn: &Connection, page_id: &str, at: At) -> Result<Vec<Assertion>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id, json FROM {} WHERE page_id = ?1 ORDER BY ord",
+        at.table("assertions")
+    ))?;
     let raw = stmt
         .query_map([page_id], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
@@ -1347,7 +1664,7 @@ pub mod ops {
         )?;
         let rule = match (
             changed,
-            super::read_rules(tx, page_id, Some(rule_id))?.pop(),
+            super::read_rules(tx, page_id, Some(rule_id), At::Now)?.pop(),
         ) {
             (1, Some(rule)) => rule,
             _ => {
@@ -1383,7 +1700,7 @@ pub mod ops {
         )?;
         let saved = match (
             changed,
-            super::read_rules(tx, page_id, Some(&rule.id))?.pop(),
+            super::read_rules(tx, page_id, Some(&rule.id), At::Now)?.pop(),
         ) {
             (1, Some(saved)) => saved,
             _ => {
@@ -1399,7 +1716,7 @@ pub mod ops {
 
     /// A page's assertions, read inside the change that edits them.
     pub fn assertions(tx: &Transaction<'_>, page_id: &str) -> Result<Vec<Assertion>> {
-        super::read_assertions(tx, page_id)
+        super::read_assertions(tx, page_id, At::Now)
     }
 
     /// Replaces a page's assertions (in order).

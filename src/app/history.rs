@@ -157,17 +157,35 @@ impl App {
         source_key: &str,
         target_key: &str,
     ) -> Result<Option<i64>> {
+        let label = format!("{source_key} × {target_key}");
+        self.restore_override_hashed(
+            page_id,
+            from,
+            (&key_hash(source_key), &key_hash(target_key)),
+            &label,
+        )
+    }
+
+    /// [`App::restore_override`] of the pair with these keyHashes (`label` names it).
+    pub fn restore_override_hashed(
+        &mut self,
+        page_id: &str,
+        from: i64,
+        (sh, th): (&str, &str),
+        label: &str,
+    ) -> Result<Option<i64>> {
         let (old, n) = self.page_at(page_id, from)?;
-        let (sh, th) = (key_hash(source_key), key_hash(target_key));
         let was = old
             .overrides
             .iter()
-            .find(|o| o.source_hash() == Some(sh.clone()) && o.target_hash() == Some(th.clone()))
+            .find(|o| {
+                o.source_hash().as_deref() == Some(sh) && o.target_hash().as_deref() == Some(th)
+            })
             .cloned();
-        let what = format!("restored override {source_key} × {target_key} from revision {n}");
+        let what = format!("restored override {label} from revision {n}");
         self.store
             .change_if(page_id, &what, |tx, _| -> Result<bool> {
-                let now = store::ops::override_of(tx, page_id, &sh, &th)?;
+                let now = store::ops::override_of(tx, page_id, sh, th)?;
                 match was {
                     Some(o) => {
                         if now == Some((o.value, o.note.clone())) {
@@ -176,7 +194,7 @@ impl App {
                         store::ops::put_override(tx, page_id, &o)?;
                         Ok(true)
                     }
-                    None => Ok(store::ops::delete_override(tx, page_id, &sh, &th)?),
+                    None => Ok(store::ops::delete_override(tx, page_id, sh, th)?),
                 }
             })
     }
@@ -191,5 +209,311 @@ impl App {
         }
         let what = format!("restored revision {n}");
         Ok(Some(self.store.insert_page_as(&old, true, Some(&what))?))
+    }
+}
+
+/// What can be restored from a revision (what differs from the current page).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restorable {
+    /// The whole page as it was.
+    Page,
+    /// Both policies (they differ).
+    Policies,
+    /// A rule that was deleted or changed since.
+    Rule { id: String, deleted: bool },
+    /// An override that differs (`was`: it existed at the revision; else restoring it
+    /// removes the current one).
+    Override {
+        source_hash: String,
+        target_hash: String,
+        label: String,
+        was: bool,
+    },
+}
+
+impl Restorable {
+    /// How a list shows it.
+    pub fn label(&self) -> String {
+        match self {
+            Restorable::Page => "the whole page as it was".into(),
+            Restorable::Policies => "the policies".into(),
+            Restorable::Rule { id, deleted: true } => format!("rule {id} (deleted since)"),
+            Restorable::Rule { id, deleted: false } => format!("rule {id} (changed since)"),
+            Restorable::Override {
+                label, was: true, ..
+            } => format!("override {label}"),
+            Restorable::Override {
+                label, was: false, ..
+            } => format!("override {label} (none then: removes it)"),
+        }
+    }
+}
+
+/// A revision against the current page: what differs, what it does to the selection's
+/// outcomes, and what can be restored; with the revision compiled for comparing.
+pub struct RevisionDetail {
+    pub revision: i64,
+    pub diff: crate::core::diff::PageDiff,
+    pub restorable: Vec<Restorable>,
+    pub baseline: Baseline,
+}
+
+impl App {
+    /// Revision `at` of a page against its current state, for the selection with key
+    /// `selection` (its outcome moves). Heavier than a frame on a large page: the
+    /// workbench runs it off the key thread.
+    pub fn revision_detail(
+        &self,
+        page_id: &str,
+        at: i64,
+        selection: Option<&str>,
+    ) -> Result<RevisionDetail> {
+        let (old, n) = self.page_at(page_id, at)?;
+        let (now, _) = self.page(page_id)?;
+        let which = crate::core::diff::Selections::Keys(
+            selection.map(|s| vec![s.to_owned()]).unwrap_or_default(),
+        );
+        let diff = crate::core::diff::diff(&old, &now, &which).map_err(AppError::Usage)?;
+        let mut restorable = Vec::new();
+        if old != now {
+            restorable.push(Restorable::Page);
+        }
+        if old.device_policy != now.device_policy || old.selection_policy != now.selection_policy {
+            restorable.push(Restorable::Policies);
+        }
+        for rule in &old.rules {
+            match now.rule(&rule.id) {
+                None => restorable.push(Restorable::Rule {
+                    id: rule.id.clone(),
+                    deleted: true,
+                }),
+                Some((_, r)) if r != rule => restorable.push(Restorable::Rule {
+                    id: rule.id.clone(),
+                    deleted: false,
+                }),
+                _ => {}
+            }
+        }
+        let pair = |o: &crate::core::model::Override| {
+            (
+                o.source_hash().unwrap_or_default(),
+                o.target_hash().unwrap_or_default(),
+            )
+        };
+        let label = |o: &crate::core::model::Override| {
+            format!(
+                "{} × {}",
+                o.source_key
+                    .clone()
+                    .or_else(|| o.source_hash())
+                    .unwrap_or_default(),
+                o.target_key
+                    .clone()
+                    .or_else(|| o.target_hash())
+                    .unwrap_or_default()
+            )
+        };
+        for o in &old.overrides {
+            let same = now.overrides.iter().find(|c| pair(c) == pair(o));
+            if same.is_none_or(|c| c.value != o.value || c.note != o.note) {
+                let (source_hash, target_hash) = pair(o);
+                restorable.push(Restorable::Override {
+                    source_hash,
+                    target_hash,
+                    label: label(o),
+                    was: true,
+                });
+            }
+        }
+        for o in &now.overrides {
+            if !old.overrides.iter().any(|c| pair(c) == pair(o)) {
+                let (source_hash, target_hash) = pair(o);
+                restorable.push(Restorable::Override {
+                    source_hash,
+                    target_hash,
+                    label: label(o),
+                    was: false,
+                });
+            }
+        }
+        let baseline = Baseline::of(old, n)?;
+        Ok(RevisionDetail {
+            revision: n,
+            diff,
+            restorable,
+            baseline,
+        })
+    }
+
+    /// Restores one item from revision `from` (see [`App::revision_detail`]).
+    pub fn restore(&mut self, page_id: &str, from: i64, what: &Restorable) -> Result<Option<i64>> {
+        match what {
+            Restorable::Page => self.restore_page(page_id, from),
+            Restorable::Policies => self.restore_policies(page_id, from),
+            Restorable::Rule { id, .. } => self.restore_rule(page_id, from, id),
+            Restorable::Override {
+                source_hash,
+                target_hash,
+                label,
+                ..
+            } => self.restore_override_hashed(page_id, from, (source_hash, target_hash), label),
+        }
+    }
+}
+
+/// The page as it was at a revision, compiled, to compare the current outcomes with
+/// (the workbench's "compare with revision N"). Built off the key thread
+/// ([`Baseline::load`]); rules are matched by id, rows by key.
+pub struct Baseline {
+    pub revision: i64,
+    page: Page,
+    matrix: crate::core::matrix::Matrix,
+    sources: std::collections::HashMap<String, usize>,
+    targets: std::collections::HashMap<String, usize>,
+    rules: std::collections::HashMap<String, usize>,
+    /// The outcomes at the revision of the selection last asked for (by its key).
+    eval: Option<(String, crate::core::matrix::SelectionEval)>,
+    /// Each current target's row at the revision, for the rows of one stamp.
+    target_map: Option<(u64, Vec<Option<usize>>)>,
+}
+
+impl std::fmt::Debug for Baseline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Baseline")
+            .field("revision", &self.revision)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the current outcomes of a selection differ from a [`Baseline`]'s.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Comparison {
+    /// Per current rule, per current target: whether the outcome differs (a rule or
+    /// target absent at the revision differs everywhere).
+    pub cells: Vec<Vec<bool>>,
+    /// Per current target: whether its verdict differs (or it was absent).
+    pub verdicts: Vec<bool>,
+    pub cells_moved: usize,
+    pub verdicts_moved: usize,
+    /// The selection's verdict moved, or it was absent at the revision.
+    pub selection_moved: bool,
+    /// The selection is not in the page at the revision.
+    pub selection_absent: bool,
+}
+
+impl Baseline {
+    /// Loads and compiles the page at revision `at` (see [`App::resolve_revision`]).
+    pub fn load(app: &App, page_id: &str, at: i64) -> Result<Baseline> {
+        let (page, revision) = app.page_at(page_id, at)?;
+        Self::of(page, revision)
+    }
+
+    /// Compiles `page`, the page at `revision`.
+    pub fn of(page: Page, revision: i64) -> Result<Baseline> {
+        let matrix = crate::core::matrix::Matrix::new(&page)?;
+        let index = |d: &crate::core::model::Dataset| {
+            d.rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (d.row_key(r), i))
+                .collect()
+        };
+        Ok(Baseline {
+            revision,
+            sources: index(&page.source),
+            targets: index(&page.target),
+            rules: page
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.id.clone(), i))
+                .collect(),
+            matrix,
+            page,
+            eval: None,
+            target_map: None,
+        })
+    }
+
+    /// The page at the revision.
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// Compares the current outcomes of selection `eval` of `page` with those of the
+    /// same selection at the revision. `rows_stamp` names the current rows (their
+    /// keys are matched once per stamp).
+    pub fn compare(
+        &mut self,
+        page: &Page,
+        eval: &crate::core::matrix::SelectionEval,
+        rows_stamp: u64,
+    ) -> Comparison {
+        let Some(row) = page.source.rows.get(eval.selection) else {
+            return Comparison::default();
+        };
+        let key = page.source.row_key(row);
+        let old_sel = self.sources.get(&key).copied();
+        if self.eval.as_ref().map(|(k, _)| k) != Some(&key) {
+            self.eval = old_sel.map(|s| (key.clone(), self.matrix.evaluate(s)));
+        }
+        let n = page.target.rows.len();
+        if self
+            .target_map
+            .as_ref()
+            .is_none_or(|(stamp, m)| *stamp != rows_stamp || m.len() != n)
+        {
+            let map = page
+                .target
+                .rows
+                .iter()
+                .map(|r| self.targets.get(&page.target.row_key(r)).copied())
+                .collect();
+            self.target_map = Some((rows_stamp, map));
+        }
+        let targets = &self.target_map.as_ref().expect("just set").1;
+        let Some((_, old)) = self.eval.as_ref().filter(|_| old_sel.is_some()) else {
+            return Comparison {
+                cells: vec![vec![true; n]; page.rules.len()],
+                verdicts: vec![true; n],
+                cells_moved: n * page.rules.len(),
+                verdicts_moved: n,
+                selection_moved: true,
+                selection_absent: true,
+            };
+        };
+        let mut c = Comparison::default();
+        for (r, rule) in page.rules.iter().enumerate() {
+            let now = &eval.columns[r].outcome;
+            let was = self.rules.get(&rule.id).map(|&i| &old.columns[i].outcome);
+            let col: Vec<bool> = targets
+                .iter()
+                .enumerate()
+                .map(|(t, ot)| match (was, ot) {
+                    (Some(w), Some(ot)) => w[*ot] != now[t],
+                    _ => true,
+                })
+                .collect();
+            c.cells_moved += col.iter().filter(|&&m| m).count();
+            c.cells.push(col);
+        }
+        c.verdicts = targets
+            .iter()
+            .enumerate()
+            .map(|(t, ot)| ot.is_none_or(|o| old.devices[o].verdict != eval.devices[t].verdict))
+            .collect();
+        c.verdicts_moved = c.verdicts.iter().filter(|&&m| m).count();
+        c.selection_moved = old.selection_verdict != eval.selection_verdict;
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A baseline is built on a background thread and handed to the key thread.
+    #[test]
+    fn a_baseline_can_cross_threads() {
+        fn send<T: Send>() {}
+        send::<super::Baseline>();
     }
 }

@@ -53,6 +53,9 @@ pub struct Session {
     /// is reopened ([`Session::adopt`]), kept until the user restores or drops them
     /// ([`Session::restore_orphans`], [`Session::drop_orphans`]).
     orphans: Vec<crate::core::model::Rule>,
+    /// A revision the outcomes are compared with (else the last saved state), and the
+    /// comparison of the current selection.
+    baseline: Option<(super::history::Baseline, super::history::Comparison)>,
     /// The session's own connection to the database: every change it makes is saved
     /// through it.
     pub(super) app: App,
@@ -93,6 +96,7 @@ impl Session {
             tuned: Vec::new(),
             cell_edits: Vec::new(),
             orphans: Vec::new(),
+            baseline: None,
             app,
         })
     }
@@ -141,6 +145,8 @@ impl Session {
             }
         }
         fresh.orphans = orphans;
+        fresh.baseline = self.baseline.take();
+        fresh.compare();
         // Policy values being tuned here are put over the fresh ones, value by value.
         if self.policies_since.is_some() && !self.tuned.is_empty() {
             let (mut d, mut s) = (
@@ -171,6 +177,7 @@ impl Session {
         }
         let started = Instant::now();
         self.eval = self.matrix.evaluate(self.selection);
+        self.compare();
         self.last_recompute = started.elapsed();
     }
 
@@ -180,7 +187,33 @@ impl Session {
         self.eval = self
             .matrix
             .verdicts(self.selection, std::mem::take(&mut self.eval.columns));
+        self.compare();
         self.last_recompute = started.elapsed();
+    }
+
+    fn compare(&mut self) {
+        if let Some((base, cmp)) = &mut self.baseline {
+            *cmp = base.compare(&self.page, &self.eval, self.rows_stamp);
+        }
+    }
+
+    /// Compares the outcomes with the page at a revision from now on (cells and
+    /// verdicts that differ are marked), or, with `None`, with the last saved state.
+    pub fn set_baseline(&mut self, baseline: Option<super::history::Baseline>) {
+        self.baseline = baseline.map(|b| (b, Default::default()));
+        self.compare();
+    }
+
+    /// The revision compared with and how the selection's outcomes differ from it.
+    pub fn comparison(&self) -> Option<(i64, &super::history::Comparison)> {
+        self.baseline.as_ref().map(|(b, c)| (b.revision, c))
+    }
+
+    /// Whether target `target`'s verdict differs from the revision compared with.
+    pub fn verdict_moved(&self, target: usize) -> bool {
+        self.baseline
+            .as_ref()
+            .is_some_and(|(_, c)| c.verdicts.get(target).copied().unwrap_or(false))
     }
 
     /// Chooses the source row whose verdicts are shown.
@@ -192,8 +225,17 @@ impl Session {
         }
     }
 
-    /// Whether the outcome of (rule, target) differs from the last saved state.
+    /// Whether the outcome of (rule, target) differs from the last saved state (or
+    /// from the revision compared with, see [`Session::set_baseline`]).
     pub fn changed_since_save(&self, rule: usize, target: usize) -> bool {
+        if let Some((_, c)) = &self.baseline {
+            return c
+                .cells
+                .get(rule)
+                .and_then(|col| col.get(target))
+                .copied()
+                .unwrap_or(false);
+        }
         match (self.eval.columns.get(rule), self.saved_columns.get(rule)) {
             (Some(now), Some(saved)) => now.outcome[target] != saved.outcome[target],
             _ => false,

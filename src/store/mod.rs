@@ -421,6 +421,8 @@ pub struct Store {
     read_only: bool,
     /// Who the revisions made here are by (the login name, when the system says).
     author: Option<String>,
+    /// The schema version the database is at (tests keep old ones).
+    schema: i64,
 }
 
 /// A path as the path part of an SQLite `file:` URI (`?`, `#` and `%` escaped).
@@ -433,6 +435,17 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// The statement that logs a revision (?5, its author, is stored from schema 5 on).
+fn revision_sql(schema: i64) -> &'static str {
+    if schema >= 5 {
+        "INSERT INTO revisions (page_id, revision, created_at, change, author)
+         VALUES (?1, ?2, ?3, ?4, ?5)"
+    } else {
+        "INSERT INTO revisions (page_id, revision, created_at, change)
+         SELECT ?1, ?2, ?3, ?4 WHERE ?5 IS NULL OR TRUE"
+    }
 }
 
 /// The user's login name, from the environment (`USER`, `LOGNAME` or `USERNAME`).
@@ -481,9 +494,11 @@ impl Store {
             opened_at_version: 0,
             read_only: false,
             author: login_name(),
+            schema: 0,
         };
         store.opened_at_version = store.user_version()?;
         store.migrate(version)?;
+        store.schema = store.user_version()?;
         Ok(store)
     }
 
@@ -516,6 +531,7 @@ impl Store {
             opened_at_version: 0,
             read_only: true,
             author: None,
+            schema: MIGRATIONS.len() as i64,
         };
         let found = store.user_version()?;
         store.opened_at_version = found;
@@ -895,7 +911,7 @@ impl Store {
             "imported"
         });
         tx.execute(
-            "INSERT INTO revisions (page_id, revision, created_at, change, author) VALUES (?1, ?2, ?3, ?4, ?5)",
+            revision_sql(self.schema),
             params![page.id, revision, at, what, self.author],
         )?;
         tx.commit()?;
@@ -958,7 +974,7 @@ impl Store {
             return Ok(None);
         }
         tx.execute(
-            "INSERT INTO revisions (page_id, revision, created_at, change, author) VALUES (?1, ?2, ?3, ?4, ?5)",
+            revision_sql(self.schema),
             params![page_id, revision, now(), what, self.author],
         )
         .map_err(StoreError::from)?;
@@ -1019,8 +1035,14 @@ impl Store {
             |r| r.get(0),
         )?;
         tx.execute(
-            "INSERT INTO revisions (page_id, revision, created_at, change, author) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![new, revision, now(), format!("renamed from {old}"), self.author],
+            revision_sql(self.schema),
+            params![
+                new,
+                revision,
+                now(),
+                format!("renamed from {old}"),
+                self.author
+            ],
         )?;
         tx.commit()?;
         Ok(Some(revision))

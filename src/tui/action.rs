@@ -147,6 +147,12 @@ pub enum Action {
     ToggleInfix,
     /// Show or hide the dataset pane's schema.
     ToggleSchema,
+    /// Open the History dialog (revisions, compare, restore).
+    History,
+    /// Compare the matrix with the revision chosen in History.
+    CompareRevision,
+    /// Compare with the last saved state again.
+    StopComparing,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),

@@ -17,6 +17,14 @@ pub enum Context {
     Pane(PaneId),
     /// The rule editor while typing.
     Editing,
+    /// A dialog, while it is open.
+    Dialog(Dialog),
+}
+
+/// The dialogs whose keys the keymap holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialog {
+    History,
 }
 
 impl Context {
@@ -27,6 +35,7 @@ impl Context {
             Context::Page => "Page screen",
             Context::Pane(p) => p.title(),
             Context::Editing => "While editing a rule",
+            Context::Dialog(Dialog::History) => "History dialog (H)",
         }
     }
 }
@@ -188,6 +197,12 @@ pub fn bindings() -> Vec<Binding> {
             "back to the page picker"
         ),
         bind!(
+            C::Page,
+            [(K::Char('H'), SHIFT), (K::Char('H'), NONE)],
+            A::History,
+            "history: revisions, compare the matrix with one, restore from one"
+        ),
+        bind!(
             C::Pane(PaneId::Rules),
             [(K::Char('/'), NONE)],
             A::Search,
@@ -234,6 +249,12 @@ pub fn bindings() -> Vec<Binding> {
             [(K::Char('e'), NONE)],
             A::EditRule,
             "edit the rule of this row"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('x'), NONE)],
+            A::StopComparing,
+            "stop comparing with a revision (H, c compares)"
         ),
         bind!(
             C::Pane(PaneId::Overrides),
@@ -333,6 +354,66 @@ pub fn bindings() -> Vec<Binding> {
             "switch between JSONLogic and infix"
         ),
         bind!(C::Editing, [(K::Char('s'), CTRL)], A::SaveNow, "save now"),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Up, NONE), (K::Char('k'), NONE)],
+            A::Up,
+            "previous revision (or item)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Down, NONE), (K::Char('j'), NONE)],
+            A::Down,
+            "next revision (or item)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::PageUp, NONE)],
+            A::PageUp,
+            "10 up"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::PageDown, NONE)],
+            A::PageDown,
+            "10 down"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Home, NONE), (K::Char('g'), NONE)],
+            A::Home,
+            "newest revision (first item)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::End, NONE), (K::Char('G'), NONE)],
+            A::End,
+            "oldest revision (last item)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Enter, NONE)],
+            A::Enter,
+            "open the revision: what differs from now, what can be restored; on an item: restore it (a new revision)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Char('c'), NONE)],
+            A::CompareRevision,
+            "compare the matrix with the revision (cells and verdicts that moved are marked *)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Char('x'), NONE)],
+            A::StopComparing,
+            "stop comparing (back to changes since save)"
+        ),
+        bind!(
+            C::Dialog(Dialog::History),
+            [(K::Esc, NONE)],
+            A::Back,
+            "back to the revisions; close"
+        ),
     ]
 }
 

@@ -272,6 +272,16 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let targets = &ws.page.target;
     let nt = targets.rows.len();
     let mut title = format!("Matrix: {} rules × {} targets", rules.len(), nt);
+    if let Some((rev, c)) = ws.comparison() {
+        title.push_str(&if c.selection_absent {
+            format!(" · vs rev {rev}: this source was not there")
+        } else {
+            format!(
+                " · vs rev {rev}: {} cells, {} verdicts moved",
+                c.cells_moved, c.verdicts_moved
+            )
+        });
+    }
     if let Some(row) = targets.rows.get(page.matrix.target) {
         title.push_str(&format!(
             " · ▸ {} ({}/{nt})",
@@ -506,10 +516,12 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     if rows.len() < body_h as usize {
         let y = body_y + body_h - 1;
         let legend = format!(
-            "{} pass  {} fail  ! error  ■ required  {} changed since save  {} override  {} recommended",
+            "{} pass  {} fail  ! error  ■ required  {} changed since {}  {} override  {} recommended",
             theme::PASS,
             theme::FAIL,
             theme::CHANGED,
+            ws.comparison()
+                .map_or_else(|| "save".to_owned(), |(rev, _)| format!("revision {rev}")),
             theme::OVERRIDE,
             theme::RECOMMENDED
         );
@@ -531,6 +543,9 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
                     1,
                     theme.verdict(v),
                 );
+                if ws.verdict_moved(t) {
+                    put(buf, col_x(c) + 3, footer_y, theme::CHANGED, 1, theme.warn());
+                }
             }
         }
     }

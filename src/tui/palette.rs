@@ -19,7 +19,7 @@ pub fn entries(query: &str) -> Vec<Entry> {
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     keymap::bindings()
         .into_iter()
-        .filter(|b| b.context != Context::Editing)
+        .filter(|b| !matches!(b.context, Context::Editing | Context::Dialog(_)))
         .filter(|b| {
             !matches!(
                 b.action,

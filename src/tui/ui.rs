@@ -96,6 +96,15 @@ pub enum Modal {
         purpose: PromptFor,
     },
     RuleForm(rules::Form),
+    History(Box<super::history::State>),
+}
+
+/// What the History dialog had done off the key thread.
+enum HistoryDone {
+    /// A revision read against now.
+    Detail(Result<Box<crate::app::history::RevisionDetail>, AppError>),
+    /// A restore: what, and its revision (`None`: nothing to do).
+    Restored(String, Result<Option<i64>, AppError>),
 }
 
 /// The page screen.
@@ -169,6 +178,8 @@ pub struct Ui {
     /// other processes are looked for once a second).
     checked_at: Option<Instant>,
     job_mode: Mode,
+    /// The History dialog's reading or restoring, off the key thread.
+    history_job: Option<std::sync::mpsc::Receiver<HistoryDone>>,
 }
 
 impl Ui {
@@ -216,6 +227,7 @@ impl Ui {
             pending_reopen_message: None,
             checked_at: None,
             job_mode,
+            history_job: None,
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
             modal: None,
@@ -510,6 +522,104 @@ impl Ui {
         }
     }
 
+    /// Runs a step of the History dialog: on a connection of its own off the key thread
+    /// (the workbench), or here (tests, scripts). `f` gets the page id and the selected
+    /// source's key.
+    fn history_run(
+        &mut self,
+        f: impl FnOnce(&mut App, String, Option<String>) -> HistoryDone + Send + 'static,
+    ) {
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let page = p.ws.page.id.clone();
+        let selection =
+            p.ws.page
+                .source
+                .rows
+                .get(p.ws.selection)
+                .map(|r| p.ws.page.source.row_key(r));
+        let (tx, rx) = std::sync::mpsc::channel();
+        match (&self.db, self.job_mode) {
+            (Some(db), Mode::Background) => {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    let done = match App::open(&db) {
+                        Ok(mut app) => f(&mut app, page, selection),
+                        Err(e) => HistoryDone::Detail(Err(e)),
+                    };
+                    let _ = tx.send(done);
+                });
+            }
+            _ => match self.app.reopen() {
+                Ok(mut app) => {
+                    let _ = tx.send(f(&mut app, page, selection));
+                }
+                Err(e) => self.status.app_error(&e),
+            },
+        }
+        self.history_job = Some(rx);
+        self.take_history_job();
+    }
+
+    /// What the History dialog's step brought, once it is in.
+    fn take_history_job(&mut self) {
+        let Some(rx) = &self.history_job else { return };
+        let Ok(done) = rx.try_recv() else { return };
+        self.history_job = None;
+        match done {
+            HistoryDone::Detail(Err(e)) => {
+                if let Some(Modal::History(s)) = &mut self.modal {
+                    s.loading = None;
+                }
+                self.status.app_error(&e);
+            }
+            HistoryDone::Detail(Ok(detail)) => {
+                let selection = self
+                    .page()
+                    .and_then(|p| {
+                        p.ws.page
+                            .source
+                            .rows
+                            .get(p.ws.selection)
+                            .map(|r| p.ws.page.source.row_label(r))
+                    })
+                    .unwrap_or_default();
+                if let Some(Modal::History(s)) = &mut self.modal
+                    && let Some(baseline) = s.loaded(*detail, &selection)
+                {
+                    self.modal = None;
+                    self.compare_with(baseline);
+                }
+            }
+            HistoryDone::Restored(what, Ok(Some(rev))) => {
+                self.modal = None;
+                self.reopen(format!("{what} (revision {rev})"));
+            }
+            HistoryDone::Restored(what, Ok(None)) => {
+                self.status
+                    .info(format!("{what}: it is so already, nothing changed"));
+            }
+            HistoryDone::Restored(_, Err(e)) => self.status.app_error(&e),
+        }
+    }
+
+    /// Marks in the matrix what moved since `baseline`'s revision.
+    fn compare_with(&mut self, baseline: crate::app::history::Baseline) {
+        if let Screen::Page(p) = &mut self.screen {
+            let rev = baseline.revision;
+            p.ws.set_baseline(Some(baseline));
+            if let Some((_, c)) = p.ws.comparison() {
+                self.status.info(format!(
+                    "comparing with revision {rev}: {} cells and {} verdicts moved for this source (* marks them; x stops)",
+                    c.cells_moved, c.verdicts_moved
+                ));
+            }
+            p.focus = PaneId::Matrix;
+            self.queue.push_back(Action::Changed(Changed::OUTCOMES));
+        }
+    }
+
     /// Rules edited here were deleted elsewhere: ask whether to restore them with the
     /// edits made here (nothing is dropped without an answer).
     fn ask_about_orphans(&mut self) {
@@ -659,6 +769,31 @@ impl Ui {
                 }
                 return;
             }
+            Action::History => {
+                if let Screen::Page(p) = &self.screen {
+                    match p.ws.app().revisions(&p.ws.page.id) {
+                        Ok(entries) => {
+                            self.modal = Some(Modal::History(Box::new(super::history::State::new(
+                                entries,
+                            ))))
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                return;
+            }
+            Action::StopComparing => {
+                if let Screen::Page(p) = &mut self.screen
+                    && let Some((rev, _)) = p.ws.comparison()
+                {
+                    p.ws.set_baseline(None);
+                    self.status.info(format!(
+                        "stopped comparing with revision {rev}: * marks changes since save again"
+                    ));
+                    self.queue.push_back(Action::Changed(Changed::OUTCOMES));
+                }
+                return;
+            }
             Action::OpenPage(id) => {
                 if let Err(e) = self.open_page(&id) {
                     self.status.app_error(&e);
@@ -697,6 +832,7 @@ impl Ui {
     pub fn tick(&mut self, now: Instant) {
         self.poll_watcher();
         self.take_reopened();
+        self.take_history_job();
         self.look_for_external_changes(now);
         self.drain();
         self.take_job_results();
@@ -928,6 +1064,38 @@ impl Ui {
                     });
                 }
             },
+            Modal::History(mut state) => {
+                let Some(action) =
+                    keymap::lookup(&key, &[Context::Dialog(keymap::Dialog::History)])
+                else {
+                    self.modal = Some(Modal::History(state));
+                    return;
+                };
+                use super::history::Outcome;
+                match state.key(&action) {
+                    Outcome::Stay => self.modal = Some(Modal::History(state)),
+                    Outcome::Close => {}
+                    Outcome::StopComparing => self.queue.push_back(Action::StopComparing),
+                    Outcome::Compare(baseline) => self.compare_with(*baseline),
+                    Outcome::Load { revision, .. } => {
+                        self.modal = Some(Modal::History(state));
+                        self.history_run(move |app, page, selection| {
+                            HistoryDone::Detail(
+                                app.revision_detail(&page, revision, selection.as_deref())
+                                    .map(Box::new),
+                            )
+                        });
+                    }
+                    Outcome::Restore { revision, item } => {
+                        self.flush_saves();
+                        let what = format!("restored {} from revision {revision}", item.label());
+                        self.status.info(format!("{what}…"));
+                        self.history_run(move |app, page, _| {
+                            HistoryDone::Restored(what, app.restore(&page, revision, &item))
+                        });
+                    }
+                }
+            }
             Modal::RuleForm(mut form) => {
                 if let Screen::Page(p) = &mut self.screen {
                     match rules::form_key(&mut form, key, p, &mut self.status) {

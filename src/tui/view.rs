@@ -326,6 +326,10 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             frame.render_widget(block, rect);
             frame.render_widget(Paragraph::new(input_line(input, inner.width, t)), inner);
         }
+        Modal::History(s) => {
+            let comparing = ui.page().and_then(|p| p.ws.comparison()).map(|(r, _)| r);
+            super::history::render(frame, area, s, comparing, t)
+        }
         Modal::RuleForm(form) => {
             let rect = centered(area, 60, 9);
             frame.render_widget(Clear, rect);

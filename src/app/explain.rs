@@ -107,7 +107,7 @@ pub fn find_rule(page: &Page, needle: &str) -> Result<usize> {
     let ids: Vec<&str> = page.rules.iter().map(|r| r.id.as_str()).collect();
     let hint = did_you_mean(needle, ids.iter().copied())
         .map(|s| format!("did you mean `{s}`?"))
-        .or_else(|| Some(format!("rules: {}", ids.join(", "))));
+        .or_else(|| Some(super::some_of("rules", &ids)));
     Err(AppError::NotFound {
         what: "rule",
         id: needle.to_owned(),

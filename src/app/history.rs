@@ -102,7 +102,7 @@ impl App {
                 id: format!("{rule_id} (at revision {n})"),
                 hint: did_you_mean(rule_id, ids.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .or_else(|| Some(format!("rules at revision {n}: {}", ids.join(", ")))),
+                    .or_else(|| Some(super::some_of(&format!("rules at revision {n}"), &ids))),
             });
         };
         let (page, _) = self.page(page_id)?;

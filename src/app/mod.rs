@@ -126,6 +126,18 @@ pub enum AppError {
     Data(#[from] crate::core::dataset::DataError),
 }
 
+/// A hint listing what there is (`rules: a, b, c`), the first 12 and how many more.
+pub(crate) fn some_of<S: AsRef<str>>(what: &str, ids: &[S]) -> String {
+    const SHOWN: usize = 12;
+    let shown: Vec<&str> = ids.iter().take(SHOWN).map(AsRef::as_ref).collect();
+    let more = ids.len().saturating_sub(SHOWN);
+    if more > 0 {
+        format!("{what}: {} and {more} more", shown.join(", "))
+    } else {
+        format!("{what}: {}", shown.join(", "))
+    }
+}
+
 fn render_diagnostics(diags: &[Diagnostic]) -> String {
     let errors: Vec<String> = diags
         .iter()
@@ -452,7 +464,7 @@ impl App {
                 let ids = self.store.page_ids()?;
                 let hint = did_you_mean(id, ids.iter().map(String::as_str))
                     .map(|s| format!("did you mean `{s}`?"))
-                    .or_else(|| Some(format!("pages: {}", ids.join(", "))));
+                    .or_else(|| Some(some_of("pages", &ids)));
                 Err(AppError::NotFound {
                     what: "page",
                     id: id.to_owned(),
@@ -748,7 +760,7 @@ impl App {
                 id: rule_id.to_owned(),
                 hint: did_you_mean(rule_id, ids.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
-                    .or_else(|| Some(format!("rules: {}", ids.join(", ")))),
+                    .or_else(|| Some(some_of("rules", &ids))),
             });
         }
         Ok(self
@@ -1053,4 +1065,17 @@ fn apply_policy(
         )));
     };
     policy::set(device, selection, name, value).map_err(AppError::Usage)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A page of 100 rules named a 1,000-character hint; the list now stops at 12.
+    #[test]
+    fn hints_list_at_most_twelve_names() {
+        let ids: Vec<String> = (0..100).map(|i| format!("rule-{i:03}")).collect();
+        let hint = super::some_of("rules", &ids);
+        assert!(hint.starts_with("rules: rule-000, rule-001,"), "{hint}");
+        assert!(hint.ends_with("rule-011 and 88 more"), "{hint}");
+        assert_eq!(super::some_of("pages", &["a", "b"]), "pages: a, b");
+    }
 }

@@ -111,7 +111,7 @@ impl State {
                     .filter(|t| t.verdict.old != t.verdict.new)
                     .count();
                 let mut line = format!(
-                    "For {}: {} targets moved ({verdicts} verdicts)",
+                    "For {}: {} targets changed, {verdicts} verdicts moved",
                     safe(selection),
                     s.targets.len()
                 );

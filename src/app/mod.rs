@@ -72,7 +72,7 @@ pub mod types {
     pub use crate::core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};
     pub use crate::core::validate::DatasetSchema;
     pub use crate::core::validate::PAGE_SCHEMA;
-    pub use crate::core::verdict::{DeviceVerdict, Reason, Verdict};
+    pub use crate::core::verdict::{DeviceVerdict, FULL, Reason, Verdict};
 }
 
 /// The sample pages every new database starts with (embedded in the binary).

@@ -153,6 +153,18 @@ pub enum Action {
     CompareRevision,
     /// Compare with the last saved state again.
     StopComparing,
+    /// Matrix: targets as rows (and back).
+    Transpose,
+    /// Matrix: all targets → only those not fully compatible → only those that moved.
+    CycleShow,
+    /// Matrix: page order → verdict → score → label.
+    CycleSort,
+    /// Matrix: filter the targets (`/`).
+    FindTargets,
+    /// The matrix's target filter (as typed).
+    FilterTargets(String),
+    /// Maximise the focused pane (and back).
+    Zoom,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),
@@ -181,6 +193,7 @@ impl Action {
                 | Action::TargetSelected(_)
                 | Action::Changed(_)
                 | Action::SearchRules(_)
+                | Action::FilterTargets(_)
         )
     }
 }

@@ -198,6 +198,12 @@ pub fn bindings() -> Vec<Binding> {
         ),
         bind!(
             C::Page,
+            [(K::Char('z'), NONE)],
+            A::Zoom,
+            "zoom: the focused pane takes the whole screen (and back)"
+        ),
+        bind!(
+            C::Page,
             [(K::Char('H'), SHIFT), (K::Char('H'), NONE)],
             A::History,
             "history: revisions, compare the matrix with one, restore from one"
@@ -255,6 +261,30 @@ pub fn bindings() -> Vec<Binding> {
             [(K::Char('x'), NONE)],
             A::StopComparing,
             "stop comparing with a revision (H, c compares)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('t'), NONE)],
+            A::Transpose,
+            "transpose: targets as rows (verdict, score, a glyph per rule) and back"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('/'), NONE)],
+            A::FindTargets,
+            "filter targets by label, key or summary fields (Esc clears)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('f'), NONE)],
+            A::CycleShow,
+            "show all targets → only those not fully compatible → only those that moved"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('s'), NONE)],
+            A::CycleSort,
+            "sort targets: page order → verdict (worst first) → score (lowest first) → label"
         ),
         bind!(
             C::Pane(PaneId::Overrides),

@@ -72,12 +72,47 @@ fn rule_order(rules: &[Rule]) -> Vec<usize> {
         .collect()
 }
 
+/// Which targets the matrix shows (`f`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    #[default]
+    All,
+    /// Targets not fully compatible.
+    Failing,
+    /// Targets with a cell or verdict that moved (since save, or since the revision
+    /// compared with).
+    Moved,
+}
+
+/// The order of the targets (`s`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Sort {
+    #[default]
+    Page,
+    /// Worst verdict first (then lowest score).
+    Verdict,
+    /// Lowest score first.
+    Score,
+    Label,
+}
+
 #[derive(Debug, Default)]
 pub struct State {
     /// The cursor's rule (an index into the page's rules).
     pub rule: usize,
     /// The cursor's target.
     pub target: usize,
+    /// Targets as rows (`t`).
+    pub transposed: bool,
+    pub show: Show,
+    pub sort: Sort,
+    /// The target filter (`/`): every word must be in the label, key or summary fields.
+    pub filter: String,
+    /// The targets shown, in order, when not all in page order.
+    order: Option<Vec<usize>>,
+    /// Per target, its label, key and summary fields in lower case, for the filter
+    /// (built once per state of the rows).
+    haystack: Option<(u64, Vec<String>)>,
     /// First body row shown; kept by render so that the cursor stays visible.
     row_offset: Cell<usize>,
     /// First target column shown; kept by render.
@@ -95,6 +130,130 @@ impl State {
     fn clamp(&mut self, rules: usize, targets: usize) {
         self.rule = self.rule.min(rules.saturating_sub(1));
         self.target = self.target.min(targets.saturating_sub(1));
+    }
+
+    /// How many targets are shown.
+    pub fn shown_len(&self, targets: usize) -> usize {
+        self.order.as_ref().map_or(targets, Vec::len)
+    }
+
+    /// The target shown at position `pos`.
+    pub fn shown(&self, pos: usize) -> usize {
+        self.order.as_ref().map_or(pos, |o| o[pos])
+    }
+
+    /// Where target `t` is shown, if it is.
+    fn position(&self, t: usize) -> Option<usize> {
+        match &self.order {
+            None => Some(t),
+            Some(o) => o.iter().position(|&x| x == t),
+        }
+    }
+
+    /// What the title says about the view (filter, show, sort), if anything.
+    fn describe(&self, targets: usize) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.filter.is_empty() {
+            parts.push(format!("/{}", safe(&self.filter)));
+        }
+        match self.show {
+            Show::All => {}
+            Show::Failing => parts.push("not fully compatible".into()),
+            Show::Moved => parts.push("moved".into()),
+        }
+        match self.sort {
+            Sort::Page => {}
+            Sort::Verdict => parts.push("by verdict".into()),
+            Sort::Score => parts.push("by score".into()),
+            Sort::Label => parts.push("by label".into()),
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "{} of {targets} shown: {}",
+                self.shown_len(targets),
+                parts.join(", ")
+            )
+        })
+    }
+
+    /// Recomputes the targets shown (after a change of outcomes, rows or the view), and
+    /// keeps the cursor on a shown target.
+    fn refresh(&mut self, ws: &crate::app::Session) {
+        let n = ws.page.target.rows.len();
+        if self.filter.is_empty() && self.show == Show::All && self.sort == Sort::Page {
+            self.order = None;
+            return;
+        }
+        let d = &ws.page.target;
+        if self
+            .haystack
+            .as_ref()
+            .is_none_or(|(stamp, h)| *stamp != ws.rows_stamp || h.len() != n)
+        {
+            let h = d
+                .rows
+                .iter()
+                .map(|r| {
+                    let mut s = format!("{} {}", d.row_label(r), d.row_key(r));
+                    for f in &d.summary {
+                        if let Some(v) = r.get(f) {
+                            s.push(' ');
+                            s.push_str(&match v {
+                                serde_json::Value::String(x) => x.clone(),
+                                other => other.to_string(),
+                            });
+                        }
+                    }
+                    s.to_lowercase()
+                })
+                .collect();
+            self.haystack = Some((ws.rows_stamp, h));
+        }
+        let hay = &self.haystack.as_ref().expect("just built").1;
+        let words: Vec<String> = self
+            .filter
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        let devices = &ws.eval.devices;
+        let moved = |t: usize| {
+            ws.verdict_moved(t) || (0..ws.page.rules.len()).any(|r| ws.changed_since_save(r, t))
+        };
+        let mut order: Vec<usize> = (0..n)
+            .filter(|&t| words.iter().all(|w| hay[t].contains(w.as_str())))
+            .filter(|&t| match self.show {
+                Show::All => true,
+                Show::Failing => devices
+                    .get(t)
+                    .is_some_and(|d| d.verdict != crate::app::types::FULL),
+                Show::Moved => moved(t),
+            })
+            .collect();
+        let score = |t: usize| devices.get(t).map_or(0.0, |d| d.score);
+        let verdict = |t: usize| devices.get(t).map_or(0, |d| d.verdict);
+        match self.sort {
+            Sort::Page => {}
+            Sort::Verdict => order.sort_by(|&a, &b| {
+                verdict(a)
+                    .cmp(&verdict(b))
+                    .then(score(a).total_cmp(&score(b)))
+            }),
+            Sort::Score => order.sort_by(|&a, &b| score(a).total_cmp(&score(b))),
+            Sort::Label => {
+                let labels: Vec<String> = d
+                    .rows
+                    .iter()
+                    .map(|r| d.row_label(r).to_lowercase())
+                    .collect();
+                order.sort_by(|&a, &b| labels[a].cmp(&labels[b]));
+            }
+        }
+        if !order.contains(&self.target)
+            && let Some(&first) = order.first()
+        {
+            self.target = first;
+        }
+        self.order = Some(order);
     }
 }
 
@@ -116,7 +275,91 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::Changed(_) | Action::SourceSelected(_) => {
             state.clamp(rules, targets);
+            state.refresh(ctx.ws);
             vec![]
+        }
+        Action::FilterTargets(text) => {
+            state.filter = text.trim().to_owned();
+            state.refresh(ctx.ws);
+            let n = state.shown_len(targets);
+            if !state.filter.is_empty() && n == 0 {
+                ctx.status.error(format!(
+                    "no target matches `{}` (Esc clears the filter)",
+                    safe(&state.filter)
+                ));
+            }
+            vec![Action::TargetSelected(state.target)]
+        }
+        Action::FindTargets => {
+            let mut input = ratatui_textarea::TextArea::default();
+            input.insert_str(&state.filter);
+            *ctx.modal = Some(Modal::Prompt {
+                title: "Filter targets: label, key or summary fields (Enter keeps, Esc clears)"
+                    .into(),
+                input: Box::new(input),
+                purpose: PromptFor::FilterTargets,
+            });
+            vec![]
+        }
+        Action::CycleShow => {
+            state.show = match state.show {
+                Show::All => Show::Failing,
+                Show::Failing => Show::Moved,
+                Show::Moved => Show::All,
+            };
+            state.refresh(ctx.ws);
+            ctx.status.info(match state.show {
+                Show::All => "showing every target".to_owned(),
+                Show::Failing => format!(
+                    "showing the {} targets not fully compatible",
+                    state.shown_len(targets)
+                ),
+                Show::Moved => format!(
+                    "showing the {} targets that moved since {}",
+                    state.shown_len(targets),
+                    ctx.ws.comparison().map_or_else(
+                        || "the last save".to_owned(),
+                        |(r, _)| format!("revision {r}")
+                    )
+                ),
+            });
+            vec![Action::TargetSelected(state.target)]
+        }
+        Action::CycleSort => {
+            state.sort = match state.sort {
+                Sort::Page => Sort::Verdict,
+                Sort::Verdict => Sort::Score,
+                Sort::Score => Sort::Label,
+                Sort::Label => Sort::Page,
+            };
+            state.refresh(ctx.ws);
+            ctx.status.info(match state.sort {
+                Sort::Page => "targets in page order",
+                Sort::Verdict => "targets by verdict, worst first",
+                Sort::Score => "targets by score, lowest first",
+                Sort::Label => "targets by label",
+            });
+            vec![Action::TargetSelected(state.target)]
+        }
+        Action::Transpose => {
+            state.transposed = !state.transposed;
+            vec![]
+        }
+        Action::Up | Action::Down | Action::PageUp | Action::PageDown if state.transposed => {
+            move_target(state, targets, action)
+        }
+        Action::Left | Action::Right if state.transposed => {
+            let order = rule_order(&ctx.ws.page.rules);
+            let Some(pos) = order.iter().position(|&r| r == state.rule) else {
+                return vec![];
+            };
+            let next = if *action == Action::Left {
+                pos.saturating_sub(1)
+            } else {
+                (pos + 1).min(order.len() - 1)
+            };
+            state.rule = order[next];
+            vec![Action::RuleSelected(state.rule)]
         }
         Action::Up | Action::Down | Action::PageUp | Action::PageDown => {
             let order = rule_order(&ctx.ws.page.rules);
@@ -143,20 +386,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             vec![Action::RuleSelected(state.rule)]
         }
         Action::Left | Action::Right | Action::Home | Action::End => {
-            if targets == 0 {
-                return vec![];
-            }
-            let next = match action {
-                Action::Left => state.target.saturating_sub(1),
-                Action::Right => (state.target + 1).min(targets - 1),
-                Action::Home => 0,
-                _ => targets - 1,
-            };
-            if next == state.target {
-                return vec![];
-            }
-            state.target = next;
-            vec![Action::TargetSelected(next)]
+            move_target(state, targets, action)
         }
         Action::Enter => {
             *ctx.focus = PaneId::Explain;
@@ -170,6 +400,33 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::ToggleOverride => toggle_override(state, ctx),
         _ => vec![],
     }
+}
+
+/// Moves the cursor among the shown targets (a page is the rows or columns last shown).
+fn move_target(state: &mut State, targets: usize, action: &Action) -> Vec<Action> {
+    let n = state.shown_len(targets);
+    if n == 0 {
+        return vec![];
+    }
+    let pos = state.position(state.target).unwrap_or(0);
+    let page = match state.page_rows.get() {
+        0 => 10,
+        rows => rows.saturating_sub(1).max(1),
+    };
+    let next = match action {
+        Action::Left | Action::Up => pos.saturating_sub(1),
+        Action::Right | Action::Down => (pos + 1).min(n - 1),
+        Action::PageUp => pos.saturating_sub(page),
+        Action::PageDown => (pos + page).min(n - 1),
+        Action::Home => 0,
+        _ => n - 1,
+    };
+    let t = state.shown(next);
+    if t == state.target {
+        return vec![];
+    }
+    state.target = t;
+    vec![Action::TargetSelected(t)]
 }
 
 /// `o`: no override → force compatible (asks for a note) → force incompatible (asks)
@@ -272,6 +529,9 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let targets = &ws.page.target;
     let nt = targets.rows.len();
     let mut title = format!("Matrix: {} rules × {} targets", rules.len(), nt);
+    if let Some(view) = page.matrix.describe(nt) {
+        title.push_str(&format!(" · {view}"));
+    }
     if let Some((rev, c)) = ws.comparison() {
         title.push_str(&if c.selection_absent {
             format!(" · vs rev {rev}: this source was not there")
@@ -305,6 +565,8 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         Some("This page has no targets.")
     } else if !ws.has_sources() {
         Some("This page has no sources: nothing to evaluate.")
+    } else if page.matrix.shown_len(nt) == 0 {
+        Some("No target shown: / changes the filter, f what is shown.")
     } else {
         None
     };
@@ -315,7 +577,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     if inner.width < 4 || inner.height < 3 {
         return;
     }
-    draw(frame.buffer_mut(), inner, page, theme);
+    if page.matrix.transposed {
+        draw_transposed(frame.buffer_mut(), inner, page, theme);
+    } else {
+        draw(frame.buffer_mut(), inner, page, theme);
+    }
 }
 
 /// Draws the visible slice of the matrix into `inner`.
@@ -324,7 +590,7 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     let st = &page.matrix;
     let rules = &ws.page.rules;
     let targets = &ws.page.target;
-    let nt = targets.rows.len();
+    let nt = st.shown_len(targets.rows.len());
     let dim_cells = page.editor.is_invalid();
     let rows = display_rows(rules);
 
@@ -350,7 +616,8 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     let cell_w = (col_w - 1) as usize;
 
     // Follow the cursor.
-    let col_off = follow(st.col_offset.get(), st.target.min(nt - 1), cols, nt);
+    let cursor = st.position(st.target).unwrap_or(0);
+    let col_off = follow(st.col_offset.get(), cursor, cols, nt);
     st.col_offset.set(col_off);
     let cursor_row = rows
         .iter()
@@ -368,7 +635,9 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     st.row_offset.set(row_off);
     st.page_rows.set(body_h as usize);
 
-    let visible: Vec<usize> = (col_off..nt.min(col_off + cols)).collect();
+    let visible: Vec<usize> = (col_off..nt.min(col_off + cols))
+        .map(|p| st.shown(p))
+        .collect();
     let col_x = |c: usize| inner.x + name_w + (c as u16) * col_w;
     let right = inner.right();
     let put = |buf: &mut Buffer, x: u16, y: u16, text: &str, width: usize, style: Style| {
@@ -556,6 +825,139 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
             if let Some(d) = ws.eval.devices.get(t) {
                 let text = format!("{:.2}", d.score);
                 put(buf, col_x(c), y, &text, cell_w, theme.verdict(d.verdict));
+            }
+        }
+    }
+}
+
+/// Draws the transposed matrix: a row per shown target (label, verdict, score, then a
+/// glyph per rule in display order), the natural view for thousands of targets.
+fn draw_transposed(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
+    let ws = &page.ws;
+    let st = &page.matrix;
+    let rules = &ws.page.rules;
+    let targets = &ws.page.target;
+    let n = st.shown_len(targets.rows.len());
+    let order = rule_order(rules);
+    let dim_cells = page.editor.is_invalid();
+    let right = inner.right();
+    let put = |buf: &mut Buffer, x: u16, y: u16, text: &str, width: usize, style: Style| {
+        if x < right {
+            buf.set_stringn(x, y, text, width.min((right - x) as usize), style);
+        }
+    };
+    let label_w = NAME_WIDTH.min(inner.width / 2);
+    let rules_x = inner.x + label_w + 9;
+    let rule_cols = (right.saturating_sub(rules_x) / 2).max(1) as usize;
+    let rule_pos = order.iter().position(|&r| r == st.rule).unwrap_or(0);
+    let rule_off = follow(st.col_offset.get(), rule_pos, rule_cols, order.len());
+    st.col_offset.set(rule_off);
+    let header_h = 2u16;
+    let body_h = inner.height.saturating_sub(header_h).max(1);
+    st.page_rows.set(body_h as usize);
+    let cursor = st.position(st.target).unwrap_or(0);
+    let row_off = follow(st.row_offset.get(), cursor, body_h as usize, n);
+    st.row_offset.set(row_off);
+    // Header: what is shown, then the cursor's rule; rule numbers over their columns.
+    let count = format!("{}–{}/{n}", row_off + 1, (row_off + body_h as usize).min(n));
+    put(
+        buf,
+        inner.x,
+        inner.y,
+        &fit(&count, label_w as usize - 1),
+        label_w as usize - 1,
+        theme.dim(),
+    );
+    put(buf, inner.x + label_w, inner.y, "v score", 8, theme.dim());
+    if let Some(rule) = rules.get(st.rule) {
+        let text = format!("▸ {}", safe(&rule.name));
+        put(
+            buf,
+            rules_x,
+            inner.y,
+            &text,
+            right.saturating_sub(rules_x) as usize,
+            theme.title(),
+        );
+    }
+    for (c, &r) in order.iter().skip(rule_off).take(rule_cols).enumerate() {
+        let pos = rule_off + c + 1;
+        let style = if r == st.rule {
+            theme.accent().add_modifier(Modifier::UNDERLINED)
+        } else {
+            theme.dim()
+        };
+        let digit = (pos % 10).to_string();
+        put(buf, rules_x + 2 * c as u16, inner.y + 1, &digit, 1, style);
+    }
+    for k in 0..(body_h as usize).min(n.saturating_sub(row_off)) {
+        let t = st.shown(row_off + k);
+        let y = inner.y + header_h + k as u16;
+        let mut x = inner.x;
+        if ws.eval.recommended == Some(t) {
+            put(buf, x, y, theme::RECOMMENDED, 1, theme.warn());
+            x += 1;
+        }
+        if ws.eval.overrides.get(t).is_some_and(Option::is_some) {
+            put(buf, x, y, theme::OVERRIDE, 1, theme.accent());
+            x += 1;
+        }
+        let w = (label_w - 1 - (x - inner.x)) as usize;
+        let label = fit(&safe(&targets.row_label(&targets.rows[t])), w);
+        let style = if t == st.target {
+            theme.accent().add_modifier(Modifier::UNDERLINED)
+        } else {
+            theme.title()
+        };
+        put(buf, x, y, &label, w, style);
+        if let Some(d) = ws.eval.devices.get(t) {
+            let vx = inner.x + label_w;
+            put(
+                buf,
+                vx,
+                y,
+                verdict_glyph(d.verdict),
+                1,
+                theme.verdict(d.verdict),
+            );
+            if ws.verdict_moved(t) {
+                put(buf, vx + 1, y, theme::CHANGED, 1, theme.warn());
+            }
+            put(
+                buf,
+                vx + 2,
+                y,
+                &format!("{:.2}", d.score),
+                6,
+                theme.verdict(d.verdict),
+            );
+        }
+        for (c, &r) in order.iter().skip(rule_off).take(rule_cols).enumerate() {
+            let Some(&outcome) = ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)) else {
+                continue;
+            };
+            let (glyph, mut style) = match outcome {
+                PASS => (theme::PASS, theme.pass()),
+                ERROR => ("!", theme.warn()),
+                _ => (theme::FAIL, theme.fail()),
+            };
+            let changed = ws.changed_since_save(r, t);
+            if changed {
+                style = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+            }
+            if dim_cells {
+                style = theme.dim();
+            }
+            let cx = rules_x + 2 * c as u16;
+            put(buf, cx, y, glyph, 1, style);
+            if changed {
+                put(buf, cx + 1, y, theme::CHANGED, 1, theme.warn());
+            }
+            if r == st.rule && t == st.target {
+                buf.set_style(
+                    Rect::new(cx, y, 2.min(right.saturating_sub(cx)), 1),
+                    theme.selected(),
+                );
             }
         }
     }

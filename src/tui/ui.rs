@@ -53,6 +53,8 @@ pub enum PromptFor {
     AddRule,
     SearchRules,
     FilterPages,
+    /// The matrix's target filter.
+    FilterTargets,
     /// The note of an override about to be set on a target.
     OverrideNote {
         target: usize,
@@ -124,6 +126,8 @@ pub struct PageUi {
     pub shared: PaneId,
     /// The panes the last [`Action::Changed`] reached.
     pub reached: Vec<PaneId>,
+    /// The focused pane takes the whole screen (`z`).
+    pub zoom: bool,
 }
 
 pub enum Screen {
@@ -263,6 +267,7 @@ impl Ui {
             dataset: dataset_pane::State::default(),
             shared: PaneId::Overrides,
             reached: Vec::new(),
+            zoom: false,
             focus: PaneId::Rules,
             ws,
         };
@@ -1033,6 +1038,9 @@ impl Ui {
                     if purpose == PromptFor::SearchRules {
                         self.queue.push_back(Action::SearchRules(String::new()));
                     }
+                    if purpose == PromptFor::FilterTargets {
+                        self.queue.push_back(Action::FilterTargets(String::new()));
+                    }
                     if purpose == PromptFor::FilterPages {
                         self.queue.push_back(Action::FilterPages(String::new()));
                     }
@@ -1049,6 +1057,9 @@ impl Ui {
                     // Searches update as you type.
                     match purpose {
                         PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
+                        PromptFor::FilterTargets => {
+                            self.queue.push_back(Action::FilterTargets(text))
+                        }
                         PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
                         PromptFor::SearchDataset => {
                             if let Screen::Page(p) = &mut self.screen {
@@ -1110,6 +1121,7 @@ impl Ui {
     fn prompt_done(&mut self, purpose: PromptFor, text: String) {
         match purpose {
             PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
+            PromptFor::FilterTargets => self.queue.push_back(Action::FilterTargets(text)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
             PromptFor::SearchDataset => {
                 if let Screen::Page(p) = &mut self.screen {
@@ -1244,6 +1256,18 @@ fn route(
             }
             return vec![];
         }
+        Action::Zoom => {
+            page.zoom = !page.zoom;
+            status.info(if page.zoom {
+                format!(
+                    "zoomed: {} fills the screen (z again: back)",
+                    page.focus.title()
+                )
+            } else {
+                "every pane again".to_owned()
+            });
+            return vec![];
+        }
         _ => {}
     }
     if matches!(page.focus, PaneId::Overrides | PaneId::Dataset) {
@@ -1263,6 +1287,7 @@ fn route(
         dataset,
         shared: _,
         reached,
+        zoom: _,
     } = page;
     let mut ctx = Ctx {
         ws,

@@ -112,7 +112,12 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
         }
         Screen::Page(page) => {
             render_header(frame, header, page, ui);
-            for (pane, rect) in layout_with(body, page.focus, page.shared) {
+            let panes = if page.zoom {
+                vec![(page.focus, body)]
+            } else {
+                layout_with(body, page.focus, page.shared)
+            };
+            for (pane, rect) in panes {
                 let focused = pane == page.focus;
                 let t = &ui.theme;
                 match pane {

@@ -1,0 +1,204 @@
+//! Finding things at scale in the workbench: the matrix's target filter (`/`), what it
+//! shows (`f`), its order (`s`), the transposed view (`t`), and zoom (`z`).
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rulebench::app::App;
+use rulebench::tui::theme::Theme;
+use rulebench::tui::ui::Ui;
+use rulebench::tui::view;
+
+struct Bench {
+    _dir: tempfile::TempDir,
+    ui: Ui,
+}
+
+fn open() -> Bench {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(&dir.path().join("tui.db")).unwrap();
+    let ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
+    let mut b = Bench { _dir: dir, ui };
+    b.chars("3");
+    b
+}
+
+impl Bench {
+    fn press(&mut self, code: KeyCode) {
+        self.ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+
+    fn chars(&mut self, text: &str) {
+        for c in text.chars() {
+            self.press(KeyCode::Char(c));
+        }
+    }
+
+    fn screen(&self, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| view::render(f, &self.ui)).unwrap();
+        t.backend().to_string()
+    }
+
+    /// The targets the matrix shows, in order.
+    fn shown(&self) -> Vec<usize> {
+        let p = self.ui.page().unwrap();
+        let n = p.ws.page.target.rows.len();
+        (0..p.matrix.shown_len(n))
+            .map(|i| p.matrix.shown(i))
+            .collect()
+    }
+
+    fn label(&self, t: usize) -> String {
+        let d = &self.ui.page().unwrap().ws.page.target;
+        d.row_label(&d.rows[t])
+    }
+
+    fn cursor(&self) -> usize {
+        self.ui.page().unwrap().matrix.target
+    }
+}
+
+#[test]
+fn f_shows_only_targets_not_fully_compatible_then_those_that_moved() {
+    let mut b = open();
+    let all = b.shown().len();
+    b.chars("f");
+    let shown = b.shown();
+    let ws = &b.ui.page().unwrap().ws;
+    let failing: Vec<usize> = (0..all)
+        .filter(|&t| ws.eval.devices[t].verdict != rulebench::app::types::FULL)
+        .collect();
+    assert!(
+        !failing.is_empty() && failing.len() < all,
+        "the sample has both"
+    );
+    assert_eq!(shown, failing);
+    assert!(
+        failing.contains(&b.cursor()),
+        "the cursor is on a shown target"
+    );
+    let s = b.screen(200, 45);
+    assert!(
+        s.contains(&format!(
+            "{} of {all} shown: not fully compatible",
+            failing.len()
+        )),
+        "{s}"
+    );
+    // Right moves among the shown targets only.
+    let first = b.cursor();
+    b.press(KeyCode::Right);
+    assert_eq!(
+        b.cursor(),
+        failing[failing.iter().position(|&t| t == first).unwrap() + 1]
+    );
+    // Nothing moved since the save: none shown, and the pane says how to get back.
+    b.chars("f");
+    assert!(b.shown().is_empty());
+    assert!(b.screen(200, 45).contains("No target shown"));
+    b.chars("f");
+    assert_eq!(b.shown().len(), all);
+}
+
+#[test]
+fn slash_filters_targets_by_label_and_esc_clears() {
+    let mut b = open();
+    let all = b.shown().len();
+    b.chars("/claude");
+    let shown = b.shown();
+    assert!(!shown.is_empty() && shown.len() < all);
+    assert!(
+        shown
+            .iter()
+            .all(|&t| b.label(t).to_lowercase().contains("claude"))
+    );
+    b.press(KeyCode::Enter);
+    assert_eq!(b.shown(), shown, "Enter keeps the filter");
+    assert!(b.screen(200, 45).contains("/claude"));
+    b.chars("/");
+    b.press(KeyCode::Esc);
+    assert_eq!(b.shown().len(), all, "Esc clears it");
+    // A filter that matches nothing says so.
+    b.chars("/zzzz");
+    b.press(KeyCode::Enter);
+    assert!(b.shown().is_empty());
+    assert!(b.screen(200, 45).contains("no target matches `zzzz`"));
+}
+
+#[test]
+fn s_sorts_by_verdict_score_and_label() {
+    let mut b = open();
+    b.chars("s");
+    let ws = &b.ui.page().unwrap().ws;
+    let v: Vec<(u8, f64)> = b
+        .shown()
+        .iter()
+        .map(|&t| (ws.eval.devices[t].verdict, ws.eval.devices[t].score))
+        .collect();
+    assert!(
+        v.windows(2)
+            .all(|w| w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 <= w[1].1)),
+        "worst verdict first, then lowest score: {v:?}"
+    );
+    b.chars("s");
+    let ws = &b.ui.page().unwrap().ws;
+    let scores: Vec<f64> = b
+        .shown()
+        .iter()
+        .map(|&t| ws.eval.devices[t].score)
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] <= w[1]), "{scores:?}");
+    b.chars("s");
+    let labels: Vec<String> = b
+        .shown()
+        .iter()
+        .map(|&t| b.label(t).to_lowercase())
+        .collect();
+    assert!(labels.windows(2).all(|w| w[0] <= w[1]), "{labels:?}");
+    assert!(b.screen(200, 45).contains("by label"));
+    b.chars("s");
+    assert_eq!(
+        b.shown(),
+        (0..b.shown().len()).collect::<Vec<_>>(),
+        "page order"
+    );
+}
+
+#[test]
+fn t_transposes_targets_into_rows_and_back() {
+    let mut b = open();
+    b.chars("z");
+    b.chars("t");
+    let s = b.screen(120, 30);
+    assert!(s.contains("v score"), "{s}");
+    // Every target is a row: the labels are at the start of lines.
+    let first = b.label(0);
+    let second = b.label(1);
+    assert!(
+        s.lines()
+            .any(|l| l.contains(&format!("┃★{first}")) || l.contains(&format!("┃{first}"))),
+        "{s}"
+    );
+    assert!(s.lines().any(|l| l.contains(&format!("┃{second}"))), "{s}");
+    // Down moves to the next target, Right to the next rule.
+    let rule = b.ui.page().unwrap().matrix.rule;
+    b.press(KeyCode::Down);
+    assert_eq!(b.cursor(), 1);
+    b.press(KeyCode::Right);
+    assert_ne!(b.ui.page().unwrap().matrix.rule, rule);
+    b.chars("t");
+    assert!(!b.screen(120, 30).contains("v score"));
+}
+
+#[test]
+fn z_zooms_the_focused_pane_and_back() {
+    let mut b = open();
+    assert!(b.screen(160, 40).contains("1 Chat clients"));
+    b.chars("z");
+    let s = b.screen(160, 40);
+    assert!(!s.contains("1 Chat clients"), "{s}");
+    assert!(s.contains("3 Matrix"), "{s}");
+    b.chars("z");
+    assert!(b.screen(160, 40).contains("1 Chat clients"));
+}

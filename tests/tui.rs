@@ -331,6 +331,20 @@ fn dataset_strings_never_reach_the_terminal_raw() {
 fn the_readme_keymap_is_the_keymap() {
     let readme = include_str!("../README.md");
     let table = rulebench::tui::keymap::markdown();
+    if std::env::var_os("UPDATE_DOCS").is_some() && !readme.contains(&table) {
+        // `UPDATE_DOCS=1 cargo test --test tui the_readme_keymap` rewrites the table.
+        let start = readme
+            .find("| where | keys | does |")
+            .expect("README has the table");
+        let len: usize = readme[start..]
+            .split_inclusive('\n')
+            .take_while(|l| l.starts_with('|'))
+            .map(str::len)
+            .sum();
+        let updated = format!("{}{table}{}", &readme[..start], &readme[start + len..]);
+        std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"), updated).unwrap();
+        return;
+    }
     assert!(
         readme.contains(&table),
         "README.md's keymap table is out of date; replace it with:\n{table}"

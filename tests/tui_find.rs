@@ -202,3 +202,81 @@ fn z_zooms_the_focused_pane_and_back() {
     b.chars("z");
     assert!(b.screen(160, 40).contains("1 Chat clients"));
 }
+
+/// A failing assertion is listed first; `f` in Tests lists only the failures.
+#[test]
+fn tests_list_failures_first_and_f_shows_only_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    {
+        let mut app = App::open(&db).unwrap();
+        let broken: rulebench::app::types::Assertion = serde_json::from_value(serde_json::json!({
+            "id": "zz-broken",
+            "description": "a verdict that is not so",
+            "select": "t3-chat",
+            "path": "$.selectionVerdict",
+            "matcher": "toEqual",
+            "expected": 0
+        }))
+        .unwrap();
+        app.put_assertion("llm-chat-clients", broken).unwrap();
+    }
+    let ui = Ui::new(
+        App::open(&db).unwrap(),
+        Some("llm-chat-clients"),
+        Theme::mono(),
+    )
+    .unwrap();
+    let mut b = Bench { _dir: dir, ui };
+    b.chars("8");
+    let tests = &b.ui.page().unwrap().tests;
+    let listed: Vec<(String, bool)> = tests
+        .listed()
+        .map(|r| (r.assertion_id.clone(), r.passed))
+        .collect();
+    assert!(listed.len() > 1);
+    assert_eq!(listed[0], ("zz-broken".to_owned(), false), "{listed:?}");
+    assert!(listed[1..].iter().all(|(_, passed)| *passed));
+    b.chars("f");
+    let tests = &b.ui.page().unwrap().tests;
+    assert_eq!(tests.listed().count(), 1);
+    assert!(b.screen(200, 50).contains("only the 1 failing assertions"));
+    b.chars("z");
+    assert!(b.screen(200, 50).contains("failures only"));
+    b.chars("z");
+    b.chars("f");
+    assert_eq!(b.ui.page().unwrap().tests.listed().count(), listed.len());
+}
+
+/// `/` in Sources filters them (the selection follows to a match); `s` lists the worst
+/// selection verdict first.
+#[test]
+fn sources_filter_and_sort_by_verdict() {
+    let mut b = open();
+    b.chars("1/pocket");
+    b.press(KeyCode::Enter);
+    let p = b.ui.page().unwrap();
+    let n = p.ws.page.source.rows.len();
+    let listed = p.sources.listed(n);
+    assert_eq!(listed.len(), 1);
+    let d = &p.ws.page.source;
+    assert!(d.row_label(&d.rows[listed[0]]).starts_with("Pocket"));
+    assert_eq!(
+        p.ws.selection, listed[0],
+        "the selection follows the filter"
+    );
+    assert!(b.screen(160, 40).contains("(1 of 7) /pocket"));
+    b.chars("/");
+    b.press(KeyCode::Esc);
+    b.chars("s");
+    let p = b.ui.page().unwrap();
+    let listed = p.sources.listed(n);
+    let v: Vec<u8> = listed.iter().map(|&i| p.sources.verdicts[i]).collect();
+    assert_eq!(listed.len(), n);
+    assert!(v.windows(2).all(|w| w[0] <= w[1]), "{v:?}");
+    assert_eq!(v[0], 0, "the sample has an incompatible source");
+    // Down walks the listed order.
+    b.press(KeyCode::Home);
+    b.press(KeyCode::Down);
+    assert_eq!(b.ui.page().unwrap().ws.selection, listed[1]);
+}

@@ -56,7 +56,7 @@ pub use crate::store::PageSummary;
 /// The core types and pure helpers the fronts use: the fronts reach the core only
 /// through `app` (the benchmark command, which measures the core itself, excepted).
 pub mod types {
-    pub use crate::core::assertions::{Assertion, Report};
+    pub use crate::core::assertions::{Assertion, AssertionResult, Report};
     pub use crate::core::dataset::DataError;
     pub use crate::core::diag::{Diagnostic, MAX_TEXT_DEPTH, did_you_mean, parse_json, prescan};
     pub use crate::core::diff::{Flip, ItemChanges, Moved, PageDiff};

@@ -159,10 +159,10 @@ pub enum Action {
     CycleShow,
     /// Matrix: page order → verdict → score → label.
     CycleSort,
-    /// Matrix: filter the targets (`/`).
-    FindTargets,
     /// The matrix's target filter (as typed).
     FilterTargets(String),
+    /// The Sources pane's filter (as typed).
+    FilterSources(String),
     /// Maximise the focused pane (and back).
     Zoom,
     // ── events: broadcast to every pane ──
@@ -194,6 +194,7 @@ impl Action {
                 | Action::Changed(_)
                 | Action::SearchRules(_)
                 | Action::FilterTargets(_)
+                | Action::FilterSources(_)
         )
     }
 }

@@ -271,7 +271,7 @@ pub fn bindings() -> Vec<Binding> {
         bind!(
             C::Pane(PaneId::Matrix),
             [(K::Char('/'), NONE)],
-            A::FindTargets,
+            A::Search,
             "filter targets by label, key or summary fields (Esc clears)"
         ),
         bind!(
@@ -279,6 +279,24 @@ pub fn bindings() -> Vec<Binding> {
             [(K::Char('f'), NONE)],
             A::CycleShow,
             "show all targets → only those not fully compatible → only those that moved"
+        ),
+        bind!(
+            C::Pane(PaneId::Sources),
+            [(K::Char('/'), NONE)],
+            A::Search,
+            "filter sources by label, key or summary fields (Esc clears)"
+        ),
+        bind!(
+            C::Pane(PaneId::Sources),
+            [(K::Char('s'), NONE)],
+            A::CycleSort,
+            "sort sources by selection verdict, worst first (and back)"
+        ),
+        bind!(
+            C::Pane(PaneId::Tests),
+            [(K::Char('f'), NONE)],
+            A::CycleShow,
+            "only the failing assertions (and back); failures are always listed first"
         ),
         bind!(
             C::Pane(PaneId::Matrix),

@@ -290,7 +290,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             vec![Action::TargetSelected(state.target)]
         }
-        Action::FindTargets => {
+        Action::Search => {
             let mut input = ratatui_textarea::TextArea::default();
             input.insert_str(&state.filter);
             *ctx.modal = Some(Modal::Prompt {

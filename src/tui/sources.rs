@@ -1,4 +1,5 @@
-//! Sources pane: choose the selection; each source shows its selection verdict.
+//! Sources pane: choose the selection; each source shows its selection verdict. `/`
+//! filters the sources (label, key, summary fields), `s` sorts them by verdict.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +8,7 @@ use ratatui::widgets::{List, ListItem, ListState};
 
 use super::action::{Action, Changed};
 use super::theme::{Theme, safe, verdict_glyph};
-use super::ui::{Ctx, PageUi};
+use super::ui::{Ctx, Modal, PageUi, PromptFor};
 use super::view::pane_block;
 use crate::app::workspace::Session;
 
@@ -19,6 +20,12 @@ pub struct State {
     pub verdicts: Vec<u8>,
     /// The background work has not caught up with the last change yet.
     pub pending: bool,
+    /// The filter (`/`): every word in the label, key or summary fields.
+    pub filter: String,
+    /// Sorted by selection verdict, worst first (`s`).
+    pub by_verdict: bool,
+    /// The sources listed, in order, when not all in page order.
+    order: Option<Vec<usize>>,
 }
 
 impl State {
@@ -38,24 +45,110 @@ impl State {
     pub fn set_verdicts(&mut self, verdicts: Vec<u8>) {
         self.verdicts = verdicts;
         self.pending = false;
+        if self.by_verdict
+            && let Some(order) = &mut self.order
+        {
+            let v = &self.verdicts;
+            order.sort_by_key(|&i| (v.get(i).copied().unwrap_or(0), i));
+        }
+    }
+
+    /// The sources listed, in order.
+    pub fn listed(&self, n: usize) -> Vec<usize> {
+        self.order.clone().unwrap_or_else(|| (0..n).collect())
+    }
+
+    fn reorder(&mut self, ws: &Session) {
+        if self.filter.is_empty() && !self.by_verdict {
+            self.order = None;
+            return;
+        }
+        let d = &ws.page.source;
+        let words: Vec<String> = self
+            .filter
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        let mut order: Vec<usize> = (0..d.rows.len())
+            .filter(|&i| {
+                let r = &d.rows[i];
+                let mut hay = format!("{} {}", d.row_label(r), d.row_key(r));
+                for f in &d.summary {
+                    if let Some(v) = r.get(f) {
+                        hay.push(' ');
+                        hay.push_str(&v.to_string());
+                    }
+                }
+                let hay = hay.to_lowercase();
+                words.iter().all(|w| hay.contains(w.as_str()))
+            })
+            .collect();
+        if self.by_verdict {
+            let v = |i: usize| self.verdicts.get(i).copied().unwrap_or(0);
+            order.sort_by_key(|&i| (v(i), i));
+        }
+        self.order = Some(order);
     }
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
-    let n = ctx.ws.page.source.rows.len();
+    let listed = state.listed(ctx.ws.page.source.rows.len());
+    let n = listed.len();
+    let pos = listed.iter().position(|&s| s == state.selected);
+    let at = |p: usize| listed.get(p).copied();
     let moved = match action {
-        Action::Up => state.selected.checked_sub(1),
-        Action::Down => (state.selected + 1 < n).then_some(state.selected + 1),
-        Action::PageUp => Some(state.selected.saturating_sub(10)),
-        Action::PageDown => Some((state.selected + 10).min(n.saturating_sub(1))),
-        Action::Home => Some(0),
-        Action::End => Some(n.saturating_sub(1)),
+        Action::Up => pos.and_then(|p| p.checked_sub(1)).and_then(at),
+        Action::Down => at(pos.map_or(0, |p| p + 1)),
+        Action::PageUp => at(pos.unwrap_or(0).saturating_sub(10)),
+        Action::PageDown => at((pos.unwrap_or(0) + 10).min(n.saturating_sub(1))),
+        Action::Home => at(0),
+        Action::End => at(n.saturating_sub(1)),
         Action::Changed(_) => {
             state.refresh(ctx.ws);
+            if state.by_verdict {
+                state.reorder(ctx.ws);
+            }
             None
         }
         Action::SourceSelected(s) => {
             state.selected = *s;
+            None
+        }
+        Action::Search => {
+            let mut input = ratatui_textarea::TextArea::default();
+            input.insert_str(&state.filter);
+            *ctx.modal = Some(Modal::Prompt {
+                title: "Filter sources: label, key or summary fields (Enter keeps, Esc clears)"
+                    .into(),
+                input: Box::new(input),
+                purpose: PromptFor::FilterSources,
+            });
+            None
+        }
+        Action::FilterSources(text) => {
+            state.filter = text.trim().to_owned();
+            state.reorder(ctx.ws);
+            let listed = state.listed(ctx.ws.page.source.rows.len());
+            if listed.is_empty() {
+                ctx.status.error(format!(
+                    "no source matches `{}` (Esc clears the filter)",
+                    safe(&state.filter)
+                ));
+            }
+            // The selection moves to the first match when it is filtered out.
+            listed
+                .first()
+                .copied()
+                .filter(|_| !listed.contains(&state.selected))
+        }
+        Action::CycleSort => {
+            state.by_verdict = !state.by_verdict;
+            state.reorder(ctx.ws);
+            ctx.status.info(if state.by_verdict {
+                "sources by selection verdict, worst first (s: page order)"
+            } else {
+                "sources in page order"
+            });
             None
         }
         _ => None,
@@ -75,11 +168,11 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 
 pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
     let d = &page.ws.page.source;
-    let items: Vec<ListItem> = d
-        .rows
+    let listed = page.sources.listed(d.rows.len());
+    let items: Vec<ListItem> = listed
         .iter()
-        .enumerate()
-        .map(|(i, row)| {
+        .map(|&i| {
+            let row = &d.rows[i];
             let v = page.sources.verdicts.get(i).copied().unwrap_or(0);
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{} ", verdict_glyph(v)), theme.verdict(v)),
@@ -87,11 +180,20 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             ]))
         })
         .collect();
-    let title = if page.sources.pending {
-        format!("{} ({}) · computing…", safe(&d.name), d.rows.len())
-    } else {
+    let mut title = if listed.len() == d.rows.len() {
         format!("{} ({})", safe(&d.name), d.rows.len())
+    } else {
+        format!("{} ({} of {})", safe(&d.name), listed.len(), d.rows.len())
     };
+    if !page.sources.filter.is_empty() {
+        title.push_str(&format!(" /{}", safe(&page.sources.filter)));
+    }
+    if page.sources.by_verdict {
+        title.push_str(" · by verdict");
+    }
+    if page.sources.pending {
+        title.push_str(" · computing…");
+    }
     let list = List::new(items)
         .block(pane_block(
             &super::view::numbered(super::action::PaneId::Sources, &title),
@@ -99,6 +201,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             focused,
         ))
         .highlight_style(theme.selected());
-    let mut st = ListState::default().with_selected(Some(page.sources.selected));
+    let selected = listed.iter().position(|&i| i == page.sources.selected);
+    let mut st = ListState::default().with_selected(selected);
     frame.render_stateful_widget(list, area, &mut st);
 }

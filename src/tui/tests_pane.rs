@@ -1,6 +1,7 @@
 //! Tests pane: the page's verdict assertions with pass/fail chips, re-run on the live
 //! state after every change, so a broken assertion lights up the moment an edit breaks
-//! it. `p` pins the selection's verdicts; `a` / `e` add or edit one (as JSON), `d` removes.
+//! it. Failures come first; `f` shows only them. `p` pins the selection's verdicts;
+//! `a` / `e` add or edit one (as JSON), `d` removes.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -21,6 +22,10 @@ pub struct State {
     pub cursor: usize,
     /// The background work has not caught up with the last change yet.
     pub pending: bool,
+    /// Only the failing assertions are listed (`f`).
+    pub only_failures: bool,
+    /// The results listed, in order (indexes into the report): failures first.
+    order: Vec<usize>,
 }
 
 impl State {
@@ -34,9 +39,19 @@ impl State {
                 self.error = None;
             }
             Some(Ok(report)) => {
-                self.cursor = self.cursor.min(report.results.len().saturating_sub(1));
+                let selected = self.selected_id();
                 self.report = Some(report);
                 self.error = None;
+                self.reorder();
+                // The cursor stays on its assertion when it is still listed.
+                self.cursor = selected
+                    .and_then(|id| {
+                        self.order.iter().position(|&i| {
+                            self.report.as_ref().unwrap().results[i].assertion_id == id
+                        })
+                    })
+                    .unwrap_or(self.cursor)
+                    .min(self.order.len().saturating_sub(1));
             }
             Some(Err(e)) => {
                 self.report = None;
@@ -45,10 +60,31 @@ impl State {
         }
     }
 
+    fn reorder(&mut self) {
+        let Some(report) = &self.report else {
+            self.order.clear();
+            return;
+        };
+        let failed = (0..report.results.len()).filter(|&i| !report.results[i].passed);
+        let passed = (0..report.results.len()).filter(|&i| report.results[i].passed);
+        self.order = if self.only_failures {
+            failed.collect()
+        } else {
+            failed.chain(passed).collect()
+        };
+    }
+
+    /// The results listed, in order: failures first (only them with `f`).
+    pub fn listed(&self) -> impl Iterator<Item = &crate::app::types::AssertionResult> {
+        let results = self.report.as_ref().map(|r| r.results.as_slice());
+        self.order
+            .iter()
+            .filter_map(move |&i| results.and_then(|r| r.get(i)))
+    }
+
     fn selected_id(&self) -> Option<String> {
-        self.report
-            .as_ref()
-            .and_then(|r| r.results.get(self.cursor))
+        self.listed()
+            .nth(self.cursor)
             .map(|r| r.assertion_id.clone())
     }
 }
@@ -64,8 +100,21 @@ fn prompt(ctx: &mut Ctx<'_>, title: &str, text: String, replacing: Option<String
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
-    let n = state.report.as_ref().map_or(0, |r| r.results.len());
+    let n = state.order.len();
     match action {
+        Action::CycleShow => {
+            state.only_failures = !state.only_failures;
+            let selected = state.selected_id();
+            state.reorder();
+            state.cursor = selected
+                .and_then(|id| state.listed().position(|r| r.assertion_id == id))
+                .unwrap_or(0);
+            ctx.status.info(if state.only_failures {
+                format!("only the {} failing assertions (f: all)", state.order.len())
+            } else {
+                "every assertion, failures first".to_owned()
+            });
+        }
         // Changes reach the background work, which answers with a new run.
         Action::Up => state.cursor = state.cursor.saturating_sub(1),
         Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
@@ -160,8 +209,16 @@ pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> V
 pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
     let st = &page.tests;
     let running = if st.pending { " · running…" } else { "" };
+    let only = if st.only_failures {
+        " · failures only"
+    } else {
+        ""
+    };
     let title = match &st.report {
-        Some(r) => format!("Tests ({} passed, {} failed){running}", r.passed, r.failed),
+        Some(r) => format!(
+            "Tests ({} passed, {} failed){only}{running}",
+            r.passed, r.failed
+        ),
         None => format!("Tests ({}){running}", page.ws.page.assertions.len()),
     };
     let block = pane_block(
@@ -171,7 +228,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(report) = &st.report else {
+    if st.report.is_none() {
         let text = match &st.error {
             Some(e) => Line::styled(safe(e), theme.fail()),
             None => Line::styled(
@@ -181,8 +238,8 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         };
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
         return;
-    };
-    let selected = report.results.get(st.cursor);
+    }
+    let selected = st.listed().nth(st.cursor);
     let detail = selected
         .and_then(|r| r.message.clone())
         .filter(|_| inner.height > 4);
@@ -191,9 +248,8 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         Constraint::Length(if detail.is_some() { 2 } else { 0 }),
     ])
     .areas(inner);
-    let items: Vec<ListItem> = report
-        .results
-        .iter()
+    let items: Vec<ListItem> = st
+        .listed()
         .map(|r| {
             let chip = if r.passed {
                 Span::styled("✓ PASS ", theme.pass())

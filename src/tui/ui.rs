@@ -55,6 +55,8 @@ pub enum PromptFor {
     FilterPages,
     /// The matrix's target filter.
     FilterTargets,
+    /// The Sources pane's filter.
+    FilterSources,
     /// The note of an override about to be set on a target.
     OverrideNote {
         target: usize,
@@ -1041,6 +1043,9 @@ impl Ui {
                     if purpose == PromptFor::FilterTargets {
                         self.queue.push_back(Action::FilterTargets(String::new()));
                     }
+                    if purpose == PromptFor::FilterSources {
+                        self.queue.push_back(Action::FilterSources(String::new()));
+                    }
                     if purpose == PromptFor::FilterPages {
                         self.queue.push_back(Action::FilterPages(String::new()));
                     }
@@ -1059,6 +1064,9 @@ impl Ui {
                         PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
                         PromptFor::FilterTargets => {
                             self.queue.push_back(Action::FilterTargets(text))
+                        }
+                        PromptFor::FilterSources => {
+                            self.queue.push_back(Action::FilterSources(text))
                         }
                         PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
                         PromptFor::SearchDataset => {
@@ -1122,6 +1130,7 @@ impl Ui {
         match purpose {
             PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
             PromptFor::FilterTargets => self.queue.push_back(Action::FilterTargets(text)),
+            PromptFor::FilterSources => self.queue.push_back(Action::FilterSources(text)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
             PromptFor::SearchDataset => {
                 if let Screen::Page(p) = &mut self.screen {

@@ -280,3 +280,40 @@ fn sources_filter_and_sort_by_verdict() {
     b.press(KeyCode::Down);
     assert_eq!(b.ui.page().unwrap().ws.selection, listed[1]);
 }
+
+/// Every field is a column of the Dataset pane; → scrolls them while the row labels
+/// stay; the title says which fields are shown.
+#[test]
+fn the_dataset_pane_scrolls_its_fields_with_the_label_frozen() {
+    let mut b = open();
+    b.chars("9");
+    let p = b.ui.page().unwrap();
+    let fields = p.dataset.fields.clone();
+    assert!(fields.len() > 6, "{fields:?}");
+    assert_eq!(fields[0], "id", "key fields first");
+    let d = &p.ws.page.target;
+    let label = d.row_label(&d.rows[0]);
+    let s = b.screen(120, 40);
+    assert!(s.contains("fields 1–"), "{s}");
+    assert!(!s.contains("◀ row"));
+    let last = fields.last().unwrap().clone();
+    let last_head: String = last.chars().take(11).collect();
+    for _ in 0..fields.len() {
+        b.press(KeyCode::Right);
+    }
+    let s = b.screen(120, 40);
+    assert!(s.contains("◀ row"), "{s}");
+    assert!(s.contains(&last_head), "the last field is reachable: {s}");
+    assert!(s.contains(&label), "the label column stays: {s}");
+    assert!(!s.contains(" id "), "the first field scrolled away");
+    let max = b.ui.page().unwrap().dataset.col_offset;
+    assert!(max > 0);
+    b.press(KeyCode::Right);
+    assert_eq!(
+        b.ui.page().unwrap().dataset.col_offset,
+        max,
+        "no scrolling past the end"
+    );
+    b.press(KeyCode::Left);
+    assert_eq!(b.ui.page().unwrap().dataset.col_offset, max - 1);
+}

@@ -1,6 +1,7 @@
 //! Dataset pane: the rows of one side (Space toggles source / target), searched with
 //! `/`, the schema on `s`, the selected pair's row highlighted; Enter edits a cell
-//! (`field=value`, saved as a new revision). Only the visible rows are rendered.
+//! (`field=value`, saved as a new revision). Every field is a column: ← → scroll them,
+//! the row label stays put. Only the visible rows are rendered.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -17,8 +18,10 @@ use crate::app::types::DatasetSchema;
 use crate::app::types::{Dataset, Row, Side};
 use crate::app::workspace::Session;
 
-/// Fields shown per row besides the label.
-const SHOWN_FIELDS: usize = 4;
+/// Width of one field column.
+const COL_W: usize = 12;
+/// Width of the frozen label column.
+const LABEL_W: usize = 18;
 
 #[derive(Debug)]
 pub struct State {
@@ -34,6 +37,13 @@ pub struct State {
     pub schema: Option<DatasetSchema>,
     /// (side, revision, rows, query) the matches were built for.
     built_for: Option<(Side, i64, usize, String)>,
+    /// Every field of the side's rows (key fields first, then in first appearance),
+    /// the label left out: the columns.
+    pub fields: Vec<String>,
+    /// The first field column shown (← →).
+    pub col_offset: usize,
+    /// Field columns that fit at the last render.
+    shown_cols: std::cell::Cell<usize>,
 }
 
 impl Default for State {
@@ -47,6 +57,9 @@ impl Default for State {
             pair: (0, 0),
             schema: None,
             built_for: None,
+            fields: Vec::new(),
+            col_offset: 0,
+            shown_cols: std::cell::Cell::new(0),
         }
     }
 }
@@ -92,6 +105,8 @@ impl State {
                 .filter(|&i| row_matches(&d.rows[i], &needle))
                 .collect()
         };
+        self.fields = fields(d);
+        self.col_offset = self.col_offset.min(self.fields.len().saturating_sub(1));
         if self.show_schema {
             self.schema = Some(DatasetSchema::of(d));
         } else {
@@ -143,6 +158,12 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::PageDown => state.cursor = (state.cursor + 10).min(n.saturating_sub(1)),
         Action::Home => state.cursor = 0,
         Action::End => state.cursor = n.saturating_sub(1),
+        Action::Left => state.col_offset = state.col_offset.saturating_sub(1),
+        Action::Right => {
+            let shown = state.shown_cols.get().max(1);
+            let last_start = state.fields.len().saturating_sub(shown);
+            state.col_offset = (state.col_offset + 1).min(last_start);
+        }
         Action::Cycle => {
             state.side = match state.side {
                 Side::Source => Side::Target,
@@ -150,6 +171,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             };
             state.refresh(ctx.ws);
             state.cursor = 0;
+            state.col_offset = 0;
             state.jump_to(state.selected_row());
         }
         Action::ToggleSchema => {
@@ -223,18 +245,25 @@ fn cell(v: Option<&Value>, width: usize) -> String {
     }
 }
 
-/// The fields shown as columns: the first row's, without the label.
-fn columns(d: &Dataset) -> Vec<String> {
-    d.rows
-        .first()
-        .map(|r| {
-            r.keys()
-                .filter(|k| d.label.as_deref() != Some(k.as_str()))
-                .take(SHOWN_FIELDS)
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
+/// The columns: every field of the rows, key fields first, then in order of first
+/// appearance; the label is its own frozen column.
+fn fields(d: &Dataset) -> Vec<String> {
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    let label = d.label.as_deref();
+    for k in &d.key {
+        if Some(k.as_str()) != label && seen.insert(k) {
+            out.push(k.clone());
+        }
+    }
+    for r in &d.rows {
+        for k in r.keys() {
+            if Some(k.as_str()) != label && seen.insert(k) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
 }
 
 pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
@@ -244,6 +273,16 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     if !st.query.is_empty() {
         title.push_str(&format!(" · /{} {}", safe(&st.query), st.matches.len()));
     }
+    // Which field columns fit beside the frozen label.
+    let room = area.width.saturating_sub(2) as usize;
+    let fit_cols = (room.saturating_sub(2 + LABEL_W) / (COL_W + 1)).max(1);
+    st.shown_cols.set(fit_cols);
+    let nf = st.fields.len();
+    let first = st.col_offset.min(nf.saturating_sub(1));
+    let last = (first + fit_cols).min(nf);
+    if nf > fit_cols {
+        title.push_str(&format!(" · fields {}–{last} of {nf} (← →)", first + 1));
+    }
     let mut block = pane_block(
         &super::view::numbered(super::action::PaneId::Dataset, &title),
         theme,
@@ -251,7 +290,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     );
     if focused {
         block = block.title_bottom(Line::styled(
-            " Space side · / search · s schema · Enter edit ",
+            " Space side · / search · ← → fields · s schema · Enter edit ",
             theme.dim(),
         ));
     }
@@ -280,11 +319,11 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let detail_h = if inner.height > 8 { 3 } else { 0 };
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
-    let cols = columns(d);
-    let label_w = 18usize;
-    let col_w = 12usize;
+    let cols = &st.fields[first.min(nf)..last];
+    let (label_w, col_w) = (LABEL_W, COL_W);
+    let more_left = if first > 0 { "◀ " } else { "  " };
     let mut lines = vec![Line::styled(
-        std::iter::once(format!("  {:<label_w$}", "row"))
+        std::iter::once(format!("{more_left}{:<label_w$}", "row"))
             .chain(
                 cols.iter()
                     .map(|c| cell(Some(&Value::String(c.clone())), col_w)),
@@ -307,7 +346,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             "{mark}{}",
             cell(Some(&Value::String(d.row_label(row))), label_w)
         );
-        for c in &cols {
+        for c in cols {
             text.push(' ');
             text.push_str(&cell(row.get(c), col_w));
         }

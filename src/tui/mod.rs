@@ -5,6 +5,7 @@ pub mod action;
 pub mod dataset_pane;
 pub mod editor;
 pub mod explain;
+pub mod fuzzy;
 pub mod history;
 pub mod keymap;
 pub mod matrix;

@@ -13,11 +13,10 @@ pub struct Entry {
     pub pane: Option<PaneId>,
 }
 
-/// Palette entries matching a query (every word must appear). Moving the cursor is not
-/// a command: the navigation keys are left out.
+/// Palette entries matching a query, fuzzily (each word), best first. Moving the cursor
+/// is not a command: the navigation keys are left out.
 pub fn entries(query: &str) -> Vec<Entry> {
-    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
-    keymap::bindings()
+    let all: Vec<Entry> = keymap::bindings()
         .into_iter()
         .filter(|b| !matches!(b.context, Context::Editing | Context::Dialog(_)))
         .filter(|b| {
@@ -45,11 +44,8 @@ pub fn entries(query: &str) -> Vec<Entry> {
             },
             action: b.action,
         })
-        .filter(|e| {
-            let hay = format!("{} {}", e.label, e.context).to_lowercase();
-            words.iter().all(|w| hay.contains(w))
-        })
-        .collect()
+        .collect();
+    super::fuzzy::rank(query, all, |e| format!("{} {}", e.label, e.context))
 }
 
 #[cfg(test)]
@@ -62,5 +58,16 @@ mod tests {
         let e = entries("override");
         assert!(e.iter().any(|e| e.action == Action::ToggleOverride));
         assert!(entries("zzzz").is_empty());
+        // Fuzzy: letters in order, not a substring.
+        assert!(
+            entries("ovrride")
+                .iter()
+                .any(|e| e.action == Action::ToggleOverride)
+        );
+        assert_eq!(entries("clear ovr")[0].action, Action::ToggleOverride);
+        assert_eq!(
+            entries("focus ovr")[0].action,
+            Action::Focus(PaneId::Overrides)
+        );
     }
 }

@@ -27,17 +27,11 @@ impl State {
         })
     }
 
-    /// The pages the filter lets through.
+    /// The pages the filter lets through (fuzzily, by id and name), best first.
     pub fn visible(&self) -> Vec<&PageSummary> {
-        let f = self.filter.to_lowercase();
-        self.pages
-            .iter()
-            .filter(|p| {
-                f.is_empty()
-                    || p.id.to_lowercase().contains(&f)
-                    || p.name.to_lowercase().contains(&f)
-            })
-            .collect()
+        super::fuzzy::rank(&self.filter, self.pages.iter().collect(), |p| {
+            format!("{} {}", p.id, p.name)
+        })
     }
 }
 

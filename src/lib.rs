@@ -6,6 +6,7 @@
 pub mod app;
 pub mod cli;
 pub mod core;
+pub mod print;
 pub mod store;
 pub mod synth;
 pub mod tui;

@@ -4,6 +4,7 @@
 pub mod assertions;
 pub mod dataset;
 pub mod explain;
+pub mod export;
 pub mod history;
 pub mod jobs;
 pub mod policy;
@@ -66,7 +67,7 @@ pub mod types {
     pub use crate::core::matrix::{ERROR, PASS};
     pub use crate::core::model::{
         AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, RecommendationStrategy,
-        RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash,
+        RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
     };
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
     pub use crate::core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};

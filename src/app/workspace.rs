@@ -738,6 +738,22 @@ impl Session {
     pub fn matrix(&self) -> &Matrix {
         &self.matrix
     }
+
+    /// The selection's outcomes as shown (drafts included), as the one typed result
+    /// the printers take.
+    pub fn result(&self) -> crate::core::result::SelectionResult {
+        let names = Arc::new(crate::core::result::Names::of_matrix(
+            &self.page,
+            &self.matrix,
+        ));
+        crate::core::result::SelectionResult::new(
+            &self.page,
+            names,
+            self.eval.clone(),
+            self.revision,
+            &super::timestamp(),
+        )
+    }
 }
 
 impl App {

@@ -7,7 +7,7 @@ mod dataset;
 mod diff;
 mod explain;
 mod expr;
-mod matrix;
+use crate::print::matrix;
 mod output;
 pub mod print;
 mod test;

@@ -13,38 +13,7 @@ pub fn glyph(verdict: u64) -> &'static str {
 
 pub use crate::app::types::sanitize;
 
-/// Columns measured in display width (CJK and emoji take two), not in characters.
-pub(super) fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
-    use unicode_width::UnicodeWidthStr;
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].width())
-                .chain([header[i].width()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[String]| {
-        let mut s: String = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.width()))))
-            .collect::<Vec<_>>()
-            .join("  ");
-        s.truncate(s.trim_end().len());
-        s.push('\n');
-        s
-    };
-    let mut out = line(header);
-    out.push_str(&line(
-        &widths.iter().map(|w| "─".repeat(*w)).collect::<Vec<_>>(),
-    ));
-    for r in rows {
-        out.push_str(&line(r));
-    }
-    out
-}
+pub use crate::print::render_table;
 
 pub fn pages_table(pages: &[PageSummary]) -> String {
     let header: Vec<String> = [

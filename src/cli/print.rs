@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::output::{glyph, render_table, sanitize};
 use crate::app::types::PASS;
 use crate::app::types::{FeatureKeys, Names, SelectionResult};
+pub use crate::print::{csv_text, csv_writer};
 
 /// Escaped pieces of JSON shared by every selection of one page.
 pub struct Fragments {
@@ -361,27 +362,6 @@ pub const CSV_HEADER: [&str; 8] = [
     "reason",
     "failingRules",
 ];
-
-/// A CSV writer, or a TSV one.
-pub fn csv_writer<W: Write>(w: W, tabs: bool) -> csv::Writer<W> {
-    csv::WriterBuilder::new()
-        .delimiter(if tabs { b'\t' } else { b',' })
-        .from_writer(w)
-}
-
-/// A text cell for CSV: terminal controls escaped (as in tables) and, with `guard`, a
-/// leading `'` on text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, or a
-/// tab or carriage return first: the OWASP advice against CSV injection).
-pub fn csv_text(text: &str, guard: bool) -> String {
-    let text = sanitize(text);
-    // A number (`-1.5`, `+3`) is data a spreadsheet reads as a number: left alone.
-    let number = text.trim().parse::<f64>().is_ok();
-    if guard && !number && text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{text}")
-    } else {
-        text
-    }
-}
 
 /// One CSV record per target of a selection. CSV is read by people and spreadsheets:
 /// stored strings are shown with terminal controls escaped, as in tables, and guarded

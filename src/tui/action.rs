@@ -165,6 +165,14 @@ pub enum Action {
     FilterSources(String),
     /// Maximise the focused pane (and back).
     Zoom,
+    /// Export the selection's matrix to a file (asks for its name).
+    ExportMatrix,
+    /// Write the export to this file (overwriting it).
+    ExportTo(std::path::PathBuf),
+    /// Copy the cell's explanation or the rule's JSON to the clipboard (OSC 52).
+    Copy,
+    /// Run the assertions again now.
+    RerunTests,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),

@@ -198,6 +198,12 @@ pub fn bindings() -> Vec<Binding> {
         ),
         bind!(
             C::Page,
+            [(K::Char('y'), NONE)],
+            A::Copy,
+            "copy to the clipboard (OSC 52): the cell's explanation (Matrix, Explanation) or the rule's JSON (Rules, Editor)"
+        ),
+        bind!(
+            C::Page,
             [(K::Char('z'), NONE)],
             A::Zoom,
             "zoom: the focused pane takes the whole screen (and back)"
@@ -291,6 +297,18 @@ pub fn bindings() -> Vec<Binding> {
             [(K::Char('s'), NONE)],
             A::CycleSort,
             "sort sources by selection verdict, worst first (and back)"
+        ),
+        bind!(
+            C::Pane(PaneId::Tests),
+            [(K::Char('r'), NONE)],
+            A::RerunTests,
+            "run the assertions again now"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('E'), SHIFT), (K::Char('E'), NONE)],
+            A::ExportMatrix,
+            "export the selection's matrix to a file: .csv .tsv .md .json or a table (as `rulebench matrix`)"
         ),
         bind!(
             C::Pane(PaneId::Tests),

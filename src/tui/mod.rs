@@ -49,6 +49,15 @@ pub enum TuiError {
     Io(#[from] io::Error),
 }
 
+/// The escape sequence that asks the terminal to put `text` on the system clipboard
+/// (OSC 52; xterm, kitty, WezTerm, iTerm2, Windows Terminal, and tmux with
+/// `set-clipboard on`). Only written when the user presses `y`.
+pub fn osc52(text: &str) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text);
+    format!("\x1b]52;c;{b64}\x07")
+}
+
 /// Runs the workbench until the user quits. The terminal is restored on return, on
 /// panic (ratatui's hook) and on Ctrl-C (a key in raw mode, handled as quit).
 pub fn run(app: App, options: Options) -> Result<(), TuiError> {
@@ -80,6 +89,11 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
             terminal.draw(|frame| view::render(frame, &ui))?;
             ui.last_render = started.elapsed();
             ui.last_frame = handled + ui.last_render;
+            if let Some(text) = ui.clipboard.take() {
+                let mut out = io::stdout();
+                out.write_all(osc52(&text).as_bytes())?;
+                out.flush()?;
+            }
             if let Some(file) = profile.as_mut() {
                 let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
                 for note in std::mem::take(&mut ui.profile_notes) {

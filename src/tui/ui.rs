@@ -55,6 +55,8 @@ pub enum PromptFor {
     FilterPages,
     /// The matrix's target filter.
     FilterTargets,
+    /// The file to export the matrix to.
+    ExportMatrix,
     /// The Sources pane's filter.
     FilterSources,
     /// The note of an override about to be set on a target.
@@ -186,6 +188,8 @@ pub struct Ui {
     job_mode: Mode,
     /// The History dialog's reading or restoring, off the key thread.
     history_job: Option<std::sync::mpsc::Receiver<HistoryDone>>,
+    /// Text to put on the terminal's clipboard (OSC 52) after the next frame.
+    pub clipboard: Option<String>,
 }
 
 impl Ui {
@@ -234,6 +238,7 @@ impl Ui {
             checked_at: None,
             job_mode,
             history_job: None,
+            clipboard: None,
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
             modal: None,
@@ -789,6 +794,89 @@ impl Ui {
                 }
                 return;
             }
+            Action::ExportMatrix => {
+                if let Screen::Page(p) = &self.screen {
+                    let d = &p.ws.page.source;
+                    let selection = d
+                        .rows
+                        .get(p.ws.selection)
+                        .map(|r| crate::app::types::slugify(&d.row_label(r)))
+                        .unwrap_or_default();
+                    let name = format!("{}-{selection}.csv", p.ws.page.id);
+                    let mut input = TextArea::default();
+                    input.insert_str(&name);
+                    self.modal = Some(Modal::Prompt {
+                        title: "Export the matrix to (.csv .tsv .md .json, else a table) · Enter writes"
+                            .into(),
+                        input: Box::new(input),
+                        purpose: PromptFor::ExportMatrix,
+                    });
+                }
+                return;
+            }
+            Action::ExportTo(path) => {
+                if let Screen::Page(p) = &self.screen {
+                    let result = p.ws.result();
+                    match crate::app::export::write_matrix(&path, &result, &p.ws.page.rules) {
+                        Ok(format) => self.status.info(format!(
+                            "exported the matrix of {} to {} ({format:?}, {} rules × {} targets)",
+                            super::theme::safe(&result.selection_key),
+                            super::theme::safe(&path.display().to_string()),
+                            p.ws.page.rules.len(),
+                            p.ws.page.target.rows.len()
+                        )),
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                return;
+            }
+            Action::Copy => {
+                if let Screen::Page(p) = &self.screen {
+                    let text = match p.focus {
+                        PaneId::Matrix | PaneId::Explain => {
+                            let mut text = p.explain.title.clone();
+                            for line in &p.explain.lines {
+                                text.push('\n');
+                                text.extend(line.iter().map(|(_, s)| s.as_str()));
+                            }
+                            Some(("the explanation", text))
+                        }
+                        PaneId::Rules | PaneId::Editor => {
+                            p.ws.page
+                                .rules
+                                .get(p.rules.cursor)
+                                .and_then(|r| serde_json::to_string_pretty(r).ok())
+                                .map(|j| ("the rule's JSON", j))
+                        }
+                        _ => None,
+                    };
+                    match text {
+                        Some((what, text)) => {
+                            self.status.info(format!(
+                                "copied {what} to the clipboard ({} bytes, through the terminal: OSC 52)",
+                                text.len()
+                            ));
+                            self.clipboard = Some(text);
+                        }
+                        None => self.status.info(
+                            "nothing to copy here: y copies in Matrix, Explanation, Rules and the editor",
+                        ),
+                    }
+                }
+                return;
+            }
+            Action::RerunTests => {
+                if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) {
+                    jobs.submit(&p.ws.page, p.ws.revision, false);
+                    p.tests.pending = true;
+                    self.status.info(format!(
+                        "running {} assertions again",
+                        p.ws.page.assertions.len()
+                    ));
+                    self.take_job_results();
+                }
+                return;
+            }
             Action::StopComparing => {
                 if let Screen::Page(p) = &mut self.screen
                     && let Some((rev, _)) = p.ws.comparison()
@@ -1130,6 +1218,23 @@ impl Ui {
         match purpose {
             PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
             PromptFor::FilterTargets => self.queue.push_back(Action::FilterTargets(text)),
+            PromptFor::ExportMatrix => {
+                let path = std::path::PathBuf::from(text.trim());
+                if text.trim().is_empty() {
+                    self.status.error("no file named: nothing exported");
+                } else if path.exists() {
+                    self.modal = Some(Modal::Confirm {
+                        message: format!(
+                            "{} exists. Overwrite it? y/n",
+                            super::theme::safe(&path.display().to_string())
+                        ),
+                        on_yes: Action::ExportTo(path),
+                        on_no: None,
+                    });
+                } else {
+                    self.queue.push_back(Action::ExportTo(path));
+                }
+            }
             PromptFor::FilterSources => self.queue.push_back(Action::FilterSources(text)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
             PromptFor::SearchDataset => {

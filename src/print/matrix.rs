@@ -8,8 +8,7 @@ use std::io::{self, Write};
 use clap::ValueEnum;
 use serde_json::{Value, json};
 
-use super::output::render_table;
-use super::print::{csv_text, csv_writer};
+use super::{csv_text, csv_writer, render_table};
 use crate::app::types::{ERROR, PASS, Rule, SelectionResult, fmt_value, sanitize};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,130 @@
+//! Out of the workbench: the matrix exported to a file with the command line's
+//! printers (`E`), the clipboard (`y`, OSC 52), and running the tests again (`r`).
+
+mod common;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rulebench::app::App;
+use rulebench::tui::action::Action;
+use rulebench::tui::theme::Theme;
+use rulebench::tui::ui::{Modal, Ui};
+use rulebench::tui::view;
+
+const LLM: &str = "llm-chat-clients";
+
+struct Bench {
+    dir: tempfile::TempDir,
+    ui: Ui,
+}
+
+fn open() -> Bench {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(&dir.path().join("tui.db")).unwrap();
+    let ui = Ui::new(app, Some(LLM), Theme::mono()).unwrap();
+    Bench { dir, ui }
+}
+
+impl Bench {
+    fn chars(&mut self, text: &str) {
+        for c in text.chars() {
+            self.ui
+                .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+    }
+
+    fn screen(&self) -> String {
+        let mut t = Terminal::new(TestBackend::new(200, 50)).unwrap();
+        t.draw(|f| view::render(f, &self.ui)).unwrap();
+        t.backend().to_string()
+    }
+}
+
+/// The export is byte for byte what `rulebench matrix --format F` prints, for every
+/// format the extension names.
+#[test]
+fn the_matrix_exports_with_the_command_line_printers() {
+    let mut b = open();
+    b.chars("3E");
+    match &b.ui.modal {
+        Some(Modal::Prompt { input, .. }) => {
+            assert_eq!(input.lines().join(""), "llm-chat-clients-t3-chat.csv")
+        }
+        _ => panic!("asks for a file name"),
+    }
+    b.ui.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    let db = b.dir.path().join("tui.db");
+    for (ext, format) in [
+        ("csv", "csv"),
+        ("tsv", "tsv"),
+        ("md", "md"),
+        ("json", "json"),
+        ("txt", "table"),
+    ] {
+        let path = b.dir.path().join(format!("m.{ext}"));
+        b.ui.dispatch(Action::ExportTo(path.clone()));
+        let written = std::fs::read_to_string(&path).expect("written");
+        let (code, printed, _) = common::rb(
+            &db,
+            &["matrix", LLM, "--select", "t3-chat", "--format", format],
+        );
+        assert_eq!(code, 0);
+        assert_eq!(written, printed, "{ext}");
+        assert!(b.screen().contains("exported the matrix"));
+    }
+    // CSV reads back: a record per rule, then verdict and score.
+    let path = b.dir.path().join("m.csv");
+    let mut rd = csv::Reader::from_path(&path).unwrap();
+    let records: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    let rules = b.ui.page().unwrap().ws.page.rules.len();
+    assert!(records.len() >= rules + 2);
+    assert_eq!(&records[records.len() - 2][0], "verdict");
+    // An existing file is not overwritten without asking.
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT));
+    if let Some(Modal::Prompt { input, .. }) = &mut b.ui.modal {
+        input.select_all();
+        input.cut();
+        input.insert_str(path.display().to_string());
+    }
+    b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(
+        matches!(&b.ui.modal, Some(Modal::Confirm { message, .. }) if message.contains("Overwrite")),
+        "asks before overwriting"
+    );
+}
+
+/// `y` puts the rule's JSON (Rules) or the cell's explanation (Matrix) on the
+/// clipboard, sent to the terminal as OSC 52.
+#[test]
+fn y_copies_the_rule_or_the_explanation() {
+    let mut b = open();
+    b.chars("2y");
+    let text = b.ui.clipboard.take().expect("copied");
+    let rule: serde_json::Value = serde_json::from_str(&text).expect("the rule's JSON");
+    assert_eq!(
+        rule["id"],
+        b.ui.page().unwrap().ws.page.rules[0].id.as_str()
+    );
+    b.chars("3y");
+    let text = b.ui.clipboard.take().expect("copied");
+    let title = b.ui.page().unwrap().explain.title.clone();
+    assert!(text.starts_with(&title), "{text}");
+    assert!(text.lines().count() > 2, "{text}");
+    // Nothing to copy in Policy: nothing sent.
+    b.chars("6y");
+    assert!(b.ui.clipboard.is_none());
+    // The sequence: ESC ] 52 ; c ; base64 BEL.
+    let seq = rulebench::tui::osc52("héllo");
+    assert_eq!(seq, "\u{1b}]52;c;aMOpbGxv\u{7}");
+}
+
+#[test]
+fn r_runs_the_assertions_again() {
+    let mut b = open();
+    b.chars("8r");
+    let s = b.screen();
+    assert!(s.contains("running 8 assertions again"), "{s}");
+    assert!(!b.ui.page().unwrap().tests.pending, "inline: done at once");
+    assert!(b.ui.page().unwrap().tests.report.is_some());
+}

@@ -155,7 +155,7 @@ fn invalid_json_shows_line_and_column_and_keeps_the_last_results() {
         "the last valid results stay"
     );
     let screen = b.screen(160, 45);
-    assert!(screen.contains("error[json-syntax] 2:"), "{screen}");
+    assert!(screen.contains("✗ json-syntax 2:"), "{screen}");
     assert!(screen.contains("invalid"));
     // Nothing invalid is ever saved.
     b.ui.tick(Instant::now() + Duration::from_secs(2));

@@ -59,7 +59,9 @@ pub use crate::store::PageSummary;
 pub mod types {
     pub use crate::core::assertions::{Assertion, AssertionResult, Report};
     pub use crate::core::dataset::DataError;
-    pub use crate::core::diag::{Diagnostic, MAX_TEXT_DEPTH, did_you_mean, parse_json, prescan};
+    pub use crate::core::diag::{
+        Diagnostic, MAX_TEXT_DEPTH, Severity, did_you_mean, parse_json, prescan,
+    };
     pub use crate::core::diff::{Flip, ItemChanges, Moved, PageDiff};
     pub use crate::core::engine::{Reads, apply};
     pub use crate::core::explain::{Explanation, Kind, Node, fmt_value};

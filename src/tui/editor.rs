@@ -313,6 +313,73 @@ fn colour_line(line: &str, theme: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
+/// `text` cut into lines of at most `width` display columns.
+fn wrap_to(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let width = width.max(8);
+    let mut out = vec![String::new()];
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width {
+            out.push(String::new());
+            used = 0;
+        }
+        out.last_mut().expect("one line at least").push(c);
+        used += w;
+    }
+    out
+}
+
+/// The diagnostics panel: for the first diagnostic with a position, the line of text it
+/// is on with a caret under its column; then every diagnostic, message and hint,
+/// wrapped to `width` (nothing is cut). `true` marks the dim lines (the quoted text).
+pub fn diagnostic_lines(
+    diags: &[crate::app::types::Diagnostic],
+    text: &[String],
+    width: usize,
+) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    if let Some(d) = diags.iter().find(|d| d.line.is_some()) {
+        let (line, col) = (d.line.unwrap_or(1), d.column.unwrap_or(1).max(1));
+        if let Some(src) = text.get(line - 1) {
+            let gutter = format!("{line:>3} │ ");
+            let room = width.saturating_sub(gutter.chars().count() + 1).max(8);
+            // Scrolled so that the column is in sight.
+            let start = (col - 1).saturating_sub(room.saturating_sub(8));
+            let shown: String = src.chars().skip(start).take(room).collect();
+            out.push((true, format!("{gutter}{}", safe(&shown))));
+            let caret_at: usize = src
+                .chars()
+                .skip(start)
+                .take(col - 1 - start)
+                .map(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0))
+                .sum();
+            out.push((
+                false,
+                format!("{} │ {}^", " ".repeat(3), " ".repeat(caret_at)),
+            ));
+        }
+    }
+    for d in diags {
+        let at = match (d.line, d.column) {
+            (Some(l), Some(c)) => format!(" {l}:{c}"),
+            _ => String::new(),
+        };
+        let glyph = match d.severity {
+            crate::app::types::Severity::Error => "✗",
+            crate::app::types::Severity::Warning => "⚠",
+        };
+        let head = format!("{glyph} {}{at}: {}", d.code, safe(&d.message));
+        out.extend(wrap_to(&head, width).into_iter().map(|l| (false, l)));
+        if let Some(hint) = &d.hint {
+            let hint = format!("  hint: {}", safe(hint));
+            out.extend(wrap_to(&hint, width).into_iter().map(|l| (false, l)));
+        }
+    }
+    out
+}
+
 pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
     let st = &page.editor;
     let ws = &page.ws;
@@ -338,19 +405,31 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let diags: Vec<Line> = match &st.draft {
-        Some(Draft::Invalid { diagnostics }) => diagnostics
-            .iter()
-            .take(3)
-            .map(|d| Line::styled(safe(&d.to_string()), theme.fail()))
-            .collect(),
-        Some(Draft::Valid { warnings, .. }) => warnings
-            .iter()
-            .take(2)
-            .map(|d| Line::styled(safe(&d.to_string()), theme.warn()))
-            .collect(),
-        None => vec![],
+    let (list, style) = match &st.draft {
+        Some(Draft::Invalid { diagnostics }) => (diagnostics.as_slice(), theme.fail()),
+        Some(Draft::Valid { warnings, .. }) => (warnings.as_slice(), theme.warn()),
+        None => (&[][..], theme.dim()),
     };
+    let text = st.textarea.lines();
+    let mut panel = diagnostic_lines(list, text, inner.width as usize);
+    // The panel takes what it needs, leaving two lines of the text in sight; short of
+    // room, the quoted line and its caret go first, then the later lines.
+    let room = inner.height.saturating_sub(2).max(1) as usize;
+    if panel.len() > room && panel.first().is_some_and(|(quoted, _)| *quoted) {
+        panel.drain(..2);
+    }
+    let mut diags: Vec<Line> = panel
+        .into_iter()
+        .map(|(dim, l)| Line::styled(l, if dim { theme.dim() } else { style }))
+        .collect();
+    if diags.len() > room {
+        let more = diags.len() - room + 1;
+        diags.truncate(room - 1);
+        diags.push(Line::styled(
+            format!("… {more} more lines (z zooms the editor)"),
+            theme.dim(),
+        ));
+    }
     let [text_area, diag_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(diags.len() as u16)]).areas(inner);
     if st.active {

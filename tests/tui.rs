@@ -472,21 +472,47 @@ fn a_broken_assertion_lights_up_as_the_edit_breaks_it() {
     let page = b.ui.page().unwrap();
     assert!(page.ws.page.assertions.len() > before + 10);
     assert_eq!(report(&b).failed, 0);
-    // An invalid assertion typed in is refused with the reason.
+    // An invalid assertion typed in is refused with the reason, and the dialog stays
+    // open with the text and the problem (it used to close and drop the text).
     b.press(KeyCode::Char('a'));
-    b.press(KeyCode::End);
-    for _ in 0..300 {
-        b.press(KeyCode::Backspace);
+    let typed = r#"{"select": "t3-chat", "path": "$.selectionVerdict", "matcher": "toEqul", "expected": 2}"#;
+    match &mut b.ui.modal {
+        Some(rulebench::tui::ui::Modal::Json(d)) => {
+            assert!(d.text().contains("\n"), "multi-line: {}", d.text());
+            d.textarea.select_all();
+            d.textarea.cut();
+        }
+        _ => panic!("a adds in the JSON dialog"),
     }
-    b.chars(r#"{"select": "t3-chat", "path": "$.selectionVerdict", "matcher": "toEqul", "expected": 2}"#);
-    b.press(KeyCode::Enter);
+    b.chars(typed);
+    b.ctrl('s');
     let screen = b.screen(180, 48);
     assert!(screen.contains("assertion not saved"), "{screen}");
-    let message = b.ui.status.message.clone().unwrap().0;
-    assert!(
-        message.contains("assertion-matcher") && message.contains("toEqul"),
-        "{message}"
-    );
+    match &b.ui.modal {
+        Some(rulebench::tui::ui::Modal::Json(d)) => {
+            assert_eq!(d.text(), typed, "the text is kept");
+            assert!(
+                d.problems
+                    .iter()
+                    .any(|p| p.code == "assertion-matcher" && p.message.contains("toEqul")),
+                "{:?}",
+                d.problems
+            );
+        }
+        _ => panic!("the dialog stays open:\n{screen}"),
+    }
+    assert!(screen.contains("toEqul"), "the problem is shown:\n{screen}");
+    // Esc asks before dropping the text; n keeps editing, y drops it.
+    b.press(KeyCode::Esc);
+    assert!(b.screen(180, 48).contains("Drop the edited text?"));
+    b.press(KeyCode::Char('n'));
+    assert!(matches!(
+        b.ui.modal,
+        Some(rulebench::tui::ui::Modal::Json(_))
+    ));
+    b.press(KeyCode::Esc);
+    b.press(KeyCode::Char('y'));
+    assert!(b.ui.modal.is_none());
 }
 
 #[test]

@@ -25,6 +25,8 @@ pub enum Context {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialog {
     History,
+    /// The multi-line JSON dialog (assertions).
+    Json,
 }
 
 impl Context {
@@ -36,6 +38,7 @@ impl Context {
             Context::Pane(p) => p.title(),
             Context::Editing => "While editing a rule",
             Context::Dialog(Dialog::History) => "History dialog (H)",
+            Context::Dialog(Dialog::Json) => "JSON dialog (assertions: a, e in Tests)",
         }
     }
 }
@@ -420,6 +423,18 @@ pub fn bindings() -> Vec<Binding> {
             "switch between JSONLogic and infix"
         ),
         bind!(C::Editing, [(K::Char('s'), CTRL)], A::SaveNow, "save now"),
+        bind!(
+            C::Dialog(Dialog::Json),
+            [(K::Char('s'), CTRL)],
+            A::SaveNow,
+            "save (an invalid text keeps the dialog open, the problem shown under it)"
+        ),
+        bind!(
+            C::Dialog(Dialog::Json),
+            [(K::Esc, NONE)],
+            A::Back,
+            "cancel (asks before dropping edited text)"
+        ),
         bind!(
             C::Dialog(Dialog::History),
             [(K::Up, NONE), (K::Char('k'), NONE)],

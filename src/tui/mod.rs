@@ -7,6 +7,7 @@ pub mod editor;
 pub mod explain;
 pub mod fuzzy;
 pub mod history;
+pub mod json_dialog;
 pub mod keymap;
 pub mod matrix;
 pub mod overrides;

@@ -10,7 +10,7 @@ use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 
 use super::action::{Action, Changed};
 use super::theme::{Theme, safe};
-use super::ui::{Ctx, Modal, PageUi, PromptFor};
+use super::ui::{Ctx, Modal, PageUi};
 use super::view::pane_block;
 use crate::app::types::{Assertion, Report};
 
@@ -90,13 +90,11 @@ impl State {
 }
 
 fn prompt(ctx: &mut Ctx<'_>, title: &str, text: String, replacing: Option<String>) {
-    let mut input = ratatui_textarea::TextArea::new(vec![text]);
-    input.move_cursor(ratatui_textarea::CursorMove::End);
-    *ctx.modal = Some(Modal::Prompt {
-        title: title.to_owned(),
-        input: Box::new(input),
-        purpose: PromptFor::Assertion { replacing },
-    });
+    *ctx.modal = Some(Modal::Json(Box::new(super::json_dialog::State::new(
+        title.to_owned(),
+        &text,
+        replacing,
+    ))));
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
@@ -137,12 +135,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 .source
                 .row_key(&ctx.ws.page.source.rows[ctx.ws.selection]);
             let template = serde_json::json!({"description": "", "select": key, "path": "$.selectionVerdict", "matcher": "toEqual", "expected": 2});
-            prompt(
-                ctx,
-                "New assertion (JSON) · Enter saves · Esc cancels",
-                template.to_string(),
-                None,
-            );
+            prompt(ctx, "New assertion (JSON)", template.to_string(), None);
         }
         Action::EditAssertion | Action::Enter => {
             if let Some(id) = state.selected_id()
@@ -176,34 +169,35 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
     vec![]
 }
 
-/// An assertion typed in the prompt: parsed, validated and saved.
-pub fn save_typed(ctx: &mut Ctx<'_>, text: &str, replacing: Option<String>) -> Vec<Action> {
-    let parsed: Result<Assertion, String> =
-        crate::app::types::parse_json(text).map_err(|d| d.to_string());
-    let result = parsed.and_then(|mut a| {
-        if let Some(id) = &replacing
-            && a.id.is_empty()
-        {
-            a.id = id.clone();
-        }
-        // A rename replaces the old assertion in place: one revision.
-        ctx.ws
-            .replace_assertion(replacing.as_deref(), a)
-            .map_err(|e| e.to_string())
-    });
-    match result {
+/// An assertion typed in the JSON dialog: parsed, validated and saved; its problems
+/// (located in the text where possible) when not, for the dialog to show.
+pub fn save_typed(
+    ctx: &mut Ctx<'_>,
+    text: &str,
+    replacing: Option<String>,
+) -> Result<Vec<Action>, Vec<crate::app::types::Diagnostic>> {
+    let mut a: Assertion = crate::app::types::parse_json(text).map_err(|d| vec![*d])?;
+    if let Some(id) = &replacing
+        && a.id.is_empty()
+    {
+        a.id = id.clone();
+    }
+    // A rename replaces the old assertion in place: one revision.
+    match ctx.ws.replace_assertion(replacing.as_deref(), a) {
         Ok(id) => {
             ctx.status.info(format!(
                 "saved assertion {id} (revision {})",
                 ctx.ws.revision
             ));
-            return vec![Action::Changed(Changed::ASSERTIONS)];
+            Ok(vec![Action::Changed(Changed::ASSERTIONS)])
         }
-        Err(e) => ctx
-            .status
-            .error(format!("assertion not saved: {}", e.replace('\n', " "))),
+        Err(crate::app::AppError::Invalid { diagnostics, .. }) => Err(diagnostics),
+        Err(e) => Err(vec![crate::app::types::Diagnostic::error(
+            "assertion",
+            "",
+            e.to_string(),
+        )]),
     }
-    vec![]
 }
 
 pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {

@@ -68,10 +68,6 @@ pub enum PromptFor {
     PolicyValue {
         field: usize,
     },
-    /// An assertion as JSON (new, or replacing the one with this id).
-    Assertion {
-        replacing: Option<String>,
-    },
     /// The dataset pane's row search.
     SearchDataset,
     /// `field=value` for a row of a dataset.
@@ -103,6 +99,8 @@ pub enum Modal {
     },
     RuleForm(rules::Form),
     History(Box<super::history::State>),
+    /// The multi-line JSON dialog (assertions).
+    Json(Box<super::json_dialog::State>),
 }
 
 /// What the History dialog had done off the key thread.
@@ -1051,7 +1049,12 @@ impl Ui {
             ratatui::crossterm::event::KeyModifiers::CONTROL
                 | ratatui::crossterm::event::KeyModifiers::ALT,
         ) && matches!(key.code, K::Char(_));
-        if chord && !matches!(modal, Modal::Prompt { .. } | Modal::RuleForm(_)) {
+        if chord
+            && !matches!(
+                modal,
+                Modal::Prompt { .. } | Modal::RuleForm(_) | Modal::Json(_)
+            )
+        {
             self.modal = Some(modal);
             return;
         }
@@ -1203,6 +1206,59 @@ impl Ui {
                     }
                 }
             }
+            Modal::Json(mut state) => {
+                if state.confirm_discard {
+                    match key.code {
+                        K::Char('y') | K::Char('Y') => {
+                            self.status.info("dropped the edited assertion");
+                        }
+                        K::Char('n') | K::Char('N') | K::Esc => {
+                            state.confirm_discard = false;
+                            self.modal = Some(Modal::Json(state));
+                        }
+                        _ => self.modal = Some(Modal::Json(state)),
+                    }
+                    return;
+                }
+                match keymap::lookup(&key, &[Context::Dialog(keymap::Dialog::Json)]) {
+                    Some(Action::Back) => {
+                        if state.edited() {
+                            state.confirm_discard = true;
+                            self.modal = Some(Modal::Json(state));
+                        }
+                    }
+                    Some(Action::SaveNow) => {
+                        let Screen::Page(p) = &mut self.screen else {
+                            return;
+                        };
+                        let mut ctx = Ctx {
+                            ws: &mut p.ws,
+                            status: &mut self.status,
+                            modal: &mut self.modal,
+                            focus: &mut p.focus,
+                        };
+                        match tests_pane::save_typed(
+                            &mut ctx,
+                            &state.text(),
+                            state.replacing.clone(),
+                        ) {
+                            Ok(follow) => self.queue.extend(follow),
+                            Err(problems) => {
+                                self.status.error(format!(
+                                    "assertion not saved: {} problem(s), shown in the dialog",
+                                    problems.len()
+                                ));
+                                state.problems = problems;
+                                self.modal = Some(Modal::Json(state));
+                            }
+                        }
+                    }
+                    _ => {
+                        state.textarea.input(key);
+                        self.modal = Some(Modal::Json(state));
+                    }
+                }
+            }
             Modal::RuleForm(mut form) => {
                 if let Screen::Page(p) = &mut self.screen {
                     match rules::form_key(&mut form, key, p, &mut self.status) {
@@ -1314,18 +1370,6 @@ impl Ui {
                         }
                         Err(e) => self.status.app_error(&e),
                     }
-                }
-            }
-            PromptFor::Assertion { replacing } => {
-                if let Screen::Page(p) = &mut self.screen {
-                    let mut ctx = Ctx {
-                        ws: &mut p.ws,
-                        status: &mut self.status,
-                        modal: &mut self.modal,
-                        focus: &mut p.focus,
-                    };
-                    let follow = tests_pane::save_typed(&mut ctx, &text, replacing);
-                    self.queue.extend(follow);
                 }
             }
             PromptFor::PolicyValue { field } => {

@@ -107,3 +107,15 @@ fn the_hint_is_whole_at_80_columns() {
         "the whole hint `{hint}` is on screen:\n{s}"
     );
 }
+
+/// Leaving the editor without a change clears its "editing: …" hint (it stayed).
+#[test]
+fn leaving_the_editor_drops_the_editing_hint() {
+    let (_dir, mut ui) = open();
+    typed(&mut ui, "2");
+    typed(&mut ui, "4e");
+    assert!(screen(&ui, 120, 30).contains("editing: Esc leaves"));
+    press(&mut ui, KeyCode::Esc);
+    let s = screen(&ui, 120, 30);
+    assert!(!s.contains("editing: Esc leaves"), "{s}");
+}

@@ -317,3 +317,44 @@ fn the_dataset_pane_scrolls_its_fields_with_the_label_frozen() {
     b.press(KeyCode::Left);
     assert_eq!(b.ui.page().unwrap().dataset.col_offset, max - 1);
 }
+
+/// `c` folds the cursor's category into one row (✓ where all its rules pass, ✗n where n
+/// fail) and back; `g` and `G` go to the first and last row.
+#[test]
+fn c_folds_a_category_and_g_goes_to_the_first_and_last_row() {
+    let mut b = open();
+    b.chars("G");
+    let last = b.ui.page().unwrap().matrix.rule;
+    let rules = b.ui.page().unwrap().ws.page.rules.clone();
+    assert_eq!(last, rules.len() - 1, "the last rule in display order");
+    b.chars("g");
+    assert_eq!(b.ui.page().unwrap().matrix.rule, 0);
+    // Fold "Advanced Features" (two rules): one row, and the cursor steps over it.
+    b.press(KeyCode::Down);
+    let advanced = b.ui.page().unwrap().matrix.rule;
+    let category = rules[advanced].category.clone();
+    let members = rules.iter().filter(|r| r.category == category).count();
+    assert!(members > 1);
+    b.chars("c");
+    let s = b.screen(160, 40);
+    assert!(s.contains(&format!("▸ {category}")), "{s}");
+    let in_matrix =
+        |s: &str, name: &str| s.contains(&format!("┃ {name}")) || s.contains(&format!("┃■{name}"));
+    assert!(in_matrix(&s, &rules[3].name), "{s}");
+    assert!(
+        !in_matrix(&s, &rules[advanced + 1].name),
+        "its rules are folded: {s}"
+    );
+    b.press(KeyCode::Down);
+    let next = b.ui.page().unwrap().matrix.rule;
+    assert_ne!(
+        rules[next].category, category,
+        "one stop for the folded category"
+    );
+    b.press(KeyCode::Up);
+    b.chars("c");
+    assert!(
+        in_matrix(&b.screen(160, 40), &rules[advanced + 1].name),
+        "unfolded"
+    );
+}

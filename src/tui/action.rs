@@ -165,6 +165,12 @@ pub enum Action {
     FilterSources(String),
     /// Maximise the focused pane (and back).
     Zoom,
+    /// Matrix: fold the cursor's category into one row (and back).
+    Collapse,
+    /// The first row (`g`).
+    Top,
+    /// The last row (`G`).
+    Bottom,
     /// Export the selection's matrix to a file (asks for its name).
     ExportMatrix,
     /// Write the export to this file (overwriting it).

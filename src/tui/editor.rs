@@ -176,6 +176,15 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 return vec![];
             }
             state.active = false;
+            // The editing hint is stale once out of the editor.
+            if ctx
+                .status
+                .message
+                .as_ref()
+                .is_some_and(|(m, _)| m.starts_with("editing:"))
+            {
+                ctx.status.message = None;
+            }
             save(state, ctx);
             vec![]
         }

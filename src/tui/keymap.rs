@@ -273,6 +273,24 @@ pub fn bindings() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Matrix),
+            [(K::Char('c'), NONE)],
+            A::Collapse,
+            "fold the rule's category into one row (✓ all pass, ✗n failing) and back"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('g'), NONE)],
+            A::Top,
+            "first row (Home: first target)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('G'), SHIFT), (K::Char('G'), NONE)],
+            A::Bottom,
+            "last row (End: last target)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
             [(K::Char('t'), NONE)],
             A::Transpose,
             "transpose: targets as rows (verdict, score, a glyph per rule) and back"

@@ -36,7 +36,36 @@ const FOOTER_ROWS: u16 = 2;
 pub enum Row {
     /// A category header, named by the category of this rule.
     Category(usize),
+    /// A collapsed category (`c`), named by its first rule: one row for all its rules.
+    Collapsed(usize),
     Rule(usize),
+}
+
+/// The body rows with the collapsed categories folded into one row each.
+fn shown_rows(rules: &[Rule], collapsed: &std::collections::HashSet<String>) -> Vec<Row> {
+    let mut out = Vec::new();
+    for row in display_rows(rules) {
+        match row {
+            Row::Category(i) if collapsed.contains(&rules[i].category) => {
+                out.push(Row::Collapsed(i))
+            }
+            Row::Rule(i) if collapsed.contains(&rules[i].category) => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The rules the cursor stops at, in display order: a collapsed category is one stop
+/// (its first rule).
+fn stops(rules: &[Rule], collapsed: &std::collections::HashSet<String>) -> Vec<usize> {
+    shown_rows(rules, collapsed)
+        .into_iter()
+        .filter_map(|r| match r {
+            Row::Rule(i) | Row::Collapsed(i) => Some(i),
+            Row::Category(_) => None,
+        })
+        .collect()
 }
 
 /// The body rows: rules grouped by category, categories in first-appearance order.
@@ -67,7 +96,7 @@ fn rule_order(rules: &[Rule]) -> Vec<usize> {
         .into_iter()
         .filter_map(|r| match r {
             Row::Rule(i) => Some(i),
-            Row::Category(_) => None,
+            Row::Category(_) | Row::Collapsed(_) => None,
         })
         .collect()
 }
@@ -104,6 +133,8 @@ pub struct State {
     pub target: usize,
     /// Targets as rows (`t`).
     pub transposed: bool,
+    /// Categories folded into one row (`c`).
+    pub collapsed: std::collections::HashSet<String>,
     pub show: Show,
     pub sort: Sort,
     /// The target filter (`/`): every word must be in the label, key or summary fields.
@@ -345,6 +376,44 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             state.transposed = !state.transposed;
             vec![]
         }
+        Action::Collapse => {
+            let rules = &ctx.ws.page.rules;
+            let Some(rule) = rules.get(state.rule) else {
+                return vec![];
+            };
+            let category = rule.category.clone();
+            if !state.collapsed.remove(&category) {
+                state.collapsed.insert(category.clone());
+                // The cursor rests on the folded row (the category's first rule).
+                if let Some(first) = rules.iter().position(|r| r.category == category) {
+                    state.rule = first;
+                }
+            }
+            vec![Action::RuleSelected(state.rule)]
+        }
+        Action::Top | Action::Bottom if state.transposed => {
+            let a = if *action == Action::Top {
+                Action::Home
+            } else {
+                Action::End
+            };
+            move_target(state, targets, &a)
+        }
+        Action::Top | Action::Bottom => {
+            let order = stops(&ctx.ws.page.rules, &state.collapsed);
+            let next = if *action == Action::Top {
+                order.first()
+            } else {
+                order.last()
+            };
+            match next {
+                Some(&r) if r != state.rule => {
+                    state.rule = r;
+                    vec![Action::RuleSelected(r)]
+                }
+                _ => vec![],
+            }
+        }
         Action::Up | Action::Down | Action::PageUp | Action::PageDown if state.transposed => {
             move_target(state, targets, action)
         }
@@ -362,7 +431,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             vec![Action::RuleSelected(state.rule)]
         }
         Action::Up | Action::Down | Action::PageUp | Action::PageDown => {
-            let order = rule_order(&ctx.ws.page.rules);
+            let order = stops(&ctx.ws.page.rules, &state.collapsed);
             if order.is_empty() {
                 return vec![];
             }
@@ -592,7 +661,8 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     let targets = &ws.page.target;
     let nt = st.shown_len(targets.rows.len());
     let dim_cells = page.editor.is_invalid();
-    let rows = display_rows(rules);
+    let rows = shown_rows(rules, &st.collapsed);
+    let folded = |r: usize| st.collapsed.contains(&rules[r].category);
 
     // Vertical layout: header, summary rows, body, footer — summary rows give way first.
     let summary: Vec<&String> = targets.summary.iter().take(MAX_SUMMARY).collect();
@@ -621,7 +691,9 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     st.col_offset.set(col_off);
     let cursor_row = rows
         .iter()
-        .position(|r| *r == Row::Rule(st.rule))
+        .position(|r| {
+            *r == Row::Rule(st.rule) || (*r == Row::Collapsed(st.rule) && folded(st.rule))
+        })
         .unwrap_or(0);
     let mut row_off = st.row_offset.get();
     if cursor_row < row_off && body_h >= 2 {
@@ -736,6 +808,56 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
             Row::Category(i) => {
                 let text = format!("▾ {}", safe(&rules[i].category));
                 put(buf, inner.x, y, &text, inner.width as usize, theme.title());
+            }
+            Row::Collapsed(i) => {
+                // One row for the category: ✓ where all its rules pass, else how many
+                // fail.
+                let members: Vec<usize> = (0..rules.len())
+                    .filter(|&r| rules[r].category == rules[i].category)
+                    .collect();
+                let text = format!("▸ {}", safe(&rules[i].category));
+                let style = if st.rule == i {
+                    theme.accent()
+                } else {
+                    theme.title()
+                };
+                put(
+                    buf,
+                    inner.x,
+                    y,
+                    &fit(&text, name_text_w),
+                    name_text_w,
+                    style,
+                );
+                for (c, &t) in visible.iter().enumerate() {
+                    let failing = members
+                        .iter()
+                        .filter(|&&r| {
+                            ws.eval
+                                .columns
+                                .get(r)
+                                .and_then(|col| col.outcome.get(t))
+                                .is_some_and(|&o| o != PASS)
+                        })
+                        .count();
+                    let x = col_x(c);
+                    if failing == 0 {
+                        put(buf, x + 2, y, theme::PASS, 1, theme.pass());
+                    } else {
+                        put(
+                            buf,
+                            x + 2,
+                            y,
+                            &format!("{}{failing}", theme::FAIL),
+                            cell_w - 2,
+                            theme.fail(),
+                        );
+                    }
+                    if st.rule == i && t == st.target {
+                        let w = (cell_w as u16).min(right.saturating_sub(x));
+                        buf.set_style(Rect::new(x, y, w, 1), theme.selected());
+                    }
+                }
             }
             Row::Rule(r) => {
                 let rule = &rules[r];

@@ -44,7 +44,9 @@ pub struct Cli {
     /// Open this page directly in the workbench
     #[arg(long, value_name = "ID")]
     pub page: Option<String>,
-    /// Let the workbench take the mouse (scrolling)
+    /// Let the workbench take the mouse: the wheel scrolls, a click focuses a pane and
+    /// selects the cell, rule or source under it (the terminal's own selection then
+    /// needs Shift)
     #[arg(long)]
     pub mouse: bool,
     /// Append the workbench's recompute and render times per frame to FILE

@@ -101,6 +101,18 @@ fn rule_order(rules: &[Rule]) -> Vec<usize> {
         .collect()
 }
 
+/// Where the cells of the last render were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Geometry {
+    inner: Rect,
+    name_w: u16,
+    col_w: u16,
+    body_y: u16,
+    body_h: u16,
+    row_off: usize,
+    col_off: usize,
+}
+
 /// Which targets the matrix shows (`f`).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum Show {
@@ -150,6 +162,8 @@ pub struct State {
     col_offset: Cell<usize>,
     /// Body rows visible at the last render (PageUp/PageDown step).
     page_rows: Cell<usize>,
+    /// Where the last render put the cells, for mouse clicks.
+    geometry: Cell<Option<Geometry>>,
 }
 
 impl State {
@@ -161,6 +175,33 @@ impl State {
     fn clamp(&mut self, rules: usize, targets: usize) {
         self.rule = self.rule.min(rules.saturating_sub(1));
         self.target = self.target.min(targets.saturating_sub(1));
+    }
+
+    /// The (rule, target) of the cell at a screen position, when it is one (the
+    /// untransposed matrix, as last drawn).
+    pub fn cell_at(
+        &self,
+        rules: &[Rule],
+        targets: usize,
+        x: u16,
+        y: u16,
+    ) -> Option<(usize, usize)> {
+        let g = self.geometry.get()?;
+        if self.transposed
+            || x < g.inner.x + g.name_w
+            || x >= g.inner.right()
+            || y < g.body_y
+            || y >= g.body_y + g.body_h
+        {
+            return None;
+        }
+        let col = g.col_off + ((x - g.inner.x - g.name_w) / g.col_w) as usize;
+        let row = g.row_off + (y - g.body_y) as usize;
+        let rule = match shown_rows(rules, &self.collapsed).get(row)? {
+            Row::Rule(r) | Row::Collapsed(r) => *r,
+            Row::Category(_) => return None,
+        };
+        (col < self.shown_len(targets)).then(|| (rule, self.shown(col)))
     }
 
     /// How many targets are shown.
@@ -706,6 +747,15 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
     let row_off = follow(row_off, cursor_row, body_h as usize, rows.len());
     st.row_offset.set(row_off);
     st.page_rows.set(body_h as usize);
+    st.geometry.set(Some(Geometry {
+        inner,
+        name_w,
+        col_w,
+        body_y: inner.y + header_h,
+        body_h,
+        row_off,
+        col_off,
+    }));
 
     let visible: Vec<usize> = (col_off..nt.min(col_off + cols))
         .map(|p| st.shown(p))
@@ -968,6 +1018,7 @@ fn draw_transposed(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) 
             buf.set_stringn(x, y, text, width.min((right - x) as usize), style);
         }
     };
+    st.geometry.set(None);
     let label_w = NAME_WIDTH.min(inner.width / 2);
     let rules_x = inner.x + label_w + 9;
     let rule_cols = (right.saturating_sub(rules_x) / 2).max(1) as usize;

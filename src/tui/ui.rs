@@ -188,6 +188,8 @@ pub struct Ui {
     history_job: Option<std::sync::mpsc::Receiver<HistoryDone>>,
     /// Text to put on the terminal's clipboard (OSC 52) after the next frame.
     pub clipboard: Option<String>,
+    /// The size of the last frame drawn (mouse clicks are placed in its layout).
+    pub last_area: std::cell::Cell<ratatui::layout::Rect>,
 }
 
 impl Ui {
@@ -237,6 +239,7 @@ impl Ui {
             job_mode,
             history_job: None,
             clipboard: None,
+            last_area: std::cell::Cell::new(ratatui::layout::Rect::default()),
             screen: Screen::Picker(picker::State::new(&app)?),
             app,
             modal: None,
@@ -348,10 +351,91 @@ impl Ui {
             Event::Mouse(m) => match m.kind {
                 MouseEventKind::ScrollDown => self.dispatch(Action::Down),
                 MouseEventKind::ScrollUp => self.dispatch(Action::Up),
+                MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left) => {
+                    self.click(m.column, m.row)
+                }
                 _ => {}
             },
             _ => {}
         }
+    }
+
+    /// A left click (with `--mouse`): focuses the pane under it and, in the matrix,
+    /// the rules list and the sources list, selects what is under it.
+    pub fn click(&mut self, x: u16, y: u16) {
+        if self.modal.is_some() {
+            return;
+        }
+        let area = self.last_area.get();
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        if p.focus == PaneId::Editor && p.editor.active {
+            return; // typing: a stray click must not leave the editor
+        }
+        let body = ratatui::layout::Rect::new(
+            area.x,
+            area.y + 1,
+            area.width,
+            area.height.saturating_sub(2),
+        );
+        let panes = if p.zoom {
+            vec![(p.focus, body)]
+        } else {
+            super::view::layout_with(body, p.focus, p.shared)
+        };
+        let at = ratatui::layout::Position::new(x, y);
+        let Some(&(pane, rect)) = panes.iter().find(|(_, r)| r.contains(at)) else {
+            return;
+        };
+        let mut follow = vec![Action::Focus(pane)];
+        // The row of a list under the click (lists keep their selection in sight,
+        // scrolled no further than needed).
+        let list_row = |selected: usize| -> Option<usize> {
+            let height = rect.height.saturating_sub(2) as usize;
+            let offset = selected.saturating_sub(height.saturating_sub(1));
+            (y > rect.y && y < rect.bottom().saturating_sub(1))
+                .then(|| offset + (y - rect.y - 1) as usize)
+        };
+        match pane {
+            PaneId::Matrix => {
+                let n = p.ws.page.target.rows.len();
+                if let Some((rule, target)) = p.matrix.cell_at(&p.ws.page.rules, n, x, y) {
+                    p.matrix.rule = rule;
+                    p.matrix.target = target;
+                    follow.extend([Action::RuleSelected(rule), Action::TargetSelected(target)]);
+                }
+            }
+            PaneId::Rules => {
+                if let Some(row) = list_row(p.rules.cursor)
+                    && let Some(&rule) = p.rules.order.get(row)
+                {
+                    follow.push(Action::RuleSelected(rule));
+                }
+            }
+            PaneId::Sources => {
+                let listed = p.sources.listed(p.ws.page.source.rows.len());
+                let pos = listed
+                    .iter()
+                    .position(|&s| s == p.sources.selected)
+                    .unwrap_or(0);
+                if let Some(row) = list_row(pos)
+                    && let Some(&s) = listed.get(row)
+                {
+                    p.sources.selected = s;
+                    p.ws.select(s);
+                    follow.extend([
+                        Action::SourceSelected(s),
+                        Action::Changed(Changed::SELECTION),
+                    ]);
+                }
+            }
+            _ => {}
+        }
+        for a in follow {
+            self.queue.push_back(a);
+        }
+        self.drain();
     }
 
     /// A key: the modal takes it, else the editor while typing, else the keymap.

@@ -96,6 +96,7 @@ pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Re
 
 pub fn render(frame: &mut Frame, ui: &Ui) {
     let area = frame.area();
+    ui.last_area.set(area);
     let [header, body, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),

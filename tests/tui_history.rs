@@ -147,6 +147,21 @@ fn the_history_dialog_keys_are_in_help_and_esc_steps_back() {
         .find(|(title, _)| title == "History dialog (H)")
         .expect("the dialog's keys are in help");
     assert!(keys.iter().any(|(k, _)| k == "c"));
+    // Every dialog's keys are in the one keymap, so in help.
+    for dialog in [
+        "Help (?)",
+        "Command palette",
+        "A question",
+        "A prompt",
+        "Rule form",
+        "JSON dialog",
+    ] {
+        assert!(
+            help.iter()
+                .any(|(title, keys)| title.starts_with(dialog) && !keys.is_empty()),
+            "{dialog} is in help"
+        );
+    }
     b.chars("H");
     b.press(KeyCode::Enter);
     assert!(

@@ -167,6 +167,10 @@ pub enum Action {
     Zoom,
     /// Matrix: fold the cursor's category into one row (and back).
     Collapse,
+    /// A question's answer (y: true; n or Esc: false).
+    Answer(bool),
+    /// Delete the character before the cursor (in a dialog's text).
+    DeleteBack,
     /// The first row (`g`).
     Top,
     /// The last row (`G`).

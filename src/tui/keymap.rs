@@ -24,6 +24,14 @@ pub enum Context {
 /// The dialogs whose keys the keymap holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialog {
+    Help,
+    Palette,
+    /// A yes/no question.
+    Confirm,
+    /// A one-line prompt (searches, filters, notes, values).
+    Prompt,
+    /// The rule's name, required, weight and category (`m` in Rules).
+    RuleForm,
     History,
     /// The multi-line JSON dialog (assertions).
     Json,
@@ -37,6 +45,13 @@ impl Context {
             Context::Page => "Page screen",
             Context::Pane(p) => p.title(),
             Context::Editing => "While editing a rule",
+            Context::Dialog(Dialog::Help) => "Help (?)",
+            Context::Dialog(Dialog::Palette) => {
+                "Command palette (: Ctrl-P; type to filter, fuzzily)"
+            }
+            Context::Dialog(Dialog::Confirm) => "A question",
+            Context::Dialog(Dialog::Prompt) => "A prompt (type the text)",
+            Context::Dialog(Dialog::RuleForm) => "Rule form (m in Rules; type in the fields)",
             Context::Dialog(Dialog::History) => "History dialog (H)",
             Context::Dialog(Dialog::Json) => "JSON dialog (assertions: a, e in Tests)",
         }
@@ -441,6 +456,147 @@ pub fn bindings() -> Vec<Binding> {
             "switch between JSONLogic and infix"
         ),
         bind!(C::Editing, [(K::Char('s'), CTRL)], A::SaveNow, "save now"),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::Up, NONE), (K::Char('k'), NONE)],
+            A::Up,
+            "scroll up"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::Down, NONE), (K::Char('j'), NONE)],
+            A::Down,
+            "scroll down"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::PageUp, NONE)],
+            A::PageUp,
+            "10 up"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::PageDown, NONE)],
+            A::PageDown,
+            "10 down"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::Home, NONE), (K::Char('g'), NONE)],
+            A::Home,
+            "top"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::End, NONE), (K::Char('G'), NONE)],
+            A::End,
+            "bottom"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
+            [(K::Esc, NONE), (K::Char('?'), NONE), (K::Char('q'), NONE)],
+            A::Back,
+            "close (so does any other key)"
+        ),
+        bind!(
+            C::Dialog(Dialog::Palette),
+            [(K::Up, NONE)],
+            A::Up,
+            "previous entry"
+        ),
+        bind!(
+            C::Dialog(Dialog::Palette),
+            [(K::Down, NONE)],
+            A::Down,
+            "next entry"
+        ),
+        bind!(
+            C::Dialog(Dialog::Palette),
+            [(K::Enter, NONE)],
+            A::Enter,
+            "run the entry (in the pane it belongs to)"
+        ),
+        bind!(
+            C::Dialog(Dialog::Palette),
+            [(K::Backspace, NONE)],
+            A::DeleteBack,
+            "delete a character of the filter"
+        ),
+        bind!(
+            C::Dialog(Dialog::Palette),
+            [(K::Esc, NONE)],
+            A::Back,
+            "close"
+        ),
+        bind!(
+            C::Dialog(Dialog::Confirm),
+            [
+                (K::Char('y'), NONE),
+                (K::Char('Y'), SHIFT),
+                (K::Char('Y'), NONE)
+            ],
+            A::Answer(true),
+            "yes"
+        ),
+        bind!(
+            C::Dialog(Dialog::Confirm),
+            [
+                (K::Char('n'), NONE),
+                (K::Char('N'), SHIFT),
+                (K::Char('N'), NONE),
+                (K::Esc, NONE)
+            ],
+            A::Answer(false),
+            "no"
+        ),
+        bind!(
+            C::Dialog(Dialog::Prompt),
+            [(K::Enter, NONE)],
+            A::Enter,
+            "done (searches and filters apply as you type)"
+        ),
+        bind!(
+            C::Dialog(Dialog::Prompt),
+            [(K::Esc, NONE)],
+            A::Back,
+            "cancel (a search or filter is cleared)"
+        ),
+        bind!(
+            C::Dialog(Dialog::RuleForm),
+            [(K::Tab, NONE), (K::Down, NONE)],
+            A::FocusNext,
+            "next field"
+        ),
+        bind!(
+            C::Dialog(Dialog::RuleForm),
+            [(K::BackTab, SHIFT), (K::BackTab, NONE), (K::Up, NONE)],
+            A::FocusPrev,
+            "previous field"
+        ),
+        bind!(
+            C::Dialog(Dialog::RuleForm),
+            [(K::Char(' '), NONE)],
+            A::Cycle,
+            "required: yes / no (on that field)"
+        ),
+        bind!(
+            C::Dialog(Dialog::RuleForm),
+            [(K::Backspace, NONE)],
+            A::DeleteBack,
+            "delete a character"
+        ),
+        bind!(
+            C::Dialog(Dialog::RuleForm),
+            [(K::Enter, NONE)],
+            A::Enter,
+            "save"
+        ),
+        bind!(
+            C::Dialog(Dialog::RuleForm),
+            [(K::Esc, NONE)],
+            A::Back,
+            "cancel"
+        ),
         bind!(
             C::Dialog(Dialog::Json),
             [(K::Char('s'), CTRL)],

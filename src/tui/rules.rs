@@ -305,9 +305,11 @@ pub enum FormResult {
     Closed(Vec<Action>),
 }
 
-/// A key in the form: Tab/↑/↓ move, Space toggles required, Enter saves, Esc cancels.
+/// A key in the form, as the keymap reads it (`action`; see its Rule form group): Tab/↑/↓
+/// move, Space toggles required, Enter saves, Esc cancels; other characters are typed.
 pub fn form_key(
     form: &mut Form,
+    action: Option<Action>,
     key: KeyEvent,
     page: &mut PageUi,
     status: &mut Status,
@@ -320,22 +322,17 @@ pub fn form_key(
             _ => None,
         }
     }
-    match key.code {
-        KeyCode::Esc => return FormResult::Closed(vec![]),
-        KeyCode::Tab | KeyCode::Down => form.field = (form.field + 1) % 4,
-        KeyCode::BackTab | KeyCode::Up => form.field = (form.field + 3) % 4,
-        KeyCode::Char(' ') if form.field == 1 => form.required = !form.required,
-        KeyCode::Backspace => {
+    match action {
+        Some(Action::Back) => return FormResult::Closed(vec![]),
+        Some(Action::FocusNext) => form.field = (form.field + 1) % 4,
+        Some(Action::FocusPrev) => form.field = (form.field + 3) % 4,
+        Some(Action::Cycle) if form.field == 1 => form.required = !form.required,
+        Some(Action::DeleteBack) => {
             if let Some(t) = text(form) {
                 t.pop();
             }
         }
-        KeyCode::Char(c) => {
-            if let Some(t) = text(form) {
-                t.push(c);
-            }
-        }
-        KeyCode::Enter => {
+        Some(Action::Enter) => {
             let Ok(weight) = form.weight.trim().parse::<f64>() else {
                 form.error = Some(format!("weight `{}` is not a number", form.weight));
                 return FormResult::Open;
@@ -360,7 +357,13 @@ pub fn form_key(
                 }
             };
         }
-        _ => {}
+        _ => {
+            if let KeyCode::Char(c) = key.code
+                && let Some(t) = text(form)
+            {
+                t.push(c);
+            }
+        }
     }
     FormResult::Open
 }

@@ -1142,17 +1142,19 @@ impl Ui {
             self.modal = Some(modal);
             return;
         }
+        use keymap::Dialog as D;
+        let action = |d: D| keymap::lookup(&key, &[Context::Dialog(d)]);
         match modal {
             Modal::Help { scroll } => {
                 let end = keymap::help_height().saturating_sub(5);
                 let to = |s: u16| Some(Modal::Help { scroll: s.min(end) });
-                match key.code {
-                    K::Down | K::Char('j') => self.modal = to(scroll + 1),
-                    K::Up | K::Char('k') => self.modal = to(scroll.saturating_sub(1)),
-                    K::PageDown => self.modal = to(scroll + 10),
-                    K::PageUp => self.modal = to(scroll.saturating_sub(10)),
-                    K::Home | K::Char('g') => self.modal = to(0),
-                    K::End | K::Char('G') => self.modal = to(end),
+                match action(D::Help) {
+                    Some(Action::Down) => self.modal = to(scroll + 1),
+                    Some(Action::Up) => self.modal = to(scroll.saturating_sub(1)),
+                    Some(Action::PageDown) => self.modal = to(scroll + 10),
+                    Some(Action::PageUp) => self.modal = to(scroll.saturating_sub(10)),
+                    Some(Action::Home) => self.modal = to(0),
+                    Some(Action::End) => self.modal = to(end),
                     _ => {}
                 }
             }
@@ -1161,9 +1163,9 @@ impl Ui {
                 mut selected,
             } => {
                 let entries = super::palette::entries(&query);
-                match key.code {
-                    K::Esc => {}
-                    K::Enter => {
+                match (action(D::Palette), key.code) {
+                    (Some(Action::Back), _) => {}
+                    (Some(Action::Enter), _) => {
                         if let Some(e) = entries.get(selected) {
                             // Run the entry in its own pane, not the focused one.
                             if let Some(pane) = e.pane {
@@ -1172,19 +1174,19 @@ impl Ui {
                             self.queue.push_back(e.action.clone());
                         }
                     }
-                    K::Up => {
+                    (Some(Action::Up), _) => {
                         selected = selected.saturating_sub(1);
                         self.modal = Some(Modal::Palette { query, selected });
                     }
-                    K::Down => {
+                    (Some(Action::Down), _) => {
                         selected = (selected + 1).min(entries.len().saturating_sub(1));
                         self.modal = Some(Modal::Palette { query, selected });
                     }
-                    K::Backspace => {
+                    (Some(Action::DeleteBack), _) => {
                         query.pop();
                         self.modal = Some(Modal::Palette { query, selected: 0 });
                     }
-                    K::Char(c) => {
+                    (_, K::Char(c)) => {
                         query.push(c);
                         self.modal = Some(Modal::Palette { query, selected: 0 });
                     }
@@ -1195,9 +1197,9 @@ impl Ui {
                 message,
                 on_yes,
                 on_no,
-            } => match key.code {
-                K::Char('y') | K::Char('Y') => self.queue.push_back(on_yes),
-                K::Char('n') | K::Char('N') | K::Esc => self.queue.extend(on_no),
+            } => match action(D::Confirm) {
+                Some(Action::Answer(true)) => self.queue.push_back(on_yes),
+                Some(Action::Answer(false)) => self.queue.extend(on_no),
                 _ => {
                     self.modal = Some(Modal::Confirm {
                         message,
@@ -1210,8 +1212,8 @@ impl Ui {
                 title,
                 mut input,
                 purpose,
-            } => match key.code {
-                K::Esc => {
+            } => match action(D::Prompt) {
+                Some(Action::Back) => {
                     if purpose == PromptFor::SearchRules {
                         self.queue.push_back(Action::SearchRules(String::new()));
                     }
@@ -1230,7 +1232,7 @@ impl Ui {
                         p.dataset.search(&p.ws, "");
                     }
                 }
-                K::Enter => self.prompt_done(purpose, input.lines().join("")),
+                Some(Action::Enter) => self.prompt_done(purpose, input.lines().join("")),
                 _ => {
                     input.input(key);
                     let text = input.lines().join("");
@@ -1345,7 +1347,8 @@ impl Ui {
             }
             Modal::RuleForm(mut form) => {
                 if let Screen::Page(p) = &mut self.screen {
-                    match rules::form_key(&mut form, key, p, &mut self.status) {
+                    match rules::form_key(&mut form, action(D::RuleForm), key, p, &mut self.status)
+                    {
                         rules::FormResult::Open => self.modal = Some(Modal::RuleForm(form)),
                         rules::FormResult::Closed(follow) => self.queue.extend(follow),
                     }

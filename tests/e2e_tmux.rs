@@ -22,6 +22,11 @@ struct Session(String);
 
 impl Session {
     fn start(name: &str, db: &Path, args: &str) -> Session {
+        Self::start_sized(name, db, args, (160, 45))
+    }
+
+    fn start_sized(name: &str, db: &Path, args: &str, (w, h): (u16, u16)) -> Session {
+        let (w, h) = (w.to_string(), h.to_string());
         let bin = env!("CARGO_BIN_EXE_rulebench");
         let command = format!("{bin} --db '{}' {args}", db.display());
         let _ = Command::new("tmux")
@@ -34,9 +39,9 @@ impl Session {
                 "-s",
                 name,
                 "-x",
-                "160",
+                &w,
                 "-y",
-                "45",
+                &h,
                 &command,
             ])
             .env("NO_COLOR", "1")
@@ -103,6 +108,77 @@ impl Drop for Session {
             .args(["kill-session", "-t", &self.0])
             .output();
     }
+}
+
+/// Whether the test can run; on CI it must.
+fn have_tmux() -> bool {
+    if !tmux_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have tmux (.ci/run installs it)"
+        );
+        eprintln!(
+            "tmux is not installed: the end-to-end terminal test needs it (apt-get install tmux)"
+        );
+        return false;
+    }
+    true
+}
+
+/// At 80×24: the palette opens History; Ctrl-C quits from inside that dialog; the rule
+/// editor's diagnostics panel quotes the line with a caret; Ctrl-C from the question
+/// on Esc quits too, and nothing invalid is saved.
+#[test]
+fn palette_dialogs_ctrl_c_and_the_diagnostics_panel_at_80x24() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e2e.db");
+    let name = format!("rulebench-e2e-small-{}", std::process::id());
+    let s = Session::start_sized(&name, &db, "--page llm-chat-clients", (80, 24));
+    s.wait_for("2 Rules");
+    s.keys(&["C-p"]);
+    s.wait_for("Command: ");
+    s.type_text("history");
+    s.keys(&["Enter"]);
+    s.wait_for("History ·");
+    s.keys(&["C-c"]);
+    s.wait_closed();
+
+    let s = Session::start_sized(&name, &db, "--page llm-chat-clients", (80, 24));
+    s.wait_for("2 Rules");
+    s.keys(&["2", "e"]);
+    s.wait_for("editing");
+    s.type_text("x");
+    let screen = s.wait_for("json-syntax 1:1");
+    assert!(screen.contains("1 │ x{"), "the line quoted:\n{screen}");
+    assert!(
+        screen.lines().any(|l| l.contains("│ ^")),
+        "a caret under the column:\n{screen}"
+    );
+    s.keys(&["Escape"]);
+    s.wait_for("Discard your edit?");
+    s.keys(&["C-c"]);
+    s.wait_closed();
+    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "page",
+            "log",
+            "llm-chat-clients",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        log.as_array().unwrap().len(),
+        1,
+        "nothing invalid saved: {log}"
+    );
 }
 
 #[test]

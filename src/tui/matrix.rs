@@ -639,9 +639,6 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let targets = &ws.page.target;
     let nt = targets.rows.len();
     let mut title = format!("Matrix: {} rules × {} targets", rules.len(), nt);
-    if let Some(view) = page.matrix.describe(nt) {
-        title.push_str(&format!(" · {view}"));
-    }
     if let Some((rev, c)) = ws.comparison() {
         title.push_str(&if c.selection_absent {
             format!(" · vs rev {rev}: this source was not there")
@@ -651,6 +648,9 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
                 c.cells_moved, c.verdicts_moved
             )
         });
+    }
+    if let Some(view) = page.matrix.describe(nt) {
+        title.push_str(&format!(" · {view}"));
     }
     if let Some(row) = targets.rows.get(page.matrix.target) {
         title.push_str(&format!(

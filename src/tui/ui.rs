@@ -103,8 +103,10 @@ pub enum Modal {
     Json(Box<super::json_dialog::State>),
 }
 
-/// What the History dialog had done off the key thread.
+/// What work off the key thread (the History dialog's, an export) brought.
 enum HistoryDone {
+    /// The matrix written to a file, and what the status line says of it.
+    Exported(String, Result<crate::print::matrix::MatrixFormat, AppError>),
     /// A revision read against now.
     Detail(Result<Box<crate::app::history::RevisionDetail>, AppError>),
     /// A restore: what, and its revision (`None`: nothing to do).
@@ -695,6 +697,10 @@ impl Ui {
                     .info(format!("{what}: it is so already, nothing changed"));
             }
             HistoryDone::Restored(_, Err(e)) => self.status.app_error(&e),
+            HistoryDone::Exported(what, Ok(format)) => {
+                self.status.info(format!("{what}, {format:?})"));
+            }
+            HistoryDone::Exported(_, Err(e)) => self.status.app_error(&e),
         }
     }
 
@@ -898,17 +904,25 @@ impl Ui {
             }
             Action::ExportTo(path) => {
                 if let Screen::Page(p) = &self.screen {
+                    // The result as shown is taken here; the file is written off the key
+                    // thread (megabytes at 10,000 targets).
                     let result = p.ws.result();
-                    match crate::app::export::write_matrix(&path, &result, &p.ws.page.rules) {
-                        Ok(format) => self.status.info(format!(
-                            "exported the matrix of {} to {} ({format:?}, {} rules × {} targets)",
-                            super::theme::safe(&result.selection_key),
-                            super::theme::safe(&path.display().to_string()),
-                            p.ws.page.rules.len(),
-                            p.ws.page.target.rows.len()
-                        )),
-                        Err(e) => self.status.app_error(&e),
-                    }
+                    let rules = p.ws.page.rules.clone();
+                    let what = format!(
+                        "exported the matrix of {} to {} ({} rules × {} targets",
+                        super::theme::safe(&result.selection_key),
+                        super::theme::safe(&path.display().to_string()),
+                        rules.len(),
+                        p.ws.page.target.rows.len()
+                    );
+                    self.status.info(format!(
+                        "exporting to {}…",
+                        super::theme::safe(&path.display().to_string())
+                    ));
+                    self.history_run(move |_, _, _| {
+                        let written = crate::app::export::write_matrix(&path, &result, &rules);
+                        HistoryDone::Exported(what, written)
+                    });
                 }
                 return;
             }

@@ -212,7 +212,7 @@ pub fn bindings() -> Vec<Binding> {
             C::Page,
             [(K::Char('P'), SHIFT), (K::Char('P'), NONE)],
             A::Pages,
-            "back to the page picker"
+            "switch page: back to the page picker"
         ),
         bind!(
             C::Page,
@@ -230,7 +230,7 @@ pub fn bindings() -> Vec<Binding> {
             C::Page,
             [(K::Char('H'), SHIFT), (K::Char('H'), NONE)],
             A::History,
-            "history: revisions, compare the matrix with one, restore from one"
+            "history: go to a revision, compare the matrix with it, restore from it"
         ),
         bind!(
             C::Pane(PaneId::Rules),
@@ -338,7 +338,7 @@ pub fn bindings() -> Vec<Binding> {
             C::Pane(PaneId::Tests),
             [(K::Char('r'), NONE)],
             A::RerunTests,
-            "run the assertions again now"
+            "re-run the tests (the assertions) now"
         ),
         bind!(
             C::Pane(PaneId::Matrix),

@@ -69,5 +69,15 @@ mod tests {
             entries("focus ovr")[0].action,
             Action::Focus(PaneId::Overrides)
         );
+        // The palette's own commands, found by what people call them.
+        for (query, action) in [
+            ("export the matrix", Action::ExportMatrix),
+            ("re-run tests", Action::RerunTests),
+            ("switch page", Action::Pages),
+            ("go to revision", Action::History),
+            ("copy", Action::Copy),
+        ] {
+            assert_eq!(entries(query)[0].action, action, "{query}");
+        }
     }
 }

@@ -47,6 +47,37 @@ fn a_page_against_itself_has_no_change_and_exit_code_zero() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("definition: no change"), "{out}");
     assert!(out.contains("outcomes: 0 of 7 selections moved"), "{out}");
+    // `--all` says the default out loud; it and `--select` exclude each other.
+    let (code, all, _) = rb(&db, &["diff", file.to_str().unwrap(), LLM, "--all"]);
+    assert_eq!((code, all), (0, out));
+    let (code, _, err) = rb(&db, &["diff", LLM, LLM, "--all", "--select", "t3-chat"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// A stored page's revisions diff like files: `PAGE@-1` against `PAGE` after a rule
+/// change reports that change, and `PAGE@1` against itself nothing.
+#[test]
+fn revisions_diff_like_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let (code, _, err) = rb(&db, &["rule", "rm", LLM, "price-budget"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "diff",
+            &format!("{LLM}@-1"),
+            LLM,
+            "--format",
+            "md",
+            "--exit-code",
+        ],
+    );
+    assert_eq!(code, 1, "a verdict moved: {err}");
+    assert!(out.contains("price-budget"), "{out}");
+    let (code, out, _) = rb(&db, &["diff", &format!("{LLM}@1"), &format!("{LLM}@1")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("definition: no change"), "{out}");
 }
 
 /// A policy change and a rule edit: every target the diff reports moved is one whose

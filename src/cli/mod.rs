@@ -214,6 +214,9 @@ verdict or recommendation moved (a CI gate for rule changes):
         /// source row on both sides
         #[arg(long, value_name = "KEY")]
         select: Option<String>,
+        /// Every source row on both sides (the default; as `evaluate --all`)
+        #[arg(long, conflicts_with = "select")]
+        all: bool,
         /// How to print the diff
         #[arg(long, value_enum, default_value = "table")]
         format: diff::DiffFormat,
@@ -992,6 +995,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             old,
             new,
             select,
+            all: _,
             format,
             exit_code,
         } => {

@@ -556,17 +556,35 @@ fn large_actual_samples_are_truncated_with_a_hash() {
         }],
     )
     .unwrap();
+    // A cap that holds the first source's entry and a bit.
+    let whole = app.run_assertions(LLM).unwrap();
+    let first = serde_json::to_string(&whole.results[0].actual_samples[0]).unwrap();
+    let cap = first.len() + 100;
     let limits = Limits {
-        max_details_bytes: 4096,
+        max_details_bytes: cap,
         ..Limits::default()
     };
     let report = app.run_assertions_with(LLM, &limits).unwrap();
     let r = &report.results[0];
     assert!(r.passed && r.truncated);
-    let text = r.actual_samples.as_str().unwrap();
-    assert!(text.ends_with("...truncated") && text.len() <= 4096);
+    // The type stays (an array of the first whole entries) and so does the cap, as
+    // stored too (a string of JSON text used to grow past it on storing).
+    let kept = r.actual_samples.as_array().expect("an array still");
+    assert!(!kept.is_empty() && kept.len() < 7);
+    assert!(serde_json::to_string(&r.actual_samples).unwrap().len() <= cap);
     let stored = &app.assertion_results(LLM).unwrap()[0];
     assert!(stored.truncated);
+    assert_eq!(stored.actual_samples, r.actual_samples);
+    let stored_bytes: i64 = app
+        .store()
+        .connection()
+        .query_row(
+            "SELECT MAX(LENGTH(actual_json)) FROM assertion_results",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(stored_bytes as usize <= cap, "{stored_bytes}");
     assert_eq!(stored.actual_sha256, r.actual_sha256);
     assert_eq!(stored.actual_sha256.as_ref().unwrap().len(), 64);
     // Within the default 512 KB the same samples are kept whole.

@@ -25,8 +25,6 @@ use super::result::{self, Names, Needs, SelectionResult};
 
 /// `select` value that runs an assertion against every source row.
 pub const ALL_SOURCES: &str = "*";
-/// The marker that ends a truncated sample.
-pub const TRUNCATED_MARKER: &str = "...truncated";
 
 // ---------------------------------------------------------------------------------------------
 // The model
@@ -101,7 +99,8 @@ pub struct Limits {
     /// Largest a page's `assertions` may be, serialized (64 KB).
     pub max_assertions_bytes: usize,
     /// Largest an assertion result's actual samples may be, serialized (512 KB); larger
-    /// samples are cut, marked [`TRUNCATED_MARKER`] and hashed.
+    /// samples keep the whole entries that fit (still an array), `truncated` set, and
+    /// the SHA-256 of all of them.
     pub max_details_bytes: usize,
     /// Longest a `toMatch` pattern may be, in characters (1024).
     pub regex_max_source_len: usize,
@@ -1001,8 +1000,8 @@ pub struct AssertionResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `[{"selection": key, "passed": bool, "values": [...]}, …]`; when that is larger
-    /// than [`Limits::max_details_bytes`], a string of its beginning ending in
-    /// [`TRUNCATED_MARKER`].
+    /// than [`Limits::max_details_bytes`], its first whole entries that fit (an array
+    /// still), with `truncated` set.
     pub actual_samples: Value,
     pub truncated: bool,
     /// SHA-256 (hex) of the full samples, when they were truncated.
@@ -1201,6 +1200,9 @@ struct Samples {
     count: usize,
     failed: usize,
     first_failure: Option<(String, Option<String>)>,
+    /// The end in `prefix` of the last whole entry that fits under the limit with the
+    /// array's closing `]`: a truncated result keeps these entries (and its type).
+    fits_end: usize,
 }
 
 impl Samples {
@@ -1213,6 +1215,7 @@ impl Samples {
             count: 0,
             failed: 0,
             first_failure: None,
+            fits_end: 0,
         }
     }
 
@@ -1233,6 +1236,9 @@ impl Samples {
         self.write(if self.count == 0 { "[" } else { "," });
         let entry = json!({"selection": key, "passed": o.passed, "values": o.values});
         self.write(&serde_json::to_string(&entry).expect("JSON values serialize"));
+        if self.len < self.limit {
+            self.fits_end = self.len;
+        }
         self.count += 1;
         if !o.passed {
             self.failed += 1;
@@ -1270,17 +1276,15 @@ impl Samples {
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
-            let mut cut = limits
-                .max_details_bytes
-                .saturating_sub(TRUNCATED_MARKER.len());
-            while !self.prefix.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            (
-                Value::String(format!("{}{TRUNCATED_MARKER}", &self.prefix[..cut])),
-                true,
-                Some(sha),
-            )
+            // The whole entries that fit, still an array, under the limit; `truncated`
+            // and the hash of everything say the rest is not there.
+            let kept = if self.fits_end == 0 {
+                "[]".to_owned()
+            } else {
+                format!("{}]", &self.prefix[..self.fits_end])
+            };
+            let value = serde_json::from_str(&kept).expect("whole entries of the samples");
+            (value, true, Some(sha))
         };
         let a = &c.assertion;
         AssertionResult {
@@ -1301,9 +1305,10 @@ impl Samples {
     }
 }
 
-/// Caps a value at `limit` bytes of JSON: within the limit it is returned as is; past it,
-/// a string of the JSON's first bytes (cut at a character boundary) ending in
-/// [`TRUNCATED_MARKER`], with the SHA-256 (hex) of the full JSON.
+/// Caps a value at `limit` bytes of JSON as an assertion result's samples are capped:
+/// within the limit it is returned as is; past it, an array keeps its first whole
+/// elements that fit (any other value becomes `null`), with `true` and the SHA-256 (hex)
+/// of the full JSON. The streamed samples of a run are cut exactly so.
 pub fn truncate(value: Value, limit: usize) -> (Value, bool, Option<String>) {
     let text = serde_json::to_string(&value).expect("JSON values serialize");
     if text.len() <= limit {
@@ -1313,15 +1318,26 @@ pub fn truncate(value: Value, limit: usize) -> (Value, bool, Option<String>) {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let mut cut = limit.saturating_sub(TRUNCATED_MARKER.len());
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    (
-        Value::String(format!("{}{TRUNCATED_MARKER}", &text[..cut])),
-        true,
-        Some(sha),
-    )
+    let kept = match value {
+        Value::Array(items) => {
+            let mut used = 2; // `[` and `]`
+            let mut kept = Vec::new();
+            for item in items {
+                let len = serde_json::to_string(&item)
+                    .expect("JSON values serialize")
+                    .len()
+                    + usize::from(!kept.is_empty());
+                if used + len > limit {
+                    break;
+                }
+                used += len;
+                kept.push(item);
+            }
+            Value::Array(kept)
+        }
+        _ => Value::Null,
+    };
+    (kept, true, Some(sha))
 }
 
 /// Compiles and runs a page's assertions; `result(s)` as in [`run_compiled`].
@@ -1950,24 +1966,6 @@ mod tests {
 
     #[test]
     fn samples_past_the_limit_are_truncated_and_hashed() {
-        let (v, truncated, sha) = truncate(json!([1, 2]), 100);
-        assert_eq!((v, truncated, sha), (json!([1, 2]), false, None));
-        let big = json!(["é".repeat(100)]);
-        let full = serde_json::to_string(&big).unwrap();
-        let (v, truncated, sha) = truncate(big, 50);
-        assert!(truncated);
-        let text = v.as_str().unwrap();
-        assert!(
-            text.ends_with(TRUNCATED_MARKER) && text.len() <= 50,
-            "{text}"
-        );
-        assert!(full.starts_with(text.strip_suffix(TRUNCATED_MARKER).unwrap()));
-        let expected: String = Sha256::digest(full.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(sha.unwrap(), expected);
-
         // Through a run: a result larger than the details limit.
         let p = page(
             json!([{"id": "w", "select": "a", "path": "$", "matcher": "toBeNull", "not": true}]),
@@ -1978,14 +1976,23 @@ mod tests {
         };
         let results = run(&p, &limits, |s| result(&p, s, &["x", "y"], &[2, 2], 2)).unwrap();
         assert!(results[0].passed && results[0].truncated);
-        assert!(
-            results[0]
-                .actual_samples
-                .as_str()
-                .unwrap()
-                .ends_with("...truncated")
-        );
-        assert_eq!(results[0].actual_sha256.as_ref().unwrap().len(), 64);
+        // Still an array (it used to turn into a string of JSON text, escaped on storing
+        // past the cap), of whole entries, under the limit.
+        let kept = results[0].actual_samples.as_array().expect("an array");
+        let text = serde_json::to_string(&results[0].actual_samples).unwrap();
+        assert!(text.len() <= 100, "{text}");
+        let full = run(&p, &Limits::default(), |s| {
+            result(&p, s, &["x", "y"], &[2, 2], 2)
+        })
+        .unwrap();
+        let all = full[0].actual_samples.as_array().unwrap();
+        assert!(!full[0].truncated && kept.len() < all.len());
+        assert_eq!(kept[..], all[..kept.len()]);
+        let expected: String = Sha256::digest(serde_json::to_string(&all).unwrap().as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(results[0].actual_sha256.as_deref(), Some(expected.as_str()));
     }
 
     #[test]

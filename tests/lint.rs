@@ -129,3 +129,103 @@ fn guards_val_reads_and_nested_paths() {
     let nested = json!({"<": [{"var": "target.maxTokens.limit"}, 5]});
     assert!(!codes(nested).contains(&"null-as-zero"));
 }
+
+/// A rule that reads fields yet has one outcome for every pair of the current rows is
+/// flagged, for a page file (with line:col) and a stored page; a rule that decides
+/// something is not.
+#[test]
+fn a_rule_constant_over_the_current_data_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "const", "name": "Constant",
+        "source": {"name": "S", "key": ["id"], "rows": [
+            {"id": "s1", "provider": "openai"}, {"id": "s2", "provider": "meta"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [
+            {"id": "a", "provider": "openai", "size": 3},
+            {"id": "b", "provider": "meta", "size": 8},
+            {"id": "c", "provider": "google", "size": 1}]},
+        "rules": [
+            {"id": "always", "name": "Always", "required": false, "weight": 1, "category": "c",
+             "logic": {">=": [{"var": "target.size"}, 1]}},
+            {"id": "never", "name": "Never", "required": false, "weight": 1, "category": "c",
+             "logic": {"==": [{"var": "target.provider"}, "OpenAI"]}},
+            {"id": "real", "name": "Real", "required": false, "weight": 1, "category": "c",
+             "logic": {"==": [{"var": "target.provider"}, {"var": "source.provider"}]}}
+        ]
+    });
+    let file = dir.path().join("const.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&page).unwrap()).unwrap();
+    let (code, out, err) = rb(&db, &["check", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "a warning: {err}");
+    let diags: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let constant: Vec<&Value> = diags
+        .iter()
+        .filter(|d| d["code"] == "constant-over-data")
+        .collect();
+    assert_eq!(constant.len(), 2, "{diags:#?}");
+    assert_eq!(constant[0]["pointer"], "/rules/0/logic");
+    assert!(
+        constant[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("passes for every pair (2 sources × 3 targets)")
+    );
+    assert!(
+        constant[0]["line"].as_u64().is_some(),
+        "located in the file"
+    );
+    assert_eq!(constant[1]["pointer"], "/rules/1/logic");
+    assert!(
+        constant[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("fails for every pair")
+    );
+    // The stored page says the same.
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = rb(&db, &["check", "const"]);
+    assert_eq!(out.matches("constant-over-data").count(), 2, "{out}");
+}
+
+/// The lint shows where a cell is explained: `explain` (text and JSON) and the
+/// workbench's Explanation pane.
+#[test]
+fn explain_shows_the_rules_lint() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/lint-traps.json");
+    let (code, _, err) = rb(&db, &["import", file]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "explain", "lint", "--select", "s", "--target", "c", "--rule", "small",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("⚠ null-as-zero:"), "{out}");
+    let (_, out, _) = rb(
+        &db,
+        &[
+            "explain", "lint", "--select", "s", "--target", "c", "--rule", "small", "--format",
+            "json",
+        ],
+    );
+    let e: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(e["rules"][0]["lint"][0]["code"], "null-as-zero", "{e:#}");
+    // The workbench: the cursor on that rule, the pane says it too.
+    let app = rulebench::app::App::open(&db).unwrap();
+    let ui = rulebench::tui::ui::Ui::new(app, Some("lint"), rulebench::tui::theme::Theme::mono())
+        .unwrap();
+    let p = ui.page().unwrap();
+    assert_eq!(p.ws.page.rules[p.explain.rule].id, "small");
+    let text: String = p
+        .explain
+        .lines
+        .iter()
+        .flat_map(|l| l.iter().map(|(_, s)| s.as_str()))
+        .collect();
+    assert!(text.contains("⚠ null-as-zero:"), "{text}");
+}

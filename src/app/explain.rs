@@ -75,6 +75,9 @@ pub struct RuleReport {
     pub predicates: Option<PredicateList>,
     /// The rule as a tree with every node's value.
     pub tree: Node,
+    /// The type-aware lint's warnings on the rule (coercion traps in this page's data).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lint: Vec<crate::core::diag::Diagnostic>,
     /// The rule's index in the page.
     #[serde(skip)]
     pub index: usize,
@@ -149,6 +152,7 @@ pub fn explain_cell(
         why: why.text,
         override_,
     };
+    let schema = crate::core::validate::Schema::of(page);
     let mut rules: Vec<RuleReport> = page
         .rules
         .iter()
@@ -173,6 +177,7 @@ pub fn explain_cell(
                 missing: e.missing,
                 predicates: predicates::from_logic(&rule.logic),
                 tree: e.tree,
+                lint: crate::core::lint::lint(&rule.logic, &schema),
                 index: i,
                 logic: rule.logic.clone(),
             }

@@ -129,6 +129,17 @@ pub enum AppError {
     Data(#[from] crate::core::dataset::DataError),
 }
 
+/// A valid page's diagnostics with the lint that needs its data evaluated (a rule
+/// constant over the current rows).
+fn with_data_lint(page: &Page, mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if !diags.iter().any(Diagnostic::is_error)
+        && let Ok(mut matrix) = Matrix::new(page)
+    {
+        diags.extend(crate::core::lint::constant_over_data(page, &mut matrix));
+    }
+    diags
+}
+
 /// A hint listing what there is (`rules: a, b, c`), the first 12 and how many more.
 pub(crate) fn some_of<S: AsRef<str>>(what: &str, ids: &[S]) -> String {
     const SHOWN: usize = 12;
@@ -514,7 +525,7 @@ impl App {
     /// Validates a stored page.
     pub fn check_page(&self, id: &str) -> Result<Vec<Diagnostic>> {
         let (page, _) = self.page(id)?;
-        Ok(validate::validate_page(&page))
+        Ok(with_data_lint(&page, validate::validate_page(&page)))
     }
 
     /// Validates a page file without importing it.
@@ -533,7 +544,7 @@ impl App {
                 page.rules.iter_mut().for_each(Rule::ensure_id);
                 crate::core::assertions::normalize(&mut page);
                 crate::core::dataset::canonicalize_overrides(&mut page);
-                validate::validate_page(&page)
+                with_data_lint(&page, validate::validate_page(&page))
                     .into_iter()
                     .map(|d| at_predicates(d, &lists).locate_in(text))
                     .collect()

@@ -250,6 +250,15 @@ impl Session {
         self.unsaved.iter().any(|&u| u) || self.policies_since.is_some()
     }
 
+    /// The type-aware lint's warnings on rule `rule` over this page's data.
+    pub fn rule_lint(&self, rule: usize) -> Vec<crate::core::diag::Diagnostic> {
+        self.page
+            .rules
+            .get(rule)
+            .map(|r| crate::core::lint::lint(&r.logic, &self.schema))
+            .unwrap_or_default()
+    }
+
     /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.
     pub fn infix_fields(&self) -> crate::core::infix::Fields {
         crate::core::infix::fields_of_schema(&self.schema)

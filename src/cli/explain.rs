@@ -72,6 +72,14 @@ fn rule(out: &mut String, r: &RuleReport, tree: bool) {
             .collect();
         line(out, 4, &format!("fields: {}", fields.join(", ")));
     }
+    for d in &r.lint {
+        let hint = d
+            .hint
+            .as_ref()
+            .map(|h| format!(" (hint: {h})"))
+            .unwrap_or_default();
+        line(out, 4, &format!("⚠ {}: {}{hint}", d.code, d.message));
+    }
     if tree {
         let logic = match infix::print(&r.logic) {
             Ok(text) => text,

@@ -11,6 +11,9 @@
 //!   (a substring test in one, an element test in the other).
 //! - `one-sided`: a rule that reads only one side: every target (or every selection)
 //!   gets the same outcome from it.
+//! - `constant-over-data`: a rule that reads fields but, over the page's current rows,
+//!   passes for every pair (it decides nothing) or fails for every pair (no target can
+//!   pass it) — found by evaluating every source ([`constant_over_data`]).
 
 use serde_json::{Value, json};
 
@@ -281,6 +284,58 @@ fn holds(op: &str, a: f64, b: f64) -> bool {
 
 /// The lint's warnings for one rule's logic (pointers relative to the logic). Only
 /// for logic that validates; a rule that reads no field is `constant-logic`'s.
+/// Rules that read fields yet have one outcome for every (source, target) pair of the
+/// page's current rows: every source evaluated with `matrix` (the page's).
+pub fn constant_over_data(
+    page: &super::model::Page,
+    matrix: &mut super::matrix::Matrix,
+) -> Vec<Diagnostic> {
+    let (ns, nt) = (page.source.rows.len(), page.target.rows.len());
+    if ns == 0 || nt == 0 {
+        return Vec::new();
+    }
+    // Per rule: seen a pass, seen a fail (an error counts as a fail).
+    let mut seen = vec![(false, false); page.rules.len()];
+    for s in 0..ns {
+        let eval = matrix.evaluate(s);
+        for (r, col) in eval.columns.iter().enumerate() {
+            let (pass, fail) = &mut seen[r];
+            *pass |= col.passes > 0;
+            *fail |= col.passes < nt;
+        }
+        if seen.iter().all(|&(p, f)| p && f) {
+            break;
+        }
+    }
+    let reads = |logic: &Value| {
+        let r = super::engine::Reads::of(logic);
+        let any =
+            |s: &Option<Vec<super::engine::FieldPath>>| s.as_ref().is_none_or(|p| !p.is_empty());
+        any(&r.source) || any(&r.target)
+    };
+    page.rules
+        .iter()
+        .enumerate()
+        .filter(|(r, rule)| seen[*r].0 != seen[*r].1 && reads(&rule.logic))
+        .map(|(r, _)| {
+            let pairs = format!("{ns} sources × {nt} targets");
+            let (message, hint) = if seen[r].0 {
+                (
+                    format!("over the current data this rule passes for every pair ({pairs}): it decides nothing here"),
+                    "check its thresholds and the fields it reads; it may only matter for rows not here yet",
+                )
+            } else {
+                (
+                    format!("over the current data this rule fails for every pair ({pairs}): no target can pass it"),
+                    "check the values it compares with (a typo, a unit, a string against a number?)",
+                )
+            };
+            Diagnostic::warning("constant-over-data", format!("/rules/{r}/logic"), message)
+                .with_hint(Some(hint.into()))
+        })
+        .collect()
+}
+
 pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     let mut l = Lint {
         schema,

@@ -118,6 +118,17 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
         (tone, format!("{glyph} {name} {word}: ")),
         (Tone::Plain, safe(&e.sentence)),
     ]);
+    for d in ws.rule_lint(rule) {
+        let hint = d
+            .hint
+            .as_ref()
+            .map(|h| format!(" (hint: {})", safe(h)))
+            .unwrap_or_default();
+        out.push(vec![(
+            Tone::Warn,
+            format!("⚠ {}: {}{hint}", d.code, safe(&d.message)),
+        )]);
+    }
     out.push(vec![]);
     out.push(vec![(Tone::Title, "Fields read:".into())]);
     if e.fields.is_empty() {

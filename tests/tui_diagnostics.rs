@@ -119,3 +119,24 @@ fn leaving_the_editor_drops_the_editing_hint() {
     let s = screen(&ui, 120, 30);
     assert!(!s.contains("editing: Esc leaves"), "{s}");
 }
+
+/// The caret stands under the column as drawn: a JSON syntax error's column counts
+/// characters (serde_json counts bytes: each `é` moved it right), and text drawn escaped
+/// (a tab shows as `\t`) moves it as far as it is drawn.
+#[test]
+fn the_caret_counts_characters_as_drawn() {
+    use rulebench::app::types::{Diagnostic, parse_json};
+    let caret = |text: &str| -> (String, String) {
+        let d: Diagnostic = *parse_json::<serde_json::Value>(text).unwrap_err();
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let panel = rulebench::tui::editor::diagnostic_lines(&[d], &lines, 100);
+        (panel[0].1.clone(), panel[1].1.clone())
+    };
+    // The error is at the `x`.
+    let (quote, mark) = caret(r#"{"a": "café", x}"#);
+    let col = |s: &str, c: char| s.chars().position(|x| x == c).unwrap();
+    assert_eq!(col(&mark, '^'), col(&quote, 'x'), "{quote}\n{mark}");
+    let (quote, mark) = caret("{\t\"a\": 1 x}");
+    assert!(quote.contains("\\t"), "{quote}");
+    assert_eq!(col(&mark, '^'), col(&quote, 'x'), "{quote}\n{mark}");
+}

@@ -128,3 +128,16 @@ fn r_runs_the_assertions_again() {
     assert!(!b.ui.page().unwrap().tests.pending, "inline: done at once");
     assert!(b.ui.page().unwrap().tests.report.is_some());
 }
+
+/// `y` in Rules copies the rule under the cursor of the listed rules (filtered by `/`),
+/// not the rule at that position of the page (it did).
+#[test]
+fn y_copies_the_rule_under_the_cursor_when_rules_are_filtered() {
+    let mut b = open();
+    b.chars("2/vision");
+    b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    b.chars("y");
+    let text = b.ui.clipboard.take().expect("copied");
+    let rule: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(rule["id"], "vision");
+}

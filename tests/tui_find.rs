@@ -358,3 +358,61 @@ fn c_folds_a_category_and_g_goes_to_the_first_and_last_row() {
         "unfolded"
     );
 }
+
+/// A cell edit changes what the target filter matches at once (the filter's text was
+/// cached until the page was reopened).
+#[test]
+fn the_target_filter_sees_a_cell_edit() {
+    let mut b = open();
+    b.chars("/zzfast");
+    b.press(KeyCode::Enter);
+    assert!(b.shown().is_empty());
+    let t = 4;
+    b.ui.dispatch(rulebench::tui::action::Action::SetCell {
+        side: rulebench::app::types::Side::Target,
+        row: t,
+        field: "displayName".into(),
+        value: serde_json::json!("zzfast model"),
+    });
+    assert_eq!(b.shown(), vec![t], "{}", b.screen(160, 40));
+}
+
+/// Selecting a rule of a folded category (from Rules) puts the matrix cursor on the
+/// folded row (it pointed at a hidden rule and the view jumped to the top).
+#[test]
+fn selecting_a_folded_rule_lands_on_its_folded_row() {
+    let mut b = open();
+    b.press(KeyCode::Down);
+    let first = b.ui.page().unwrap().matrix.rule;
+    b.chars("c");
+    let rules = b.ui.page().unwrap().ws.page.rules.clone();
+    let second = (0..rules.len())
+        .filter(|&r| rules[r].category == rules[first].category)
+        .nth(1)
+        .expect("the category has two rules");
+    b.ui.dispatch(rulebench::tui::action::Action::RuleSelected(second));
+    assert_eq!(b.ui.page().unwrap().matrix.rule, first);
+}
+
+/// The transposed matrix draws at any size, a target marked ★ and ⚑ at a label column
+/// two wide included (a u16 underflow).
+#[test]
+fn the_transposed_matrix_draws_at_tiny_sizes() {
+    let mut b = open();
+    // The recommended target (the first) overridden too: ★ and ⚑ on one label.
+    b.press(KeyCode::Home);
+    b.chars("o");
+    b.press(KeyCode::Enter);
+    let p = b.ui.page().unwrap();
+    let t = p.ws.eval.recommended.expect("a recommendation");
+    assert!(
+        p.ws.eval.overrides[t].is_some(),
+        "overridden and recommended"
+    );
+    b.chars("zt");
+    for w in 3..=16u16 {
+        for h in 3..=8u16 {
+            let _ = b.screen(w, h);
+        }
+    }
+}

@@ -176,3 +176,97 @@ fn the_history_dialog_keys_are_in_help_and_esc_steps_back() {
     b.press(KeyCode::Esc);
     assert!(b.ui.modal.is_none(), "closed");
 }
+
+/// A revision read off the key thread is shown only in the dialog that asked for it: a
+/// History dialog closed and opened again meanwhile stays on the revision list (it used
+/// to get the abandoned request's detail, and Enter then restored from it).
+#[test]
+fn an_abandoned_history_request_is_not_applied_to_a_later_dialog() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let app = App::open(&db).unwrap();
+    let mut ui = Ui::workbench(app, Some(LLM), Theme::mono(), Some(db.clone())).unwrap();
+    let press = |ui: &mut Ui, code: KeyCode| ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+    press(&mut ui, KeyCode::Char('H'));
+    press(&mut ui, KeyCode::Enter); // read revision 1, in the background
+    press(&mut ui, KeyCode::Esc);
+    press(&mut ui, KeyCode::Char('H')); // a new dialog, asking nothing
+    let started = std::time::Instant::now();
+    while ui.busy() && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        ui.tick(std::time::Instant::now());
+    }
+    match &ui.modal {
+        Some(Modal::History(s)) => assert!(s.detail.is_none(), "the old answer is dropped"),
+        _ => panic!("the dialog stays open"),
+    }
+}
+
+/// Sources filtered, then the source rows shrink (a restore of an older revision, a
+/// reload): the list follows, nothing past the rows is drawn (it panicked).
+#[test]
+fn a_filtered_sources_list_follows_rows_that_shrink() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let mut app = App::open(&db).unwrap();
+    let (page, _) = app.page(LLM).unwrap();
+    let ui_app = App::open(&db).unwrap();
+    let mut ui = Ui::new(ui_app, Some(LLM), Theme::mono()).unwrap();
+    for c in "1/hands".chars() {
+        ui.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    // Another process keeps only the first three source rows.
+    let rows: Vec<serde_json::Value> = page.source.rows[..3]
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect();
+    let mut smaller = page.clone();
+    smaller.source.rows = serde_json::from_value(serde_json::Value::Array(rows)).unwrap();
+    smaller.overrides.clear();
+    smaller.assertions.clear();
+    app.import(&serde_json::to_string(&smaller).unwrap(), "<t>", true)
+        .unwrap();
+    ui.tick(std::time::Instant::now() + std::time::Duration::from_secs(2));
+    let s = {
+        let mut t = Terminal::new(TestBackend::new(160, 40)).unwrap();
+        t.draw(|f| view::render(f, &ui)).unwrap();
+        t.backend().to_string()
+    };
+    assert!(s.contains("(0 of 3) /hands"), "{s}");
+}
+
+/// A restored override named by a hostile row key says so with the key escaped (the
+/// status line got it raw).
+#[test]
+fn a_restore_names_hostile_keys_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let mut app = App::open(&db).unwrap();
+    let evil = "t\u{1b}]0;pwned\u{7}";
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "evil", "name": "Evil",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": evil, "ok": true}]},
+        "rules": [{"id": "ok", "name": "Ok", "required": false, "weight": 1, "category": "c",
+                   "logic": {"==": [{"var": "target.ok"}, true]}}],
+        "overrides": [{"sourceKey": "id=s", "targetKey": format!("id={evil}"), "value": false}]
+    });
+    app.import(&page.to_string(), "<t>", false).unwrap();
+    app.put_override_by_keys("evil", "id=s", &format!("id={evil}"), None)
+        .unwrap();
+    let mut ui = Ui::new(App::open(&db).unwrap(), Some("evil"), Theme::mono()).unwrap();
+    let press = |ui: &mut Ui, code: KeyCode| ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
+    press(&mut ui, KeyCode::Char('H'));
+    press(&mut ui, KeyCode::Char('j'));
+    press(&mut ui, KeyCode::Enter);
+    press(&mut ui, KeyCode::Char('j')); // past "the whole page"
+    press(&mut ui, KeyCode::Enter);
+    let message = ui.status.message.clone().expect("a message").0;
+    assert!(message.starts_with("restored override"), "{message}");
+    assert!(
+        !message.contains('\u{1b}') && !message.contains('\u{7}'),
+        "{message:?}"
+    );
+    assert_eq!(ui.page().unwrap().ws.page.overrides.len(), 1, "restored");
+}

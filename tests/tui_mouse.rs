@@ -78,3 +78,24 @@ fn clicks_focus_panes_and_select_cells_rules_and_sources() {
     ui.click(x, y + 2);
     assert_eq!(ui.page().unwrap().focus, PaneId::Policy);
 }
+
+/// A click in the strip right of the last drawn target column selects nothing (it
+/// selected the next target, which is not drawn).
+#[test]
+fn a_click_right_of_the_last_column_selects_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(&dir.path().join("m.db")).unwrap();
+    let mut ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
+    let s = screen(&ui);
+    let (left, y) = find(&s, "│■Streaming Support", "│", 0);
+    // The matrix pane's right border on that row, and one column inside it.
+    let line = &s[y as usize];
+    let border = (left as usize + 1..line.len())
+        .find(|&x| line[x] == '│')
+        .expect("the right border");
+    let before = ui.page().unwrap().matrix.target;
+    ui.click(border as u16 - 1, y);
+    let p = ui.page().unwrap();
+    assert_eq!(p.focus, PaneId::Matrix);
+    assert_eq!(p.matrix.target, before, "nothing selected");
+}

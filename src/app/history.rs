@@ -110,15 +110,15 @@ impl App {
             return Ok(None);
         }
         let limit = page.plan_tier().rule_limit();
-        let current = page.rule(rule_id).map(|(i, _)| i);
         let what = format!("restored rule {rule_id} from revision {n}");
         self.store
             .change_if(page_id, &what, |tx, rev| -> Result<bool> {
-                let (count, exists) = store::ops::rule_count(tx, page_id, rule_id)?;
-                let ord = match (exists, current) {
-                    (true, Some(i)) => i.min(count.saturating_sub(1)),
-                    (true, None) => count.saturating_sub(1),
-                    (false, _) => {
+                let (count, _) = store::ops::rule_count(tx, page_id, rule_id)?;
+                // Where the rule is now, read in this transaction (it may have come
+                // back since the page was read): it stays there.
+                let ord = match store::ops::rule_ord(tx, page_id, rule_id)? {
+                    Some(ord) => ord,
+                    None => {
                         if let Some(limit) = limit
                             && count >= limit
                         {

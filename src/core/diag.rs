@@ -94,7 +94,24 @@ impl Diagnostic {
         }
     }
 
-    /// A diagnostic for a JSON syntax error.
+    /// A diagnostic for a JSON syntax error in `text`, its column counted in characters
+    /// (serde_json counts bytes: `é` before the error would move it right).
+    pub fn json_syntax_in(err: &serde_json::Error, text: &str) -> Self {
+        let mut d = Self::json_syntax(err);
+        if let (Some(line), Some(col)) = (d.line, d.column)
+            && let Some(src) = text.lines().nth(line - 1)
+        {
+            let bytes = (col - 1).min(src.len());
+            let mut cut = bytes;
+            while !src.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            d.column = Some(src[..cut].chars().count() + 1);
+        }
+        d
+    }
+
+    /// A diagnostic for a JSON syntax error (columns as serde_json counts them: bytes).
     pub fn json_syntax(err: &serde_json::Error) -> Self {
         let message = err.to_string();
         // serde_json appends " at line L column C"; we report those separately.
@@ -203,7 +220,7 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<D
     }
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let syntax = |e: serde_json::Error| Box::new(Diagnostic::json_syntax(&e));
+    let syntax = |e: serde_json::Error| Box::new(Diagnostic::json_syntax_in(&e, text));
     let value = T::deserialize(&mut de).map_err(syntax)?;
     de.end().map_err(syntax)?;
     Ok(value)

@@ -1365,7 +1365,10 @@ fn insert_rows(
     insert_stored(tx, page_id, side, rows, on_row)
 }
 
-/// Inserts rows already in their stored form, in order.
+/// Writes one side's rows, in their stored form and order, over what is stored: a row
+/// that is the same at its place is not written (so a reload that changes one row of
+/// 100,000 logs one row in the history, and costs a comparison for the others), a
+/// changed or new one is, and the rows past the new end are removed.
 fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
     tx: &Transaction<'_>,
     page_id: &str,
@@ -1375,8 +1378,13 @@ fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
 ) -> Result<()> {
     let mut stmt = tx.prepare(
         "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (page_id, side, ord) DO UPDATE SET row_key = excluded.row_key,
+             key_hash = excluded.key_hash, row_json = excluded.row_json
+         WHERE dataset_rows.row_json IS NOT excluded.row_json
+            OR dataset_rows.row_key IS NOT excluded.row_key",
     )?;
+    let mut n = 0;
     for (ord, row) in rows.enumerate() {
         let row = row.borrow();
         stmt.execute(params![
@@ -1387,8 +1395,13 @@ fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
             row.hash,
             row.json
         ])?;
-        on_row(ord + 1);
+        n = ord + 1;
+        on_row(n);
     }
+    tx.execute(
+        "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord >= ?3",
+        params![page_id, side.name(), n as i64],
+    )?;
     Ok(())
 }
 
@@ -1487,6 +1500,18 @@ pub mod ops {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
         Ok((count as usize, exists))
+    }
+
+    /// A rule's position, read inside the change's transaction (`None`: no such rule).
+    pub fn rule_ord(tx: &Transaction<'_>, page_id: &str, rule_id: &str) -> Result<Option<usize>> {
+        Ok(tx
+            .query_row(
+                "SELECT ord FROM rules WHERE page_id = ?1 AND id = ?2",
+                params![page_id, rule_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(|o| o as usize))
     }
 
     /// Saves a rule (new or changed) at position `ord`, shifting later rules.
@@ -1792,17 +1817,14 @@ pub mod ops {
         insert_stored(tx, page_id, side, rows.iter(), on_row)
     }
 
-    /// Drops one side's rows and stores the dataset's metadata.
+    /// Stores one side's dataset metadata (its rows are written over the stored ones
+    /// by `insert_stored`).
     fn set_dataset_meta(
         tx: &Transaction<'_>,
         page_id: &str,
         side: Side,
         d: &Dataset,
     ) -> Result<()> {
-        tx.execute(
-            "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2",
-            params![page_id, side.name()],
-        )?;
         let column = match side {
             Side::Source => "source_json",
             Side::Target => "target_json",

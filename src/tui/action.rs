@@ -60,7 +60,9 @@ impl PaneId {
             PaneId::Sources => Changed::OUTCOMES,
             PaneId::Rules => Changed::RULES | Changed::LOGIC | Changed::ROWS,
             PaneId::Editor => Changed::RULES,
-            PaneId::Matrix | PaneId::Explain | PaneId::Policy => Changed::OUTCOMES,
+            // The matrix shows row labels and summary fields, and filters by them.
+            PaneId::Matrix => Changed::OUTCOMES | Changed::ROWS,
+            PaneId::Explain | PaneId::Policy => Changed::OUTCOMES,
             PaneId::Overrides => Changed::OVERRIDES | Changed::SELECTION | Changed::ROWS,
             // Its runs come from the background work, which hears of every change.
             PaneId::Tests => Changed::ASSERTIONS,

@@ -352,21 +352,24 @@ pub fn diagnostic_lines(
     if let Some(d) = diags.iter().find(|d| d.line.is_some()) {
         let (line, col) = (d.line.unwrap_or(1), d.column.unwrap_or(1).max(1));
         if let Some(src) = text.get(line - 1) {
-            let gutter = format!("{line:>3} │ ");
+            let number = format!("{line:>3}");
+            let gutter = format!("{number} │ ");
             let room = width.saturating_sub(gutter.chars().count() + 1).max(8);
             // Scrolled so that the column is in sight.
             let start = (col - 1).saturating_sub(room.saturating_sub(8));
             let shown: String = src.chars().skip(start).take(room).collect();
             out.push((true, format!("{gutter}{}", safe(&shown))));
-            let caret_at: usize = src
-                .chars()
-                .skip(start)
-                .take(col - 1 - start)
-                .map(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0))
-                .sum();
+            // The caret under the column as shown: measured on the text as it is drawn
+            // (escaped: a tab shows as `\t`), in display columns.
+            let before: String = src.chars().skip(start).take(col - 1 - start).collect();
+            let caret_at = unicode_width::UnicodeWidthStr::width(safe(&before).as_str());
             out.push((
                 false,
-                format!("{} │ {}^", " ".repeat(3), " ".repeat(caret_at)),
+                format!(
+                    "{} │ {}^",
+                    " ".repeat(number.chars().count()),
+                    " ".repeat(caret_at)
+                ),
             ));
         }
     }
@@ -435,7 +438,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         let more = diags.len() - room + 1;
         diags.truncate(room - 1);
         diags.push(Line::styled(
-            format!("… {more} more lines (z zooms the editor)"),
+            format!("… {more} more lines (Esc, then z zooms the editor)"),
             theme.dim(),
         ));
     }

@@ -260,7 +260,10 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, comparing: Option<i64>, 
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{mark}{:>5}  ", e.revision), t.title()),
                 Span::styled(
-                    format!("{}  ", e.at.get(..16).unwrap_or(&e.at).replace('T', " ")),
+                    format!(
+                        "{}  ",
+                        safe(e.at.get(..16).unwrap_or(&e.at)).replace('T', " ")
+                    ),
                     t.dim(),
                 ),
                 Span::styled(

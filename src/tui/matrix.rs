@@ -111,6 +111,8 @@ struct Geometry {
     body_h: u16,
     row_off: usize,
     col_off: usize,
+    /// Target columns drawn.
+    cols: usize,
 }
 
 /// Which targets the matrix shows (`f`).
@@ -154,8 +156,9 @@ pub struct State {
     /// The targets shown, in order, when not all in page order.
     order: Option<Vec<usize>>,
     /// Per target, its label, key and summary fields in lower case, for the filter
-    /// (built once per state of the rows).
-    haystack: Option<(u64, Vec<String>)>,
+    /// (built once per state of the rows: their stamp and the page's revision, which a
+    /// cell edit moves).
+    haystack: Option<((u64, i64), Vec<String>)>,
     /// First body row shown; kept by render so that the cursor stays visible.
     row_offset: Cell<usize>,
     /// First target column shown; kept by render.
@@ -195,7 +198,11 @@ impl State {
         {
             return None;
         }
-        let col = g.col_off + ((x - g.inner.x - g.name_w) / g.col_w) as usize;
+        let drawn = ((x - g.inner.x - g.name_w) / g.col_w) as usize;
+        if drawn >= g.cols {
+            return None; // the strip right of the last column
+        }
+        let col = g.col_off + drawn;
         let row = g.row_off + (y - g.body_y) as usize;
         let rule = match shown_rows(rules, &self.collapsed).get(row)? {
             Row::Rule(r) | Row::Collapsed(r) => *r,
@@ -260,7 +267,7 @@ impl State {
         if self
             .haystack
             .as_ref()
-            .is_none_or(|(stamp, h)| *stamp != ws.rows_stamp || h.len() != n)
+            .is_none_or(|(stamp, h)| *stamp != (ws.rows_stamp, ws.revision) || h.len() != n)
         {
             let h = d
                 .rows
@@ -279,7 +286,7 @@ impl State {
                     s.to_lowercase()
                 })
                 .collect();
-            self.haystack = Some((ws.rows_stamp, h));
+            self.haystack = Some(((ws.rows_stamp, ws.revision), h));
         }
         let hay = &self.haystack.as_ref().expect("just built").1;
         let words: Vec<String> = self
@@ -335,7 +342,15 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
     match action {
         Action::RuleSelected(i) => {
             if *i < rules {
-                state.rule = *i;
+                // A rule in a folded category: the cursor rests on the folded row.
+                let rs = &ctx.ws.page.rules;
+                state.rule = if state.collapsed.contains(&rs[*i].category) {
+                    rs.iter()
+                        .position(|r| r.category == rs[*i].category)
+                        .unwrap_or(*i)
+                } else {
+                    *i
+                };
             }
             vec![]
         }
@@ -755,6 +770,7 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
         body_h,
         row_off,
         col_off,
+        cols: cols.min(nt.saturating_sub(col_off)),
     }));
 
     let visible: Vec<usize> = (col_off..nt.min(col_off + cols))
@@ -1075,7 +1091,7 @@ fn draw_transposed(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) 
             put(buf, x, y, theme::OVERRIDE, 1, theme.accent());
             x += 1;
         }
-        let w = (label_w - 1 - (x - inner.x)) as usize;
+        let w = label_w.saturating_sub(1 + (x - inner.x)) as usize;
         let label = fit(&safe(&targets.row_label(&targets.rows[t])), w);
         let style = if t == st.target {
             theme.accent().add_modifier(Modifier::UNDERLINED)

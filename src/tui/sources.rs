@@ -55,7 +55,11 @@ impl State {
 
     /// The sources listed, in order.
     pub fn listed(&self, n: usize) -> Vec<usize> {
-        self.order.clone().unwrap_or_else(|| (0..n).collect())
+        match &self.order {
+            // Rows past the end (the rows changed before the list did) are not listed.
+            Some(order) => order.iter().copied().filter(|&i| i < n).collect(),
+            None => (0..n).collect(),
+        }
     }
 
     fn reorder(&mut self, ws: &Session) {
@@ -105,7 +109,8 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::End => at(n.saturating_sub(1)),
         Action::Changed(_) => {
             state.refresh(ctx.ws);
-            if state.by_verdict {
+            // Rows, verdicts or the filter's matches may have changed with the page.
+            if state.order.is_some() {
                 state.reorder(ctx.ws);
             }
             None

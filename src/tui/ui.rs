@@ -103,14 +103,22 @@ pub enum Modal {
     Json(Box<super::json_dialog::State>),
 }
 
-/// What work off the key thread (the History dialog's, an export) brought.
+/// What work off the key thread (the History dialog's, an export) brought, each
+/// tagged with what it was for: a result for another page or an abandoned request is
+/// not applied to what is on screen now.
 enum HistoryDone {
     /// The matrix written to a file, and what the status line says of it.
     Exported(String, Result<crate::print::matrix::MatrixFormat, AppError>),
-    /// A revision read against now.
-    Detail(Result<Box<crate::app::history::RevisionDetail>, AppError>),
-    /// A restore: what, and its revision (`None`: nothing to do).
-    Restored(String, Result<Option<i64>, AppError>),
+    /// A revision of a page (its id, the revision asked for) read against now.
+    Detail(
+        String,
+        i64,
+        Result<Box<crate::app::history::RevisionDetail>, AppError>,
+    ),
+    /// A restore on a page (its id): what, and its revision (`None`: nothing to do).
+    Restored(String, String, Result<Option<i64>, AppError>),
+    /// The work could not open the database.
+    Failed(AppError),
 }
 
 /// The page screen.
@@ -187,7 +195,7 @@ pub struct Ui {
     checked_at: Option<Instant>,
     job_mode: Mode,
     /// The History dialog's reading or restoring, off the key thread.
-    history_job: Option<std::sync::mpsc::Receiver<HistoryDone>>,
+    history_jobs: Vec<std::sync::mpsc::Receiver<HistoryDone>>,
     /// Text to put on the terminal's clipboard (OSC 52) after the next frame.
     pub clipboard: Option<String>,
     /// The size of the last frame drawn (mouse clicks are placed in its layout).
@@ -239,7 +247,7 @@ impl Ui {
             pending_reopen_message: None,
             checked_at: None,
             job_mode,
-            history_job: None,
+            history_jobs: Vec::new(),
             clipboard: None,
             last_area: std::cell::Cell::new(ratatui::layout::Rect::default()),
             screen: Screen::Picker(picker::State::new(&app)?),
@@ -642,7 +650,7 @@ impl Ui {
                 std::thread::spawn(move || {
                     let done = match App::open(&db) {
                         Ok(mut app) => f(&mut app, page, selection),
-                        Err(e) => HistoryDone::Detail(Err(e)),
+                        Err(e) => HistoryDone::Failed(e),
                     };
                     let _ = tx.send(done);
                 });
@@ -654,23 +662,47 @@ impl Ui {
                 Err(e) => self.status.app_error(&e),
             },
         }
-        self.history_job = Some(rx);
+        self.history_jobs.push(rx);
         self.take_history_job();
     }
 
-    /// What the History dialog's step brought, once it is in.
+    /// What the work off the key thread brought, as it comes in.
     fn take_history_job(&mut self) {
-        let Some(rx) = &self.history_job else { return };
-        let Ok(done) = rx.try_recv() else { return };
-        self.history_job = None;
+        let mut done = Vec::new();
+        self.history_jobs.retain(|rx| match rx.try_recv() {
+            Ok(d) => {
+                done.push(d);
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => false,
+        });
+        for d in done {
+            self.history_done(d);
+        }
+    }
+
+    fn on_page(&self, id: &str) -> bool {
+        self.page().is_some_and(|p| p.ws.page.id == id)
+    }
+
+    fn history_done(&mut self, done: HistoryDone) {
+        // The History dialog waiting for this revision of this page, if it is open.
+        let waiting = |ui: &Ui, page: &str, revision: i64| {
+            ui.on_page(page)
+                && matches!(&ui.modal, Some(Modal::History(s))
+                    if s.loading.is_some_and(|(r, _)| r == revision))
+        };
         match done {
-            HistoryDone::Detail(Err(e)) => {
+            HistoryDone::Failed(e) => self.status.app_error(&e),
+            HistoryDone::Detail(page, revision, _) if !waiting(self, &page, revision) => {}
+            HistoryDone::Detail(_, _, Err(e)) => {
                 if let Some(Modal::History(s)) = &mut self.modal {
                     s.loading = None;
                 }
                 self.status.app_error(&e);
             }
-            HistoryDone::Detail(Ok(detail)) => {
+            HistoryDone::Detail(_, _, Ok(detail)) => {
                 let selection = self
                     .page()
                     .and_then(|p| {
@@ -688,15 +720,26 @@ impl Ui {
                     self.compare_with(baseline);
                 }
             }
-            HistoryDone::Restored(what, Ok(Some(rev))) => {
-                self.modal = None;
-                self.reopen(format!("{what} (revision {rev})"));
+            HistoryDone::Restored(page, what, Ok(Some(rev))) => {
+                // Only the History dialog closes (never another dialog opened meanwhile),
+                // and only the page it was for reloads.
+                if matches!(self.modal, Some(Modal::History(_))) {
+                    self.modal = None;
+                }
+                if self.on_page(&page) {
+                    self.reopen(format!("{what} (revision {rev})"));
+                } else {
+                    self.status.info(format!(
+                        "{what} on page {} (revision {rev})",
+                        super::theme::safe(&page)
+                    ));
+                }
             }
-            HistoryDone::Restored(what, Ok(None)) => {
+            HistoryDone::Restored(_, what, Ok(None)) => {
                 self.status
                     .info(format!("{what}: it is so already, nothing changed"));
             }
-            HistoryDone::Restored(_, Err(e)) => self.status.app_error(&e),
+            HistoryDone::Restored(_, _, Err(e)) => self.status.app_error(&e),
             HistoryDone::Exported(what, Ok(format)) => {
                 self.status.info(format!("{what}, {format:?})"));
             }
@@ -762,7 +805,9 @@ impl Ui {
 
     /// Whether background work is under way.
     pub fn busy(&self) -> bool {
-        self.jobs.as_ref().is_some_and(Jobs::pending) || self.reopening.is_some()
+        self.jobs.as_ref().is_some_and(Jobs::pending)
+            || self.reopening.is_some()
+            || !self.history_jobs.is_empty()
     }
 
     fn update(&mut self, action: Action) {
@@ -938,9 +983,14 @@ impl Ui {
                             Some(("the explanation", text))
                         }
                         PaneId::Rules | PaneId::Editor => {
-                            p.ws.page
-                                .rules
-                                .get(p.rules.cursor)
+                            // The rule under the cursor (a position in the listed
+                            // rules), or the editor's.
+                            let rule = if p.focus == PaneId::Editor {
+                                Some(p.editor.rule)
+                            } else {
+                                p.rules.selected()
+                            };
+                            rule.and_then(|i| p.ws.page.rules.get(i))
                                 .and_then(|r| serde_json::to_string_pretty(r).ok())
                                 .map(|j| ("the rule's JSON", j))
                         }
@@ -1290,18 +1340,22 @@ impl Ui {
                     Outcome::Load { revision, .. } => {
                         self.modal = Some(Modal::History(state));
                         self.history_run(move |app, page, selection| {
-                            HistoryDone::Detail(
-                                app.revision_detail(&page, revision, selection.as_deref())
-                                    .map(Box::new),
-                            )
+                            let detail = app
+                                .revision_detail(&page, revision, selection.as_deref())
+                                .map(Box::new);
+                            HistoryDone::Detail(page, revision, detail)
                         });
                     }
                     Outcome::Restore { revision, item } => {
                         self.flush_saves();
-                        let what = format!("restored {} from revision {revision}", item.label());
+                        let what = format!(
+                            "restored {} from revision {revision}",
+                            super::theme::safe(&item.label())
+                        );
                         self.status.info(format!("{what}…"));
                         self.history_run(move |app, page, _| {
-                            HistoryDone::Restored(what, app.restore(&page, revision, &item))
+                            let done = app.restore(&page, revision, &item);
+                            HistoryDone::Restored(page, what, done)
                         });
                     }
                 }

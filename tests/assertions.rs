@@ -290,11 +290,6 @@ fn invalid_assertions_are_bad_input_with_their_id_and_field() {
             "/assertions/0/expected",
             "assertion `no-options`: `expected` of toBeOneOf: toBeOneOf needs a non-empty array of options, got []",
         ),
-        (
-            json!({"id": "bad-select", "select": "t4-chat", "path": "$.pageId", "matcher": "toBeNull"}),
-            "/assertions/0/select",
-            "assertion `bad-select`: `select` `t4-chat` matches no source row",
-        ),
     ];
     let before = fingerprint(&env.app());
     for (assertion, pointer, message) in cases {
@@ -721,4 +716,99 @@ fn a_rename_is_one_revision() {
     };
     assert!(app.replace_assertion(LLM, Some("renamed"), clash).is_err());
     assert_eq!(app.page(LLM).unwrap().1, revision + 1);
+}
+
+/// A dataset import that drops a row named by an override and by an assertion goes
+/// through: the override is kept (inactive, flagged orphaned by `check`), the assertion
+/// fails when the tests run, saying why; the row coming back revives both.
+#[test]
+fn a_dropped_row_orphans_its_override_and_fails_its_assertion() {
+    let env = Env::new();
+    let mut app = env.app();
+    // llama-3.3-70b has the sample's override (opencode × llama); pin an assertion on
+    // the t3-chat source and then drop both rows.
+    let (page, _) = app.page(LLM).unwrap();
+    app.put_assertion(
+        LLM,
+        serde_json::from_value(
+            json!({"id": "t3", "select": T3, "path": "$.selectionVerdict",
+            "matcher": "toEqual", "expected": 2}),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let keep = |d: &rulebench::core::model::Dataset, drop: &str| -> Vec<Value> {
+        d.rows
+            .iter()
+            .filter(|r| r["id"] != drop)
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect()
+    };
+    let import = |app: &mut App, side, rows: Vec<Value>| {
+        let bytes = serde_json::to_vec(&rows).unwrap();
+        app.import_dataset_from(
+            LLM,
+            side,
+            rulebench::app::dataset::DataInput::Bytes {
+                name: "<t>",
+                bytes: &bytes,
+            },
+            &Default::default(),
+            &mut |_| {},
+        )
+    };
+    use rulebench::core::model::Side;
+    import(&mut app, Side::Target, keep(&page.target, "llama-3.3-70b")).expect("not refused");
+    import(&mut app, Side::Source, keep(&page.source, "t3-chat")).expect("not refused");
+    let (now, _) = app.page(LLM).unwrap();
+    assert_eq!(
+        now.overrides.len(),
+        page.overrides.len(),
+        "the override is kept"
+    );
+    let diags = app.check_page(LLM).unwrap();
+    assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+    assert!(
+        diags.iter().any(|d| d.code == "orphaned-override"),
+        "{diags:?}"
+    );
+    assert!(
+        diags.iter().any(|d| d.code == "assertion-orphaned"),
+        "{diags:?}"
+    );
+    let report = app.run_assertions(LLM).unwrap();
+    let t3 = report
+        .results
+        .iter()
+        .find(|r| r.assertion_id == "t3")
+        .unwrap();
+    assert!(!t3.passed);
+    assert!(
+        t3.message
+            .as_deref()
+            .unwrap()
+            .contains("matches no source row"),
+        "{:?}",
+        t3.message
+    );
+    // The rows come back: the override applies again, the assertion passes.
+    import(&mut app, Side::Target, keep(&page.target, "-")).unwrap();
+    import(&mut app, Side::Source, keep(&page.source, "-")).unwrap();
+    let report = app.run_assertions(LLM).unwrap();
+    assert!(
+        report
+            .results
+            .iter()
+            .find(|r| r.assertion_id == "t3")
+            .unwrap()
+            .passed
+    );
+    let r = app.evaluate(LLM, "opencode").unwrap();
+    let llama = r
+        .names
+        .targets
+        .iter()
+        .position(|t| t.id == "llama-3.3-70b")
+        .unwrap();
+    assert_eq!(r.eval.overrides[llama], Some(true));
 }

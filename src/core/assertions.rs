@@ -587,10 +587,13 @@ pub fn quote(text: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 
 /// Which sources an assertion runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
     All,
     One(usize),
+    /// A row the page does not have (any more: a dataset reload dropped it). The
+    /// assertion fails when it runs, saying so; the page stays valid.
+    Missing(String),
 }
 
 /// A validated, compiled assertion.
@@ -649,11 +652,43 @@ pub fn normalize(page: &mut Page) {
 }
 
 /// Validates a page's assertions; pointers are relative to the page (`/assertions/2/matcher`).
+/// An assertion on a source row the page does not have is a warning (it fails when it
+/// runs): a dataset reload that drops the row is not refused for it.
 pub fn validate(page: &Page, limits: &Limits) -> Vec<Diagnostic> {
-    match compile_all(page, limits) {
+    let mut out = match compile_all(page, limits) {
         Ok(_) => vec![],
         Err(diags) => diags,
-    }
+    };
+    out.extend(orphaned(page));
+    out
+}
+
+/// Warnings for assertions whose `select` names a source row the page does not have.
+pub fn orphaned(page: &Page) -> Vec<Diagnostic> {
+    page.assertions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            let select = a.select.trim();
+            (!select.is_empty() && select != ALL_SOURCES && page.source.find_row(select).is_none())
+                .then(|| {
+                    let keys: Vec<String> =
+                        page.source.rows.iter().map(|r| page.source.row_key(r)).collect();
+                    Diagnostic::warning(
+                        "assertion-orphaned",
+                        format!("/assertions/{i}/select"),
+                        format!(
+                            "assertion `{}`: `select` `{select}` matches no source row: it fails when the tests run",
+                            a.id
+                        ),
+                    )
+                    .with_hint(
+                        did_you_mean(select, keys.iter().map(String::as_str))
+                            .map(|k| format!("did you mean `{k}`?")),
+                    )
+                })
+        })
+        .collect()
 }
 
 /// Compiles every assertion of a page, or says what is wrong with which.
@@ -742,25 +777,9 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
     } else if let Some(row) = page.source.find_row(select) {
         Some(Selection::One(row))
     } else {
-        let keys: Vec<String> = page
-            .source
-            .rows
-            .iter()
-            .map(|r| page.source.row_key(r))
-            .collect();
-        let hint = did_you_mean(select, keys.iter().map(String::as_str))
-            .map(|k| format!("did you mean `{k}`?"))
-            .or_else(|| {
-                keys.first()
-                    .map(|k| format!("keys look like `{k}`, or `*`"))
-            });
-        error(
-            "assertion-select",
-            "/select",
-            format!("`select` `{select}` matches no source row"),
-            hint,
-        );
-        None
+        // Not an error: the row may come back with the next reload; the assertion fails
+        // when it runs, and validation warns ([`orphaned`]).
+        Some(Selection::Missing(select.to_owned()))
     };
 
     let path = if a.path.trim().is_empty() {
@@ -1046,6 +1065,7 @@ pub fn selections(compiled: &[Compiled], page: &Page) -> Vec<usize> {
         match c.selection {
             Selection::All => wanted.iter_mut().for_each(|w| *w = true),
             Selection::One(s) => wanted[s] = true,
+            Selection::Missing(_) => {}
         }
     }
     (0..wanted.len()).filter(|&s| wanted[s]).collect()
@@ -1071,6 +1091,7 @@ pub fn run_compiled<E>(
             .filter(|&i| match compiled[i].selection {
                 Selection::All => true,
                 Selection::One(row) => row == s,
+                Selection::Missing(_) => false,
             })
             .collect();
         let r = result(s)?;
@@ -1124,6 +1145,21 @@ pub fn run_compiled<E>(
                 outcome = c.evaluate(full, limits);
             }
             samples[i].push(&r.selection_key, outcome);
+        }
+    }
+    // An assertion on a row the page does not have fails, saying so.
+    for (c, s) in compiled.iter().zip(samples.iter_mut()) {
+        if let Selection::Missing(select) = &c.selection {
+            s.push(
+                select,
+                Outcome {
+                    passed: false,
+                    values: vec![],
+                    message: Some(format!(
+                        "`select` `{select}` matches no source row (the dataset no longer has it)"
+                    )),
+                },
+            );
         }
     }
     Ok(compiled
@@ -1896,10 +1932,12 @@ mod tests {
             e[0].2
         );
 
-        let e = errors(json!([{"id": "s", "select": "nope", "path": "$", "matcher": "toBeNull"}]));
+        // A row the page does not have: a warning (the assertion fails when it runs).
+        let p = page(json!([{"id": "s", "select": "nope", "path": "$", "matcher": "toBeNull"}]));
+        let e = validate(&p, &Limits::default());
         assert_eq!(
-            (e[0].0, e[0].1.as_str()),
-            ("assertion-select", "/assertions/0/select")
+            (e[0].code, e[0].pointer.as_str(), e[0].is_error()),
+            ("assertion-orphaned", "/assertions/0/select", false)
         );
 
         let e = errors(

@@ -760,14 +760,22 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
                     &at,
                     format!("override {i} names no {side} (give {side}Key or {side}KeyHash)"),
                 )),
-                Some(h) if !known.contains(&h) => out.push(Diagnostic::error(
-                    "override",
-                    &at,
-                    format!(
-                        "override {i}: {side} `{}` matches no {side} row",
-                        key.map_or("?", String::as_str)
-                    ),
-                )),
+                // Kept, inactive: a dataset reload that drops the row is not refused
+                // for it, and the override applies again if the row comes back.
+                Some(h) if !known.contains(&h) => out.push(
+                    Diagnostic::warning(
+                        "orphaned-override",
+                        &at,
+                        format!(
+                            "override {i}: {side} `{}` matches no {side} row: kept, inactive until a row with that key returns",
+                            key.map_or("?", String::as_str)
+                        ),
+                    )
+                    .with_hint(Some(
+                        "remove it with `rulebench override rm` if the row is gone for good"
+                            .into(),
+                    )),
+                ),
                 Some(_) => {}
             }
         }

@@ -267,7 +267,10 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
                 Span::raw(target),
             ];
             if e.rows().is_none() {
-                spans.push(Span::styled(" (no such row)", theme.fail()));
+                spans.push(Span::styled(
+                    " (orphaned: no such row; inactive)",
+                    theme.fail(),
+                ));
             }
             if let Some(note) = o.note.as_deref().filter(|n| !n.trim().is_empty()) {
                 spans.push(Span::styled(format!(" — {}", safe(note)), theme.dim()));

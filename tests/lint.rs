@@ -229,3 +229,62 @@ fn explain_shows_the_rules_lint() {
         .collect();
     assert!(text.contains("⚠ null-as-zero:"), "{text}");
 }
+
+/// Every problem of a page file at once: a predicate list that does not read no longer
+/// hides an unknown field in another rule, and one bad `pathMatch` no longer hides a bad
+/// matcher in another assertion. `check` lists all four, each at its pointer, and an
+/// import refuses with all four.
+#[test]
+fn every_problem_of_a_page_is_reported_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let (_, out, _) = rb(&db, &["export", "loan-eligibility"]);
+    let mut page: Value = serde_json::from_str(&out).unwrap();
+    page["id"] = serde_json::json!("all-at-once");
+    let rules = page["rules"].as_array_mut().unwrap();
+    rules.push(serde_json::json!({
+        "id": "bad-list", "name": "Bad list",
+        "predicates": [{"field": "source.age", "operator": "≥≥", "value": 18}]
+    }));
+    rules.push(serde_json::json!({
+        "id": "typo", "name": "Typo",
+        "logic": {"==": [{"var": "source.countryy"}, "FR"]}
+    }));
+    page["assertions"] = serde_json::json!([
+        {"id": "bad-match", "select": "*", "path": "$.selectionVerdict",
+         "pathMatch": "SOMETIMES", "matcher": "toEqual", "expected": 2},
+        {"id": "bad-matcher", "select": "*", "path": "$.selectionVerdict",
+         "matcher": "toEquals", "expected": 2}
+    ]);
+    let file = dir.path().join("all.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&page).unwrap()).unwrap();
+    let (code, out, _) = rb(&db, &["check", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let diags: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let n = page["rules"].as_array().unwrap().len();
+    let at = |prefix: String| {
+        diags
+            .iter()
+            .find(|d| {
+                d["severity"] == "error" && d["pointer"].as_str().unwrap().starts_with(&prefix)
+            })
+            .unwrap_or_else(|| panic!("an error at {prefix}: {diags:#?}"))
+            .clone()
+    };
+    at(format!("/rules/{}/predicates", n - 2));
+    let typo = at(format!("/rules/{}/logic", n - 1));
+    assert_eq!(typo["code"], "unknown-field", "{typo}");
+    assert!(typo["line"].as_u64().is_some(), "located: {typo}");
+    at("/assertions/0".into());
+    let matcher = at("/assertions/1/matcher".into());
+    assert!(
+        matcher["message"].as_str().unwrap().contains("toEquals"),
+        "{matcher}"
+    );
+    // An import says the same, all at once, and changes nothing.
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    for needle in ["predicates", "countryy", "SOMETIMES", "toEquals"] {
+        assert!(err.contains(needle), "{needle} in {err}");
+    }
+}

@@ -494,25 +494,11 @@ impl App {
             origin: origin.to_owned(),
             diagnostics,
         };
-        let lists = read_predicates(text).map_err(invalid)?;
-        let keys = keys_of(text, None);
-        if !keys.is_empty() {
-            return Err(invalid(keys));
+        let (page, diags) = read_page_all(text);
+        match page {
+            Some(page) if !diags.iter().any(Diagnostic::is_error) => Ok((page, diags)),
+            _ => Err(invalid(diags)),
         }
-        let mut page: Page = parse_json(text).map_err(|d| invalid(vec![*d]))?;
-        for rule in &mut page.rules {
-            rule.ensure_id();
-        }
-        crate::core::assertions::normalize(&mut page);
-        crate::core::dataset::canonicalize_overrides(&mut page);
-        let diags: Vec<Diagnostic> = validate::validate_page(&page)
-            .into_iter()
-            .map(|d| at_predicates(d, &lists).locate_in(text))
-            .collect();
-        if diags.iter().any(Diagnostic::is_error) {
-            return Err(invalid(diags));
-        }
-        Ok((page, diags))
     }
 
     /// Imports a page file: all or nothing. A dataset's linked `file` is resolved
@@ -530,25 +516,23 @@ impl App {
 
     /// Validates a page file without importing it.
     pub fn check_text(text: &str) -> Vec<Diagnostic> {
-        let lists = match read_predicates(text) {
-            Ok(lists) => lists,
-            Err(diags) => return diags,
-        };
-        let keys = keys_of(text, None);
-        if !keys.is_empty() {
-            return keys;
-        }
-        match parse_json::<Page>(text) {
-            Err(d) => vec![*d],
-            Ok(mut page) => {
-                page.rules.iter_mut().for_each(Rule::ensure_id);
-                crate::core::assertions::normalize(&mut page);
-                crate::core::dataset::canonicalize_overrides(&mut page);
-                with_data_lint(&page, validate::validate_page(&page))
+        match read_page_all(text) {
+            (Some(page), diags) if !diags.iter().any(Diagnostic::is_error) => {
+                let mut diags = diags;
+                diags.extend(
+                    crate::core::lint::constant_over_data(
+                        &page,
+                        &mut match Matrix::new(&page) {
+                            Ok(m) => m,
+                            Err(_) => return diags,
+                        },
+                    )
                     .into_iter()
-                    .map(|d| at_predicates(d, &lists).locate_in(text))
-                    .collect()
+                    .map(|d| d.locate_in(text)),
+                );
+                diags
             }
+            (_, diags) => diags,
         }
     }
 
@@ -1035,6 +1019,139 @@ fn keys_of(text: &str, def: Option<&str>) -> Vec<Diagnostic> {
             .collect(),
         Err(_) => vec![],
     }
+}
+
+/// Reads a page file reporting every problem at once, located in `text`: unknown keys,
+/// predicate lists that do not read, a rule, override or assertion that does not parse
+/// (each at its own pointer), and then everything validation finds in the rest — one
+/// bad element no longer hides the others' problems. The page is `None` when the
+/// document itself does not parse; elements that did not parse are left out of it
+/// (and the diagnostics then hold an error).
+fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
+    let mut doc = match parse_json::<Value>(text) {
+        Ok(doc) => doc,
+        Err(d) => return (None, vec![*d]),
+    };
+    let mut diags = keys_of(text, None);
+    let (lists, bad_lists) = match read_predicates(text) {
+        Ok(lists) => (lists, vec![]),
+        Err(errors) => {
+            let bad: Vec<usize> = errors
+                .iter()
+                .filter_map(|d| {
+                    d.pointer
+                        .strip_prefix("/rules/")
+                        .and_then(|r| r.split('/').next())
+                        .and_then(|i| i.parse().ok())
+                })
+                .collect();
+            diags.extend(errors);
+            (vec![], bad)
+        }
+    };
+    // Every element that does not parse (or whose predicates do not read, or that holds
+    // an unknown key) is left out, by index; its problem is already said.
+    let mut left_out: Vec<String> = Vec::new();
+    let unknown_under: Vec<String> = diags.iter().map(|d| d.pointer.clone()).collect();
+    for (array, check) in [
+        (
+            "rules",
+            (|v: &Value| serde_json::from_value::<Rule>(v.clone()).map(|_| ()))
+                as fn(&Value) -> std::result::Result<(), serde_json::Error>,
+        ),
+        ("overrides", |v: &Value| {
+            serde_json::from_value::<crate::core::model::Override>(v.clone()).map(|_| ())
+        }),
+        ("assertions", |v: &Value| {
+            serde_json::from_value::<crate::core::assertions::Assertion>(v.clone()).map(|_| ())
+        }),
+    ] {
+        let Some(items) = doc.get(array).and_then(Value::as_array) else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("/{array}/{i}");
+            let known_bad = (array == "rules" && bad_lists.contains(&i))
+                || unknown_under
+                    .iter()
+                    .any(|p| p == &at || p.starts_with(&format!("{at}/")));
+            if known_bad {
+                left_out.push(at);
+            } else if let Err(e) = check(item) {
+                let mut d = Diagnostic::json_syntax(&e);
+                d.line = None;
+                d.column = None;
+                d.pointer = at.clone();
+                d.message = format!("{}: {}", &at[1..], d.message);
+                diags.push(d.locate_in(text));
+                left_out.push(at);
+            }
+        }
+    }
+    // Take the elements left out away, last first (indexes stay right).
+    let mut removed: Vec<(String, usize)> = left_out
+        .iter()
+        .filter_map(|p| {
+            let (array, i) = p[1..].split_once('/')?;
+            Some((array.to_owned(), i.parse().ok()?))
+        })
+        .collect();
+    removed.sort_by_key(|(array, i)| (std::cmp::Reverse(*i), array.clone()));
+    removed.dedup();
+    for (array, i) in &removed {
+        if let Some(items) = doc.get_mut(array.as_str()).and_then(Value::as_array_mut) {
+            items.remove(*i);
+        }
+    }
+    // Pointers into what is left map back to the original indexes.
+    let original = |pointer: &str| -> String {
+        for array in ["rules", "overrides", "assertions"] {
+            let Some(rest) = pointer.strip_prefix(&format!("/{array}/")) else {
+                continue;
+            };
+            let (index, tail) = rest.split_once('/').map_or((rest, ""), |(i, t)| (i, t));
+            let Ok(mut i) = index.parse::<usize>() else {
+                return pointer.to_owned();
+            };
+            let mut gone: Vec<usize> = removed
+                .iter()
+                .filter(|(a, _)| a == array)
+                .map(|(_, g)| *g)
+                .collect();
+            gone.sort_unstable();
+            for g in gone {
+                if g <= i {
+                    i += 1;
+                }
+            }
+            let tail = if tail.is_empty() {
+                String::new()
+            } else {
+                format!("/{tail}")
+            };
+            return format!("/{array}/{i}{tail}");
+        }
+        pointer.to_owned()
+    };
+    let Ok(mut page) = serde_json::from_value::<Page>(doc) else {
+        if diags.is_empty() {
+            // The page's own shape: serde's message, located as parse_json does.
+            if let Err(d) = parse_json::<Page>(text) {
+                diags.push(*d);
+            }
+        }
+        return (None, diags);
+    };
+    page.rules.iter_mut().for_each(Rule::ensure_id);
+    crate::core::assertions::normalize(&mut page);
+    crate::core::dataset::canonicalize_overrides(&mut page);
+    let lists_now: Vec<Option<PredicateList>> = if removed.is_empty() { lists } else { vec![] };
+    diags.extend(validate::validate_page(&page).into_iter().map(|d| {
+        let d = at_predicates(d, &lists_now);
+        let pointer = original(&d.pointer);
+        Diagnostic { pointer, ..d }.locate_in(text)
+    }));
+    (Some(page), diags)
 }
 
 /// The predicate lists of a page file's rules (by index), after checking them: errors

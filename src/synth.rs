@@ -180,6 +180,7 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
         }
     };
     Rule {
+        expression: None,
         id: format!("rule-{i:03}"),
         name: format!("Rule {i}"),
         required: i.is_multiple_of(10),

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 fn rule(logic: &Value) -> Rule {
     Rule {
+        expression: None,
         id: "r".into(),
         name: "R".into(),
         required: false,

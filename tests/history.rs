@@ -241,6 +241,7 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
             "DROP TABLE page_log; DROP TABLE row_log; DROP TABLE rule_log;
              DROP TABLE override_log; DROP TABLE assertion_log;
              ALTER TABLE revisions DROP COLUMN author;
+             ALTER TABLE rules DROP COLUMN expression;
              PRAGMA user_version = 4;",
         )
         .unwrap();

@@ -251,3 +251,138 @@ fn not_in_and_not_contains_with_underscores() {
     let logic = parse("target.tags not_contains 'gpu'", &f).unwrap();
     assert_eq!(print(&logic).unwrap(), "target.tags not contains 'gpu'");
 }
+
+mod authored {
+    //! A rule written as an infix `expression` is stored as authored: exported with it
+    //! (and its `logic`), shown so in the editor, its parse errors located.
+
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use serde_json::{Value, json};
+
+    fn rb(db: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+            .env_remove("RULEBENCH_DB")
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(text) = stdin {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(text.as_bytes());
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    const AUTHORED: &str =
+        "target.inputPricePerMTok<=source.maxInputPricePerMTok  or  target.openWeights";
+
+    #[test]
+    fn an_expression_is_stored_exported_and_shown_as_authored() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("e.db");
+        let rule = json!({"name": "Cheap or open", "weight": 2, "expression": AUTHORED});
+        let (code, _, err) = rb(
+            &db,
+            &["rule", "add", "llm-chat-clients", "-"],
+            Some(&rule.to_string()),
+        );
+        assert_eq!(code, 0, "{err}");
+        let (_, out, _) = rb(&db, &["export", "llm-chat-clients"], None);
+        let page: Value = serde_json::from_str(&out).unwrap();
+        let r = page["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == "cheap-or-open")
+            .unwrap()
+            .clone();
+        assert_eq!(r["expression"], AUTHORED, "kept as written");
+        assert_eq!(
+            r["logic"],
+            json!({"or": [{"<=": [{"var": "target.inputPricePerMTok"},
+                                   {"var": "source.maxInputPricePerMTok"}]},
+                          {"var": "target.openWeights"}]})
+        );
+        // The export imports again (both given, and alike).
+        let file = dir.path().join("p.json");
+        std::fs::write(&file, &out).unwrap();
+        let (code, _, err) = rb(&db, &["import", "--replace", file.to_str().unwrap()], None);
+        assert_eq!(code, 0, "{err}");
+        // The workbench's editor opens it in infix, as written.
+        let app = rulebench::app::App::open(&db).unwrap();
+        let mut ui = rulebench::tui::ui::Ui::new(
+            app,
+            Some("llm-chat-clients"),
+            rulebench::tui::theme::Theme::mono(),
+        )
+        .unwrap();
+        let i = ui.page().unwrap().ws.page.rule("cheap-or-open").unwrap().0;
+        ui.dispatch(rulebench::tui::action::Action::RuleSelected(i));
+        let p = ui.page().unwrap();
+        assert!(p.editor.infix);
+        assert_eq!(p.editor.text(), AUTHORED);
+        // Edited as JSONLogic (F2, then a change), the expression goes.
+        ui.handle_key(KeyEvent::new(KeyCode::Char('4'), KeyModifiers::NONE));
+        ui.handle_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::NONE));
+        ui.handle_key(KeyEvent::new(KeyCode::F(2), KeyModifiers::NONE));
+        assert!(!ui.page().unwrap().editor.infix);
+        let p = ui.page_mut().unwrap();
+        p.editor.textarea.select_all();
+        p.editor.textarea.cut();
+        for c in r#"{"var": "target.openWeights"}"#.chars() {
+            ui.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        ui.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        let (_, out, _) = rb(&db, &["export", "llm-chat-clients"], None);
+        let page: Value = serde_json::from_str(&out).unwrap();
+        let r = page["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == "cheap-or-open")
+            .unwrap()
+            .clone();
+        assert!(r.get("expression").is_none(), "{r}");
+        assert_eq!(r["logic"], json!({"var": "target.openWeights"}));
+    }
+
+    #[test]
+    fn a_bad_expression_is_located_and_disagreeing_logic_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("e.db");
+        let rule = json!({"name": "Bad", "expression": "target.openWeights and and"});
+        let (code, _, err) = rb(
+            &db,
+            &["rule", "add", "llm-chat-clients", "-"],
+            Some(&serde_json::to_string_pretty(&rule).unwrap()),
+        );
+        assert_eq!(code, 2);
+        assert!(
+            err.contains("infix-syntax") && err.contains("`expression` 1:"),
+            "{err}"
+        );
+        assert!(err.contains(" 3:"), "located in the file (line 3): {err}");
+        let rule = json!({"name": "Two", "expression": "target.openWeights",
+                          "logic": {"!": {"var": "target.openWeights"}}});
+        let (code, _, err) = rb(
+            &db,
+            &["rule", "add", "llm-chat-clients", "-"],
+            Some(&rule.to_string()),
+        );
+        assert_eq!(code, 2);
+        assert!(err.contains("disagree"), "{err}");
+    }
+}

@@ -969,13 +969,14 @@ impl App {
         page_id: &str,
         rule_id: &str,
         logic: &Value,
+        expression: Option<&str>,
     ) -> Result<(Rule, i64)> {
         let mut out = None;
         let revision =
             self.store
                 .change(page_id, &format!("changed rule {rule_id}"), |tx, rev| {
                     out = Some(store::ops::set_rule_logic(
-                        tx, page_id, rule_id, logic, rev,
+                        tx, page_id, rule_id, logic, expression, rev,
                     )?);
                     Ok(())
                 })?;

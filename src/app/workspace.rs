@@ -264,16 +264,37 @@ impl Session {
         crate::core::infix::fields_of_schema(&self.schema)
     }
 
-    /// A rule's logic as infix, when it has one (`Err` says why not).
+    /// A rule's logic as infix: as authored when it was written so, else printed from
+    /// its logic when it has an infix form (`Err` says why not).
     pub fn rule_infix(&self, rule: usize) -> std::result::Result<String, String> {
-        crate::core::infix::print(&self.page.rules[rule].logic).map_err(|e| e.to_string())
+        let r = &self.page.rules[rule];
+        match &r.expression {
+            Some(text) => Ok(text.clone()),
+            None => crate::core::infix::print(&r.logic).map_err(|e| e.to_string()),
+        }
     }
 
     /// Checks an edited infix text for rule `i`: parsed against the page's fields
     /// (located errors with a hint), then as [`Session::try_logic_value`].
     pub fn try_infix(&mut self, i: usize, text: &str) -> Draft {
         match crate::core::infix::parse(text, &self.infix_fields()) {
-            Ok(logic) => self.try_logic_value(i, logic, None),
+            Ok(logic) => {
+                let draft = self.try_logic_value(i, logic, None);
+                // The text is kept as typed (saved with the rule, shown as written).
+                if let Draft::Valid { warnings, changed } = draft {
+                    let rule = &mut self.page.rules[i];
+                    let retyped = rule.expression.as_deref() != Some(text);
+                    if retyped {
+                        rule.expression = Some(text.to_owned());
+                        self.unsaved[i] = true;
+                    }
+                    return Draft::Valid {
+                        warnings,
+                        changed: changed || retyped,
+                    };
+                }
+                draft
+            }
             Err(e) => Draft::Invalid {
                 diagnostics: vec![Diagnostic {
                     line: Some(e.line),
@@ -325,6 +346,9 @@ impl Session {
         }
         let mut rule = self.page.rules[i].clone();
         rule.logic = logic;
+        // Edited as JSONLogic: the authored infix no longer says it (the infix view sets
+        // it again).
+        rule.expression = None;
         if let Err(e) = self.matrix.replace_rule(i, &rule) {
             return Draft::Invalid {
                 diagnostics: vec![Diagnostic::error("compile", "", e.message)],
@@ -344,9 +368,12 @@ impl Session {
         // The logic alone is written over the stored rule: a name or weight changed
         // elsewhere meanwhile stays.
         let rule = self.page.rules[i].clone();
-        let (saved, revision) = self
-            .app
-            .save_rule_logic(&self.page.id, &rule.id, &rule.logic)?;
+        let (saved, revision) = self.app.save_rule_logic(
+            &self.page.id,
+            &rule.id,
+            &rule.logic,
+            rule.expression.as_deref(),
+        )?;
         self.revision = revision;
         if (saved.required, saved.weight) != (rule.required, rule.weight) {
             self.matrix.set_rule_weight(i, saved.required, saved.weight);
@@ -443,6 +470,7 @@ impl Session {
     /// Adds a rule (always-true logic unless given), saved at once; returns its index.
     pub fn add_rule(&mut self, name: &str) -> Result<usize> {
         let mut rule = Rule {
+            expression: None,
             id: String::new(),
             name: name.to_owned(),
             required: false,

@@ -1087,6 +1087,7 @@ mod tests {
 
     fn rule(logic: Value) -> Rule {
         Rule {
+            expression: None,
             id: "r".into(),
             name: "R".into(),
             required: false,

@@ -337,6 +337,10 @@ pub struct Rule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub logic: Value,
+    /// The rule as authored in infix, when it was (`logic` is derived from it): kept so
+    /// that the editor shows it as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
 }
 
 /// A rule as page files and `rule add` write it: `logic`, or `predicates`.
@@ -361,6 +365,8 @@ struct RuleInput {
     predicates: Option<Value>,
     #[serde(default, rename = "logical_operator", alias = "logicalOperator")]
     logical_operator: Option<Value>,
+    #[serde(default)]
+    expression: Option<String>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
@@ -372,7 +378,37 @@ impl TryFrom<RuleInput> for Rule {
 
     fn try_from(r: RuleInput) -> Result<Rule, String> {
         let op = r.logical_operator.as_ref().map(|v| ("logical_operator", v));
-        let (logic, _) = super::predicates::rule_logic(r.logic.as_ref(), r.predicates.as_ref(), op)
+        // An infix `expression`: the logic is parsed from it (and must agree with a
+        // `logic` given too, as exports write both).
+        let parsed = match &r.expression {
+            None => None,
+            Some(text) => {
+                if r.predicates.is_some() {
+                    return Err(format!(
+                        "rule `{}`: give `predicates` or `expression`, not both",
+                        r.name
+                    ));
+                }
+                let logic =
+                    super::infix::parse(text, &super::infix::Fields::default()).map_err(|e| {
+                        format!(
+                            "rule `{}`: `expression` {}:{}: {}",
+                            r.name, e.line, e.column, e.message
+                        )
+                    })?;
+                if let Some(given) = &r.logic
+                    && given != &logic
+                {
+                    return Err(format!(
+                        "rule `{}`: `expression` and `logic` disagree (the expression reads as {logic}); give one, or both alike",
+                        r.name
+                    ));
+                }
+                Some(logic)
+            }
+        };
+        let logic_in = parsed.as_ref().or(r.logic.as_ref());
+        let (logic, _) = super::predicates::rule_logic(logic_in, r.predicates.as_ref(), op)
             .map_err(|errors| {
                 let what: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 format!("rule `{}`: {}", r.name, what.join("; "))
@@ -385,6 +421,7 @@ impl TryFrom<RuleInput> for Rule {
             category: r.category,
             description: r.description,
             logic,
+            expression: r.expression,
         })
     }
 }

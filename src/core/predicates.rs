@@ -656,11 +656,48 @@ fn rule_parts(
 pub fn read_rule(doc: &Value) -> Result<Option<PredicateList>, Vec<Diagnostic>> {
     match doc {
         Value::Object(rule) => {
+            if let Some(expression) = rule.get("expression") {
+                return read_expression(rule, expression);
+            }
             let (logic, predicates, op) = rule_parts(rule);
             rule_logic(logic, predicates, op).map(|(_, list)| list)
         }
         // Not an object: the rule's own parse says so.
         _ => Ok(None),
+    }
+}
+
+/// A rule written as an infix `expression`: it parses (else the error, located in the
+/// expression), and it is not also a predicate list. (Whether a `logic` given too agrees
+/// is the rule's own parse's to say.)
+fn read_expression(
+    rule: &serde_json::Map<String, Value>,
+    expression: &Value,
+) -> Result<Option<PredicateList>, Vec<Diagnostic>> {
+    if rule.contains_key("predicates") {
+        return Err(vec![Diagnostic::error(
+            "logic-or-predicates",
+            "/predicates",
+            "a rule takes `expression` or `predicates`, not both",
+        )]);
+    }
+    let Some(text) = expression.as_str() else {
+        return Err(vec![Diagnostic::error(
+            "infix-syntax",
+            "/expression",
+            "`expression` is infix text, a string",
+        )]);
+    };
+    match super::infix::parse(text, &super::infix::Fields::default()) {
+        Ok(_) => Ok(None),
+        Err(e) => Err(vec![
+            Diagnostic::error(
+                "infix-syntax",
+                "/expression",
+                format!("`expression` {}:{}: {}", e.line, e.column, e.message),
+            )
+            .with_hint(e.hint),
+        ]),
     }
 }
 

@@ -320,6 +320,30 @@ pub const MIGRATIONS: &[&str] = &[
         INSERT OR REPLACE INTO assertion_log SELECT OLD.page_id, OLD.id, p.revision, NULL, NULL
             FROM pages p WHERE p.id = OLD.page_id;
     END;",
+    // 6: a rule authored in infix keeps its text (`expression`), in the rules and their
+    // log; the rule triggers are remade to carry it.
+    "ALTER TABLE rules ADD COLUMN expression TEXT;
+    ALTER TABLE rule_log ADD COLUMN expression TEXT;
+    DROP TRIGGER rule_log_insert;
+    DROP TRIGGER rule_log_update;
+    DROP TRIGGER rule_log_delete;
+    CREATE TRIGGER rule_log_insert AFTER INSERT ON rules BEGIN
+        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
+            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
+            NEW.description, NEW.logic_json, NEW.expression FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER rule_log_update AFTER UPDATE ON rules WHEN OLD.page_id = NEW.page_id BEGIN
+        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p
+            WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
+        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
+            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
+            NEW.description, NEW.logic_json, NEW.expression FROM pages p WHERE p.id = NEW.page_id;
+    END;
+    CREATE TRIGGER rule_log_delete AFTER DELETE ON rules BEGIN
+        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
+    END;",
 ];
 
 /// One row of `rulebench pages`.
@@ -1290,8 +1314,14 @@ impl Store {
 /// A page's rules in order, or only the one with id `only` (on a connection or inside a
 /// transaction).
 fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>, at: At) -> Result<Vec<Rule>> {
+    // A database older than schema 6 has no `expression` column (tests keep old ones).
+    let expression = if schema_of(conn)? >= 6 {
+        "expression"
+    } else {
+        "NULL"
+    };
     let mut stmt = conn.prepare(&format!(
-        "SELECT id, name, required, weight, category, description, logic_json
+        "SELECT id, name, required, weight, category, description, logic_json, {expression}
          FROM {} WHERE page_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY ord",
         at.table("rules")
     ))?;
@@ -1305,13 +1335,15 @@ fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>, at: At) -> R
                 r.get::<_, String>(4)?,
                 r.get::<_, Option<String>>(5)?,
                 r.get::<_, String>(6)?,
+                r.get::<_, Option<String>>(7)?,
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     raw.into_iter()
         .map(
-            |(id, name, required, weight, category, description, logic)| {
+            |(id, name, required, weight, category, description, logic, expression)| {
                 Ok(Rule {
+                    expression,
                     logic: serde_json::from_str(&logic).map_err(corrupt(format!("rule {id}")))?,
                     id,
                     name,
@@ -1406,6 +1438,11 @@ fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
 }
 
 /// Inserts or updates a rule at a position.
+/// The schema version of the database `conn` is on.
+fn schema_of(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
 pub fn upsert_rule(
     tx: &Transaction<'_>,
     page_id: &str,
@@ -1413,12 +1450,36 @@ pub fn upsert_rule(
     rule: &Rule,
     ord: i64,
 ) -> Result<()> {
+    if schema_of(tx)? < 6 {
+        // A database older than schema 6 (tests keep old ones): no `expression`.
+        tx.execute(
+            "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
+                required = excluded.required, weight = excluded.weight, category = excluded.category,
+                description = excluded.description, logic_json = excluded.logic_json",
+            params![
+                page_id,
+                org,
+                rule.id,
+                ord,
+                rule.name,
+                rule.required,
+                rule.weight,
+                rule.category,
+                rule.description,
+                rule.logic.to_string()
+            ],
+        )?;
+        return Ok(());
+    }
     tx.execute(
-        "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+        "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json, expression)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
             required = excluded.required, weight = excluded.weight, category = excluded.category,
-            description = excluded.description, logic_json = excluded.logic_json",
+            description = excluded.description, logic_json = excluded.logic_json,
+            expression = excluded.expression",
         params![
             page_id,
             org,
@@ -1429,7 +1490,8 @@ pub fn upsert_rule(
             rule.weight,
             rule.category,
             rule.description,
-            rule.logic.to_string()
+            rule.logic.to_string(),
+            rule.expression
         ],
     )?;
     Ok(())
@@ -1703,12 +1765,20 @@ pub mod ops {
         page_id: &str,
         rule_id: &str,
         logic: &Value,
+        expression: Option<&str>,
         revision: i64,
     ) -> Result<Rule> {
-        let changed = tx.execute(
-            "UPDATE rules SET logic_json = ?3 WHERE page_id = ?1 AND id = ?2",
-            params![page_id, rule_id, logic.to_string()],
-        )?;
+        let changed = if super::schema_of(tx)? >= 6 {
+            tx.execute(
+                "UPDATE rules SET logic_json = ?3, expression = ?4 WHERE page_id = ?1 AND id = ?2",
+                params![page_id, rule_id, logic.to_string(), expression],
+            )?
+        } else {
+            tx.execute(
+                "UPDATE rules SET logic_json = ?3 WHERE page_id = ?1 AND id = ?2",
+                params![page_id, rule_id, logic.to_string()],
+            )?
+        };
         let rule = match (
             changed,
             super::read_rules(tx, page_id, Some(rule_id), At::Now)?.pop(),

@@ -56,12 +56,23 @@ impl State {
 
     fn load(&mut self, ws: &Session, rule: usize) {
         self.rule = rule;
-        self.rule_id = ws
+        let id = ws
             .page
             .rules
             .get(rule)
             .map(|r| r.id.clone())
             .unwrap_or_default();
+        // A rule authored in infix opens as it was written (F2 still switches).
+        if id != self.rule_id
+            && ws
+                .page
+                .rules
+                .get(rule)
+                .is_some_and(|r| r.expression.is_some())
+        {
+            self.infix = true;
+        }
+        self.rule_id = id;
         self.draft = None;
         self.due = None;
         let text = match ws.page.rules.get(rule) {

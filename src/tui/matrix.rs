@@ -1159,6 +1159,7 @@ mod tests {
 
     fn rule(category: &str) -> Rule {
         Rule {
+            expression: None,
             id: String::new(),
             name: "r".into(),
             required: false,

@@ -3,42 +3,15 @@
 
 mod common;
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use common::tui::Bench;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rulebench::app::App;
 use rulebench::tui::action::Action;
-use rulebench::tui::theme::Theme;
-use rulebench::tui::ui::{Modal, Ui};
-use rulebench::tui::view;
+use rulebench::tui::ui::Modal;
 
 const LLM: &str = "llm-chat-clients";
 
-struct Bench {
-    dir: tempfile::TempDir,
-    ui: Ui,
-}
-
 fn open() -> Bench {
-    let dir = tempfile::tempdir().unwrap();
-    let app = App::open(&dir.path().join("tui.db")).unwrap();
-    let ui = Ui::new(app, Some(LLM), Theme::mono()).unwrap();
-    Bench { dir, ui }
-}
-
-impl Bench {
-    fn chars(&mut self, text: &str) {
-        for c in text.chars() {
-            self.ui
-                .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-        }
-    }
-
-    fn screen(&self) -> String {
-        let mut t = Terminal::new(TestBackend::new(200, 50)).unwrap();
-        t.draw(|f| view::render(f, &self.ui)).unwrap();
-        t.backend().to_string()
-    }
+    Bench::open(LLM)
 }
 
 /// The export is byte for byte what `rulebench matrix --format F` prints, for every
@@ -54,7 +27,7 @@ fn the_matrix_exports_with_the_command_line_printers() {
         _ => panic!("asks for a file name"),
     }
     b.ui.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-    let db = b.dir.path().join("tui.db");
+    let db = b.db();
     for (ext, format) in [
         ("csv", "csv"),
         ("tsv", "tsv"),
@@ -71,7 +44,7 @@ fn the_matrix_exports_with_the_command_line_printers() {
         );
         assert_eq!(code, 0);
         assert_eq!(written, printed, "{ext}");
-        assert!(b.screen().contains("exported the matrix"));
+        assert!(b.screen(200, 50).contains("exported the matrix"));
     }
     // CSV reads back: a record per rule, then verdict and score.
     let path = b.dir.path().join("m.csv");
@@ -123,7 +96,7 @@ fn y_copies_the_rule_or_the_explanation() {
 fn r_runs_the_assertions_again() {
     let mut b = open();
     b.chars("8r");
-    let s = b.screen();
+    let s = b.screen(200, 50);
     assert!(s.contains("running 8 assertions again"), "{s}");
     assert!(!b.ui.page().unwrap().tests.pending, "inline: done at once");
     assert!(b.ui.page().unwrap().tests.report.is_some());

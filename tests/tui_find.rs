@@ -1,45 +1,22 @@
 //! Finding things at scale in the workbench: the matrix's target filter (`/`), what it
 //! shows (`f`), its order (`s`), the transposed view (`t`), and zoom (`z`).
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::tui::Bench;
+use ratatui::crossterm::event::KeyCode;
 use rulebench::app::App;
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::Ui;
-use rulebench::tui::view;
 
-struct Bench {
-    _dir: tempfile::TempDir,
-    ui: Ui,
-}
-
+/// The sample chat page, the Matrix focused.
 fn open() -> Bench {
-    let dir = tempfile::tempdir().unwrap();
-    let app = App::open(&dir.path().join("tui.db")).unwrap();
-    let ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
-    let mut b = Bench { _dir: dir, ui };
+    let mut b = Bench::open("llm-chat-clients");
     b.chars("3");
     b
 }
 
 impl Bench {
-    fn press(&mut self, code: KeyCode) {
-        self.ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
-    }
-
-    fn chars(&mut self, text: &str) {
-        for c in text.chars() {
-            self.press(KeyCode::Char(c));
-        }
-    }
-
-    fn screen(&self, w: u16, h: u16) -> String {
-        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| view::render(f, &self.ui)).unwrap();
-        t.backend().to_string()
-    }
-
     /// The targets the matrix shows, in order.
     fn shown(&self) -> Vec<usize> {
         let p = self.ui.page().unwrap();
@@ -227,7 +204,7 @@ fn tests_list_failures_first_and_f_shows_only_them() {
         Theme::mono(),
     )
     .unwrap();
-    let mut b = Bench { _dir: dir, ui };
+    let mut b = Bench { dir, ui };
     b.chars("8");
     let tests = &b.ui.page().unwrap().tests;
     let listed: Vec<(String, bool)> = tests

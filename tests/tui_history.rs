@@ -1,6 +1,9 @@
 //! The workbench's History dialog (`H`): the revision log, a revision against now,
 //! restoring from it (a deleted rule, the policies), and the matrix compared with it.
 
+mod common;
+
+use common::tui::Bench;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -11,35 +14,11 @@ use rulebench::tui::view;
 
 const LLM: &str = "llm-chat-clients";
 
-struct Bench {
-    _dir: tempfile::TempDir,
-    ui: Ui,
-}
-
 fn open() -> Bench {
-    let dir = tempfile::tempdir().unwrap();
-    let app = App::open(&dir.path().join("tui.db")).unwrap();
-    let ui = Ui::new(app, Some(LLM), Theme::mono()).unwrap();
-    Bench { _dir: dir, ui }
+    Bench::open(LLM)
 }
 
 impl Bench {
-    fn press(&mut self, code: KeyCode) {
-        self.ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
-    }
-
-    fn chars(&mut self, text: &str) {
-        for c in text.chars() {
-            self.press(KeyCode::Char(c));
-        }
-    }
-
-    fn screen(&self, w: u16, h: u16) -> String {
-        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| view::render(f, &self.ui)).unwrap();
-        t.backend().to_string()
-    }
-
     fn rule_ids(&self) -> Vec<String> {
         let ws = &self.ui.page().unwrap().ws;
         ws.page.rules.iter().map(|r| r.id.clone()).collect()

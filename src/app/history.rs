@@ -300,19 +300,7 @@ impl App {
                 o.target_hash().unwrap_or_default(),
             )
         };
-        let label = |o: &crate::core::model::Override| {
-            format!(
-                "{} × {}",
-                o.source_key
-                    .clone()
-                    .or_else(|| o.source_hash())
-                    .unwrap_or_default(),
-                o.target_key
-                    .clone()
-                    .or_else(|| o.target_hash())
-                    .unwrap_or_default()
-            )
-        };
+        let label = crate::core::model::Override::pair_label;
         for o in &old.overrides {
             let same = now.overrides.iter().find(|c| pair(c) == pair(o));
             if same.is_none_or(|c| c.value != o.value || c.note != o.note) {

@@ -226,17 +226,7 @@ fn overrides(page: &Page) -> Vec<(String, serde_json::Map<String, Value>)> {
     page.overrides
         .iter()
         .map(|o| {
-            let pair = format!(
-                "{} × {}",
-                o.source_key
-                    .clone()
-                    .or_else(|| o.source_hash())
-                    .unwrap_or_default(),
-                o.target_key
-                    .clone()
-                    .or_else(|| o.target_hash())
-                    .unwrap_or_default()
-            );
+            let pair = o.pair_label();
             let mut fields = serde_json::Map::new();
             fields.insert("value".into(), Value::Bool(o.value));
             fields.insert(

@@ -590,6 +590,22 @@ pub struct Override {
 }
 
 impl Override {
+    /// The pair as messages name it: `source key × target key` (a keyHash where the
+    /// override names its row by hash).
+    pub fn pair_label(&self) -> String {
+        format!(
+            "{} × {}",
+            self.source_key
+                .clone()
+                .or_else(|| self.source_hash())
+                .unwrap_or_default(),
+            self.target_key
+                .clone()
+                .or_else(|| self.target_hash())
+                .unwrap_or_default()
+        )
+    }
+
     /// The source key hash, computed from the key when only the key is given.
     pub fn source_hash(&self) -> Option<String> {
         self.source_key_hash

@@ -1450,49 +1450,42 @@ pub fn upsert_rule(
     rule: &Rule,
     ord: i64,
 ) -> Result<()> {
-    if schema_of(tx)? < 6 {
-        // A database older than schema 6 (tests keep old ones): no `expression`.
-        tx.execute(
-            "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-             ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
-                required = excluded.required, weight = excluded.weight, category = excluded.category,
-                description = excluded.description, logic_json = excluded.logic_json",
-            params![
-                page_id,
-                org,
-                rule.id,
-                ord,
-                rule.name,
-                rule.required,
-                rule.weight,
-                rule.category,
-                rule.description,
-                rule.logic.to_string()
-            ],
-        )?;
-        return Ok(());
+    // A database older than schema 6 (tests keep old ones) has no `expression`.
+    let with_expression = schema_of(tx)? >= 6;
+    let (col, val, set) = if with_expression {
+        (
+            ", expression",
+            ", ?11",
+            ", expression = excluded.expression",
+        )
+    } else {
+        ("", "", "")
+    };
+    let logic = rule.logic.to_string();
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+        &page_id,
+        &org,
+        &rule.id,
+        &ord,
+        &rule.name,
+        &rule.required,
+        &rule.weight,
+        &rule.category,
+        &rule.description,
+        &logic,
+    ];
+    if with_expression {
+        values.push(&rule.expression);
     }
     tx.execute(
-        "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json, expression)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-         ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
-            required = excluded.required, weight = excluded.weight, category = excluded.category,
-            description = excluded.description, logic_json = excluded.logic_json,
-            expression = excluded.expression",
-        params![
-            page_id,
-            org,
-            rule.id,
-            ord,
-            rule.name,
-            rule.required,
-            rule.weight,
-            rule.category,
-            rule.description,
-            rule.logic.to_string(),
-            rule.expression
-        ],
+        &format!(
+            "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json{col})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10{val})
+             ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
+                required = excluded.required, weight = excluded.weight, category = excluded.category,
+                description = excluded.description, logic_json = excluded.logic_json{set}"
+        ),
+        values.as_slice(),
     )?;
     Ok(())
 }

@@ -1,4 +1,7 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (each test uses some of them).
+#![allow(dead_code)]
+
+pub mod tui;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

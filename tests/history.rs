@@ -13,6 +13,22 @@ use common::rb;
 
 const LLM: &str = "llm-chat-clients";
 
+/// Replaces the sample page's target rows with `rows` (a dataset import).
+fn import_targets(app: &mut App, rows: &[Value]) {
+    let bytes = serde_json::to_vec(rows).unwrap();
+    app.import_dataset_from(
+        LLM,
+        Side::Target,
+        DataInput::Bytes {
+            name: "<test>",
+            bytes: &bytes,
+        },
+        &ImportOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+}
+
 fn keys(page: &Page) -> (String, String, String, String) {
     let s = &page.source;
     let t = &page.target;
@@ -75,18 +91,7 @@ fn every_revision_reads_back_as_it_was() {
         .collect();
     rows[5]["note"] = json!("reloaded");
     rows.pop();
-    let bytes = serde_json::to_vec(&rows).unwrap();
-    app.import_dataset_from(
-        LLM,
-        Side::Target,
-        DataInput::Bytes {
-            name: "<test>",
-            bytes: &bytes,
-        },
-        &ImportOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    import_targets(&mut app, &rows);
     keep(&app, LLM);
     app.set_assertions(LLM, Vec::new()).unwrap();
     keep(&app, LLM);
@@ -354,20 +359,6 @@ fn a_reimport_logs_only_the_rows_that_changed() {
             )
             .unwrap()
     };
-    let import = |app: &mut App, rows: &Vec<Value>| {
-        let bytes = serde_json::to_vec(rows).unwrap();
-        app.import_dataset_from(
-            LLM,
-            Side::Target,
-            DataInput::Bytes {
-                name: "<test>",
-                bytes: &bytes,
-            },
-            &ImportOptions::default(),
-            &mut |_| {},
-        )
-        .unwrap();
-    };
     let mut rows: Vec<Value> = page
         .target
         .rows
@@ -375,10 +366,10 @@ fn a_reimport_logs_only_the_rows_that_changed() {
         .map(|r| serde_json::to_value(r).unwrap())
         .collect();
     let before = logged(&app);
-    import(&mut app, &rows);
+    import_targets(&mut app, &rows);
     assert_eq!(logged(&app), before, "the same rows: nothing logged");
     rows[3]["rank"] = json!(99);
-    import(&mut app, &rows);
+    import_targets(&mut app, &rows);
     assert_eq!(logged(&app), before + 1, "one row changed: one logged");
     let (with_14, r14) = app.page(LLM).unwrap();
     // Fewer rows: the tail goes (and is logged gone); every revision reads back.

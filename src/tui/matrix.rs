@@ -943,16 +943,8 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
                     let Some(&outcome) = column.and_then(|col| col.outcome.get(t)) else {
                         continue;
                     };
-                    let (glyph, mut style) = match outcome {
-                        PASS => (theme::PASS, theme.pass()),
-                        ERROR => ("!", theme.warn()),
-                        _ => (theme::FAIL, theme.fail()),
-                    };
-                    let changed = ws.changed_since_save(r, t);
+                    let (glyph, mut style, changed) = cell(ws, theme, r, t, outcome);
                     let mut mark_style = theme.warn();
-                    if changed {
-                        style = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
-                    }
                     if dim_cells {
                         style = theme.dim();
                         mark_style = theme.dim();
@@ -1016,6 +1008,29 @@ fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
             }
         }
     }
+}
+
+/// A cell's glyph and style (bold and underlined when its outcome changed since the
+/// save, or since the revision compared with), and whether it changed.
+fn cell(
+    ws: &crate::app::Session,
+    theme: &Theme,
+    rule: usize,
+    target: usize,
+    outcome: u8,
+) -> (&'static str, Style, bool) {
+    let (glyph, style) = match outcome {
+        PASS => (theme::PASS, theme.pass()),
+        ERROR => ("!", theme.warn()),
+        _ => (theme::FAIL, theme.fail()),
+    };
+    let changed = ws.changed_since_save(rule, target);
+    let style = if changed {
+        style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
+    } else {
+        style
+    };
+    (glyph, style, changed)
 }
 
 /// Draws the transposed matrix: a row per shown target (label, verdict, score, then a
@@ -1125,15 +1140,7 @@ fn draw_transposed(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) 
             let Some(&outcome) = ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)) else {
                 continue;
             };
-            let (glyph, mut style) = match outcome {
-                PASS => (theme::PASS, theme.pass()),
-                ERROR => ("!", theme.warn()),
-                _ => (theme::FAIL, theme.fail()),
-            };
-            let changed = ws.changed_since_save(r, t);
-            if changed {
-                style = style.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
-            }
+            let (glyph, mut style, changed) = cell(ws, theme, r, t, outcome);
             if dim_cells {
                 style = theme.dim();
             }

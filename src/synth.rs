@@ -181,6 +181,7 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
     };
     Rule {
         expression: None,
+        warning: None,
         id: format!("rule-{i:03}"),
         name: format!("Rule {i}"),
         required: i.is_multiple_of(10),

@@ -65,6 +65,7 @@ fn compile(logic: &Value) -> CompiledRule {
 fn rule(id: &str, logic: Value) -> Rule {
     Rule {
         expression: None,
+        warning: None,
         id: id.to_owned(),
         name: id.to_owned(),
         required: false,

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 fn rule(logic: &Value) -> Rule {
     Rule {
         expression: None,
+        warning: None,
         id: "r".into(),
         name: "R".into(),
         required: false,

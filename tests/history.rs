@@ -247,6 +247,7 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
              DROP TABLE override_log; DROP TABLE assertion_log;
              ALTER TABLE revisions DROP COLUMN author;
              ALTER TABLE rules DROP COLUMN expression;
+             ALTER TABLE rules DROP COLUMN warning_json;
              PRAGMA user_version = 4;",
         )
         .unwrap();

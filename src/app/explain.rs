@@ -78,6 +78,9 @@ pub struct RuleReport {
     /// The type-aware lint's warnings on the rule (coercion traps in this page's data).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lint: Vec<crate::core::diag::Diagnostic>,
+    /// The rule's structured warning, emitted because it fails for this pair.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<WarningReport>,
     /// The rule's index in the page.
     #[serde(skip)]
     pub index: usize,
@@ -120,6 +123,52 @@ pub fn find_rule(page: &Page, needle: &str) -> Result<usize> {
 
 /// Explains the cell (selection `s`, target `t`) of an evaluated page; `only` limits
 /// the rules to one.
+/// A rule's structured warning as emitted for a pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WarningReport {
+    pub kind: String,
+    pub detail: String,
+}
+
+/// Rule `rule`'s warning for (selection `eval`, target `t`) when the rule fails for
+/// the pair and has one, its detail filled in.
+pub fn cell_warning(
+    page: &Page,
+    eval: &crate::core::matrix::SelectionEval,
+    rule: usize,
+    t: usize,
+) -> Option<WarningReport> {
+    let r = page.rules.get(rule)?;
+    let w = r.warning.as_ref()?;
+    let passed = eval
+        .columns
+        .get(rule)
+        .is_some_and(|c| c.outcome[t] == crate::core::matrix::PASS);
+    if passed {
+        return None;
+    }
+    let d = &page.target;
+    let row = d.effective_row(&d.rows[t]);
+    let field = |f: &str| -> Option<String> { row.get(f).map(crate::core::result::value_text) };
+    let label = d.label.as_deref().and_then(field);
+    let id = d.row_id(&d.rows[t]);
+    let source_key = page.source.row_key(&page.source.rows[eval.selection]);
+    Some(WarningReport {
+        kind: w.kind.clone(),
+        detail: crate::core::result::render_warning(
+            &w.detail,
+            &crate::core::result::WarningContext {
+                rule_id: &r.id,
+                rule_name: &r.name,
+                target_id: &id,
+                target_label: label.as_deref(),
+                source_key: &source_key,
+                field: &field,
+            },
+        ),
+    })
+}
+
 pub fn explain_cell(
     page: &Page,
     revision: i64,
@@ -178,6 +227,7 @@ pub fn explain_cell(
                 predicates: predicates::from_logic(&rule.logic),
                 tree: e.tree,
                 lint: crate::core::lint::lint(&rule.logic, &schema),
+                warning: cell_warning(page, eval, i, t),
                 index: i,
                 logic: rule.logic.clone(),
             }

@@ -471,6 +471,7 @@ impl Session {
     pub fn add_rule(&mut self, name: &str) -> Result<usize> {
         let mut rule = Rule {
             expression: None,
+            warning: None,
             id: String::new(),
             name: name.to_owned(),
             required: false,

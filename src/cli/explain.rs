@@ -72,6 +72,9 @@ fn rule(out: &mut String, r: &RuleReport, tree: bool) {
             .collect();
         line(out, 4, &format!("fields: {}", fields.join(", ")));
     }
+    if let Some(w) = &r.warning {
+        line(out, 4, &format!("⚠ warning {}: {}", w.kind, w.detail));
+    }
     for d in &r.lint {
         let hint = d
             .hint

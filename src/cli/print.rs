@@ -69,7 +69,7 @@ impl Fragments {
                 .map(|(id, t)| (key(6, id), *t))
                 .collect(),
             features,
-            breaks: (0..=8)
+            breaks: (0..=10)
                 .map(|depth| match &pad {
                     Some(pad) => format!("\n{pad}{}", " ".repeat(depth)).into_bytes(),
                     None => Vec::new(),
@@ -203,6 +203,26 @@ pub fn json<W: Write>(w: &mut W, r: &SelectionResult, f: &Fragments) -> io::Resu
             }
             f.nl(w, 6)?;
             w.write_all(b"}")?;
+        }
+        let warnings = r.warnings(t);
+        if !warnings.is_empty() {
+            comma(w)?;
+            f.key(w, 6, "warnings")?;
+            w.write_all(b"[")?;
+            for (i, (kind, detail)) in warnings.iter().enumerate() {
+                if i > 0 {
+                    comma(w)?;
+                }
+                f.nl(w, 8)?;
+                w.write_all(b"{")?;
+                string(w, 10, "kind", kind)?;
+                comma(w)?;
+                string(w, 10, "detail", detail)?;
+                f.nl(w, 8)?;
+                w.write_all(b"}")?;
+            }
+            f.nl(w, 6)?;
+            w.write_all(b"]")?;
         }
         f.nl(w, 4)?;
         w.write_all(b"}")?;

@@ -1088,6 +1088,7 @@ mod tests {
     fn rule(logic: Value) -> Rule {
         Rule {
             expression: None,
+            warning: None,
             id: "r".into(),
             name: "R".into(),
             required: false,

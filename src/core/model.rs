@@ -341,6 +341,19 @@ pub struct Rule {
     /// that the editor shows it as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
+    /// A structured warning emitted for each target the rule fails for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<RuleWarning>,
+}
+
+/// A rule's structured warning: a `kind` for scripts and a `detail` for people, whose
+/// `{target.label}`, `{target.id}`, `{target.FIELD}` (a shown field), `{source.key}`,
+/// `{rule.id}` and `{rule.name}` are filled in per target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleWarning {
+    pub kind: String,
+    pub detail: String,
 }
 
 /// A rule as page files and `rule add` write it: `logic`, or `predicates`.
@@ -367,6 +380,8 @@ struct RuleInput {
     logical_operator: Option<Value>,
     #[serde(default)]
     expression: Option<String>,
+    #[serde(default)]
+    warning: Option<RuleWarning>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
@@ -422,6 +437,7 @@ impl TryFrom<RuleInput> for Rule {
             description: r.description,
             logic,
             expression: r.expression,
+            warning: r.warning,
         })
     }
 }

@@ -32,13 +32,75 @@ pub const TARGETS_PER_PAGE: usize = 100;
 pub const CACHE_FORMAT: &str = "rulebench.result-page/v2";
 
 /// Keys of a result's target entry that a shown (label or summary) field cannot take.
-const RESERVED: &[&str] = &["id", "verdict", "score", "reason", "rules", "override"];
+const RESERVED: &[&str] = &[
+    "id", "verdict", "score", "reason", "rules", "override", "warnings",
+];
 
-/// A rule as a result names it.
+/// What a rule warning's detail may name for one (selection, target) pair.
+pub struct WarningContext<'a> {
+    pub rule_id: &'a str,
+    pub rule_name: &'a str,
+    pub target_id: &'a str,
+    pub target_label: Option<&'a str>,
+    pub source_key: &'a str,
+    /// A target field's value as text (`{target.FIELD}`), when it can be told.
+    pub field: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// A JSON value as a warning's text shows it: strings bare, null empty.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A rule warning's detail with `{target.label}`, `{target.id}`, `{target.FIELD}`,
+/// `{source.key}`, `{rule.id}` and `{rule.name}` filled in; any other `{…}` stays as
+/// written.
+pub fn render_warning(detail: &str, c: &WarningContext<'_>) -> String {
+    let mut out = String::with_capacity(detail.len());
+    let mut rest = detail;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            rest = "";
+            break;
+        };
+        let name = &after[..close];
+        let value = match name {
+            "target.id" => Some(c.target_id.to_owned()),
+            "target.label" => Some(
+                c.target_label
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or(c.target_id)
+                    .to_owned(),
+            ),
+            "source.key" => Some(c.source_key.to_owned()),
+            "rule.id" => Some(c.rule_id.to_owned()),
+            "rule.name" => Some(c.rule_name.to_owned()),
+            other => other.strip_prefix("target.").and_then(|f| (c.field)(f)),
+        };
+        match value {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[open..open + close + 2]),
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A rule as a result names it (with its warning, emitted where it fails).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleName {
     pub id: String,
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<super::model::RuleWarning>,
 }
 
 /// A target as a result names it: its id and the values of the shown fields.
@@ -55,6 +117,8 @@ pub struct Names {
     pub rules: Vec<RuleName>,
     /// The label and summary fields shown on every target (not `id`), in order.
     pub shown: Vec<String>,
+    /// The target dataset's label field (among `shown`), when it has one.
+    pub label: Option<String>,
     pub targets: Vec<TargetName>,
 }
 
@@ -107,8 +171,10 @@ impl Names {
                 .map(|r| RuleName {
                     id: r.id.clone(),
                     name: r.name.clone(),
+                    warning: r.warning.clone(),
                 })
                 .collect(),
+            label: page.target.label.clone().filter(|l| shown.contains(l)),
             shown,
             targets,
         }
@@ -310,6 +376,44 @@ impl SelectionResult {
         Value::Object(out)
     }
 
+    /// The structured warnings of target `t`: one per rule with a warning that fails
+    /// for it, in rule order, as (kind, detail) with the detail's placeholders filled.
+    pub fn warnings(&self, t: usize) -> Vec<(&str, String)> {
+        self.names
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(r, _)| !self.passed(*r, t))
+            .filter_map(|(_, rule)| {
+                let w = rule.warning.as_ref()?;
+                Some((w.kind.as_str(), self.render_detail(&w.detail, rule, t)))
+            })
+            .collect()
+    }
+
+    fn render_detail(&self, detail: &str, rule: &RuleName, t: usize) -> String {
+        let target = &self.names.targets[t];
+        let shown = |field: &str| {
+            self.names
+                .shown
+                .iter()
+                .position(|f| f == field)
+                .map(|i| value_text(&target.shown[i]))
+        };
+        let label = self.names.label.as_deref().and_then(shown);
+        render_warning(
+            detail,
+            &WarningContext {
+                rule_id: &rule.id,
+                rule_name: &rule.name,
+                target_id: &target.id,
+                target_label: label.as_deref(),
+                source_key: &self.selection_key,
+                field: &shown,
+            },
+        )
+    }
+
     /// One entry of `targets[]`, restricted to what `needs` asks for.
     pub fn target_value(&self, t: usize, needs: &Needs) -> Map<String, Value> {
         let target = &self.names.targets[t];
@@ -341,6 +445,21 @@ impl SelectionResult {
                 o.insert("note".into(), Value::String(note.to_owned()));
             }
             entry.insert("override".into(), Value::Object(o));
+        }
+        if needs.wants("warnings") {
+            let warnings = self.warnings(t);
+            if !warnings.is_empty() {
+                let list = warnings
+                    .into_iter()
+                    .map(|(kind, detail)| {
+                        let mut w = Map::new();
+                        w.insert("kind".into(), Value::String(kind.to_owned()));
+                        w.insert("detail".into(), Value::String(detail));
+                        Value::Object(w)
+                    })
+                    .collect();
+                entry.insert("warnings".into(), Value::Array(list));
+            }
         }
         entry
     }
@@ -481,6 +600,9 @@ struct CachePage<'a> {
     #[serde(borrow)]
     rules: Vec<CachedRule<'a>>,
     shown: Vec<String>,
+    /// The target label field (among `shown`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
     /// `[id, [shown values], verdict, score, reason, override]`; override is null or
     /// `{"value": bool, "note"?: text}`.
     #[serde(borrow)]
@@ -502,6 +624,8 @@ struct CachedRule<'a> {
     id: Cow<'a, str>,
     #[serde(borrow)]
     name: Cow<'a, str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    warning: Option<super::model::RuleWarning>,
 }
 
 /// `[id, [shown values], verdict, score, reason, override]`.
@@ -661,9 +785,11 @@ impl SelectionResult {
                         .map(|r| CachedRule {
                             id: Cow::Borrowed(&r.id),
                             name: Cow::Borrowed(&r.name),
+                            warning: r.warning.clone(),
                         })
                         .collect(),
                     shown: self.names.shown.clone(),
+                    label: self.names.label.clone(),
                     targets,
                     passes: passes.iter().map(String::as_str).collect(),
                     errors: errors.iter().map(|(r, h)| (*r, h.as_str())).collect(),
@@ -699,6 +825,7 @@ impl SelectionResult {
             .map(|r| RuleName {
                 id: r.id.to_string(),
                 name: r.name.to_string(),
+                warning: r.warning.clone(),
             })
             .collect();
         // The stored count is checked against the pages at the end: size by both.
@@ -714,10 +841,11 @@ impl SelectionResult {
             head.selection_key.clone(),
             head.evaluated_at.clone(),
         );
-        let (recommended_id, shown, selection_verdict) = (
+        let (recommended_id, shown, selection_verdict, label) = (
             head.recommended_target_id.clone(),
             head.shown.clone(),
             head.selection_verdict,
+            head.label.clone(),
         );
         let mut next = Some(head);
         for i in 0..texts.len() {
@@ -796,6 +924,7 @@ impl SelectionResult {
             page_id,
             rules,
             shown,
+            label,
             targets,
         };
         let columns = outcome

@@ -320,29 +320,32 @@ pub const MIGRATIONS: &[&str] = &[
         INSERT OR REPLACE INTO assertion_log SELECT OLD.page_id, OLD.id, p.revision, NULL, NULL
             FROM pages p WHERE p.id = OLD.page_id;
     END;",
-    // 6: a rule authored in infix keeps its text (`expression`), in the rules and their
-    // log; the rule triggers are remade to carry it.
+    // 6: a rule authored in infix keeps its text (`expression`), and a rule may carry a
+    // structured warning (`warning_json`), in the rules and their log; the rule
+    // triggers are remade to carry them.
     "ALTER TABLE rules ADD COLUMN expression TEXT;
     ALTER TABLE rule_log ADD COLUMN expression TEXT;
+    ALTER TABLE rules ADD COLUMN warning_json TEXT;
+    ALTER TABLE rule_log ADD COLUMN warning_json TEXT;
     DROP TRIGGER rule_log_insert;
     DROP TRIGGER rule_log_update;
     DROP TRIGGER rule_log_delete;
     CREATE TRIGGER rule_log_insert AFTER INSERT ON rules BEGIN
         INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
             NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
-            NEW.description, NEW.logic_json, NEW.expression FROM pages p WHERE p.id = NEW.page_id;
+            NEW.description, NEW.logic_json, NEW.expression, NEW.warning_json FROM pages p WHERE p.id = NEW.page_id;
     END;
     CREATE TRIGGER rule_log_update AFTER UPDATE ON rules WHEN OLD.page_id = NEW.page_id BEGIN
         INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p
             WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
         INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
             NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
-            NEW.description, NEW.logic_json, NEW.expression FROM pages p WHERE p.id = NEW.page_id;
+            NEW.description, NEW.logic_json, NEW.expression, NEW.warning_json FROM pages p WHERE p.id = NEW.page_id;
     END;
     CREATE TRIGGER rule_log_delete AFTER DELETE ON rules BEGIN
         INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
     END;",
 ];
 
@@ -1316,9 +1319,9 @@ impl Store {
 fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>, at: At) -> Result<Vec<Rule>> {
     // A database older than schema 6 has no `expression` column (tests keep old ones).
     let expression = if schema_of(conn)? >= 6 {
-        "expression"
+        "expression, warning_json"
     } else {
-        "NULL"
+        "NULL, NULL"
     };
     let mut stmt = conn.prepare(&format!(
         "SELECT id, name, required, weight, category, description, logic_json, {expression}
@@ -1336,14 +1339,19 @@ fn read_rules(conn: &Connection, page_id: &str, only: Option<&str>, at: At) -> R
                 r.get::<_, Option<String>>(5)?,
                 r.get::<_, String>(6)?,
                 r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<String>>(8)?,
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     raw.into_iter()
         .map(
-            |(id, name, required, weight, category, description, logic, expression)| {
+            |(id, name, required, weight, category, description, logic, expression, warning)| {
                 Ok(Rule {
                     expression,
+                    warning: warning
+                        .map(|w| serde_json::from_str(&w))
+                        .transpose()
+                        .map_err(corrupt(format!("rule {id}'s warning")))?,
                     logic: serde_json::from_str(&logic).map_err(corrupt(format!("rule {id}")))?,
                     id,
                     name,
@@ -1454,14 +1462,15 @@ pub fn upsert_rule(
     let with_expression = schema_of(tx)? >= 6;
     let (col, val, set) = if with_expression {
         (
-            ", expression",
-            ", ?11",
-            ", expression = excluded.expression",
+            ", expression, warning_json",
+            ", ?11, ?12",
+            ", expression = excluded.expression, warning_json = excluded.warning_json",
         )
     } else {
         ("", "", "")
     };
     let logic = rule.logic.to_string();
+    let warning = rule.warning.as_ref().map(to_json);
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![
         &page_id,
         &org,
@@ -1476,6 +1485,7 @@ pub fn upsert_rule(
     ];
     if with_expression {
         values.push(&rule.expression);
+        values.push(&warning);
     }
     tx.execute(
         &format!(

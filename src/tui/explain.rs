@@ -118,6 +118,12 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
         (tone, format!("{glyph} {name} {word}: ")),
         (Tone::Plain, safe(&e.sentence)),
     ]);
+    if let Some(w) = crate::app::explain::cell_warning(&ws.page, &ws.eval, rule, target) {
+        out.push(vec![(
+            Tone::Warn,
+            format!("⚠ warning {}: {}", safe(&w.kind), safe(&w.detail)),
+        )]);
+    }
     for d in ws.rule_lint(rule) {
         let hint = d
             .hint

@@ -1167,6 +1167,7 @@ mod tests {
     fn rule(category: &str) -> Rule {
         Rule {
             expression: None,
+            warning: None,
             id: String::new(),
             name: "r".into(),
             required: false,

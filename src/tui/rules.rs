@@ -377,6 +377,7 @@ mod tests {
     fn rule(id: &str, name: &str, category: &str, weight: f64) -> Rule {
         Rule {
             expression: None,
+            warning: None,
             id: id.into(),
             name: name.into(),
             required: false,

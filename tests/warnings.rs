@@ -1,0 +1,99 @@
+//! Structured rule warnings: a rule may declare `{"kind", "detail"}`, emitted for each
+//! target it fails for — in the result (`targets[].warnings[]`, the detail filled in),
+//! through the cache, in assertions' JSONPath, in `explain` and in the workbench.
+
+mod common;
+
+use common::rb;
+use serde_json::{Value, json};
+
+fn page() -> Value {
+    json!({
+        "format": "rulebench.page/v1", "id": "modes", "name": "Modes",
+        "source": {"name": "Requests", "key": ["id"], "rows": [{"id": "strict", "mode": "strict"}]},
+        "target": {"name": "Providers", "key": ["id"], "label": "name", "summary": ["tier"],
+            "rows": [
+                {"id": "openai", "name": "OpenAI", "citations": true, "tier": "a"},
+                {"id": "hf", "name": "HuggingFace", "citations": false, "tier": "b"}]},
+        "rules": [{
+            "id": "citations", "name": "Strict citations", "weight": 1, "category": "Modes",
+            "logic": {"or": [{"!=": [{"var": "source.mode"}, "strict"]},
+                             {"==": [{"var": "target.citations"}, true]}]},
+            "warning": {"kind": "mode_fallback",
+                        "detail": "{target.label} ({target.tier}) cannot honor strict citations for {source.key}: {rule.name} falls back to lenient; {unknown} stays"}
+        }],
+        "assertions": [{"id": "hf-falls-back", "select": "strict",
+            "path": "$.targets[?@.id=='hf'].warnings[0].kind",
+            "matcher": "toEqual", "expected": "mode_fallback"}]
+    })
+}
+
+#[test]
+fn a_failing_rule_emits_its_warning_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let file = dir.path().join("modes.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&page()).unwrap()).unwrap();
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let detail = "HuggingFace (b) cannot honor strict citations for id=strict: Strict citations falls back to lenient; {unknown} stays";
+    // The result, computed and then from the cache: the same.
+    for cache in ["miss", "hit"] {
+        let (code, out, err) = rb(&db, &["evaluate", "modes", "--select", "strict"]);
+        assert_eq!(code, 0, "{err}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["cache"], cache);
+        let targets = r["targets"].as_array().unwrap();
+        assert!(targets[0].get("warnings").is_none(), "it passes for OpenAI");
+        assert_eq!(
+            targets[1]["warnings"],
+            json!([{"kind": "mode_fallback", "detail": detail}]),
+            "{cache}"
+        );
+    }
+    // Assertions read it by JSONPath.
+    let (code, out, err) = rb(&db, &["test", "modes"]);
+    assert_eq!(code, 0, "{out}{err}");
+    // explain says it, in text and JSON.
+    let (_, out, _) = rb(
+        &db,
+        &["explain", "modes", "--select", "strict", "--target", "hf"],
+    );
+    assert!(
+        out.contains(&format!("⚠ warning mode_fallback: {detail}")),
+        "{out}"
+    );
+    let (_, out, _) = rb(
+        &db,
+        &[
+            "explain", "modes", "--select", "strict", "--target", "hf", "--format", "json",
+        ],
+    );
+    let e: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(e["rules"][0]["warning"]["detail"], detail);
+    // It survives export and import.
+    let (_, out, _) = rb(&db, &["export", "modes"]);
+    let exported: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        exported["rules"][0]["warning"],
+        page()["rules"][0]["warning"]
+    );
+    // The workbench's Explanation pane shows it for the failing cell.
+    let app = rulebench::app::App::open(&db).unwrap();
+    let mut ui =
+        rulebench::tui::ui::Ui::new(app, Some("modes"), rulebench::tui::theme::Theme::mono())
+            .unwrap();
+    ui.dispatch(rulebench::tui::action::Action::TargetSelected(1));
+    let text: String = ui
+        .page()
+        .unwrap()
+        .explain
+        .lines
+        .iter()
+        .flat_map(|l| l.iter().map(|(_, s)| s.as_str()))
+        .collect();
+    assert!(
+        text.contains("⚠ warning mode_fallback: HuggingFace (b)"),
+        "{text}"
+    );
+}

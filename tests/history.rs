@@ -384,3 +384,59 @@ fn a_reimport_logs_only_the_rows_that_changed() {
     assert_eq!(app.page_at(LLM, r1).unwrap().0, page);
     assert_eq!(app.page_at(LLM, r14).unwrap().0, with_14);
 }
+
+/// Pruning forgets the history before a revision: every revision from it on still reads
+/// back exactly, the earlier ones are refused, the log keeps its later lines; the
+/// command asks first (`--yes` without a terminal).
+#[test]
+fn pruning_keeps_every_revision_from_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut app = App::open(&db).unwrap();
+    let (page, _) = app.page(LLM).unwrap();
+    let mut seen = vec![app.page(LLM).unwrap()];
+    for (i, rule) in page.rules.iter().take(3).enumerate() {
+        app.remove_rule(LLM, &rule.id).unwrap();
+        let mut rows: Vec<Value> = seen
+            .last()
+            .unwrap()
+            .0
+            .target
+            .rows
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect();
+        rows[i]["rank"] = json!(100 + i);
+        import_targets(&mut app, &rows);
+        seen.push(app.page(LLM).unwrap());
+    }
+    let cut = seen[2].1;
+    let before: i64 = app
+        .store()
+        .connection()
+        .query_row("SELECT COUNT(*) FROM row_log", [], |r| r.get(0))
+        .unwrap();
+    drop(app);
+    let (code, _, err) = rb(&db, &["page", "prune", &format!("{LLM}@{cut}")]);
+    assert_eq!(code, 2, "asks first: {err}");
+    let (code, _, err) = rb(&db, &["page", "prune", &format!("{LLM}@{cut}"), "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("before revision {cut}")), "{err}");
+    let app = App::open(&db).unwrap();
+    for (page, rev) in &seen {
+        if *rev < cut {
+            let e = app.page_at(LLM, *rev).unwrap_err().to_string();
+            assert!(e.contains(&format!("from revision {cut} on")), "{e}");
+        } else {
+            assert_eq!(&app.page_at(LLM, *rev).unwrap().0, page, "revision {rev}");
+        }
+    }
+    let after: i64 = app
+        .store()
+        .connection()
+        .query_row("SELECT COUNT(*) FROM row_log", [], |r| r.get(0))
+        .unwrap();
+    assert!(after < before, "{after} < {before}");
+    let log = app.revisions(LLM).unwrap();
+    assert_eq!(log.last().unwrap().revision, cut);
+}

@@ -59,10 +59,19 @@ impl App {
         }
         if n < first {
             return Err(AppError::Usage(format!(
-                "page `{page_id}` has its whole history from revision {first} on (revisions before it were made by an older rulebench): revision {n} cannot be rebuilt"
+                "page `{page_id}` keeps its whole history from revision {first} on (earlier ones were pruned, or made by an older rulebench): revision {n} cannot be rebuilt"
             )));
         }
         Ok(n)
+    }
+
+    /// Forgets the history before revision `at` (see [`App::resolve_revision`]): the page
+    /// reads back at `at` and after, not before. Returns the revision and how many log
+    /// entries and revision lines went.
+    pub fn prune_history(&mut self, page_id: &str, at: i64) -> Result<(i64, usize, usize)> {
+        let n = self.resolve_revision(page_id, at)?;
+        let (entries, lines) = self.store.prune_history(page_id, n)?;
+        Ok((n, entries, lines))
     }
 
     /// The page as it was at revision `at` (see [`App::resolve_revision`]).

@@ -482,6 +482,16 @@ restored with `rulebench page restore PAGE@N`.")]
         #[arg(short = 'n', long, value_name = "N")]
         limit: Option<usize>,
     },
+    /// Forget a page's history before a revision (the page reads back at it and after;
+    /// asks on a terminal, --yes otherwise)
+    Prune {
+        /// The page and the first revision to keep: PAGE@N, or PAGE@-K
+        #[arg(value_name = "PAGE@N", add = page_ids())]
+        at: String,
+        /// Prune without asking
+        #[arg(short, long)]
+        yes: bool,
+    },
     /// Restore the page, a rule, the policies or an override as it was at a revision
     /// (itself a new revision: nothing is lost)
     #[command(after_help = "\
@@ -1073,6 +1083,25 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     ListFormat::Json => write_json(&pretty(&log))?,
                     ListFormat::Table => write_text(&output::revisions_table(&log))?,
                 }
+            }
+            PageAction::Prune { at, yes } => {
+                let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
+                    return Err(usage(format!(
+                        "name the first revision to keep: `{}@N`",
+                        crate::app::types::sanitize(&at)
+                    )));
+                };
+                let mut app = db.open()?;
+                let n = app.resolve_revision(page, rev)?;
+                if !yes {
+                    confirm(&format!(
+                        "forget the history of {page} before revision {n}? [y/N] "
+                    ))?;
+                }
+                let (n, entries, lines) = app.prune_history(page, n)?;
+                db.status(&format!(
+                    "pruned the history of {page} before revision {n} ({entries} log entries, {lines} revisions)"
+                ));
             }
             PageAction::Restore {
                 at,

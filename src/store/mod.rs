@@ -687,6 +687,48 @@ impl Store {
             .map(|(first, last)| (first.unwrap_or(last), last)))
     }
 
+    /// Forgets a page's history before revision `from`: every log entry an entry at or
+    /// before `from` supersedes, and the revision log's lines before it. The page still
+    /// reads back at `from` and after; earlier revisions are refused from then on
+    /// ([`Store::history_span`] starts at `from`). Returns how many log entries and
+    /// revision lines went. One transaction.
+    pub fn prune_history(&mut self, page_id: &str, from: i64) -> Result<(usize, usize)> {
+        self.refuse_if_read_only("pruning the history")?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut entries = 0;
+        for (log, keys) in [
+            ("page_log", &[][..]),
+            ("row_log", &["side", "ord"][..]),
+            ("rule_log", &["id"][..]),
+            ("override_log", &["source_key_hash", "target_key_hash"][..]),
+            ("assertion_log", &["id"][..]),
+        ] {
+            let same: String = keys.iter().map(|k| format!(" AND m.{k} = l.{k}")).collect();
+            entries += tx.execute(
+                &format!(
+                    "DELETE FROM {log} AS l WHERE l.page_id = ?1 AND l.revision < ?2
+                       AND l.revision < (SELECT MAX(m.revision) FROM {log} m
+                                         WHERE m.page_id = l.page_id{same} AND m.revision <= ?2)"
+                ),
+                params![page_id, from],
+            )?;
+        }
+        // The head's entry that stands for `from` takes its number: the history then
+        // starts there (`history_span` reads the head log's first revision).
+        tx.execute(
+            "UPDATE page_log SET revision = ?2 WHERE page_id = ?1 AND revision < ?2",
+            params![page_id, from],
+        )?;
+        let lines = tx.execute(
+            "DELETE FROM revisions WHERE page_id = ?1 AND revision < ?2",
+            params![page_id, from],
+        )?;
+        tx.commit()?;
+        Ok((entries, lines))
+    }
+
     /// A page's revision log, newest first: revision, when, and what changed.
     pub fn revisions(&self, page_id: &str) -> Result<Vec<RevisionEntry>> {
         let mut stmt = self.conn.prepare(

@@ -393,3 +393,28 @@ fn the_transposed_matrix_draws_at_tiny_sizes() {
         }
     }
 }
+
+/// Typing a Sources filter does not move the selection (each move recomputes the
+/// matrix); Enter does, when the filter hides it; Esc leaves it where it was.
+#[test]
+fn the_sources_filter_moves_the_selection_only_when_entered() {
+    let mut b = open();
+    let before = b.ui.page().unwrap().ws.selection;
+    b.chars("1/pocket");
+    assert_eq!(
+        b.ui.page().unwrap().ws.selection,
+        before,
+        "typing moves nothing"
+    );
+    b.press(KeyCode::Esc);
+    assert_eq!(
+        b.ui.page().unwrap().ws.selection,
+        before,
+        "Esc: where it was"
+    );
+    b.chars("/pocket");
+    b.press(KeyCode::Enter);
+    let p = b.ui.page().unwrap();
+    let d = &p.ws.page.source;
+    assert!(d.row_label(&d.rows[p.ws.selection]).starts_with("Pocket"));
+}

@@ -163,8 +163,9 @@ pub enum Action {
     CycleSort,
     /// The matrix's target filter (as typed).
     FilterTargets(String),
-    /// The Sources pane's filter (as typed).
-    FilterSources(String),
+    /// The Sources pane's filter (as typed); `true` once it is entered (the selection
+    /// then moves to a match when the filter hides it).
+    FilterSources(String, bool),
     /// Maximise the focused pane (and back).
     Zoom,
     /// Matrix: fold the cursor's category into one row (and back).
@@ -214,7 +215,7 @@ impl Action {
                 | Action::Changed(_)
                 | Action::SearchRules(_)
                 | Action::FilterTargets(_)
-                | Action::FilterSources(_)
+                | Action::FilterSources(..)
         )
     }
 }

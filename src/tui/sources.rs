@@ -130,7 +130,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             });
             None
         }
-        Action::FilterSources(text) => {
+        Action::FilterSources(text, entered) => {
             state.filter = text.trim().to_owned();
             state.reorder(ctx.ws);
             let listed = state.listed(ctx.ws.page.source.rows.len());
@@ -140,11 +140,12 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     safe(&state.filter)
                 ));
             }
-            // The selection moves to the first match when it is filtered out.
+            // Once the filter is entered, the selection moves to the first match when it
+            // is filtered out (not while typing: each move recomputes the matrix).
             listed
                 .first()
                 .copied()
-                .filter(|_| !listed.contains(&state.selected))
+                .filter(|_| *entered && !listed.contains(&state.selected))
         }
         Action::CycleSort => {
             state.by_verdict = !state.by_verdict;

@@ -1285,7 +1285,8 @@ impl Ui {
                         self.queue.push_back(Action::FilterTargets(String::new()));
                     }
                     if purpose == PromptFor::FilterSources {
-                        self.queue.push_back(Action::FilterSources(String::new()));
+                        self.queue
+                            .push_back(Action::FilterSources(String::new(), false));
                     }
                     if purpose == PromptFor::FilterPages {
                         self.queue.push_back(Action::FilterPages(String::new()));
@@ -1307,7 +1308,7 @@ impl Ui {
                             self.queue.push_back(Action::FilterTargets(text))
                         }
                         PromptFor::FilterSources => {
-                            self.queue.push_back(Action::FilterSources(text))
+                            self.queue.push_back(Action::FilterSources(text, false))
                         }
                         PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
                         PromptFor::SearchDataset => {
@@ -1446,7 +1447,7 @@ impl Ui {
                     self.queue.push_back(Action::ExportTo(path));
                 }
             }
-            PromptFor::FilterSources => self.queue.push_back(Action::FilterSources(text)),
+            PromptFor::FilterSources => self.queue.push_back(Action::FilterSources(text, true)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
             PromptFor::SearchDataset => {
                 if let Screen::Page(p) = &mut self.screen {

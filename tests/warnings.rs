@@ -97,3 +97,55 @@ fn a_failing_rule_emits_its_warning_everywhere() {
         "{text}"
     );
 }
+
+/// An override whose target row a dataset import dropped is kept, inactive, and the
+/// result of its selection says so (`warnings` at the top), computed and from the cache;
+/// other selections say nothing.
+#[test]
+fn an_orphaned_override_is_a_warning_of_its_selection() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let (_, out, _) = rb(&db, &["export", "llm-chat-clients"]);
+    let page: Value = serde_json::from_str(&out).unwrap();
+    // The sample's override: opencode × llama-3.3-70b. Drop llama.
+    let rows: Vec<Value> = page["target"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] != "llama-3.3-70b")
+        .cloned()
+        .collect();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, Value::Array(rows).to_string()).unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "llm-chat-clients",
+            "target",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    for cache in ["miss", "hit"] {
+        let (_, out, _) = rb(
+            &db,
+            &["evaluate", "llm-chat-clients", "--select", "opencode"],
+        );
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["cache"], cache);
+        let w = &r["warnings"][0];
+        assert_eq!(w["kind"], "orphaned_override", "{r:#}");
+        assert!(
+            w["detail"].as_str().unwrap().contains("llama-3.3-70b"),
+            "{w}"
+        );
+    }
+    let (_, out, _) = rb(
+        &db,
+        &["evaluate", "llm-chat-clients", "--select", "t3-chat"],
+    );
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert!(r.get("warnings").is_none(), "{r:#}");
+}

@@ -256,6 +256,25 @@ pub fn json<W: Write>(w: &mut W, r: &SelectionResult, f: &Fragments) -> io::Resu
         f.nl(w, 2)?;
     }
     w.write_all(b"],")?;
+    let warnings = r.selection_warnings();
+    if !warnings.is_empty() {
+        f.key(w, 2, "warnings")?;
+        w.write_all(b"[")?;
+        for (i, (kind, detail)) in warnings.iter().enumerate() {
+            if i > 0 {
+                comma(w)?;
+            }
+            f.nl(w, 4)?;
+            w.write_all(b"{")?;
+            string(w, 6, "kind", kind)?;
+            comma(w)?;
+            string(w, 6, "detail", detail)?;
+            f.nl(w, 4)?;
+            w.write_all(b"}")?;
+        }
+        f.nl(w, 2)?;
+        w.write_all(b"],")?;
+    }
     string(w, 2, "evaluatedAt", &r.evaluated_at)?;
     f.nl(w, 0)?;
     w.write_all(b"}")

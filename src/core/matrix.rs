@@ -397,6 +397,9 @@ pub struct Matrix {
     overrides: HashMap<(usize, usize), bool>,
     /// (source index, target index) → the override's note.
     notes: HashMap<(usize, usize), String>,
+    /// The overrides (indexes into the page's) whose source or target row the page does
+    /// not have: kept, inactive.
+    orphaned: Vec<usize>,
     /// The keyHash of every target row, when the matrix was built without the page's
     /// target rows (else they are computed from the page when overrides need them).
     target_hashes: Option<Vec<String>>,
@@ -475,6 +478,7 @@ impl Matrix {
             target_priority,
             overrides: HashMap::new(),
             notes: HashMap::new(),
+            orphaned: Vec::new(),
             device_policy: page.device_policy.clone(),
             selection_policy: page.selection_policy.clone(),
             target_hashes,
@@ -534,6 +538,11 @@ impl Matrix {
     }
 
     /// The compiled form of rule `i` (for explanations).
+    /// The page's overrides (by index) whose source or target row it does not have.
+    pub fn orphaned_overrides(&self) -> &[usize] {
+        &self.orphaned
+    }
+
     pub fn compiled(&self, i: usize) -> &CompiledRule {
         &self.rules[i].compiled
     }
@@ -599,11 +608,13 @@ impl Matrix {
                 .map(|(i, r)| (super::model::key_hash(&page.target.row_key(r)), i))
                 .collect(),
         };
-        for o in &page.overrides {
+        self.orphaned.clear();
+        for (i, o) in page.overrides.iter().enumerate() {
             let (Some(s), Some(t)) = (
                 o.source_hash().and_then(|h| sources.get(&h).copied()),
                 o.target_hash().and_then(|h| targets.get(&h).copied()),
             ) else {
+                self.orphaned.push(i);
                 continue;
             };
             self.overrides.insert((s, t), o.value);

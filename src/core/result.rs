@@ -119,12 +119,21 @@ pub struct Names {
     pub shown: Vec<String>,
     /// The target dataset's label field (among `shown`), when it has one.
     pub label: Option<String>,
+    /// The overrides that name a row the page does not have (kept, inactive): the
+    /// keyHash of their source and how they are named.
+    pub orphaned: Vec<(String, String)>,
     pub targets: Vec<TargetName>,
 }
 
 impl Names {
     /// The names of a page whose target rows live in `matrix` (loaded without them).
     pub fn of_matrix(page: &Page, matrix: &super::matrix::Matrix) -> Names {
+        let orphaned = matrix
+            .orphaned_overrides()
+            .iter()
+            .filter_map(|&i| page.overrides.get(i))
+            .map(|o| (o.source_hash().unwrap_or_default(), o.pair_label()))
+            .collect();
         let shown = shown_fields(page);
         let targets = matrix
             .target_ids()
@@ -138,7 +147,10 @@ impl Names {
                     .collect(),
             })
             .collect();
-        Self::with_targets(page, shown, targets)
+        Names {
+            orphaned,
+            ..Self::with_targets(page, shown, targets)
+        }
     }
 
     /// The names of a page's rules and targets (shown values with dataset defaults).
@@ -159,7 +171,26 @@ impl Names {
                 }
             })
             .collect();
-        Self::with_targets(page, shown, targets)
+        let hashes = |d: &super::model::Dataset| -> std::collections::HashSet<String> {
+            d.rows
+                .iter()
+                .map(|r| super::model::key_hash(&d.row_key(r)))
+                .collect()
+        };
+        let (sources, targets_now) = (hashes(&page.source), hashes(&page.target));
+        let orphaned = page
+            .overrides
+            .iter()
+            .filter(|o| {
+                !o.source_hash().is_some_and(|h| sources.contains(&h))
+                    || !o.target_hash().is_some_and(|h| targets_now.contains(&h))
+            })
+            .map(|o| (o.source_hash().unwrap_or_default(), o.pair_label()))
+            .collect();
+        Names {
+            orphaned,
+            ..Self::with_targets(page, shown, targets)
+        }
     }
 
     fn with_targets(page: &Page, shown: Vec<String>, targets: Vec<TargetName>) -> Names {
@@ -177,6 +208,7 @@ impl Names {
             label: page.target.label.clone().filter(|l| shown.contains(l)),
             shown,
             targets,
+            orphaned: Vec::new(),
         }
     }
 
@@ -372,8 +404,43 @@ impl SelectionResult {
                 .collect();
             out.insert("features".into(), Value::Array(features));
         }
+        if needs.wants("warnings") {
+            let warnings = self.selection_warnings();
+            if !warnings.is_empty() {
+                let list = warnings
+                    .into_iter()
+                    .map(|(kind, detail)| {
+                        let mut w = Map::new();
+                        w.insert("kind".into(), Value::String(kind.to_owned()));
+                        w.insert("detail".into(), Value::String(detail));
+                        Value::Object(w)
+                    })
+                    .collect();
+                out.insert("warnings".into(), Value::Array(list));
+            }
+        }
         out.insert("evaluatedAt".into(), Value::from(self.evaluated_at.clone()));
         Value::Object(out)
+    }
+
+    /// The selection's own warnings: each override of this selection whose target row
+    /// the page does not have (kept, inactive), as (kind, detail).
+    pub fn selection_warnings(&self) -> Vec<(&'static str, String)> {
+        if self.names.orphaned.is_empty() {
+            return Vec::new();
+        }
+        let hash = super::model::key_hash(&self.selection_key);
+        self.names
+            .orphaned
+            .iter()
+            .filter(|(source, _)| *source == hash)
+            .map(|(_, label)| {
+                (
+                    "orphaned_override",
+                    format!("override {label} names a target row the page does not have: it is inactive until the row returns"),
+                )
+            })
+            .collect()
     }
 
     /// The structured warnings of target `t`: one per rule with a warning that fails
@@ -603,6 +670,9 @@ struct CachePage<'a> {
     /// The target label field (among `shown`), when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     label: Option<String>,
+    /// The page's orphaned overrides: (source keyHash, label).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    orphaned: Vec<(String, String)>,
     /// `[id, [shown values], verdict, score, reason, override]`; override is null or
     /// `{"value": bool, "note"?: text}`.
     #[serde(borrow)]
@@ -790,6 +860,7 @@ impl SelectionResult {
                         .collect(),
                     shown: self.names.shown.clone(),
                     label: self.names.label.clone(),
+                    orphaned: self.names.orphaned.clone(),
                     targets,
                     passes: passes.iter().map(String::as_str).collect(),
                     errors: errors.iter().map(|(r, h)| (*r, h.as_str())).collect(),
@@ -841,11 +912,12 @@ impl SelectionResult {
             head.selection_key.clone(),
             head.evaluated_at.clone(),
         );
-        let (recommended_id, shown, selection_verdict, label) = (
+        let (recommended_id, shown, selection_verdict, label, orphaned) = (
             head.recommended_target_id.clone(),
             head.shown.clone(),
             head.selection_verdict,
             head.label.clone(),
+            head.orphaned.clone(),
         );
         let mut next = Some(head);
         for i in 0..texts.len() {
@@ -925,6 +997,7 @@ impl SelectionResult {
             rules,
             shown,
             label,
+            orphaned,
             targets,
         };
         let columns = outcome

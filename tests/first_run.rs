@@ -325,6 +325,43 @@ fn completions_for_every_shell_and_page_ids_completed_from_the_database() {
         3,
         "{pages}"
     );
+    // A `--db` on the command line being completed is the database read (it used to be
+    // ignored for RULEBENCH_DB or the default): one with a single page.
+    let other = home.path().join("other.db");
+    let other_s = other.to_str().unwrap();
+    assert_eq!(
+        run(home.path(), &[], &["--db", other_s, "--no-seed", "pages"]).0,
+        0
+    );
+    let page = r#"{"format": "rulebench.page/v1", "id": "only-here", "name": "Only",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]}}"#;
+    let file = home.path().join("only.json");
+    std::fs::write(&file, page).unwrap();
+    assert_eq!(
+        run(
+            home.path(),
+            &[],
+            &["--db", other_s, "import", file.to_str().unwrap()]
+        )
+        .0,
+        0
+    );
+    for words in [
+        ["--db", other_s, "export", ""].as_slice(),
+        [&format!("--db={other_s}"), "export", ""].as_slice(),
+    ] {
+        let pages = complete(words);
+        assert_eq!(
+            pages
+                .lines()
+                .filter(|l| !l.starts_with('-'))
+                .map(|l| l.split('\t').next().unwrap())
+                .collect::<Vec<_>>(),
+            ["only-here"],
+            "{pages}"
+        );
+    }
 }
 
 #[test]

@@ -543,11 +543,29 @@ pub enum Shell {
 
 /// Completes page ids from the database (`$RULEBENCH_DB`, else the default one),
 /// opened read-only; nothing when there is none.
+/// The `--db` of the command line being completed (the shell passes its words after
+/// `--`), when it names one: completion then reads that database.
+pub fn db_in_words(words: impl IntoIterator<Item = String>) -> Option<PathBuf> {
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        if w == "--db" {
+            return words.next().filter(|v| !v.is_empty()).map(PathBuf::from);
+        }
+        if let Some(v) = w.strip_prefix("--db=") {
+            return (!v.is_empty()).then(|| PathBuf::from(v));
+        }
+    }
+    None
+}
+
 fn page_ids() -> clap_complete::engine::ArgValueCompleter {
     clap_complete::engine::ArgValueCompleter::new(|current: &std::ffi::OsStr| {
-        let path = std::env::var_os("RULEBENCH_DB")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
+        let path = db_in_words(std::env::args().skip_while(|a| a != "--").skip(1))
+            .or_else(|| {
+                std::env::var_os("RULEBENCH_DB")
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+            })
             .unwrap_or_else(default_db_path);
         let prefix = current.to_string_lossy();
         App::open_read_only(&path)

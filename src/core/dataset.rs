@@ -51,14 +51,30 @@ impl KeyCase {
 }
 
 impl Dataset {
+    /// The patch of a row (by its key), when it has one.
+    pub fn patch_of(&self, row: &Row) -> Option<&super::model::RowPatch> {
+        if self.patches.is_empty() {
+            return None;
+        }
+        let key = self.row_key(row);
+        self.patches.iter().find(|p| self.key_matches(&p.key, &key))
+    }
+
     /// The row as rules see it: every field default fills a field the row lacks or
-    /// holds as `null`. Borrowed when nothing is filled.
+    /// holds as `null`, then the row's patch sets its fields. Borrowed when nothing is
+    /// filled or set.
     pub fn effective_row<'a>(&self, row: &'a Row) -> Cow<'a, Row> {
         let lacks = |k: &String| row.get(k).is_none_or(Value::is_null);
-        if !self.defaults.keys().any(lacks) {
+        let patch = self.patch_of(row);
+        if patch.is_none() && !self.defaults.keys().any(lacks) {
             return Cow::Borrowed(row);
         }
         let mut out = row.clone();
+        if let Some(p) = patch {
+            for (k, v) in &p.set {
+                out.insert(k.clone(), v.clone());
+            }
+        }
         for (k, v) in &self.defaults {
             match out.get_mut(k) {
                 Some(slot) if slot.is_null() => *slot = v.clone(),

@@ -99,6 +99,18 @@ type RowValues<'a> = Vec<DataValue<'a>>;
 
 impl ArenaRows {
     fn of(d: &super::model::Dataset) -> ArenaRows {
+        if !d.patches.is_empty() {
+            // Patched rows: each as its effective row (defaults, then its patch).
+            return ArenaRows::new(Bump::new(), |arena| {
+                d.rows
+                    .iter()
+                    .map(|row| {
+                        let v = Value::Object(d.effective_row(row).into_owned());
+                        DataValue::from_serde_value_in(&v, arena)
+                    })
+                    .collect()
+            });
+        }
         ArenaRows::new(Bump::new(), |arena| {
             d.rows
                 .iter()
@@ -138,6 +150,22 @@ impl ArenaRows {
         d: &super::model::Dataset,
         texts: impl IntoIterator<Item = &'t str>,
     ) -> Result<ArenaRows, String> {
+        if !d.patches.is_empty() {
+            // Patched rows need their keys: read as rows, then as in `of`.
+            let rows = texts
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    serde_json::from_str::<super::model::Row>(t)
+                        .map_err(|e| format!("{} row {i}: {e}", d.name))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let with_rows = super::model::Dataset {
+                rows,
+                ..d.without_rows()
+            };
+            return Ok(ArenaRows::of(&with_rows));
+        }
         ArenaRows::try_new(Bump::new(), |arena| {
             let defaults: Vec<(&str, DataValue<'_>)> = d
                 .defaults

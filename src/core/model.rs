@@ -152,8 +152,24 @@ pub struct Dataset {
     /// stored absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// Extension: row patches, per-page field values layered over the rows they name by
+    /// key (one deployment of a provider that supports citations, say). They are kept
+    /// across dataset imports and linked-file reloads, and applied wherever rows are
+    /// evaluated ([`Dataset::effective_row`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<RowPatch>,
     #[serde(default)]
     pub rows: Vec<Row>,
+}
+
+/// A row patch: the row's key, the fields it sets (over the row's own values), and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RowPatch {
+    pub key: String,
+    pub set: Row,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Dataset {
@@ -169,6 +185,7 @@ impl Dataset {
             defaults,
             key_case,
             file,
+            patches,
             rows: _,
         } = self;
         Dataset {
@@ -180,6 +197,7 @@ impl Dataset {
             defaults: defaults.clone(),
             key_case: *key_case,
             file: file.clone(),
+            patches: patches.clone(),
             rows: vec![],
         }
     }

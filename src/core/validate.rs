@@ -633,6 +633,14 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
     }
     out.extend(validate_device_policy(&page.device_policy));
     validate_overrides(page, facts, &mut out);
+    for side in [Side::Source, Side::Target] {
+        validate_patches(
+            page.dataset(side),
+            side,
+            facts.filter(|f| f.side == side),
+            &mut out,
+        );
+    }
     out.extend(super::assertions::validate(
         page,
         &super::assertions::Limits::default(),
@@ -777,6 +785,73 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
                     )),
                 ),
                 Some(_) => {}
+            }
+        }
+    }
+}
+
+/// Row patches are validated like rows: each names a row by key (else it is kept,
+/// inactive, with a warning: the row may come back with a reload), sets fields the
+/// dataset has (with a did-you-mean), and leaves the key fields alone.
+fn validate_patches(
+    d: &super::model::Dataset,
+    side: Side,
+    facts: Option<&RowFacts<'_>>,
+    out: &mut Vec<Diagnostic>,
+) {
+    if d.patches.is_empty() {
+        return;
+    }
+    // The rows, or (while a dataset is imported without loading them) what is known
+    // of them: their keyHashes and fields.
+    let keys: Vec<String> = d.rows.iter().map(|r| d.row_key(r)).collect();
+    let has_row = |key: &str| match facts {
+        Some(f) => f.hashes.contains(&super::model::key_hash(key)),
+        None => keys.iter().any(|k| d.key_matches(key, k)),
+    };
+    let known: std::collections::BTreeSet<&str> = match facts {
+        Some(f) => f.fields.keys().map(String::as_str).collect::<Vec<_>>(),
+        None => d
+            .rows
+            .iter()
+            .flat_map(|r| r.keys().map(String::as_str))
+            .collect::<Vec<_>>(),
+    }
+    .into_iter()
+    .chain(d.defaults.keys().map(String::as_str))
+    .collect();
+    let side_name = side.name();
+    for (i, p) in d.patches.iter().enumerate() {
+        let at = format!("/{side_name}/patches/{i}");
+        if !has_row(&p.key) {
+            out.push(Diagnostic::warning(
+                "orphaned-patch",
+                format!("{at}/key"),
+                format!(
+                    "patch {i}: no {side_name} row has the key `{}`: kept, inactive until it returns",
+                    p.key
+                ),
+            ));
+        }
+        for field in p.set.keys() {
+            if d.key.contains(field) {
+                out.push(Diagnostic::error(
+                    "patch-key-field",
+                    format!("{at}/set/{}", pointer_token(field)),
+                    format!("patch {i} sets the key field `{field}`: a patch names its row by key, it cannot change it"),
+                ));
+            } else if !known.contains(field.as_str()) {
+                out.push(
+                    Diagnostic::error(
+                        "unknown-field",
+                        format!("{at}/set/{}", pointer_token(field)),
+                        format!("patch {i} sets `{field}`, a field no {side_name} row has"),
+                    )
+                    .with_hint(
+                        did_you_mean(field, known.iter().copied())
+                            .map(|s| format!("did you mean `{s}`?")),
+                    ),
+                );
             }
         }
     }

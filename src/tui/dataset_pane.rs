@@ -341,14 +341,23 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     let selected = st.selected_row();
     for (pos, &i) in st.matches.iter().enumerate().skip(offset).take(height) {
         let row = &d.rows[i];
-        let mark = if i == selected { "▶ " } else { "  " };
+        // A patched row shows its patched values, marked ✎ (the stored ones are in
+        // the page file; the patch is in the dataset's `patches`).
+        let patch = d.patch_of(row);
+        let mark = match (i == selected, patch.is_some()) {
+            (true, true) => "▶✎",
+            (true, false) => "▶ ",
+            (false, true) => " ✎",
+            (false, false) => "  ",
+        };
         let mut text = format!(
             "{mark}{}",
             cell(Some(&Value::String(d.row_label(row))), label_w)
         );
         for c in cols {
             text.push(' ');
-            text.push_str(&cell(row.get(c), col_w));
+            let value = patch.and_then(|p| p.set.get(c)).or(row.get(c));
+            text.push_str(&cell(value, col_w));
         }
         let style = if pos == st.cursor {
             theme.selected()

@@ -288,3 +288,36 @@ fn every_problem_of_a_page_is_reported_at_once() {
         assert!(err.contains(needle), "{needle} in {err}");
     }
 }
+
+/// In the workbench, a rule edited into one outcome for every pair of the current rows
+/// says so under the editor and in the Explanation (the background work sees every
+/// source).
+#[test]
+fn the_editor_says_when_a_rule_is_constant_over_the_data() {
+    let mut b = common::tui::Bench::open("llm-chat-clients");
+    b.chars("2");
+    b.press(ratatui::crossterm::event::KeyCode::Home);
+    b.chars("e");
+    let p = b.ui.page_mut().unwrap();
+    p.editor.textarea.select_all();
+    p.editor.textarea.cut();
+    b.chars(r#"{"==": [{"var": "target.provider"}, "OpenAI"]}"#);
+    let s = b.screen(160, 45);
+    assert!(s.contains("constant-over-data"), "{s}");
+    assert!(s.contains("fails for every pair"), "{s}");
+    let text: String =
+        b.ui.page()
+            .unwrap()
+            .explain
+            .lines
+            .iter()
+            .flat_map(|l| l.iter().map(|(_, s)| s.as_str()))
+            .collect();
+    assert!(text.contains("constant-over-data"), "{text}");
+    // A rule that decides something: quiet.
+    let p = b.ui.page_mut().unwrap();
+    p.editor.textarea.select_all();
+    p.editor.textarea.cut();
+    b.chars(r#"{"==": [{"var": "target.provider"}, "openai"]}"#);
+    assert!(!b.screen(160, 45).contains("constant-over-data"));
+}

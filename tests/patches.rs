@@ -149,7 +149,14 @@ fn a_patch_survives_a_linked_file_reload() {
     std::fs::write(&data, page()["target"]["rows"].to_string()).unwrap();
     let (code, _, err) = rb(
         &db,
-        &["dataset", "import", "deploy", "target", data.to_str().unwrap(), "--link"],
+        &[
+            "dataset",
+            "import",
+            "deploy",
+            "target",
+            data.to_str().unwrap(),
+            "--link",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     // Upstream adds a provider; the file is reloaded.

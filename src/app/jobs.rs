@@ -43,6 +43,10 @@ pub enum JobResult {
     Verdicts {
         generation: u64,
         verdicts: Vec<Verdict>,
+        /// Per rule, over every pair of the current rows: `Some(true)` when it passes
+        /// for all of them, `Some(false)` when it fails for all, else `None` (the lint
+        /// `constant-over-data`, live).
+        constant: Vec<Option<bool>>,
         /// How long bringing the worker's page up to date and computing them took.
         took: Duration,
     },
@@ -71,6 +75,7 @@ impl JobResult {
                 generation,
                 verdicts,
                 took,
+                ..
             } => format!(
                 "job=verdicts generation={generation} sources={} ms={:.3}",
                 verdicts.len(),
@@ -158,18 +163,39 @@ impl Worker {
     }
 
     /// Every source's selection verdict; `None` when `stop` says a newer submission came.
-    fn verdicts(&mut self, stop: &mut dyn FnMut() -> bool) -> Option<Vec<Verdict>> {
+    #[allow(clippy::type_complexity)]
+    fn verdicts(
+        &mut self,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Option<(Vec<Verdict>, Vec<Option<bool>>)> {
         let (Some(page), Some(m)) = (&self.page, &mut self.matrix) else {
-            return Some(vec![]);
+            return Some((vec![], vec![]));
         };
+        let nt = page.target.rows.len();
         let mut out = Vec::with_capacity(page.source.rows.len());
+        // Per rule: seen a pass, seen a fail.
+        let mut seen = vec![(false, false); page.rules.len()];
         for s in 0..page.source.rows.len() {
             if stop() {
                 return None;
             }
-            out.push(m.evaluate(s).selection_verdict);
+            let eval = m.evaluate(s);
+            for (r, col) in eval.columns.iter().enumerate() {
+                if let Some((pass, fail)) = seen.get_mut(r) {
+                    *pass |= col.passes > 0;
+                    *fail |= col.passes < nt;
+                }
+            }
+            out.push(eval.selection_verdict);
         }
-        Some(out)
+        let constant = if page.source.rows.is_empty() || nt == 0 {
+            vec![None; page.rules.len()]
+        } else {
+            seen.iter()
+                .map(|&(pass, fail)| (pass != fail).then_some(pass))
+                .collect()
+        };
+        Some((out, constant))
     }
 
     /// The page's assertions on the current state.
@@ -214,10 +240,11 @@ impl Worker {
                 took: started.elapsed(),
             }]);
         }
-        let verdicts = self.verdicts(stop)?;
+        let (verdicts, constant) = self.verdicts(stop)?;
         let mut out = vec![JobResult::Verdicts {
             generation,
             verdicts,
+            constant,
             took: started.elapsed(),
         }];
         if stop() {

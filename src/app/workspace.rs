@@ -53,6 +53,9 @@ pub struct Session {
     /// is reopened ([`Session::adopt`]), kept until the user restores or drops them
     /// ([`Session::restore_orphans`], [`Session::drop_orphans`]).
     orphans: Vec<crate::core::model::Rule>,
+    /// Per rule, from the background work: one outcome for every pair of the current
+    /// rows (`Some(true)` passes everywhere, `Some(false)` fails everywhere).
+    pub constant: Vec<Option<bool>>,
     /// A revision the outcomes are compared with (else the last saved state), and the
     /// comparison of the current selection.
     baseline: Option<(super::history::Baseline, super::history::Comparison)>,
@@ -97,6 +100,7 @@ impl Session {
             cell_edits: Vec::new(),
             orphans: Vec::new(),
             baseline: None,
+            constant: Vec::new(),
             app,
         })
     }
@@ -250,13 +254,31 @@ impl Session {
         self.unsaved.iter().any(|&u| u) || self.policies_since.is_some()
     }
 
-    /// The type-aware lint's warnings on rule `rule` over this page's data.
+    /// The type-aware lint's warnings on rule `rule` over this page's data, with
+    /// `constant-over-data` when the background work found the rule has one outcome for
+    /// every pair of the current rows.
     pub fn rule_lint(&self, rule: usize) -> Vec<crate::core::diag::Diagnostic> {
-        self.page
-            .rules
-            .get(rule)
-            .map(|r| crate::core::lint::lint(&r.logic, &self.schema))
-            .unwrap_or_default()
+        let Some(r) = self.page.rules.get(rule) else {
+            return vec![];
+        };
+        let mut out = crate::core::lint::lint(&r.logic, &self.schema);
+        let reads = crate::core::engine::Reads::of(&r.logic);
+        let reads_data = [&reads.source, &reads.target]
+            .iter()
+            .any(|s| s.as_ref().is_none_or(|p| !p.is_empty()));
+        if let Some(Some(passes)) = self.constant.get(rule).filter(|_| reads_data) {
+            let what = if *passes {
+                "passes for every pair: it decides nothing here"
+            } else {
+                "fails for every pair: no target can pass it"
+            };
+            out.push(crate::core::diag::Diagnostic::warning(
+                "constant-over-data",
+                "",
+                format!("over the current data this rule {what}"),
+            ));
+        }
+        out
     }
 
     /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.

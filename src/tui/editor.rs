@@ -434,7 +434,16 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         None => (&[][..], theme.dim()),
     };
     let text = st.textarea.lines();
-    let mut panel = diagnostic_lines(list, text, inner.width as usize);
+    // What the background work found over every pair of the current rows.
+    let mut list = list.to_vec();
+    if !st.is_invalid() {
+        list.extend(
+            ws.rule_lint(st.rule)
+                .into_iter()
+                .filter(|d| d.code == "constant-over-data"),
+        );
+    }
+    let mut panel = diagnostic_lines(&list, text, inner.width as usize);
     // The panel takes what it needs, leaving two lines of the text in sight; short of
     // room, the quoted line and its caret go first, then the later lines.
     let room = inner.height.saturating_sub(2).max(1) as usize;

@@ -540,7 +540,16 @@ impl Ui {
         for result in jobs.poll() {
             self.profile_notes.push(result.describe());
             match result {
-                JobResult::Verdicts { verdicts, .. } => p.sources.set_verdicts(verdicts),
+                JobResult::Verdicts {
+                    verdicts, constant, ..
+                } => {
+                    p.sources.set_verdicts(verdicts);
+                    if p.ws.constant != constant {
+                        // The explanation shows the rule's lint, this included.
+                        p.ws.constant = constant;
+                        p.explain.refresh(&p.ws);
+                    }
+                }
                 JobResult::Tests { report, .. } => p.tests.set_report(report),
             }
         }
@@ -796,7 +805,16 @@ impl Ui {
         if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) {
             for result in jobs.settle(Duration::from_secs(60)) {
                 match result {
-                    JobResult::Verdicts { verdicts, .. } => p.sources.set_verdicts(verdicts),
+                    JobResult::Verdicts {
+                        verdicts, constant, ..
+                    } => {
+                        p.sources.set_verdicts(verdicts);
+                        if p.ws.constant != constant {
+                            // The explanation shows the rule's lint, this included.
+                            p.ws.constant = constant;
+                            p.explain.refresh(&p.ws);
+                        }
+                    }
                     JobResult::Tests { report, .. } => p.tests.set_report(report),
                 }
             }

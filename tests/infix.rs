@@ -384,5 +384,14 @@ mod authored {
         );
         assert_eq!(code, 2);
         assert!(err.contains("disagree"), "{err}");
+        // A control character in an expression is refused (it would reach the editor).
+        let rule = json!({"name": "Bidi", "expression": "target.id == 'abc\u{202e}fdp'"});
+        let (code, _, err) = rb(
+            &db,
+            &["rule", "add", "llm-chat-clients", "-"],
+            Some(&rule.to_string()),
+        );
+        assert_eq!(code, 2);
+        assert!(err.contains("U+202E"), "{err}");
     }
 }

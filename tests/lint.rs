@@ -321,3 +321,23 @@ fn the_editor_says_when_a_rule_is_constant_over_the_data() {
     b.chars(r#"{"==": [{"var": "target.provider"}, "openai"]}"#);
     assert!(!b.screen(160, 45).contains("constant-over-data"));
 }
+
+/// A key written twice is an error (reading every problem at once went through a tree
+/// of values, which kept the last and dropped the first in silence).
+#[test]
+fn a_key_written_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let text = r#"{"format": "rulebench.page/v1", "id": "twice", "name": "Twice",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+        "rules": [{"name": "A", "logic": true}],
+        "rules": []}"#;
+    let file = dir.path().join("twice.json");
+    std::fs::write(&file, text).unwrap();
+    let (code, out, _) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("duplicate field `rules`"), "{out}");
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -134,6 +134,55 @@ fn patches_are_validated_like_rows() {
     assert!(e["line"].as_u64().is_some(), "located: {e}");
     let d = check(json!([{"key": "id=hf", "set": {"id": "other"}}]));
     assert!(d.iter().any(|d| d["code"] == "patch-key-field"), "{d:#?}");
+    // Two patches for one row: the second would be ignored in silence.
+    let d = check(json!([{"key": "id=hf", "set": {"citations": true}},
+                         {"key": "id=hf", "set": {"name": "HF"}}]));
+    assert!(d.iter().any(|d| d["code"] == "duplicate-patch"), "{d:#?}");
+}
+
+/// Defaults fill first, then the patch sets what it sets (a patch to null stays null).
+#[test]
+fn the_patch_comes_after_the_defaults() {
+    let mut d: rulebench::core::model::Dataset = serde_json::from_value(json!({
+        "name": "T", "key": ["id"], "defaults": {"maxTokens": 4096},
+        "patches": [{"key": "id=a", "set": {"maxTokens": null}}],
+        "rows": [{"id": "a"}, {"id": "b"}]}))
+    .unwrap();
+    let a = d.effective_row(&d.rows[0]).into_owned();
+    let b = d.effective_row(&d.rows[1]).into_owned();
+    assert_eq!(a["maxTokens"], Value::Null);
+    assert_eq!(b["maxTokens"], 4096);
+    d.patches.clear();
+    assert_eq!(d.effective_row(&d.rows[0])["maxTokens"], 4096);
+}
+
+/// A CSV import (rows not loaded to validate) of a page with a patch and no override
+/// does not call the patch orphaned (its rows' keys are known).
+#[test]
+fn a_csv_import_sees_the_patched_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let file = dir.path().join("deploy.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&page()).unwrap()).unwrap();
+    assert_eq!(rb(&db, &["import", file.to_str().unwrap()]).0, 0);
+    let csv = dir.path().join("providers.csv");
+    std::fs::write(
+        &csv,
+        "id,name,citations\nopenai,OpenAI,true\nhf,HuggingFace,false\n",
+    )
+    .unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "deploy",
+            "target",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("orphaned-patch"), "{err}");
 }
 
 /// A linked data file reloaded after it changed: the patch still applies.

@@ -149,3 +149,53 @@ fn an_orphaned_override_is_a_warning_of_its_selection() {
     let r: Value = serde_json::from_str(&out).unwrap();
     assert!(r.get("warnings").is_none(), "{r:#}");
 }
+
+/// An orphaned override is removed by naming its gone row as the override names it
+/// (its key, or the key's value): `find_row` cannot find a row that is gone.
+#[test]
+fn an_orphaned_override_can_be_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let (_, out, _) = rb(&db, &["export", "llm-chat-clients"]);
+    let page: Value = serde_json::from_str(&out).unwrap();
+    let rows: Vec<Value> = page["target"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] != "llama-3.3-70b")
+        .cloned()
+        .collect();
+    let file = dir.path().join("t.json");
+    std::fs::write(&file, Value::Array(rows).to_string()).unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "llm-chat-clients",
+            "target",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "override",
+            "rm",
+            "llm-chat-clients",
+            "--source",
+            "opencode",
+            "--target",
+            "llama-3.3-70b",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = rb(&db, &["export", "llm-chat-clients"]);
+    let page: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        page.get("overrides")
+            .is_none_or(|o| o.as_array().unwrap().is_empty()),
+        "{page}"
+    );
+}

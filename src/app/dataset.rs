@@ -404,8 +404,8 @@ impl App {
             side,
             rows: n,
             fields: &compact.schema,
-            // Only overrides look rows up by keyHash.
-            hashes: if page.overrides.is_empty() {
+            // Only overrides and row patches look rows up by keyHash.
+            hashes: if page.overrides.is_empty() && page.dataset(side).patches.is_empty() {
                 Default::default()
             } else {
                 compact.rows.iter().map(|r| r.hash.clone()).collect()

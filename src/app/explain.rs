@@ -149,7 +149,13 @@ pub fn cell_warning(
     }
     let d = &page.target;
     let row = d.effective_row(&d.rows[t]);
-    let field = |f: &str| -> Option<String> { row.get(f).map(crate::core::result::value_text) };
+    // The fields a result shows (label and summary): the same detail as in the result.
+    let shown = |f: &str| d.label.as_deref() == Some(f) || d.summary.iter().any(|s| s == f);
+    let field = |f: &str| -> Option<String> {
+        row.get(f)
+            .filter(|_| shown(f))
+            .map(crate::core::result::value_text)
+    };
     let label = d.label.as_deref().and_then(field);
     let id = d.row_id(&d.rows[t]);
     let source_key = page.source.row_key(&page.source.rows[eval.selection]);

@@ -852,13 +852,42 @@ impl App {
 
     pub fn remove_override(&mut self, page_id: &str, source: &str, target: &str) -> Result<i64> {
         let (page, _) = self.page(page_id)?;
-        let s = Self::find_row(&page, Side::Source, source)?;
-        let t = Self::find_row(&page, Side::Target, target)?;
-        let sk = page.source.row_key(&page.source.rows[s]);
-        let tk = page.target.row_key(&page.target.rows[t]);
-        if !page.overrides.iter().any(|o| {
-            o.source_hash() == Some(key_hash(&sk)) && o.target_hash() == Some(key_hash(&tk))
-        }) {
+        // A row is named as everywhere; a row that is gone (an orphaned override's) by
+        // the override's own key, keyHash, or `field=value` of a one-field key. Each
+        // side as (how messages name it, keyHash).
+        let named = |side: Side, needle: &str| -> Result<(String, String)> {
+            let d = page.dataset(side);
+            match Self::find_row(&page, side, needle) {
+                Ok(i) => {
+                    let k = d.row_key(&d.rows[i]);
+                    let h = key_hash(&k);
+                    Ok((k, h))
+                }
+                Err(e) => page
+                    .overrides
+                    .iter()
+                    .find_map(|o| {
+                        let (key, hash) = match side {
+                            Side::Source => (o.source_key.as_deref(), o.source_hash()),
+                            Side::Target => (o.target_key.as_deref(), o.target_hash()),
+                        };
+                        let hash = hash?;
+                        let by_key = key.is_some_and(|k| {
+                            k == needle
+                                || (d.key.len() == 1 && k == format!("{}={needle}", d.key[0]))
+                        });
+                        (by_key || hash.eq_ignore_ascii_case(needle))
+                            .then(|| (key.map_or_else(|| hash.clone(), str::to_owned), hash))
+                    })
+                    .ok_or(e),
+            }
+        };
+        let ((sk, sh), (tk, th)) = (named(Side::Source, source)?, named(Side::Target, target)?);
+        if !page
+            .overrides
+            .iter()
+            .any(|o| o.source_hash() == Some(sh.clone()) && o.target_hash() == Some(th.clone()))
+        {
             return Err(AppError::NotFound {
                 what: "override",
                 id: format!("{sk} × {tk}"),
@@ -868,9 +897,7 @@ impl App {
         Ok(self.store.change(
             page_id,
             &format!("removed override {sk} × {tk}"),
-            |tx, _| {
-                store::ops::delete_override(tx, page_id, &key_hash(&sk), &key_hash(&tk)).map(|_| ())
-            },
+            |tx, _| store::ops::delete_override(tx, page_id, &sh, &th).map(|_| ()),
         )?)
     }
 
@@ -1134,6 +1161,14 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         }
         pointer.to_owned()
     };
+    // What a tree of values cannot see: a key written twice (the tree keeps the last;
+    // the typed parse refuses it, and nothing is silently dropped).
+    if !diags.iter().any(Diagnostic::is_error)
+        && let Err(d) = parse_json::<Page>(text)
+    {
+        diags.push(*d);
+        return (None, diags);
+    }
     let Ok(mut page) = serde_json::from_value::<Page>(doc) else {
         if diags.is_empty() {
             // The page's own shape: serde's message, located as parse_json does.

@@ -305,9 +305,13 @@ impl Session {
                 // The text is kept as typed (saved with the rule, shown as written).
                 if let Draft::Valid { warnings, changed } = draft {
                     let rule = &mut self.page.rules[i];
-                    let retyped = rule.expression.as_deref() != Some(text);
+                    // Text with a control character is not kept as authored (a page
+                    // file refuses it); the logic it reads as is.
+                    let text_kept =
+                        (!text.chars().any(crate::core::text::is_unsafe)).then_some(text);
+                    let retyped = rule.expression.as_deref() != text_kept;
                     if retyped {
-                        rule.expression = Some(text.to_owned());
+                        rule.expression = text_kept.map(str::to_owned);
                         self.unsaved[i] = true;
                     }
                     return Draft::Valid {

@@ -70,11 +70,6 @@ impl Dataset {
             return Cow::Borrowed(row);
         }
         let mut out = row.clone();
-        if let Some(p) = patch {
-            for (k, v) in &p.set {
-                out.insert(k.clone(), v.clone());
-            }
-        }
         for (k, v) in &self.defaults {
             match out.get_mut(k) {
                 Some(slot) if slot.is_null() => *slot = v.clone(),
@@ -82,6 +77,12 @@ impl Dataset {
                 None => {
                     out.insert(k.clone(), v.clone());
                 }
+            }
+        }
+        // The patch last: it sets what it sets, over defaults too.
+        if let Some(p) = patch {
+            for (k, v) in &p.set {
+                out.insert(k.clone(), v.clone());
             }
         }
         Cow::Owned(out)

@@ -614,6 +614,7 @@ impl Matrix {
     /// Re-reads the page's overrides (target rows are read from the matrix's own).
     pub fn set_overrides(&mut self, page: &Page) {
         self.overrides.clear();
+        self.orphaned.clear();
         self.notes.clear();
         if page.overrides.is_empty() {
             // No key hashes to compute when there is nothing to look up.

@@ -416,6 +416,12 @@ impl TryFrom<RuleInput> for Rule {
         let parsed = match &r.expression {
             None => None,
             Some(text) => {
+                if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
+                    return Err(format!(
+                        "rule `{}`: `expression` holds the control character U+{:04X}: write it as an escape in a JSONLogic string instead",
+                        r.name, c as u32
+                    ));
+                }
                 if r.predicates.is_some() {
                     return Err(format!(
                         "rule `{}`: give `predicates` or `expression`, not both",

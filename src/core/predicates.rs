@@ -688,6 +688,16 @@ fn read_expression(
             "`expression` is infix text, a string",
         )]);
     };
+    if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
+        return Err(vec![Diagnostic::error(
+            "infix-syntax",
+            "/expression",
+            format!(
+                "`expression` holds the control character U+{:04X}",
+                c as u32
+            ),
+        )]);
+    }
     match super::infix::parse(text, &super::infix::Fields::default()) {
         Ok(_) => Ok(None),
         Err(e) => Err(vec![

@@ -823,6 +823,19 @@ fn validate_patches(
     let side_name = side.name();
     for (i, p) in d.patches.iter().enumerate() {
         let at = format!("/{side_name}/patches/{i}");
+        if let Some(first) = d.patches[..i]
+            .iter()
+            .position(|q| d.key_matches(&q.key, &p.key))
+        {
+            out.push(Diagnostic::error(
+                "duplicate-patch",
+                format!("{at}/key"),
+                format!(
+                    "patches {first} and {i} are for the same row `{}`: merge them into one",
+                    p.key
+                ),
+            ));
+        }
         if !has_row(&p.key) {
             out.push(Diagnostic::warning(
                 "orphaned-patch",
@@ -841,8 +854,10 @@ fn validate_patches(
                     format!("patch {i} sets the key field `{field}`: a patch names its row by key, it cannot change it"),
                 ));
             } else if !known.contains(field.as_str()) {
+                // A warning: an upstream file that drops the column must not block
+                // its reload; the patch still sets the field.
                 out.push(
-                    Diagnostic::error(
+                    Diagnostic::warning(
                         "unknown-field",
                         format!("{at}/set/{}", pointer_token(field)),
                         format!("patch {i} sets `{field}`, a field no {side_name} row has"),

@@ -341,3 +341,24 @@ fn a_key_written_twice_is_refused() {
     let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// The live `constant-over-data` word follows the rules when one is deleted (it stayed
+/// on the index, so the next rule showed the deleted one's until the background work
+/// answered).
+#[test]
+fn the_live_constant_word_follows_a_deleted_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = rulebench::app::App::open(&dir.path().join("l.db")).unwrap();
+    let mut ws = rulebench::app::Session::open(&app, "llm-chat-clients").unwrap();
+    let n = ws.page.rules.len();
+    ws.constant = vec![None; n];
+    ws.constant[0] = Some(false);
+    ws.delete_rule(0).unwrap();
+    assert_eq!(ws.constant.len(), n - 1);
+    assert!(ws.constant.iter().all(Option::is_none), "{:?}", ws.constant);
+    assert!(
+        ws.rule_lint(0)
+            .iter()
+            .all(|d| d.code != "constant-over-data")
+    );
+}

@@ -487,6 +487,9 @@ impl Session {
             names.push(rule.name.clone());
             self.page.rules.push(rule);
             self.unsaved.push(false);
+            if !self.constant.is_empty() {
+                self.constant.push(None);
+            }
         }
         self.recompute();
         self.saved_columns = self.eval.columns.clone();
@@ -528,6 +531,10 @@ impl Session {
         self.revision = self.app.remove_rule(&self.page.id, &id)?;
         self.page.rules.remove(i);
         self.unsaved.remove(i);
+        // The background work's word on each rule follows the rules (until it answers).
+        if i < self.constant.len() {
+            self.constant.remove(i);
+        }
         self.matrix.remove_rule(i);
         self.recompute();
         self.saved_columns = self.eval.columns.clone();

@@ -1056,10 +1056,6 @@ fn keys_of(text: &str, def: Option<&str>) -> Vec<Diagnostic> {
 /// document itself does not parse; elements that did not parse are left out of it
 /// (and the diagnostics then hold an error).
 fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
-    let mut doc = match parse_json::<Value>(text) {
-        Ok(doc) => doc,
-        Err(d) => return (None, vec![*d]),
-    };
     let mut diags = keys_of(text, None);
     let (lists, bad_lists) = match read_predicates(text) {
         Ok(lists) => (lists, vec![]),
@@ -1076,6 +1072,24 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
             diags.extend(errors);
             (vec![], bad)
         }
+    };
+    // The common case, a page that reads: one typed parse, nothing left out.
+    if diags.is_empty()
+        && let Ok(mut page) = parse_json::<Page>(text)
+    {
+        page.rules.iter_mut().for_each(Rule::ensure_id);
+        crate::core::assertions::normalize(&mut page);
+        crate::core::dataset::canonicalize_overrides(&mut page);
+        let diags = validate::validate_page(&page)
+            .into_iter()
+            .map(|d| at_predicates(d, &lists).locate_in(text))
+            .collect();
+        return (Some(page), diags);
+    }
+    // Not a page that reads: the document as a tree, to check its elements one by one.
+    let mut doc = match parse_json::<Value>(text) {
+        Ok(doc) => doc,
+        Err(d) => return (None, vec![*d]),
     };
     // Every element that does not parse (or whose predicates do not read, or that holds
     // an unknown key) is left out, by index; its problem is already said.

@@ -47,6 +47,20 @@ pub struct WarningContext<'a> {
     pub field: &'a dyn Fn(&str) -> Option<String>,
 }
 
+/// Warnings as the result JSON writes them: `[{"kind", "detail"}, …]`.
+fn warnings_value(list: Vec<(&str, String)>) -> Value {
+    Value::Array(
+        list.into_iter()
+            .map(|(kind, detail)| {
+                let mut w = Map::new();
+                w.insert("kind".into(), Value::String(kind.to_owned()));
+                w.insert("detail".into(), Value::String(detail));
+                Value::Object(w)
+            })
+            .collect(),
+    )
+}
+
 /// A JSON value as a warning's text shows it: strings bare, null empty.
 pub fn value_text(v: &Value) -> String {
     match v {
@@ -407,16 +421,7 @@ impl SelectionResult {
         if needs.wants("warnings") {
             let warnings = self.selection_warnings();
             if !warnings.is_empty() {
-                let list = warnings
-                    .into_iter()
-                    .map(|(kind, detail)| {
-                        let mut w = Map::new();
-                        w.insert("kind".into(), Value::String(kind.to_owned()));
-                        w.insert("detail".into(), Value::String(detail));
-                        Value::Object(w)
-                    })
-                    .collect();
-                out.insert("warnings".into(), Value::Array(list));
+                out.insert("warnings".into(), warnings_value(warnings));
             }
         }
         out.insert("evaluatedAt".into(), Value::from(self.evaluated_at.clone()));
@@ -450,11 +455,10 @@ impl SelectionResult {
             .rules
             .iter()
             .enumerate()
-            .filter(|(r, _)| !self.passed(*r, t))
-            .filter_map(|(_, rule)| {
-                let w = rule.warning.as_ref()?;
-                Some((w.kind.as_str(), self.render_detail(&w.detail, rule, t)))
-            })
+            // Rules without a warning (most) cost one check, not an outcome lookup.
+            .filter_map(|(r, rule)| Some((r, rule, rule.warning.as_ref()?)))
+            .filter(|(r, _, _)| !self.passed(*r, t))
+            .map(|(_, rule, w)| (w.kind.as_str(), self.render_detail(&w.detail, rule, t)))
             .collect()
     }
 
@@ -516,16 +520,7 @@ impl SelectionResult {
         if needs.wants("warnings") {
             let warnings = self.warnings(t);
             if !warnings.is_empty() {
-                let list = warnings
-                    .into_iter()
-                    .map(|(kind, detail)| {
-                        let mut w = Map::new();
-                        w.insert("kind".into(), Value::String(kind.to_owned()));
-                        w.insert("detail".into(), Value::String(detail));
-                        Value::Object(w)
-                    })
-                    .collect();
-                entry.insert("warnings".into(), Value::Array(list));
+                entry.insert("warnings".into(), warnings_value(warnings));
             }
         }
         entry

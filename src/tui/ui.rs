@@ -539,19 +539,7 @@ impl Ui {
         };
         for result in jobs.poll() {
             self.profile_notes.push(result.describe());
-            match result {
-                JobResult::Verdicts {
-                    verdicts, constant, ..
-                } => {
-                    p.sources.set_verdicts(verdicts);
-                    if p.ws.constant != constant {
-                        // The explanation shows the rule's lint, this included.
-                        p.ws.constant = constant;
-                        p.explain.refresh(&p.ws);
-                    }
-                }
-                JobResult::Tests { report, .. } => p.tests.set_report(report),
-            }
+            apply_job_result(p, result);
         }
     }
 
@@ -804,19 +792,7 @@ impl Ui {
     pub fn settle(&mut self) {
         if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) {
             for result in jobs.settle(Duration::from_secs(60)) {
-                match result {
-                    JobResult::Verdicts {
-                        verdicts, constant, ..
-                    } => {
-                        p.sources.set_verdicts(verdicts);
-                        if p.ws.constant != constant {
-                            // The explanation shows the rule's lint, this included.
-                            p.ws.constant = constant;
-                            p.explain.refresh(&p.ws);
-                        }
-                    }
-                    JobResult::Tests { report, .. } => p.tests.set_report(report),
-                }
+                apply_job_result(p, result);
             }
         }
     }
@@ -1563,6 +1539,23 @@ impl Ui {
 }
 
 /// Sends an action to the page's panes: events to all, the rest to the focused pane.
+/// A result of the background work, taken into the panes that show it.
+fn apply_job_result(p: &mut PageUi, result: JobResult) {
+    match result {
+        JobResult::Verdicts {
+            verdicts, constant, ..
+        } => {
+            p.sources.set_verdicts(verdicts);
+            if p.ws.constant != constant {
+                // The explanation shows the rule's lint, this included.
+                p.ws.constant = constant;
+                p.explain.refresh(&p.ws);
+            }
+        }
+        JobResult::Tests { report, .. } => p.tests.set_report(report),
+    }
+}
+
 fn route(
     page: &mut PageUi,
     status: &mut Status,

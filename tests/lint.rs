@@ -362,3 +362,21 @@ fn the_live_constant_word_follows_a_deleted_rule() {
             .all(|d| d.code != "constant-over-data")
     );
 }
+
+/// A page whose own shape is wrong (no name) and that has a bad rule: both problems are
+/// said (the page's used to be hidden behind the rule's).
+#[test]
+fn the_pages_own_shape_error_is_said_beside_an_elements() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    let text = r#"{"format": "rulebench.page/v1", "id": "shape",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+        "rules": [{"name": "A", "logic": true, "weight": "heavy"}]}"#;
+    let file = dir.path().join("shape.json");
+    std::fs::write(&file, text).unwrap();
+    let (code, out, _) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("/rules/0"), "the rule's problem: {out}");
+    assert!(out.contains("missing field `name`"), "the page's: {out}");
+}

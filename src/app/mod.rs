@@ -1183,14 +1183,24 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         diags.push(*d);
         return (None, diags);
     }
-    let Ok(mut page) = serde_json::from_value::<Page>(doc) else {
-        if diags.is_empty() {
-            // The page's own shape: serde's message, located as parse_json does.
-            if let Err(d) = parse_json::<Page>(text) {
-                diags.push(*d);
+    let mut page = match serde_json::from_value::<Page>(doc) {
+        Ok(page) => page,
+        Err(e) => {
+            if diags.is_empty() {
+                // The page's own shape: serde's message, located as parse_json does.
+                if let Err(d) = parse_json::<Page>(text) {
+                    diags.push(*d);
+                }
+            } else {
+                // The page's own shape is wrong too (a missing name, say): said beside
+                // the elements' problems, at the page.
+                let mut d = Diagnostic::json_syntax(&e);
+                d.line = None;
+                d.column = None;
+                diags.push(d);
             }
+            return (None, diags);
         }
-        return (None, diags);
     };
     page.rules.iter_mut().for_each(Rule::ensure_id);
     crate::core::assertions::normalize(&mut page);

@@ -262,23 +262,32 @@ impl Session {
             return vec![];
         };
         let mut out = crate::core::lint::lint(&r.logic, &self.schema);
-        let reads = crate::core::engine::Reads::of(&r.logic);
+        out.extend(self.constant_lint(rule));
+        out
+    }
+
+    /// `constant-over-data` for rule `rule`, when the background work found it has one
+    /// outcome for every pair of the current rows: a lookup, cheap enough for a frame
+    /// (the rest of [`Session::rule_lint`] walks the rule).
+    pub fn constant_lint(&self, rule: usize) -> Option<crate::core::diag::Diagnostic> {
+        let passes = (*self.constant.get(rule)?)?;
+        let reads = crate::core::engine::Reads::of(&self.page.rules.get(rule)?.logic);
         let reads_data = [&reads.source, &reads.target]
             .iter()
             .any(|s| s.as_ref().is_none_or(|p| !p.is_empty()));
-        if let Some(Some(passes)) = self.constant.get(rule).filter(|_| reads_data) {
-            let what = if *passes {
-                "passes for every pair: it decides nothing here"
-            } else {
-                "fails for every pair: no target can pass it"
-            };
-            out.push(crate::core::diag::Diagnostic::warning(
-                "constant-over-data",
-                "",
-                format!("over the current data this rule {what}"),
-            ));
+        if !reads_data {
+            return None; // `constant-logic` says it already
         }
-        out
+        let what = if passes {
+            "passes for every pair: it decides nothing here"
+        } else {
+            "fails for every pair: no target can pass it"
+        };
+        Some(crate::core::diag::Diagnostic::warning(
+            "constant-over-data",
+            "",
+            format!("over the current data this rule {what}"),
+        ))
     }
 
     /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.

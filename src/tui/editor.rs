@@ -437,11 +437,8 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     // What the background work found over every pair of the current rows.
     let mut list = list.to_vec();
     if !st.is_invalid() {
-        list.extend(
-            ws.rule_lint(st.rule)
-                .into_iter()
-                .filter(|d| d.code == "constant-over-data"),
-        );
+        // A lookup (not the whole lint, which walks the rule) on every frame.
+        list.extend(ws.constant_lint(st.rule));
     }
     let mut panel = diagnostic_lines(&list, text, inner.width as usize);
     // The panel takes what it needs, leaving two lines of the text in sight; short of

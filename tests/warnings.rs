@@ -98,16 +98,11 @@ fn a_failing_rule_emits_its_warning_everywhere() {
     );
 }
 
-/// An override whose target row a dataset import dropped is kept, inactive, and the
-/// result of its selection says so (`warnings` at the top), computed and from the cache;
-/// other selections say nothing.
-#[test]
-fn an_orphaned_override_is_a_warning_of_its_selection() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("w.db");
-    let (_, out, _) = rb(&db, &["export", "llm-chat-clients"]);
+/// Imports the sample chat page's target rows without llama-3.3-70b (the row of its
+/// override, opencode × llama-3.3-70b) as a dataset import.
+fn drop_llama(db: &std::path::Path, dir: &std::path::Path) {
+    let (_, out, _) = rb(db, &["export", "llm-chat-clients"]);
     let page: Value = serde_json::from_str(&out).unwrap();
-    // The sample's override: opencode × llama-3.3-70b. Drop llama.
     let rows: Vec<Value> = page["target"]["rows"]
         .as_array()
         .unwrap()
@@ -115,10 +110,10 @@ fn an_orphaned_override_is_a_warning_of_its_selection() {
         .filter(|r| r["id"] != "llama-3.3-70b")
         .cloned()
         .collect();
-    let file = dir.path().join("t.json");
+    let file = dir.join("t.json");
     std::fs::write(&file, Value::Array(rows).to_string()).unwrap();
     let (code, _, err) = rb(
-        &db,
+        db,
         &[
             "dataset",
             "import",
@@ -128,6 +123,16 @@ fn an_orphaned_override_is_a_warning_of_its_selection() {
         ],
     );
     assert_eq!(code, 0, "{err}");
+}
+
+/// An override whose target row a dataset import dropped is kept, inactive, and the
+/// result of its selection says so (`warnings` at the top), computed and from the cache;
+/// other selections say nothing.
+#[test]
+fn an_orphaned_override_is_a_warning_of_its_selection() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    drop_llama(&db, dir.path());
     for cache in ["miss", "hit"] {
         let (_, out, _) = rb(
             &db,
@@ -156,28 +161,7 @@ fn an_orphaned_override_is_a_warning_of_its_selection() {
 fn an_orphaned_override_can_be_removed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("w.db");
-    let (_, out, _) = rb(&db, &["export", "llm-chat-clients"]);
-    let page: Value = serde_json::from_str(&out).unwrap();
-    let rows: Vec<Value> = page["target"]["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["id"] != "llama-3.3-70b")
-        .cloned()
-        .collect();
-    let file = dir.path().join("t.json");
-    std::fs::write(&file, Value::Array(rows).to_string()).unwrap();
-    let (code, _, err) = rb(
-        &db,
-        &[
-            "dataset",
-            "import",
-            "llm-chat-clients",
-            "target",
-            file.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
+    drop_llama(&db, dir.path());
     let (code, _, err) = rb(
         &db,
         &[

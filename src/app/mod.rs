@@ -8,6 +8,7 @@ pub mod export;
 pub mod history;
 pub mod jobs;
 pub mod policy;
+pub mod sql;
 pub mod watch;
 pub mod workspace;
 pub use workspace::Session;
@@ -72,6 +73,7 @@ pub mod types {
         RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
     };
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
+    pub use crate::core::sql::Dialect;
     pub use crate::core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};
     pub use crate::core::validate::DatasetSchema;
     pub use crate::core::validate::PAGE_SCHEMA;

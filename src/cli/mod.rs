@@ -247,6 +247,42 @@ verdict or recommendation moved (a CI gate for rule changes):
         /// How to print the result
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
+        /// Also report which rules translate to this SQL dialect (`rulebench sql`)
+        #[arg(long, value_enum, value_name = "DIALECT")]
+        sql: Option<SqlDialect>,
+    },
+    /// A page's rules and policies as one SQL query over a source and a target table
+    /// (or, with --data, the tables' DDL and rows)
+    Sql {
+        /// The page's id (`rulebench pages` lists them), or PAGE@N
+        #[arg(add = page_ids())]
+        page: String,
+        /// The SQL dialect to write
+        #[arg(long, value_enum)]
+        dialect: SqlDialect,
+        /// Only this source row (its key, keyHash, id or label), with its selection
+        /// verdict and recommended target
+        #[arg(long, value_name = "KEY", conflicts_with_all = ["all", "data"])]
+        select: Option<String>,
+        /// Also each source's selection verdict and recommended target
+        #[arg(long, conflicts_with = "data")]
+        all: bool,
+        /// Print the DDL and the rows of the page's datasets and overrides instead
+        #[arg(long)]
+        data: bool,
+        /// The source table's name
+        #[arg(long, value_name = "NAME")]
+        source_table: Option<String>,
+        /// The target table's name
+        #[arg(long, value_name = "NAME")]
+        target_table: Option<String>,
+        /// The overrides table's name (source_key, target_key, value); read when the
+        /// page has overrides or this is given
+        #[arg(long, value_name = "NAME")]
+        overrides_table: Option<String>,
+        /// Write the SQL here instead of stdout
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Plain JSONLogic: apply --logic to --data and print the result
     Eval {
@@ -652,6 +688,27 @@ pub enum Format {
     /// Compact JSON: per target its id, verdict, score, reason and failing rule ids
     /// (with `--all`: one line per selection)
     Summary,
+}
+
+/// The SQL dialects `rulebench sql` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlDialect {
+    Sqlite,
+    Duckdb,
+    Postgres,
+    Spark,
+}
+
+impl SqlDialect {
+    pub fn dialect(self) -> crate::app::types::Dialect {
+        use crate::app::types::Dialect;
+        match self {
+            SqlDialect::Sqlite => Dialect::Sqlite,
+            SqlDialect::Duckdb => Dialect::Duckdb,
+            SqlDialect::Postgres => Dialect::Postgres,
+            SqlDialect::Spark => Dialect::Spark,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -1321,13 +1378,43 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                 Err(e) => return Err(usage(format!("stdout: {e}"))),
             }
         }
-        Command::Check { target, format } => {
+        Command::Check {
+            target,
+            format,
+            sql,
+        } => {
             let path = Path::new(&target);
-            let diags = if target == "-" || path.is_file() {
-                App::check_text(&read_arg(&target, MAX_PAGE_BYTES)?.0)
+            let (mut diags, page) = if target == "-" || path.is_file() {
+                let (text, origin) = read_arg(&target, MAX_PAGE_BYTES)?;
+                let diags = App::check_text(&text);
+                let page = match &sql {
+                    Some(_) if !diags.iter().any(|d| d.is_error()) => {
+                        App::parse_page(&text, &origin).ok().map(|(p, _)| p)
+                    }
+                    _ => None,
+                };
+                (diags, page)
             } else {
-                db.open()?.check_page(&target)?
+                let app = db.open()?;
+                let diags = app.check_page(&target)?;
+                let page = match &sql {
+                    Some(_) if !diags.iter().any(|d| d.is_error()) => Some(app.page(&target)?.0),
+                    _ => None,
+                };
+                (diags, page)
             };
+            let mut sql_summary = None;
+            if let (Some(dialect), Some(page)) = (sql, &page) {
+                let dialect = dialect.dialect();
+                let rules = App::sql_rules(page, dialect);
+                let compiled = rules.iter().filter(|(_, e)| e.is_none()).count();
+                sql_summary = Some(format!(
+                    "{compiled} of {} rules translate to {} SQL",
+                    rules.len(),
+                    dialect.name()
+                ));
+                diags.extend(App::sql_check(page, dialect));
+            }
             let errors = diags.iter().filter(|d| d.is_error()).count();
             match format {
                 CheckFormat::Json => write_json(&pretty(&diags))?,
@@ -1338,12 +1425,47 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                         text.push_str(&format!("{target}: {d}\n"));
                     }
                     let warnings = diags.len() - errors;
+                    if let Some(summary) = &sql_summary {
+                        text.push_str(&format!("{target}: {summary}\n"));
+                    }
                     text.push_str(&format!("{target}: {errors} errors, {warnings} warnings\n"));
                     write_text(&text)?;
                 }
             }
             if errors > 0 {
                 return Ok(Exit::Problems);
+            }
+        }
+        Command::Sql {
+            page,
+            dialect,
+            select,
+            all,
+            data,
+            source_table,
+            target_table,
+            overrides_table,
+            output,
+        } => {
+            let app = db.open()?;
+            let request = crate::app::sql::SqlRequest {
+                dialect: dialect.dialect(),
+                select,
+                all,
+                source_table,
+                target_table,
+                overrides_table,
+            };
+            let text = if data {
+                app.sql_data(&page, &request)?
+            } else {
+                app.sql_query(&page, &request)?
+            };
+            match output {
+                Some(path) => std::fs::write(&path, text)
+                    .map_err(|e| usage(format!("{}: {e}", path.display())))?,
+                // String literals spell unsafe characters by code: the text is safe.
+                None => write_text(&text)?,
             }
         }
         Command::Rule { action } => {

@@ -443,6 +443,26 @@ pub fn apply(logic: &Value, data: &Value) -> Result<Value, String> {
     Ok(to_json(result))
 }
 
+/// A constant part of a rule (no field read), evaluated as the engine would: its JSON
+/// value, or `Err(number)` for a number JSON cannot hold (NaN, ±Infinity). The outer
+/// error is the engine's own.
+pub fn evaluate_constant(logic: &Value) -> Result<Result<Value, f64>, String> {
+    let compiled = engine()
+        .compile(&for_engine(logic))
+        .map_err(|e| e.to_string())?;
+    let arena = Bump::new();
+    let data = DataValue::from_serde_value_in(&serde_json::json!({}), &arena);
+    let result = engine()
+        .evaluate(&compiled, data, &arena)
+        .map_err(|e| e.to_string())?;
+    if let DataValue::Number(n) = result
+        && !n.as_f64().is_finite()
+    {
+        return Ok(Err(n.as_f64()));
+    }
+    Ok(Ok(to_json(result)))
+}
+
 /// Converts an engine value to JSON; whole floats print as integers, as JSONLogic does.
 pub fn to_json(value: &DataValue<'_>) -> Value {
     normalize_numbers(serde_json::from_str(&value.to_string()).unwrap_or(Value::Null))

@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod model;
 pub mod predicates;
 pub mod result;
+pub mod sql;
 pub mod text;
 pub mod validate;
 pub mod verdict;

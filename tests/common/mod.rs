@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests (each test uses some of them).
 #![allow(dead_code)]
 
+pub mod sql;
 pub mod tui;
 
 use std::path::Path;

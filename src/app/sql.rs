@@ -1,0 +1,121 @@
+//! Use cases: a page as SQL (the query and the data) and which rules translate.
+
+use super::{App, AppError, Result};
+use crate::core::diag::Diagnostic;
+use crate::core::model::{Page, Side};
+use crate::core::sql::{self, Dialect, Options};
+
+/// What `rulebench sql` asks for.
+#[derive(Debug, Clone)]
+pub struct SqlRequest {
+    pub dialect: Dialect,
+    /// Only this source row (a key, keyHash, id or label).
+    pub select: Option<String>,
+    /// Each source's selection verdict and recommended target.
+    pub all: bool,
+    pub source_table: Option<String>,
+    pub target_table: Option<String>,
+    pub overrides_table: Option<String>,
+}
+
+impl SqlRequest {
+    pub fn new(dialect: Dialect) -> SqlRequest {
+        SqlRequest {
+            dialect,
+            select: None,
+            all: false,
+            source_table: None,
+            target_table: None,
+            overrides_table: None,
+        }
+    }
+
+    fn options(&self, page: &Page) -> Result<Options> {
+        let mut o = Options::new(self.dialect);
+        if let Some(t) = &self.source_table {
+            o.source_table = t.clone();
+        }
+        if let Some(t) = &self.target_table {
+            o.target_table = t.clone();
+        }
+        // A page without overrides reads no overrides table unless one is named.
+        o.overrides_table = match &self.overrides_table {
+            Some(t) => Some(t.clone()),
+            None if page.overrides.is_empty() => None,
+            None => Some("overrides".into()),
+        };
+        o.selection = self.all;
+        if let Some(needle) = &self.select {
+            let row = App::find_row(page, Side::Source, needle)?;
+            o.select = Some(page.source.row_key(&page.source.rows[row]));
+        }
+        for (what, name) in [
+            ("--source-table", &o.source_table),
+            ("--target-table", &o.target_table),
+        ]
+        .into_iter()
+        .chain(o.overrides_table.as_ref().map(|t| ("--overrides-table", t)))
+        {
+            self.dialect
+                .check_ident(name)
+                .map_err(|why| AppError::Usage(format!("{what} `{name}`: {why}")))?;
+        }
+        Ok(o)
+    }
+}
+
+fn invalid(page: &Page, dialect: Dialect, e: &sql::SqlError) -> AppError {
+    AppError::Invalid {
+        origin: format!("page `{}` as {} SQL", page.id, dialect.name()),
+        diagnostics: vec![e.diagnostic()],
+    }
+}
+
+impl App {
+    /// The page (`PAGE` or `PAGE@N`) compiled to one query.
+    pub fn sql_query(&self, spec: &str, request: &SqlRequest) -> Result<String> {
+        let (page, _) = self.page_spec(spec)?;
+        Self::sql_query_of(&page, request)
+    }
+
+    /// A page compiled to one query.
+    pub fn sql_query_of(page: &Page, request: &SqlRequest) -> Result<String> {
+        let options = request.options(page)?;
+        sql::query(page, &options).map_err(|e| invalid(page, request.dialect, &e))
+    }
+
+    /// The DDL and rows of the page's datasets and overrides.
+    pub fn sql_data(&self, spec: &str, request: &SqlRequest) -> Result<String> {
+        let (page, _) = self.page_spec(spec)?;
+        Self::sql_data_of(&page, request)
+    }
+
+    /// The DDL and rows of a page's datasets and overrides.
+    pub fn sql_data_of(page: &Page, request: &SqlRequest) -> Result<String> {
+        let page = page.clone();
+        let mut options = request.options(&page)?;
+        options.overrides_table = Some(
+            request
+                .overrides_table
+                .clone()
+                .unwrap_or_else(|| "overrides".into()),
+        );
+        sql::data(&page, &options).map_err(|e| invalid(&page, request.dialect, &e))
+    }
+
+    /// Every reason a page does not translate to a dialect, as diagnostics.
+    pub fn sql_check(page: &Page, dialect: Dialect) -> Vec<Diagnostic> {
+        sql::problems(page, dialect)
+            .iter()
+            .map(sql::SqlError::diagnostic)
+            .collect()
+    }
+
+    /// Per rule: whether it translates to a dialect, and why not.
+    pub fn sql_rules(page: &Page, dialect: Dialect) -> Vec<(String, Option<String>)> {
+        sql::rule_report(page, dialect)
+            .into_iter()
+            .map(|(id, e)| (id, e.map(|e| e.to_string())))
+            .collect()
+    }
+}

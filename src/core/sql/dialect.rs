@@ -1,0 +1,247 @@
+//! What differs between the SQL dialects: quoting, literals, types and a few functions.
+
+use super::super::text::is_unsafe;
+use super::expr::Kind;
+
+/// A SQL dialect the query is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Duckdb,
+    Postgres,
+    Spark,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 4] = [
+        Dialect::Sqlite,
+        Dialect::Duckdb,
+        Dialect::Postgres,
+        Dialect::Spark,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Duckdb => "duckdb",
+            Dialect::Postgres => "postgres",
+            Dialect::Spark => "spark",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Dialect> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.name().eq_ignore_ascii_case(text))
+    }
+
+    /// A quoted identifier.
+    pub fn ident(self, name: &str) -> String {
+        match self {
+            Dialect::Spark => format!("`{}`", name.replace('`', "``")),
+            _ => format!("\"{}\"", name.replace('"', "\"\"")),
+        }
+    }
+
+    /// The identifier as the dialect compares names: DuckDB and Spark ignore case even
+    /// in quoted names.
+    pub fn fold_ident(self, name: &str) -> String {
+        match self {
+            Dialect::Duckdb | Dialect::Spark => name.to_lowercase(),
+            _ => name.to_owned(),
+        }
+    }
+
+    /// Whether a name can be a column: PostgreSQL cuts names at 63 bytes (two rules
+    /// would share a column), and no dialect takes a NUL.
+    pub fn check_ident(self, name: &str) -> Result<(), String> {
+        if name.chars().any(is_unsafe) {
+            return Err(
+                "a name cannot hold control, bidirectional or zero-width characters".into(),
+            );
+        }
+        if self == Dialect::Postgres && name.len() > 63 {
+            return Err(format!(
+                "PostgreSQL cuts names at 63 bytes and this one has {}",
+                name.len()
+            ));
+        }
+        if name.is_empty() {
+            return Err("a column needs a name".into());
+        }
+        Ok(())
+    }
+
+    /// A string literal. Characters that must not reach a terminal raw (controls,
+    /// bidirectional and zero-width characters; line breaks and tabs apart) are spelled
+    /// by code, so the SQL text is safe to print and means the same string.
+    pub fn string(self, text: &str) -> String {
+        let unsafe_char = |c: char| is_unsafe(c) && !matches!(c, '\n' | '\t');
+        if self != Dialect::Spark && text.chars().any(unsafe_char) {
+            let chr = if self == Dialect::Sqlite {
+                "char"
+            } else {
+                "chr"
+            };
+            let mut parts: Vec<String> = Vec::new();
+            let mut run = String::new();
+            for c in text.chars() {
+                if unsafe_char(c) {
+                    if !run.is_empty() {
+                        parts.push(self.plain_string(&std::mem::take(&mut run)));
+                    }
+                    parts.push(format!("{chr}({})", u32::from(c)));
+                } else {
+                    run.push(c);
+                }
+            }
+            if !run.is_empty() {
+                parts.push(self.plain_string(&run));
+            }
+            return format!("({})", parts.join(" || "));
+        }
+        self.plain_string(text)
+    }
+
+    fn plain_string(self, text: &str) -> String {
+        match self {
+            // Spark's literals take backslash escapes (and `''` would be two literals).
+            Dialect::Spark => {
+                let mut out = String::with_capacity(text.len() + 2);
+                out.push('\'');
+                for c in text.chars() {
+                    match c {
+                        '\\' => out.push_str("\\\\"),
+                        '\'' => out.push_str("\\'"),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        '\t' => out.push_str("\\t"),
+                        c if is_unsafe(c) => {
+                            let mut units = [0u16; 2];
+                            for unit in c.encode_utf16(&mut units) {
+                                out.push_str(&format!("\\u{unit:04X}"));
+                            }
+                        }
+                        c => out.push(c),
+                    }
+                }
+                out.push('\'');
+                out
+            }
+            _ => format!("'{}'", text.replace('\'', "''")),
+        }
+    }
+
+    /// A double-precision literal (never a decimal: scores must be computed in floating
+    /// point, as the engine does).
+    pub fn double(self, f: f64) -> String {
+        match self {
+            Dialect::Sqlite => format!("{f:?}"),
+            // A decimal constant is NUMERIC; its conversion to float8 rounds correctly.
+            Dialect::Postgres => format!("CAST({f:?} AS DOUBLE PRECISION)"),
+            // A decimal constant would be a DECIMAL first; an exponent makes a DOUBLE.
+            Dialect::Duckdb | Dialect::Spark => format!("{f:e}"),
+        }
+    }
+
+    pub fn bool(self, b: bool) -> &'static str {
+        if b { "TRUE" } else { "FALSE" }
+    }
+
+    pub fn to_double(self, e: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("CAST({e} AS REAL)"),
+            Dialect::Postgres => format!("CAST({e} AS DOUBLE PRECISION)"),
+            Dialect::Duckdb | Dialect::Spark => format!("CAST({e} AS DOUBLE)"),
+        }
+    }
+
+    pub fn int_to_text(self, e: &str) -> String {
+        match self {
+            Dialect::Spark => format!("CAST({e} AS STRING)"),
+            Dialect::Duckdb => format!("CAST({e} AS VARCHAR)"),
+            _ => format!("CAST({e} AS TEXT)"),
+        }
+    }
+
+    /// An expression ordered by bytes (code points), as the engine orders ids.
+    pub fn binary_order(self, e: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("{e} COLLATE \"C\""),
+            _ => e.to_owned(),
+        }
+    }
+
+    /// `needle` occurs in `hay` (both text, not null).
+    pub fn contains(self, hay: &str, needle: &str) -> String {
+        match self {
+            Dialect::Sqlite | Dialect::Spark => format!("instr({hay}, {needle}) > 0"),
+            Dialect::Duckdb => format!("contains({hay}, {needle})"),
+            Dialect::Postgres => format!("strpos({hay}, {needle}) > 0"),
+        }
+    }
+
+    /// The string array `array` (a column, maybe null) holds `needle` (text, not null):
+    /// never null.
+    pub fn array_contains(self, array: &str, needle: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!(
+                "EXISTS (SELECT 1 FROM json_each({array}) AS rb_item WHERE rb_item.type = 'text' AND rb_item.value = {needle})"
+            ),
+            Dialect::Duckdb => format!("COALESCE(list_contains({array}, {needle}), FALSE)"),
+            Dialect::Postgres => format!("COALESCE({needle} = ANY({array}), FALSE)"),
+            Dialect::Spark => format!("COALESCE(array_contains({array}, {needle}), FALSE)"),
+        }
+    }
+
+    /// The string array `array` (not null) has an item.
+    pub fn array_nonempty(self, array: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("json_array_length({array}) > 0"),
+            Dialect::Duckdb => format!("len({array}) > 0"),
+            Dialect::Postgres => format!("COALESCE(cardinality({array}), 0) > 0"),
+            Dialect::Spark => format!("size({array}) > 0"),
+        }
+    }
+
+    /// The column type of a field.
+    pub fn column_type(self, kind: &Kind) -> &'static str {
+        match (self, kind) {
+            (Dialect::Sqlite, Kind::Text) => "TEXT",
+            (Dialect::Sqlite, Kind::Int | Kind::Bool) => "INTEGER",
+            (Dialect::Sqlite, Kind::Num) => "REAL",
+            (Dialect::Duckdb, Kind::Text) => "VARCHAR",
+            (Dialect::Duckdb, Kind::TextArray) => "VARCHAR[]",
+            (Dialect::Postgres, Kind::Text) => "TEXT",
+            (Dialect::Postgres, Kind::TextArray) => "TEXT[]",
+            (Dialect::Postgres, Kind::Num) => "DOUBLE PRECISION",
+            (Dialect::Spark, Kind::Text) => "STRING",
+            (Dialect::Spark, Kind::TextArray) => "ARRAY<STRING>",
+            (_, Kind::Int) => "BIGINT",
+            (_, Kind::Num) => "DOUBLE",
+            (_, Kind::Bool) => "BOOLEAN",
+            // Arrays of strings as JSON text in SQLite; anything else (mixed, objects,
+            // other arrays, never a value) as its JSON text.
+            (Dialect::Spark, _) => "STRING",
+            (Dialect::Duckdb, _) => "VARCHAR",
+            (_, _) => "TEXT",
+        }
+    }
+
+    /// `CREATE TABLE` with its columns (Spark: a table in the session's catalog).
+    pub fn create_table(self, table: &str, columns: &str) -> String {
+        let columns = if columns.is_empty() {
+            // A dataset without fields still needs a column.
+            format!("  rb_empty {}", self.column_type(&Kind::Text))
+        } else {
+            columns.to_owned()
+        };
+        match self {
+            Dialect::Spark => format!(
+                "CREATE TABLE {} (\n{columns}\n) USING parquet;",
+                self.ident(table)
+            ),
+            _ => format!("CREATE TABLE {} (\n{columns}\n);", self.ident(table)),
+        }
+    }
+}

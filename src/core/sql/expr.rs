@@ -1,0 +1,1359 @@
+//! JSONLogic to SQL expressions, typed by the datasets' fields.
+//!
+//! Each part of a rule compiles to an [`Ex`]: a constant the engine itself computed, a SQL
+//! expression of one JSON type (whose SQL `NULL` is JavaScript's `null`, or `NaN` for
+//! arithmetic), or a condition whose truth alone translates (the value of `and`, `or`,
+//! `if` over mixed types, `missing`). Operators take their operands' `NULL` apart first
+//! ([`Compiler::split`]): each operator is written once for non-null operands and once
+//! with the constant `null` (or `NaN`) in place, so SQL's three-valued logic never decides
+//! what JavaScript decides otherwise.
+
+use datalogic_rs::DataValue;
+use datalogic_rs::bumpalo::Bump;
+use serde_json::Value;
+
+use super::super::engine;
+use super::super::jsops;
+use super::super::model::Side;
+use super::{Dialect, Schema, SqlError};
+
+/// The type of a field over a dataset's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// No row holds a value.
+    Null,
+    Text,
+    Int,
+    Num,
+    Bool,
+    /// Arrays whose items are all strings.
+    TextArray,
+    /// Values of several types (`string|integer`).
+    Mixed(String),
+    /// Objects, or arrays of other items.
+    Other(&'static str),
+}
+
+impl Kind {
+    pub fn of(v: &Value) -> Kind {
+        match v {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Bool,
+            Value::Number(n) if n.is_i64() || n.is_u64() => Kind::Int,
+            Value::Number(_) => Kind::Num,
+            Value::String(_) => Kind::Text,
+            Value::Array(items) if items.iter().all(Value::is_string) => Kind::TextArray,
+            Value::Array(_) => Kind::Other("arrays of other items than strings"),
+            Value::Object(_) => Kind::Other("objects"),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Kind::Null => "null".into(),
+            Kind::Text => "string".into(),
+            Kind::Int => "integer".into(),
+            Kind::Num => "number".into(),
+            Kind::Bool => "boolean".into(),
+            Kind::TextArray => "array".into(),
+            Kind::Mixed(m) => m.clone(),
+            Kind::Other(o) => (*o).into(),
+        }
+    }
+
+    /// The type with another row's.
+    pub fn join(self, other: Kind) -> Kind {
+        match (self, other) {
+            (Kind::Null, k) | (k, Kind::Null) => k,
+            (a, b) if a == b => a,
+            (Kind::Int, Kind::Num) | (Kind::Num, Kind::Int) => Kind::Num,
+            (Kind::Other(o), _) | (_, Kind::Other(o)) => Kind::Other(o),
+            (a, b) => {
+                let mut names: Vec<String> = a
+                    .name()
+                    .split('|')
+                    .chain(b.name().split('|'))
+                    .map(str::to_owned)
+                    .collect();
+                names.sort();
+                names.dedup();
+                Kind::Mixed(names.join("|"))
+            }
+        }
+    }
+
+    /// The type in words, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Kind::Null => "no value".into(),
+            Kind::Mixed(m) => format!("values of several types ({m})"),
+            Kind::Other(o) => (*o).to_owned(),
+            k => format!("{} values", k.name()),
+        }
+    }
+}
+
+/// A SQL expression's JSON type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ty {
+    Bool,
+    Num,
+    Text,
+    TextArray,
+}
+
+/// What a SQL `NULL` of an expression stands for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Nulls {
+    /// It is never null.
+    No,
+    /// JavaScript's `null` (an absent or null field).
+    JsNull,
+    /// `NaN` (arithmetic over a null or a NaN).
+    NaN,
+}
+
+#[derive(Debug, Clone)]
+enum Ex {
+    /// A constant, as the engine computed it.
+    Lit(Value),
+    /// The constant NaN.
+    NaN,
+    Sql {
+        sql: String,
+        ty: Ty,
+        nulls: Nulls,
+    },
+    /// Only the truth translates (a SQL boolean, never null).
+    Cond(String),
+}
+
+impl Ex {
+    fn sql(sql: String, ty: Ty, nulls: Nulls) -> Ex {
+        Ex::Sql { sql, ty, nulls }
+    }
+
+    fn boolean(sql: String) -> Ex {
+        Ex::Sql {
+            sql,
+            ty: Ty::Bool,
+            nulls: Nulls::No,
+        }
+    }
+
+    fn constant(b: bool) -> Ex {
+        Ex::Lit(Value::Bool(b))
+    }
+}
+
+type R<T> = Result<T, SqlError>;
+
+/// Compiles the rules of one page.
+pub struct Compiler<'a> {
+    d: Dialect,
+    source: &'a Schema,
+    target: &'a Schema,
+    /// Fields read, per side, in first-read order.
+    used: [Vec<String>; 2],
+}
+
+fn err(pointer: &str, op: &str, why: impl Into<String>, hint: Option<&str>) -> SqlError {
+    SqlError {
+        rule: None,
+        pointer: pointer.to_owned(),
+        operator: (!op.is_empty()).then(|| op.to_owned()),
+        why: why.into(),
+        hint: hint.map(str::to_owned),
+    }
+}
+
+/// Whether a part of a rule reads no data (so the engine can compute it once, here).
+fn constant(logic: &Value) -> bool {
+    match logic {
+        Value::Object(map) => map.iter().all(|(k, v)| {
+            !matches!(
+                k.as_str(),
+                "var" | "missing" | "missing_some" | "val" | "exists"
+            ) && constant(v)
+        }),
+        Value::Array(items) => items.iter().all(constant),
+        _ => true,
+    }
+}
+
+fn with_data<T>(v: &Value, f: impl FnOnce(&DataValue<'_>) -> T) -> T {
+    let arena = Bump::new();
+    let dv = DataValue::from_serde_value_in(v, &arena);
+    f(&dv)
+}
+
+fn js_number(v: &Value) -> f64 {
+    with_data(v, jsops::to_number)
+}
+
+fn js_parse_float(v: &Value) -> f64 {
+    with_data(v, jsops::parse_float)
+}
+
+fn js_string(v: &Value) -> String {
+    with_data(v, jsops::to_string)
+}
+
+fn js_truthy(v: &Value) -> bool {
+    with_data(v, jsops::truthy)
+}
+
+/// A constant of a column's type, in a dialect (a dataset default or a patch value).
+pub fn literal(d: Dialect, v: &Value, kind: &Kind) -> String {
+    match (v, kind) {
+        (Value::Null, _) => "NULL".into(),
+        (Value::Bool(b), _) => d.bool(*b).into(),
+        (Value::Number(n), _) => d.double(n.as_f64().unwrap_or(f64::NAN)),
+        (Value::String(s), _) => d.string(s),
+        (Value::Array(items), Kind::TextArray) => text_array(d, items),
+        (other, _) => d.string(&other.to_string()),
+    }
+}
+
+/// A value as a table stores it (the data script's rows).
+pub fn stored(d: Dialect, v: &Value, kind: &Kind) -> String {
+    match (v, kind) {
+        (Value::Bool(b), Kind::Bool) => d.bool(*b).into(),
+        (Value::Number(n), Kind::Int) => n.to_string(),
+        (Value::Number(n), Kind::Num) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            match d {
+                Dialect::Sqlite | Dialect::Postgres => format!("{f:?}"),
+                // A decimal literal would be a DECIMAL first; an exponent makes a DOUBLE.
+                Dialect::Duckdb | Dialect::Spark => format!("{f:e}"),
+            }
+        }
+        (Value::String(s), Kind::Text) => d.string(s),
+        (Value::Array(items), Kind::TextArray) => text_array(d, items),
+        // Anything else is kept as its JSON text.
+        (other, _) => d.string(&other.to_string()),
+    }
+}
+
+fn text_array(d: Dialect, items: &[Value]) -> String {
+    let strings: Vec<String> = items
+        .iter()
+        .map(|i| d.string(i.as_str().unwrap_or_default()))
+        .collect();
+    match d {
+        Dialect::Sqlite => d.string(&Value::Array(items.to_vec()).to_string()),
+        Dialect::Duckdb => format!("CAST([{}] AS VARCHAR[])", strings.join(", ")),
+        Dialect::Postgres => format!("CAST(ARRAY[{}] AS TEXT[])", strings.join(", ")),
+        Dialect::Spark => format!("CAST(array({}) AS ARRAY<STRING>)", strings.join(", ")),
+    }
+}
+
+impl<'a> Compiler<'a> {
+    pub fn new(d: Dialect, source: &'a Schema, target: &'a Schema) -> Compiler<'a> {
+        Compiler {
+            d,
+            source,
+            target,
+            used: [vec![], vec![]],
+        }
+    }
+
+    /// The fields rules read on one side, with their column names in the rows' CTE.
+    pub fn fields(&self, side: Side) -> Vec<(String, String)> {
+        let i = usize::from(side == Side::Target);
+        self.used[i]
+            .iter()
+            .map(|f| (f.clone(), f.clone()))
+            .collect()
+    }
+
+    /// A rule: its pass as a SQL boolean that is never null.
+    pub fn rule(&mut self, logic: &Value, pointer: &str) -> R<String> {
+        let ex = self.ex(logic, pointer)?;
+        Ok(self.truth(&ex))
+    }
+
+    fn ex(&mut self, logic: &Value, p: &str) -> R<Ex> {
+        if constant(logic) {
+            return match engine::evaluate_constant(logic) {
+                Ok(Ok(v)) => Ok(Ex::Lit(v)),
+                Ok(Err(f)) if f.is_nan() => Ok(Ex::NaN),
+                Ok(Err(_)) => Err(err(
+                    p,
+                    "",
+                    "this constant part is infinite, which SQL dialects spell differently",
+                    None,
+                )),
+                Err(e) => Err(err(
+                    p,
+                    "",
+                    format!("this constant part fails in the engine ({e})"),
+                    None,
+                )),
+            };
+        }
+        let Value::Object(map) = logic else {
+            return Err(err(
+                p,
+                "",
+                "an array built from fields has no SQL translation",
+                None,
+            ));
+        };
+        if map.len() != 1 {
+            return Err(err(
+                p,
+                "",
+                "an object of several keys is not an operation",
+                None,
+            ));
+        }
+        let (op, raw) = map.iter().next().expect("one key");
+        let op = op.as_str();
+        let args: Vec<&Value> = match raw {
+            Value::Array(items) => items.iter().collect(),
+            other => vec![other],
+        };
+        let at = |i: usize| format!("{p}/{}/{i}", escape_pointer(op));
+        let arg_pointer = |i: usize| match raw {
+            Value::Array(_) => at(i),
+            _ => format!("{p}/{}", escape_pointer(op)),
+        };
+        let p_op = format!("{p}/{}", escape_pointer(op));
+        match op {
+            "var" => self.var(&args, &p_op),
+            "==" | "!=" | "===" | "!==" | "<" | "<=" | ">" | ">=" | "in" => {
+                let mut xs = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    xs.push(self.ex(a, &arg_pointer(i))?);
+                }
+                let negate = matches!(op, "!=" | "!==");
+                let result = match op {
+                    "<" | "<=" if xs.len() >= 3 => {
+                        let eq = op == "<=";
+                        let first = self.binary(&xs[0], &xs[1], &p_op, op, &mut |c, a, b, p| {
+                            c.less(a, b, eq, p)
+                        })?;
+                        let second =
+                            self.binary(&xs[1], &xs[2], &p_op, op, &mut |c, a, b, p| {
+                                c.less(a, b, eq, p)
+                            })?;
+                        self.and_bool(&first, &second)
+                    }
+                    _ if xs.len() < 2 && matches!(op, "<" | "<=" | ">" | ">=") => {
+                        Ex::constant(false)
+                    }
+                    _ => {
+                        let null = Ex::Lit(Value::Null);
+                        let a = xs.first().unwrap_or(&null).clone();
+                        let b = xs.get(1).unwrap_or(&null).clone();
+                        let (a, b) = if matches!(op, ">" | ">=") {
+                            (b, a)
+                        } else {
+                            (a, b)
+                        };
+                        self.binary(&a, &b, &p_op, op, &mut |c, a, b, p| match op {
+                            "==" | "!=" => c.loose_eq(a, b, p, op),
+                            "===" | "!==" => c.strict_eq(a, b, p),
+                            "<" | ">" => c.less(a, b, false, p),
+                            "<=" | ">=" => c.less(a, b, true, p),
+                            _ => c.contains(a, b, p),
+                        })?
+                    }
+                };
+                Ok(if negate { self.not(&result) } else { result })
+            }
+            "!" | "!!" => {
+                let a = match args.first() {
+                    Some(a) => self.ex(a, &arg_pointer(0))?,
+                    None => Ex::Lit(Value::Null),
+                };
+                let t = self.truth(&a);
+                Ok(if op == "!" {
+                    Ex::boolean(format!("NOT ({t})"))
+                } else {
+                    Ex::boolean(t)
+                })
+            }
+            "and" | "or" => {
+                let mut xs = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    xs.push(self.ex(a, &arg_pointer(i))?);
+                }
+                if xs.len() == 1 {
+                    return Ok(xs.remove(0));
+                }
+                let all_bool = xs.iter().all(|x| {
+                    matches!(
+                        x,
+                        Ex::Lit(Value::Bool(_))
+                            | Ex::Sql {
+                                ty: Ty::Bool,
+                                nulls: Nulls::No,
+                                ..
+                            }
+                    )
+                });
+                let joiner = if op == "and" { " AND " } else { " OR " };
+                let parts: Vec<String> = xs.iter().map(|x| self.truth(x)).collect();
+                let sql = format!("({})", parts.join(joiner));
+                Ok(if all_bool {
+                    Ex::boolean(sql)
+                } else {
+                    Ex::Cond(sql)
+                })
+            }
+            "if" | "?:" => self.if_(&args, &arg_pointer),
+            "missing" => self.missing(&args, &p_op, None),
+            "missing_some" => {
+                let need = match args.first() {
+                    Some(v) if constant(v) => match self.ex(v, &arg_pointer(0))? {
+                        Ex::Lit(v) => js_number(&v),
+                        _ => f64::NAN,
+                    },
+                    _ => {
+                        return Err(err(
+                            &p_op,
+                            op,
+                            "the count of missing_some must be a constant",
+                            None,
+                        ));
+                    }
+                };
+                let keys: Vec<&Value> = args.get(1).copied().into_iter().collect();
+                self.missing(&keys, &p_op, Some(need))
+            }
+            "+" | "*" | "-" | "/" | "min" | "max" => self.arithmetic(op, &args, &arg_pointer),
+            "cat" => {
+                let mut pieces = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    let x = self.ex(a, &arg_pointer(i))?;
+                    pieces.push(self.text_piece(&x, &arg_pointer(i))?);
+                }
+                Ok(match pieces.len() {
+                    0 => Ex::Lit(Value::String(String::new())),
+                    1 => Ex::sql(pieces.remove(0), Ty::Text, Nulls::No),
+                    _ => Ex::sql(format!("({})", pieces.join(" || ")), Ty::Text, Nulls::No),
+                })
+            }
+            "%" => Err(err(
+                &p_op,
+                op,
+                "JavaScript's remainder of doubles has no SQL spelling that all four dialects share",
+                Some("compare without %, or compute the value in the data"),
+            )),
+            _ => Err(err(
+                &p_op,
+                op,
+                "this operator has no SQL translation",
+                Some(
+                    "SQL translates var, ==, !=, ===, !==, <, <=, >, >=, !, !!, and, or, if, ?:, in, missing, missing_some, +, -, *, / (by a constant), min, max and cat",
+                ),
+            )),
+        }
+    }
+
+    fn var(&mut self, args: &[&Value], p: &str) -> R<Ex> {
+        let path = match args.first() {
+            Some(Value::String(s)) => s.as_str(),
+            _ => {
+                return Err(err(
+                    p,
+                    "var",
+                    "only a constant field path translates",
+                    Some("write the path as a string: {\"var\": \"source.field\"}"),
+                ));
+            }
+        };
+        if args.get(1).is_some_and(|d| !d.is_null()) {
+            return Err(err(
+                p,
+                "var",
+                "a default for an absent field: a SQL table cannot tell an absent field from a null one",
+                Some("give the dataset a default for the field instead"),
+            ));
+        }
+        let (side, field) = match path.split_once('.') {
+            Some(("source", f)) if !f.is_empty() && !f.contains('.') => (Side::Source, f),
+            Some(("target", f)) if !f.is_empty() && !f.contains('.') => (Side::Target, f),
+            _ => {
+                return Err(err(
+                    p,
+                    "var",
+                    format!(
+                        "reads `{path}`: only a field of the source row or the target row (`source.name`, `target.name`) translates"
+                    ),
+                    None,
+                ));
+            }
+        };
+        let schema = match side {
+            Side::Source => self.source,
+            Side::Target => self.target,
+        };
+        let ty = match schema.kind(field) {
+            Kind::Null => return Ok(Ex::Lit(Value::Null)),
+            Kind::Text => Ty::Text,
+            Kind::Int | Kind::Num => Ty::Num,
+            Kind::Bool => Ty::Bool,
+            Kind::TextArray => Ty::TextArray,
+            other => {
+                return Err(err(
+                    p,
+                    "var",
+                    format!(
+                        "field `{path}` holds {}: no one SQL type keeps its meaning",
+                        other.describe()
+                    ),
+                    Some("give the field one type in every row"),
+                ));
+            }
+        };
+        let i = usize::from(side == Side::Target);
+        if !self.used[i].iter().any(|f| f == field) {
+            self.used[i].push(field.to_owned());
+        }
+        let alias = if side == Side::Source { "s" } else { "t" };
+        Ok(Ex::sql(
+            format!("{alias}.{}", self.d.ident(field)),
+            ty,
+            Nulls::JsNull,
+        ))
+    }
+
+    /// The truth of a value (JavaScript's): a SQL boolean, never null.
+    fn truth(&self, x: &Ex) -> String {
+        let d = self.d;
+        match x {
+            Ex::Lit(v) => d.bool(js_truthy(v)).into(),
+            Ex::NaN => "FALSE".into(),
+            Ex::Cond(s) => s.clone(),
+            Ex::Sql { sql, ty, nulls } => {
+                let nullable = *nulls != Nulls::No;
+                match ty {
+                    Ty::Bool if !nullable => sql.clone(),
+                    Ty::Bool => format!("COALESCE({sql}, FALSE)"),
+                    Ty::Num if !nullable => format!("({sql} <> 0)"),
+                    Ty::Num => format!("COALESCE({sql} <> 0, FALSE)"),
+                    Ty::Text => format!("COALESCE({sql} <> '', FALSE)"),
+                    Ty::TextArray if !nullable => format!("({})", d.array_nonempty(sql)),
+                    Ty::TextArray => {
+                        format!("({sql} IS NOT NULL AND {})", d.array_nonempty(sql))
+                    }
+                }
+            }
+        }
+    }
+
+    fn not(&self, x: &Ex) -> Ex {
+        match x {
+            Ex::Lit(Value::Bool(b)) => Ex::constant(!b),
+            other => Ex::boolean(format!("NOT ({})", self.truth(other))),
+        }
+    }
+
+    fn and_bool(&self, a: &Ex, b: &Ex) -> Ex {
+        match (a, b) {
+            (Ex::Lit(Value::Bool(false)), _) | (_, Ex::Lit(Value::Bool(false))) => {
+                Ex::constant(false)
+            }
+            (Ex::Lit(Value::Bool(true)), x) | (x, Ex::Lit(Value::Bool(true))) => x.clone(),
+            _ => Ex::boolean(format!("({} AND {})", self.truth(a), self.truth(b))),
+        }
+    }
+
+    /// A boolean operator over two operands, with their nulls taken apart: `f` sees only
+    /// constants and non-null SQL.
+    fn binary(
+        &mut self,
+        a: &Ex,
+        b: &Ex,
+        p: &str,
+        op: &str,
+        f: &mut dyn FnMut(&mut Self, &Ex, &Ex, &str) -> R<Ex>,
+    ) -> R<Ex> {
+        if let (Ex::Lit(x), Ex::Lit(y)) = (a, b) {
+            // Constants fold by the operator that is computed: `>` is `<` with its
+            // operands swapped, and a negation comes after.
+            let computed = match op {
+                ">" => "<",
+                ">=" => "<=",
+                "!=" => "==",
+                "!==" => "===",
+                other => other,
+            };
+            return fold(computed, &[x.clone(), y.clone()], p);
+        }
+        if let Some((sql, null_case, rest)) = split(a) {
+            let when_null = self.binary(&null_case, b, p, op, f)?;
+            let otherwise = self.binary(&rest, b, p, op, f)?;
+            return Ok(self.when_null(&sql, &when_null, &otherwise));
+        }
+        if let Some((sql, null_case, rest)) = split(b) {
+            let when_null = self.binary(a, &null_case, p, op, f)?;
+            let otherwise = self.binary(a, &rest, p, op, f)?;
+            return Ok(self.when_null(&sql, &when_null, &otherwise));
+        }
+        if matches!(a, Ex::Cond(_)) || matches!(b, Ex::Cond(_)) {
+            return Err(err(
+                p,
+                op,
+                "uses the value of and, or, if or missing, which JavaScript takes from one of their operands; only their truth translates",
+                Some("compare each operand, then combine the comparisons with and/or"),
+            ));
+        }
+        f(self, a, b, p)
+    }
+
+    /// `CASE WHEN sql IS NULL THEN when_null ELSE otherwise END` over booleans, simplified.
+    fn when_null(&self, sql: &str, when_null: &Ex, otherwise: &Ex) -> Ex {
+        let (n, o) = (self.truth(when_null), self.truth(otherwise));
+        Ex::boolean(match (n.as_str(), o.as_str()) {
+            (x, y) if x == y => x.to_owned(),
+            ("TRUE", "FALSE") => format!("({sql} IS NULL)"),
+            ("FALSE", "TRUE") => format!("({sql} IS NOT NULL)"),
+            ("FALSE", y) => format!("({sql} IS NOT NULL AND {y})"),
+            ("TRUE", y) => format!("({sql} IS NULL OR {y})"),
+            (x, "FALSE") => format!("({sql} IS NULL AND {x})"),
+            (x, "TRUE") => format!("({sql} IS NOT NULL OR {x})"),
+            (x, y) => format!("CASE WHEN {sql} IS NULL THEN {x} ELSE {y} END"),
+        })
+    }
+
+    /// JavaScript's `==` of two operands that are not null SQL.
+    fn loose_eq(&mut self, a: &Ex, b: &Ex, p: &str, op: &str) -> R<Ex> {
+        use Ex::{Lit, NaN, Sql};
+        Ok(match (a, b) {
+            (Lit(x), Lit(y)) => fold("==", &[x.clone(), y.clone()], p)?,
+            (NaN, _) | (_, NaN) => Ex::constant(false),
+            (Lit(Value::Null), _) | (_, Lit(Value::Null)) => Ex::constant(false),
+            (Lit(v @ (Value::Array(_) | Value::Object(_))), other)
+            | (other, Lit(v @ (Value::Array(_) | Value::Object(_)))) => {
+                if let Sql {
+                    ty: Ty::TextArray, ..
+                } = other
+                {
+                    return Err(self.array_compare(p, op));
+                }
+                self.loose_eq(&Lit(Value::String(js_string(v))), other, p, op)?
+            }
+            (
+                Sql {
+                    ty: Ty::TextArray, ..
+                },
+                _,
+            )
+            | (
+                _,
+                Sql {
+                    ty: Ty::TextArray, ..
+                },
+            ) => {
+                return Err(self.array_compare(p, op));
+            }
+            (
+                Sql { sql: x, ty: tx, .. },
+                Sql {
+                    sql: y, ty: ty_, ..
+                },
+            ) => match (tx, ty_) {
+                (a, b) if a == b => Ex::boolean(format!("({x} = {y})")),
+                (Ty::Bool, Ty::Num) => Ex::boolean(format!("({} = {y})", self.bool_number(x))),
+                (Ty::Num, Ty::Bool) => Ex::boolean(format!("({x} = {})", self.bool_number(y))),
+                _ => return Err(self.text_to_number(p, op)),
+            },
+            (Lit(v), Sql { sql, ty, .. }) | (Sql { sql, ty, .. }, Lit(v)) => match (ty, v) {
+                (Ty::Text, Value::String(s)) => {
+                    Ex::boolean(format!("({sql} = {})", self.d.string(s)))
+                }
+                (Ty::Text, _) => return Err(self.text_to_number(p, op)),
+                (Ty::Num, v) => {
+                    let n = js_number(v);
+                    if n.is_nan() {
+                        Ex::constant(false)
+                    } else {
+                        Ex::boolean(format!("({sql} = {})", self.d.double(n)))
+                    }
+                }
+                (Ty::Bool, Value::Bool(b)) => Ex::boolean(if *b {
+                    sql.clone()
+                } else {
+                    format!("NOT ({sql})")
+                }),
+                (Ty::Bool, v) => {
+                    let n = js_number(v);
+                    if n == 1.0 {
+                        Ex::boolean(sql.clone())
+                    } else if n == 0.0 {
+                        Ex::boolean(format!("NOT ({sql})"))
+                    } else {
+                        Ex::constant(false)
+                    }
+                }
+                (Ty::TextArray, _) => return Err(self.array_compare(p, op)),
+            },
+            (Ex::Cond(_), _) | (_, Ex::Cond(_)) => unreachable!("refused by binary"),
+        })
+    }
+
+    /// JavaScript's `===` of two operands that are not null SQL.
+    fn strict_eq(&mut self, a: &Ex, b: &Ex, p: &str) -> R<Ex> {
+        use Ex::{Lit, NaN, Sql};
+        Ok(match (a, b) {
+            (Lit(x), Lit(y)) => fold("===", &[x.clone(), y.clone()], p)?,
+            (NaN, _) | (_, NaN) => Ex::constant(false),
+            (
+                Sql { sql: x, ty: tx, .. },
+                Sql {
+                    sql: y, ty: ty_, ..
+                },
+            ) => {
+                if tx == ty_ && *tx != Ty::TextArray {
+                    Ex::boolean(format!("({x} = {y})"))
+                } else {
+                    Ex::constant(false)
+                }
+            }
+            (Lit(v), Sql { sql, ty, .. }) | (Sql { sql, ty, .. }, Lit(v)) => match (ty, v) {
+                (Ty::Text, Value::String(s)) => {
+                    Ex::boolean(format!("({sql} = {})", self.d.string(s)))
+                }
+                (Ty::Num, Value::Number(n)) => Ex::boolean(format!(
+                    "({sql} = {})",
+                    self.d.double(n.as_f64().unwrap_or(f64::NAN))
+                )),
+                (Ty::Bool, Value::Bool(b)) => Ex::boolean(if *b {
+                    sql.clone()
+                } else {
+                    format!("NOT ({sql})")
+                }),
+                _ => Ex::constant(false),
+            },
+            (Ex::Cond(_), _) | (_, Ex::Cond(_)) => unreachable!("refused by binary"),
+        })
+    }
+
+    /// JavaScript's `a < b` (`a <= b` with `or_equal`) of operands that are not null SQL.
+    fn less(&mut self, a: &Ex, b: &Ex, or_equal: bool, p: &str) -> R<Ex> {
+        let op = if or_equal { "<=" } else { "<" };
+        let d = self.d;
+        if let (Ex::Lit(x), Ex::Lit(y)) = (a, b) {
+            return fold(op, &[x.clone(), y.clone()], p);
+        }
+        if matches!(a, Ex::NaN) || matches!(b, Ex::NaN) {
+            return Ok(Ex::constant(false));
+        }
+        // JavaScript compares two strings as strings (arrays and objects become strings).
+        let stringish = |x: &Ex| -> Option<Result<String, String>> {
+            match x {
+                Ex::Sql {
+                    sql, ty: Ty::Text, ..
+                } => Some(Err(sql.clone())),
+                Ex::Lit(Value::String(s)) => Some(Ok(s.clone())),
+                Ex::Lit(v @ (Value::Array(_) | Value::Object(_))) => Some(Ok(js_string(v))),
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (stringish(a), stringish(b)) {
+            let (x, y) = match (x, y) {
+                (Err(_), Err(_)) => {
+                    return Err(err(
+                        p,
+                        op,
+                        "orders two string fields: JavaScript orders strings by UTF-16 code units, SQL by code points, and they differ past U+E000",
+                        Some("compare a string field with a constant string"),
+                    ));
+                }
+                (Ok(lit), Err(sql)) | (Err(sql), Ok(lit))
+                    if lit.chars().any(|c| c >= '\u{e000}') =>
+                {
+                    let _ = sql;
+                    return Err(err(
+                        p,
+                        op,
+                        "the constant string has characters at or past U+E000, where UTF-16 order (JavaScript's) and code point order (SQL's) differ",
+                        None,
+                    ));
+                }
+                (x, y) => (x, y),
+            };
+            let side = |s: Result<String, String>| match s {
+                Ok(lit) => d.string(&lit),
+                Err(sql) => d.binary_order(&sql),
+            };
+            return Ok(Ex::boolean(format!("({} {op} {})", side(x), side(y))));
+        }
+        let (x, y) = (self.number(a, p, op)?, self.number(b, p, op)?);
+        Ok(match (x, y) {
+            (None, _) | (_, None) => Ex::constant(false),
+            (Some((x, nx)), Some((y, ny))) => {
+                let cmp = format!("{x} {op} {y}");
+                if nx || ny {
+                    Ex::boolean(format!("COALESCE({cmp}, FALSE)"))
+                } else {
+                    Ex::boolean(format!("({cmp})"))
+                }
+            }
+        })
+    }
+
+    /// JavaScript's `in`: `a` in the string or array `b` (neither null SQL).
+    fn contains(&mut self, a: &Ex, b: &Ex, p: &str) -> R<Ex> {
+        let d = self.d;
+        Ok(match (a, b) {
+            (Ex::Lit(x), Ex::Lit(y)) => fold("in", &[x.clone(), y.clone()], p)?,
+            (_, Ex::NaN) => Ex::constant(false),
+            (Ex::NaN, b) => self.contains(&Ex::Lit(Value::String("NaN".into())), b, p)?,
+            (_, Ex::Lit(Value::String(s))) if s.is_empty() => Ex::constant(false),
+            (a, Ex::Lit(Value::String(s))) => match a {
+                Ex::Sql {
+                    sql, ty: Ty::Text, ..
+                } => Ex::boolean(format!("({})", d.contains(&d.string(s), sql))),
+                Ex::Sql {
+                    sql, ty: Ty::Bool, ..
+                } => {
+                    let (t, f) = (s.contains("true"), s.contains("false"));
+                    match (t, f) {
+                        (true, true) => Ex::constant(true),
+                        (false, false) => Ex::constant(false),
+                        (true, false) => Ex::boolean(sql.clone()),
+                        (false, true) => Ex::boolean(format!("NOT ({sql})")),
+                    }
+                }
+                _ => {
+                    return Err(err(
+                        p,
+                        "in",
+                        "looks for a number or an array field in a string: JavaScript spells the value as text, which SQL spells differently",
+                        None,
+                    ));
+                }
+            },
+            (a, Ex::Lit(Value::Array(items))) => match a {
+                Ex::Sql { sql, ty, .. } => {
+                    let same: Vec<String> = items
+                        .iter()
+                        .filter_map(|i| match (ty, i) {
+                            (Ty::Text, Value::String(s)) => Some(d.string(s)),
+                            (Ty::Num, Value::Number(n)) => {
+                                Some(d.double(n.as_f64().unwrap_or(f64::NAN)))
+                            }
+                            (Ty::Bool, Value::Bool(b)) => Some(d.bool(*b).to_owned()),
+                            _ => None,
+                        })
+                        .collect();
+                    if same.is_empty() {
+                        Ex::constant(false)
+                    } else {
+                        Ex::boolean(format!("({sql} IN ({}))", same.join(", ")))
+                    }
+                }
+                _ => unreachable!("literal pairs fold"),
+            },
+            (_, Ex::Lit(_)) => Ex::constant(false),
+            (
+                a,
+                Ex::Sql {
+                    sql: hay,
+                    ty: Ty::Text,
+                    ..
+                },
+            ) => {
+                let needle = match a {
+                    Ex::Lit(v) => d.string(&js_string(v)),
+                    Ex::Sql {
+                        sql, ty: Ty::Text, ..
+                    } => sql.clone(),
+                    _ => {
+                        return Err(err(
+                            p,
+                            "in",
+                            "looks for a number, boolean or array field in a string field: JavaScript spells the value as text, which SQL spells differently",
+                            None,
+                        ));
+                    }
+                };
+                Ex::boolean(format!("({hay} <> '' AND {})", d.contains(hay, &needle)))
+            }
+            (
+                a,
+                Ex::Sql {
+                    sql: array,
+                    ty: Ty::TextArray,
+                    ..
+                },
+            ) => match a {
+                Ex::Lit(Value::String(s)) => {
+                    Ex::boolean(format!("({})", d.array_contains(array, &d.string(s))))
+                }
+                Ex::Sql {
+                    sql, ty: Ty::Text, ..
+                } => Ex::boolean(format!("({})", d.array_contains(array, sql))),
+                // An array of strings holds nothing else (`===`).
+                _ => Ex::constant(false),
+            },
+            // A number or a boolean holds nothing.
+            (_, Ex::Sql { .. }) => Ex::constant(false),
+            (Ex::Cond(_), _) | (_, Ex::Cond(_)) => unreachable!("refused by binary"),
+        })
+    }
+
+    /// JavaScript's `Number(x)` of an operand that is not null SQL: the SQL and whether
+    /// it may be null (NaN); `None` for the constant NaN.
+    fn number(&self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
+        Ok(match x {
+            Ex::Lit(v) => {
+                let n = js_number(v);
+                (!n.is_nan()).then(|| (self.d.double(n), false))
+            }
+            Ex::NaN => None,
+            Ex::Sql {
+                sql,
+                ty: Ty::Num,
+                nulls,
+            } => Some(match nulls {
+                Nulls::JsNull => (format!("COALESCE({sql}, {})", self.d.double(0.0)), false),
+                Nulls::NaN => (sql.clone(), true),
+                Nulls::No => (sql.clone(), false),
+            }),
+            Ex::Sql {
+                sql, ty: Ty::Bool, ..
+            } => Some((self.bool_number(sql), false)),
+            Ex::Sql { ty: Ty::Text, .. } => return Err(self.text_to_number(p, op)),
+            Ex::Sql {
+                ty: Ty::TextArray, ..
+            } => return Err(self.array_compare(p, op)),
+            Ex::Cond(_) => {
+                return Err(err(
+                    p,
+                    op,
+                    "uses the value of and, or, if or missing as a number; only their truth translates",
+                    None,
+                ));
+            }
+        })
+    }
+
+    fn bool_number(&self, sql: &str) -> String {
+        format!(
+            "CASE WHEN {sql} THEN {} ELSE {} END",
+            self.d.double(1.0),
+            self.d.double(0.0)
+        )
+    }
+
+    fn text_to_number(&self, p: &str, op: &str) -> SqlError {
+        err(
+            p,
+            op,
+            "makes a number of a string field: JavaScript's Number() accepts forms (hex, Infinity, white space) that SQL's casts treat differently",
+            Some("store the field as numbers, or compare it with a constant string"),
+        )
+    }
+
+    fn array_compare(&self, p: &str, op: &str) -> SqlError {
+        err(
+            p,
+            op,
+            "compares an array field: JavaScript compares its comma-joined text",
+            Some("test membership with in instead"),
+        )
+    }
+
+    fn if_(&mut self, args: &[&Value], arg_pointer: &dyn Fn(usize) -> String) -> R<Ex> {
+        let mut conds = Vec::new();
+        let mut values = Vec::new();
+        let mut i = 0;
+        while i + 1 < args.len() {
+            let c = self.ex(args[i], &arg_pointer(i))?;
+            conds.push(self.truth(&c));
+            values.push(self.ex(args[i + 1], &arg_pointer(i + 1))?);
+            i += 2;
+        }
+        let otherwise = if i < args.len() {
+            self.ex(args[i], &arg_pointer(i))?
+        } else {
+            Ex::Lit(Value::Null)
+        };
+        if conds.is_empty() {
+            return Ok(otherwise);
+        }
+        values.push(otherwise);
+        // One type for every branch keeps the value; else only the truth translates.
+        let mut ty: Option<Ty> = None;
+        let mut nulls = Nulls::No;
+        let mut typed = true;
+        for v in &values {
+            let (t, n) = match v {
+                Ex::Lit(Value::Null) => (None, Nulls::JsNull),
+                Ex::Lit(Value::Bool(_)) => (Some(Ty::Bool), Nulls::No),
+                Ex::Lit(Value::Number(_)) => (Some(Ty::Num), Nulls::No),
+                Ex::Lit(Value::String(_)) => (Some(Ty::Text), Nulls::No),
+                Ex::NaN => (Some(Ty::Num), Nulls::NaN),
+                Ex::Sql { ty, nulls, .. } if *ty != Ty::TextArray => (Some(*ty), *nulls),
+                _ => {
+                    typed = false;
+                    break;
+                }
+            };
+            if let Some(t) = t {
+                if ty.is_some_and(|x| x != t) {
+                    typed = false;
+                    break;
+                }
+                ty = Some(t);
+            }
+            nulls = match (nulls, n) {
+                (Nulls::No, n) | (n, Nulls::No) => n,
+                (a, b) if a == b => a,
+                _ => {
+                    typed = false;
+                    break;
+                }
+            };
+        }
+        let mut sql = String::from("CASE");
+        match (typed, ty) {
+            (true, Some(ty)) => {
+                for (c, v) in conds.iter().zip(&values) {
+                    sql.push_str(&format!(" WHEN {c} THEN {}", self.value_sql(v)));
+                }
+                sql.push_str(&format!(
+                    " ELSE {} END",
+                    self.value_sql(values.last().expect("else"))
+                ));
+                Ok(Ex::sql(sql, ty, nulls))
+            }
+            _ => {
+                for (c, v) in conds.iter().zip(&values) {
+                    sql.push_str(&format!(" WHEN {c} THEN {}", self.truth(v)));
+                }
+                sql.push_str(&format!(
+                    " ELSE {} END",
+                    self.truth(values.last().expect("else"))
+                ));
+                Ok(Ex::Cond(sql))
+            }
+        }
+    }
+
+    /// A typed value's SQL (constants of the branch's type, or null).
+    fn value_sql(&self, v: &Ex) -> String {
+        match v {
+            Ex::Lit(Value::Null) | Ex::NaN => "NULL".into(),
+            Ex::Lit(Value::Bool(b)) => self.d.bool(*b).into(),
+            Ex::Lit(Value::Number(n)) => self.d.double(n.as_f64().unwrap_or(f64::NAN)),
+            Ex::Lit(Value::String(s)) => self.d.string(s),
+            Ex::Sql { sql, .. } => sql.clone(),
+            _ => unreachable!("only typed values"),
+        }
+    }
+
+    /// `missing` (and `missing_some` with `need`): truthy when some key is absent, null or
+    /// `""`; only the truth translates.
+    fn missing(&mut self, args: &[&Value], p: &str, need: Option<f64>) -> R<Ex> {
+        let op = if need.is_some() {
+            "missing_some"
+        } else {
+            "missing"
+        };
+        let mut keys: Vec<Value> = Vec::new();
+        let lits: Vec<Value> = args
+            .iter()
+            .map(|a| {
+                if constant(a) {
+                    match engine::evaluate_constant(a) {
+                        Ok(Ok(v)) => Ok(v),
+                        _ => Err(()),
+                    }
+                } else {
+                    Err(())
+                }
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|_| err(p, op, "only constant keys translate", None))?;
+        match lits.as_slice() {
+            [Value::Array(items), ..] => keys.extend(items.iter().cloned()),
+            _ if need.is_some() => {}
+            other => keys.extend(other.iter().cloned()),
+        }
+        let mut conds = Vec::new();
+        for k in &keys {
+            let path = match k {
+                Value::String(s) => s.clone(),
+                other => js_string(other),
+            };
+            conds.push(self.is_missing(&path, p, op)?);
+        }
+        let count = |conds: &[String]| -> String {
+            if conds.is_empty() {
+                "0".into()
+            } else {
+                conds
+                    .iter()
+                    .map(|c| format!("CASE WHEN {c} THEN 1 ELSE 0 END"))
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            }
+        };
+        Ok(match need {
+            None if conds.is_empty() => Ex::constant(false),
+            None => Ex::Cond(format!("({})", conds.join(" OR "))),
+            Some(need) => {
+                // Truthy when fewer than `need` are present and some is missing.
+                let n = conds.len();
+                if need.is_nan() || need <= 0.0 || conds.is_empty() {
+                    Ex::constant(false)
+                } else {
+                    let m = count(&conds);
+                    Ex::Cond(format!(
+                        "({n} - ({m}) < {} AND ({m}) > 0)",
+                        self.d.double(need)
+                    ))
+                }
+            }
+        })
+    }
+
+    fn is_missing(&mut self, path: &str, p: &str, op: &str) -> R<String> {
+        match path.split_once('.') {
+            None if path == "source" || path == "target" => Ok("FALSE".into()),
+            None => Ok("TRUE".into()),
+            Some(("source" | "target", f)) if !f.is_empty() && !f.contains('.') => {
+                let x = self.var(&[&Value::String(path.to_owned())], p)?;
+                Ok(match x {
+                    Ex::Lit(_) => "TRUE".into(),
+                    Ex::Sql {
+                        sql, ty: Ty::Text, ..
+                    } => format!("({sql} IS NULL OR {sql} = '')"),
+                    Ex::Sql { sql, .. } => format!("({sql} IS NULL)"),
+                    _ => unreachable!("a field"),
+                })
+            }
+            Some(("source" | "target", _)) => Err(err(
+                p,
+                op,
+                format!("asks for `{path}`: only a field of the source or target row translates"),
+                None,
+            )),
+            Some(_) => Ok("TRUE".into()),
+        }
+    }
+
+    fn arithmetic(
+        &mut self,
+        op: &str,
+        args: &[&Value],
+        arg_pointer: &dyn Fn(usize) -> String,
+    ) -> R<Ex> {
+        let p = arg_pointer(0);
+        let p = p.rsplit_once('/').map_or(p.clone(), |(a, _)| a.to_owned());
+        let mut xs = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            xs.push(self.ex(a, &arg_pointer(i))?);
+        }
+        if xs.iter().all(|x| matches!(x, Ex::Lit(_))) {
+            let lits: Vec<Value> = xs
+                .iter()
+                .map(|x| match x {
+                    Ex::Lit(v) => v.clone(),
+                    _ => unreachable!(),
+                })
+                .collect();
+            return fold(op, &lits, &p);
+        }
+        let d = self.d;
+        // Each operand as a number: (SQL, may be null = NaN), None for NaN.
+        let mut nums: Vec<Option<(String, bool)>> = Vec::new();
+        match op {
+            // parseFloat: null and booleans are NaN.
+            "+" | "*" => {
+                if op == "*" && xs.len() == 1 {
+                    return Ok(xs.remove(0));
+                }
+                for x in &xs {
+                    nums.push(match x {
+                        Ex::Lit(v) => {
+                            let n = js_parse_float(v);
+                            (!n.is_nan()).then(|| (d.double(n), false))
+                        }
+                        Ex::NaN => None,
+                        Ex::Sql {
+                            sql,
+                            ty: Ty::Num,
+                            nulls,
+                        } => Some((sql.clone(), *nulls != Nulls::No)),
+                        Ex::Sql { ty: Ty::Bool, .. } => None,
+                        Ex::Sql { ty: Ty::Text, .. } => {
+                            return Err(self.text_to_number(&p, op));
+                        }
+                        _ => {
+                            return Err(err(
+                                &p,
+                                op,
+                                "adds an array, or the value of and/or/if/missing",
+                                None,
+                            ));
+                        }
+                    });
+                }
+            }
+            _ => {
+                let take = if matches!(op, "-" | "/") {
+                    xs.len().min(2)
+                } else {
+                    xs.len()
+                };
+                for x in &xs[..take] {
+                    let x = match x {
+                        Ex::Sql {
+                            sql,
+                            ty,
+                            nulls: Nulls::JsNull,
+                        } if *ty != Ty::Num => {
+                            // A null boolean is 0, as a null number.
+                            Ex::sql(sql.clone(), *ty, Nulls::No)
+                        }
+                        other => other.clone(),
+                    };
+                    nums.push(self.number(&x, &p, op)?);
+                }
+            }
+        }
+        if nums.iter().any(Option::is_none) {
+            return Ok(Ex::NaN);
+        }
+        let nums: Vec<(String, bool)> = nums.into_iter().map(Option::unwrap).collect();
+        let nullable = nums.iter().any(|(_, n)| *n);
+        let nulls = if nullable { Nulls::NaN } else { Nulls::No };
+        let sql = match op {
+            "+" | "*" => {
+                let mut acc = nums[0].0.clone();
+                for (x, _) in &nums[1..] {
+                    acc = format!("({acc} {op} {x})");
+                }
+                acc
+            }
+            "-" if nums.len() == 1 => format!("(-{})", nums[0].0),
+            "-" => format!("({} - {})", nums[0].0, nums[1].0),
+            "/" => {
+                let divisor = match xs.get(1) {
+                    Some(Ex::Lit(v)) => js_number(v),
+                    _ => f64::NAN,
+                };
+                if nums.len() < 2 {
+                    return Ok(Ex::NaN);
+                }
+                if divisor == 0.0 || !divisor.is_finite() {
+                    return Err(err(
+                        &p,
+                        op,
+                        "divides by a value that may be 0: JavaScript gives Infinity or NaN, SQL gives NULL or an error",
+                        Some(
+                            "divide by a constant other than 0, or multiply the other side instead",
+                        ),
+                    ));
+                }
+                format!("({} / {})", nums[0].0, nums[1].0)
+            }
+            "min" | "max" => {
+                if nums.len() == 1 {
+                    nums[0].0.clone()
+                } else {
+                    let list = nums
+                        .iter()
+                        .map(|(x, _)| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let f = match (d, op) {
+                        (Dialect::Sqlite, "min") => "min",
+                        (Dialect::Sqlite, _) => "max",
+                        (_, "min") => "LEAST",
+                        _ => "GREATEST",
+                    };
+                    if nullable && d != Dialect::Sqlite {
+                        // LEAST/GREATEST skip nulls; JavaScript's NaN wins.
+                        let any_null = nums
+                            .iter()
+                            .filter(|(_, n)| *n)
+                            .map(|(x, _)| format!("{x} IS NULL"))
+                            .collect::<Vec<_>>()
+                            .join(" OR ");
+                        format!("CASE WHEN {any_null} THEN NULL ELSE {f}({list}) END")
+                    } else {
+                        format!("{f}({list})")
+                    }
+                }
+            }
+            _ => unreachable!("arithmetic operators"),
+        };
+        Ok(Ex::sql(sql, Ty::Num, nulls))
+    }
+
+    /// One piece of `cat`: JavaScript's text of the value (null as "").
+    fn text_piece(&self, x: &Ex, p: &str) -> R<String> {
+        let d = self.d;
+        Ok(match x {
+            Ex::Lit(Value::Null) => "''".into(),
+            Ex::Lit(v) => d.string(&js_string(v)),
+            Ex::NaN => d.string("NaN"),
+            Ex::Sql {
+                sql, ty: Ty::Text, ..
+            } => format!("COALESCE({sql}, '')"),
+            Ex::Sql {
+                sql, ty: Ty::Bool, ..
+            } => format!("CASE WHEN {sql} IS NULL THEN '' WHEN {sql} THEN 'true' ELSE 'false' END"),
+            _ => {
+                return Err(err(
+                    p,
+                    "cat",
+                    "joins a number, an array or the value of and/or/if/missing: JavaScript spells numbers differently from SQL (5 against 5.0)",
+                    None,
+                ));
+            }
+        })
+    }
+}
+
+/// A nullable operand taken apart: its SQL, the constant its null stands for, and the
+/// operand known not to be null.
+fn split(x: &Ex) -> Option<(String, Ex, Ex)> {
+    match x {
+        Ex::Sql { sql, ty, nulls } if *nulls != Nulls::No => Some((
+            sql.clone(),
+            if *nulls == Nulls::NaN {
+                Ex::NaN
+            } else {
+                Ex::Lit(Value::Null)
+            },
+            Ex::sql(sql.clone(), *ty, Nulls::No),
+        )),
+        _ => None,
+    }
+}
+
+/// An operator over constants, computed by the engine.
+fn fold(op: &str, args: &[Value], p: &str) -> R<Ex> {
+    let mut m = serde_json::Map::new();
+    m.insert(op.to_owned(), Value::Array(args.to_vec()));
+    // Arguments are values, not logic: `{"preserve": …}`-free constants are the same
+    // JSON either way except objects, which the engine would read as operations.
+    if args.iter().any(|a| matches!(a, Value::Object(_))) {
+        return Err(err(
+            p,
+            op,
+            "an object constant has no SQL translation",
+            None,
+        ));
+    }
+    match engine::evaluate_constant(&Value::Object(m)) {
+        Ok(Ok(v)) => Ok(Ex::Lit(v)),
+        Ok(Err(f)) if f.is_nan() => Ok(Ex::NaN),
+        Ok(Err(_)) => Err(err(p, op, "this part is infinite", None)),
+        Err(e) => Err(err(p, op, format!("the engine fails on it ({e})"), None)),
+    }
+}
+
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}

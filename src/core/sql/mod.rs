@@ -1,0 +1,754 @@
+//! A page's rules and policies compiled to one SQL query, for four dialects.
+//!
+//! The query runs over a source table and a target table whose columns are the
+//! datasets' fields, crosses them, and yields per pair every rule's outcome (one boolean
+//! column per rule), the score, the verdict and the reason exactly as the engine computes
+//! them (required modes, thresholds, overrides by key); with the selection columns also
+//! each source's selection verdict and recommended target, by window functions.
+//!
+//! Rules are translated with json-logic-js semantics, typed by the page's datasets: each
+//! field has the one JSON type its values have (or is absent/null). Where a construct has
+//! no faithful translation (an operator SQL lacks, a field holding several types, a
+//! string converted to a number), compilation fails with an [`SqlError`] that names the
+//! rule, the place in its logic, the operator and why — never a query that means
+//! something else. See `docs/sql.md` for the whole mapping.
+
+mod dialect;
+mod expr;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+pub use dialect::Dialect;
+use expr::Compiler;
+pub use expr::Kind;
+
+use super::diag::Diagnostic;
+use super::model::{AggregateMode, Dataset, ElseMode, Page, RequiredMode, Row, Side, key_hash};
+use super::verdict::{RuleWeight, Tally};
+
+/// Why a page does not compile to SQL, and where.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{}: {why}", .rule.as_ref().map(|r| format!("rule `{r}`")).unwrap_or_else(|| "page".into()), .operator.as_ref().map(|o| format!(", operator `{o}`")).unwrap_or_default())]
+pub struct SqlError {
+    /// The rule, when a rule is the cause.
+    pub rule: Option<String>,
+    /// JSON pointer into the page (`/rules/2/logic/or/0`).
+    pub pointer: String,
+    /// The operator that does not translate, when one is the cause.
+    pub operator: Option<String>,
+    /// Why, in a sentence.
+    pub why: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+}
+
+impl SqlError {
+    fn page(pointer: impl Into<String>, why: impl Into<String>) -> SqlError {
+        SqlError {
+            rule: None,
+            pointer: pointer.into(),
+            operator: None,
+            why: why.into(),
+            hint: None,
+        }
+    }
+
+    /// The error as a diagnostic (code `sql-untranslatable`), for `check --sql`.
+    pub fn diagnostic(&self) -> Diagnostic {
+        Diagnostic::error("sql-untranslatable", self.pointer.clone(), self.to_string())
+            .with_hint(self.hint.clone())
+    }
+}
+
+/// What to compile and how to name the tables.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub dialect: Dialect,
+    /// Only this source row (its key).
+    pub select: Option<String>,
+    /// Add each source's selection verdict and recommended target.
+    pub selection: bool,
+    pub source_table: String,
+    pub target_table: String,
+    /// The overrides table; `None` leaves overrides out (a page without any).
+    pub overrides_table: Option<String>,
+}
+
+impl Options {
+    pub fn new(dialect: Dialect) -> Options {
+        Options {
+            dialect,
+            select: None,
+            selection: false,
+            source_table: "source".into(),
+            target_table: "target".into(),
+            overrides_table: Some("overrides".into()),
+        }
+    }
+}
+
+/// The output columns the query adds besides one per rule.
+pub const PAIR_COLUMNS: &[&str] = &["source_key", "target_key", "target_id"];
+pub const VERDICT_COLUMNS: &[&str] = &["score", "verdict", "reason"];
+pub const SELECTION_COLUMNS: &[&str] = &["selection_verdict", "recommended_target"];
+
+/// The columns of one dataset's table, as the page's rows type them.
+#[derive(Debug, Clone)]
+pub struct Schema {
+    pub fields: BTreeMap<String, Kind>,
+    /// Fields whose rows hold them (the table's columns), in first-seen order.
+    pub columns: Vec<String>,
+}
+
+impl Schema {
+    /// The schema of a dataset's rows as stored (`effective`: as rules see them, with
+    /// defaults and patches applied).
+    pub fn of(d: &Dataset, effective: bool) -> Schema {
+        let mut fields: BTreeMap<String, Kind> = BTreeMap::new();
+        let mut columns = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for row in &d.rows {
+            let row: std::borrow::Cow<'_, Row> = if effective {
+                d.effective_row(row)
+            } else {
+                std::borrow::Cow::Borrowed(row)
+            };
+            for (k, v) in row.iter() {
+                if !effective && seen.insert(k.clone()) {
+                    columns.push(k.clone());
+                }
+                let kind = Kind::of(v);
+                let slot = fields.entry(k.clone()).or_insert(Kind::Null);
+                *slot = std::mem::replace(slot, Kind::Null).join(kind);
+            }
+        }
+        if effective {
+            // A field only defaults or patches give.
+            for (k, v) in d
+                .defaults
+                .iter()
+                .chain(d.patches.iter().flat_map(|p| p.set.iter()))
+            {
+                let slot = fields.entry(k.clone()).or_insert(Kind::Null);
+                *slot = std::mem::replace(slot, Kind::Null).join(Kind::of(v));
+            }
+        }
+        Schema { fields, columns }
+    }
+
+    pub fn kind(&self, field: &str) -> Kind {
+        self.fields.get(field).cloned().unwrap_or(Kind::Null)
+    }
+}
+
+/// Compiles a page to one query. The page must be valid.
+pub fn query(page: &Page, options: &Options) -> Result<String, SqlError> {
+    compile(page, options).map_err(|mut e| e.remove(0))
+}
+
+/// Every reason the page does not compile, one per rule at most (for `check --sql`).
+pub fn problems(page: &Page, dialect: Dialect) -> Vec<SqlError> {
+    match compile(page, &Options::new(dialect)) {
+        Ok(_) => vec![],
+        Err(errors) => errors,
+    }
+}
+
+/// The rules that compile and those that do not (rule id → error).
+pub fn rule_report(page: &Page, dialect: Dialect) -> Vec<(String, Option<SqlError>)> {
+    let errors = problems(page, dialect);
+    page.rules
+        .iter()
+        .map(|r| {
+            let e = errors
+                .iter()
+                .find(|e| e.rule.as_deref() == Some(r.id.as_str()))
+                .cloned();
+            (r.id.clone(), e)
+        })
+        .collect()
+}
+
+fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
+    let d = o.dialect;
+    let mut errors = Vec::new();
+    let src_schema = Schema::of(&page.source, true);
+    let tgt_schema = Schema::of(&page.target, true);
+    let src_raw = Schema::of(&page.source, false);
+    let tgt_raw = Schema::of(&page.target, false);
+
+    // Rules first: their fields decide the row projections.
+    let mut compiler = Compiler::new(d, &src_schema, &tgt_schema);
+    let mut rule_sql = Vec::new();
+    for (i, rule) in page.rules.iter().enumerate() {
+        match compiler.rule(&rule.logic, &format!("/rules/{i}/logic")) {
+            Ok(sql) => rule_sql.push(sql),
+            Err(mut e) => {
+                e.rule = Some(rule.id.clone());
+                errors.push(e);
+                rule_sql.push(String::new());
+            }
+        }
+    }
+    // Output column names: one per rule, beside the query's own.
+    let mut names: Vec<(String, String)> = Vec::new();
+    for name in
+        PAIR_COLUMNS
+            .iter()
+            .chain(VERDICT_COLUMNS)
+            .chain(if o.selection || o.select.is_some() {
+                SELECTION_COLUMNS
+            } else {
+                &[]
+            })
+    {
+        names.push(((*name).to_owned(), String::new()));
+    }
+    for (i, rule) in page.rules.iter().enumerate() {
+        let folded = d.fold_ident(&rule.id);
+        if let Some((other, _)) = names.iter().find(|(n, _)| d.fold_ident(n) == folded) {
+            errors.push(SqlError {
+                rule: Some(rule.id.clone()),
+                pointer: format!("/rules/{i}/id"),
+                operator: None,
+                why: format!(
+                    "its column would have the same name as the column `{other}` in {}",
+                    d.name()
+                ),
+                hint: Some("give the rule another id".into()),
+            });
+        }
+        if rule.id.starts_with("rb_") {
+            errors.push(SqlError {
+                rule: Some(rule.id.clone()),
+                pointer: format!("/rules/{i}/id"),
+                operator: None,
+                why: "ids starting with `rb_` are the query's own columns".into(),
+                hint: Some("give the rule another id".into()),
+            });
+        }
+        names.push((rule.id.clone(), String::new()));
+    }
+    for name in names.iter().map(|(n, _)| n) {
+        if let Err(why) = d.check_ident(name) {
+            errors.push(SqlError::page("/rules", format!("column `{name}`: {why}")));
+        }
+    }
+
+    let source_cte = rows_cte(
+        page,
+        Side::Source,
+        &src_raw,
+        &src_schema,
+        compiler.fields(Side::Source),
+        o,
+    );
+    let target_cte = rows_cte(
+        page,
+        Side::Target,
+        &tgt_raw,
+        &tgt_schema,
+        compiler.fields(Side::Target),
+        o,
+    );
+    let (source_cte, target_cte) = match (source_cte, target_cte) {
+        (Ok(s), Ok(t)) => (s, t),
+        (s, t) => {
+            errors.extend(s.err());
+            errors.extend(t.err());
+            return Err(errors);
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    let ident = |n: &str| d.ident(n);
+    let mut q = String::new();
+    let revision_note = format!(
+        "-- rulebench: page {} compiled to {} SQL.\n-- Per pair: one boolean column per rule, the score, the verdict and its reason{}.\n",
+        sql_comment(&page.id),
+        d.name(),
+        if o.selection || o.select.is_some() {
+            "; per source: the selection verdict and the recommended target"
+        } else {
+            ""
+        }
+    );
+    q.push_str(&revision_note);
+    q.push_str("WITH\n");
+    let _ = writeln!(q, "source_rows AS (\n{source_cte}\n),");
+    let _ = writeln!(q, "target_rows AS (\n{target_cte}\n),");
+
+    // Every rule's outcome per pair.
+    q.push_str("outcomes AS (\n  SELECT\n    s.rb_key AS rb_source,\n    t.rb_key AS rb_target,\n    t.rb_id,\n    t.rb_priority");
+    for (rule, sql) in page.rules.iter().zip(&rule_sql) {
+        let _ = write!(
+            q,
+            ",\n    -- {}\n    {} AS {}",
+            sql_comment(&rule.name),
+            indent(sql, 4),
+            ident(&rule.id)
+        );
+    }
+    q.push_str("\n  FROM source_rows AS s\n  CROSS JOIN target_rows AS t\n),\n");
+
+    // The tally: passes counted per distinct weight, then Σ weight × count (the engine's
+    // own order of floating-point operations, so scores are equal to the last bit).
+    let policy = &page.device_policy;
+    let weights: Vec<RuleWeight> = page
+        .rules
+        .iter()
+        .map(|r| RuleWeight {
+            required: r.required,
+            weight: r.weight,
+        })
+        .collect();
+    let mut total = 0.0;
+    let mut by_weight: Vec<(f64, Vec<usize>)> = Vec::new();
+    for (i, w) in weights.iter().enumerate() {
+        if Tally::scores(policy, *w) {
+            total += w.weight;
+            match by_weight.iter_mut().find(|(x, _)| *x == w.weight) {
+                Some((_, rules)) => rules.push(i),
+                None => by_weight.push((w.weight, vec![i])),
+            }
+        }
+    }
+    let pass = |i: usize| format!("o.{}", ident(&page.rules[i].id));
+    let score = if total > 0.0 {
+        let terms: Vec<String> = by_weight
+            .iter()
+            .map(|(w, rules)| {
+                let count = rules
+                    .iter()
+                    .map(|&i| format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i)))
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                format!("{} * ({count})", d.double(*w))
+            })
+            .collect();
+        let mut sum = String::new();
+        for (k, t) in terms.iter().enumerate() {
+            sum = if k == 0 {
+                format!("({t})")
+            } else {
+                format!("({sum}\n      + {t})")
+            };
+        }
+        format!("{sum}\n      / {}", d.double(total))
+    } else {
+        d.double(1.0)
+    };
+    let required: Vec<String> = weights
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.required)
+        .map(|(i, _)| format!("NOT {}", pass(i)))
+        .collect();
+    let required_failed = if required.is_empty() {
+        "FALSE".to_owned()
+    } else {
+        required.join(" OR ")
+    };
+    let _ = write!(
+        q,
+        "tallies AS (\n  SELECT\n    o.*,\n    {score} AS rb_score,\n    {required_failed} AS rb_required_failed,\n    {} AS rb_override\n  FROM outcomes AS o\n",
+        if o.overrides_table.is_some() {
+            "ov.value"
+        } else {
+            "CAST(NULL AS BOOLEAN)"
+        }
+    );
+    if let Some(table) = &o.overrides_table {
+        let _ = writeln!(
+            q,
+            "  LEFT JOIN {} AS ov\n    ON ov.source_key = o.rb_source AND ov.target_key = o.rb_target",
+            ident(table)
+        );
+    }
+    q.push_str("),\n");
+
+    // The device policy.
+    let full = d.double(policy.full_threshold);
+    let partial = d.double(policy.partial_threshold);
+    let by_score = |v: bool| {
+        if v {
+            format!(
+                "WHEN rb_score >= {full} THEN 2\n      WHEN rb_score >= {partial} THEN 1\n      ELSE 0"
+            )
+        } else {
+            format!(
+                "WHEN rb_score >= {full} THEN 'full'\n      WHEN rb_score >= {partial} THEN 'partial'\n      ELSE 'low-score'"
+            )
+        }
+    };
+    let (required_verdict, required_reason) = match policy.required_mode {
+        RequiredMode::AnyRequiredFailIs0 => (
+            "WHEN rb_required_failed THEN 0\n      ".to_owned(),
+            "WHEN rb_required_failed THEN 'required-fail'\n      ".to_owned(),
+        ),
+        RequiredMode::AnyRequiredFailCapsAtPartial => (
+            format!(
+                "WHEN rb_required_failed THEN CASE WHEN rb_score >= {partial} THEN 1 ELSE 0 END\n      "
+            ),
+            format!(
+                "WHEN rb_required_failed THEN CASE WHEN rb_score >= {partial} THEN 'required-fail' ELSE 'low-score' END\n      "
+            ),
+        ),
+        RequiredMode::IgnoreRequired => (String::new(), String::new()),
+    };
+    let _ = write!(
+        q,
+        "verdicts AS (\n  SELECT\n    tallies.*,\n    CASE\n      WHEN rb_override IS NOT NULL THEN CASE WHEN rb_override THEN 2 ELSE 0 END\n      {required_verdict}{}\n    END AS rb_verdict,\n    CASE\n      WHEN rb_override IS NOT NULL THEN 'override'\n      {required_reason}{}\n    END AS rb_reason\n  FROM tallies\n)",
+        by_score(true),
+        by_score(false)
+    );
+
+    let rule_columns: String = page
+        .rules
+        .iter()
+        .map(|r| format!(",\n  {}", ident(&r.id)))
+        .collect();
+    let pair_columns =
+        "  rb_source AS source_key,\n  rb_target AS target_key,\n  rb_id AS target_id";
+    let verdict_columns =
+        ",\n  rb_score AS score,\n  rb_verdict AS verdict,\n  rb_reason AS reason";
+    if o.selection || o.select.is_some() {
+        // The selection policy over each source's targets, and the recommendation: the
+        // engine's total order (verdict, score, priority, then the smallest id).
+        let sp = &page.selection_policy;
+        let full_when = match sp.aggregate.mode {
+            AggregateMode::AnyDeviceFullIsCompatible => "rb_best = 2",
+            AggregateMode::AllDevicesFullIsCompatible => "rb_worst = 2",
+        };
+        let partial_when = match sp.aggregate.else_mode {
+            ElseMode::AnyDevicePartialIsPartial => "\n      WHEN rb_best >= 1 THEN 1",
+            ElseMode::None => "",
+        };
+        let _ = write!(
+            q,
+            ",\nranked AS (\n  SELECT\n    verdicts.*,\n    MAX(rb_verdict) OVER (PARTITION BY rb_source) AS rb_best,\n    MIN(rb_verdict) OVER (PARTITION BY rb_source) AS rb_worst,\n    ROW_NUMBER() OVER (\n      PARTITION BY rb_source\n      ORDER BY rb_verdict DESC, rb_score DESC, rb_priority DESC, {} ASC\n    ) AS rb_rank\n  FROM verdicts\n),\nselections AS (\n  SELECT\n    ranked.*,\n    CASE\n      WHEN {full_when} THEN 2{partial_when}\n      ELSE 0\n    END AS rb_selection,\n    MAX(CASE WHEN rb_rank = 1 AND rb_verdict > 0 THEN rb_id END)\n      OVER (PARTITION BY rb_source) AS rb_first\n  FROM ranked\n)\nSELECT\n{pair_columns}{rule_columns}{verdict_columns},\n  rb_selection AS selection_verdict,\n  CASE WHEN rb_selection > 0 THEN rb_first END AS recommended_target\nFROM selections",
+            d.binary_order("rb_id"),
+        );
+        if o.select.is_some() {
+            let _ = write!(q, "\nORDER BY {}", d.binary_order("rb_id"));
+        }
+    } else {
+        let _ = write!(
+            q,
+            "\nSELECT\n{pair_columns}{rule_columns}{verdict_columns}\nFROM verdicts"
+        );
+    }
+    q.push('\n');
+    Ok(q)
+}
+
+/// The rows of one side as rules see them: the key (and, for targets, the id and the
+/// priority), and every field a rule reads with the dataset's defaults and patches.
+fn rows_cte(
+    page: &Page,
+    side: Side,
+    raw: &Schema,
+    effective: &Schema,
+    fields: Vec<(String, String)>,
+    o: &Options,
+) -> Result<String, SqlError> {
+    let d = o.dialect;
+    let ds = page.dataset(side);
+    let pointer = format!("/{}", side.name());
+    let table = match side {
+        Side::Source => &o.source_table,
+        Side::Target => &o.target_table,
+    };
+    let col = |f: &str| d.ident(f);
+    // The key: `field=value|…`, strings bare, other values as JSON, absent as null.
+    let mut key_parts = Vec::new();
+    for (i, field) in ds.key.iter().enumerate() {
+        let text = match raw.kind(field) {
+            Kind::Null => "'null'".to_owned(),
+            Kind::Text if raw.columns.contains(field) => {
+                format!("COALESCE({}, 'null')", col(field))
+            }
+            Kind::Int => format!("COALESCE({}, 'null')", d.int_to_text(&col(field))),
+            Kind::Bool => format!(
+                "CASE WHEN {c} IS NULL THEN 'null' WHEN {c} THEN 'true' ELSE 'false' END",
+                c = col(field)
+            ),
+            other => {
+                return Err(SqlError {
+                    rule: None,
+                    pointer: format!("{pointer}/key/{i}"),
+                    operator: None,
+                    why: format!(
+                        "key field `{field}` holds {}: its JSON text has no faithful SQL spelling",
+                        other.describe()
+                    ),
+                    hint: Some("key rows by string, integer or boolean fields".into()),
+                });
+            }
+        };
+        let prefix = d.string(&format!("{}{field}=", if i == 0 { "" } else { "|" }));
+        key_parts.push(format!("{prefix} || {text}"));
+    }
+    let key = if key_parts.is_empty() {
+        "''".to_owned()
+    } else {
+        key_parts.join(" || ")
+    };
+    let mut out = format!("  SELECT\n    {key} AS rb_key");
+    if side == Side::Target {
+        let id = match ds.key.as_slice() {
+            [single] => match raw.kind(single) {
+                Kind::Text => format!("COALESCE({}, 'null')", col(single)),
+                _ => {
+                    // `field=value` without the `field=`.
+                    format!("SUBSTR({key}, {})", single.chars().count() + 2)
+                }
+            },
+            _ => key.clone(),
+        };
+        let priority = match &ds.priority {
+            None => d.double(0.0),
+            Some(p) => match raw.kind(p) {
+                Kind::Int | Kind::Num => {
+                    format!("COALESCE({}, {})", d.to_double(&col(p)), d.double(0.0))
+                }
+                Kind::Null => d.double(0.0),
+                other => {
+                    return Err(SqlError::page(
+                        format!("{pointer}/priority"),
+                        format!(
+                            "priority field `{p}` holds {}: the engine reads only numbers",
+                            other.describe()
+                        ),
+                    ));
+                }
+            },
+        };
+        let _ = write!(out, ",\n    {id} AS rb_id,\n    {priority} AS rb_priority");
+    }
+    // Each patch names rows by key (any case, with `keyCase: insensitive`): the keys of
+    // the page's rows it names, and its own.
+    let patch_keys: Vec<(Vec<String>, &super::model::RowPatch)> = ds
+        .patches
+        .iter()
+        .map(|p| {
+            let mut keys = vec![p.key.clone()];
+            for r in &ds.rows {
+                let k = ds.row_key(r);
+                if ds.key_matches(&p.key, &k) && !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+            (keys, p)
+        })
+        .collect();
+    for (field, alias) in fields {
+        let kind = effective.kind(&field);
+        let base = if raw.columns.contains(&field) {
+            let c = col(&field);
+            match raw.kind(&field) {
+                Kind::Int if kind == Kind::Num || kind == Kind::Int => d.to_double(&c),
+                _ => c,
+            }
+        } else {
+            "NULL".to_owned()
+        };
+        let with_default = match ds.defaults.get(&field) {
+            Some(v) if !v.is_null() => {
+                format!("COALESCE({base}, {})", expr::literal(d, v, &kind))
+            }
+            _ => base,
+        };
+        let mut value = with_default;
+        let patches: Vec<(&[String], &Value)> = patch_keys
+            .iter()
+            .filter_map(|(keys, p)| p.set.get(&field).map(|v| (keys.as_slice(), v)))
+            .collect();
+        if !patches.is_empty() {
+            let mut case = String::from("CASE");
+            for (keys, v) in patches {
+                let keys: Vec<String> = keys.iter().map(|k| d.string(k)).collect();
+                let _ = write!(
+                    case,
+                    " WHEN rb_key_raw IN ({}) THEN {}",
+                    keys.join(", "),
+                    expr::literal(d, v, &kind)
+                );
+            }
+            let _ = write!(case, " ELSE {value} END");
+            value = case;
+        }
+        let _ = write!(out, ",\n    {value} AS {}", d.ident(&alias));
+    }
+    let mut from = format!("\n  FROM {}", d.ident(table));
+    if out.contains("rb_key_raw") {
+        // Patches name rows by key: the key is computed once, in a subquery.
+        from = format!(
+            "\n  FROM (SELECT rb_table.*, {key} AS rb_key_raw FROM {} AS rb_table) AS rb_keyed",
+            d.ident(table)
+        );
+    }
+    out.push_str(&from);
+    if side == Side::Source
+        && let Some(select) = &o.select
+    {
+        let _ = write!(out, "\n  WHERE {key} = {}", d.string(select));
+    }
+    Ok(out)
+}
+
+fn indent(text: &str, by: usize) -> String {
+    let pad = " ".repeat(by);
+    text.replace('\n', &format!("\n{pad}"))
+}
+
+/// Text inside a `--` comment: one line, every unsafe character escaped.
+fn sql_comment(text: &str) -> String {
+    super::text::sanitize(text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data: DDL and rows
+// ---------------------------------------------------------------------------------------------
+
+/// The DDL and the rows of the page's datasets and overrides, for a dialect: what the
+/// query reads, so that a page can be loaded anywhere.
+pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
+    let d = o.dialect;
+    let mut out = format!(
+        "-- rulebench: the rows of page {} for {}.\n",
+        sql_comment(&page.id),
+        d.name()
+    );
+    for (side, table) in [
+        (Side::Source, &o.source_table),
+        (Side::Target, &o.target_table),
+    ] {
+        let ds = page.dataset(side);
+        let schema = Schema::of(ds, false);
+        let mut seen = std::collections::HashMap::new();
+        for c in &schema.columns {
+            if let Err(why) = d.check_ident(c) {
+                return Err(SqlError::page(
+                    format!("/{}", side.name()),
+                    format!("field `{c}`: {why}"),
+                ));
+            }
+            if let Some(other) = seen.insert(d.fold_ident(c), c.clone()) {
+                return Err(SqlError::page(
+                    format!("/{}", side.name()),
+                    format!(
+                        "fields `{other}` and `{c}` are one column in {} (its names ignore case)",
+                        d.name()
+                    ),
+                ));
+            }
+        }
+        let cols: Vec<String> = schema
+            .columns
+            .iter()
+            .map(|c| format!("  {} {}", d.ident(c), d.column_type(&schema.kind(c))))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n-- {} ({} rows)\n{}",
+            sql_comment(&ds.name),
+            ds.rows.len(),
+            d.create_table(table, &cols.join(",\n"))
+        );
+        let names: Vec<String> = schema.columns.iter().map(|c| d.ident(c)).collect();
+        for chunk in ds.rows.chunks(500) {
+            let rows: Vec<String> = chunk
+                .iter()
+                .map(|row| {
+                    let values: Vec<String> = schema
+                        .columns
+                        .iter()
+                        .map(|c| match row.get(c) {
+                            None | Some(Value::Null) => "NULL".to_owned(),
+                            Some(v) => expr::stored(d, v, &schema.kind(c)),
+                        })
+                        .collect();
+                    format!("  ({})", values.join(", "))
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "INSERT INTO {} ({}) VALUES\n{};",
+                d.ident(table),
+                names.join(", "),
+                rows.join(",\n")
+            );
+        }
+    }
+    if let Some(table) = &o.overrides_table {
+        let cols = [
+            format!("  source_key {}", d.column_type(&Kind::Text)),
+            format!("  target_key {}", d.column_type(&Kind::Text)),
+            format!("  value {}", d.column_type(&Kind::Bool)),
+            format!("  note {}", d.column_type(&Kind::Text)),
+        ];
+        let _ = writeln!(
+            out,
+            "\n-- overrides: one row per (source key, target key)\n{}",
+            d.create_table(table, &cols.join(",\n"))
+        );
+        let rows = override_rows(page);
+        if !rows.is_empty() {
+            let values: Vec<String> = rows
+                .iter()
+                .map(|(s, t, v, n)| {
+                    format!(
+                        "  ({}, {}, {}, {})",
+                        d.string(s),
+                        d.string(t),
+                        d.bool(*v),
+                        n.as_deref().map_or("NULL".to_owned(), |n| d.string(n))
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "INSERT INTO {} (source_key, target_key, value, note) VALUES\n{};",
+                d.ident(table),
+                values.join(",\n")
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The page's overrides as (source key, target key, value, note), by the rows' own keys,
+/// one per pair (the last wins, as in the engine); orphaned ones are left out.
+pub fn override_rows(page: &Page) -> Vec<(String, String, bool, Option<String>)> {
+    let keys = |d: &Dataset| -> std::collections::HashMap<String, String> {
+        d.rows
+            .iter()
+            .map(|r| {
+                let k = d.row_key(r);
+                (key_hash(&k), k)
+            })
+            .collect()
+    };
+    let (sources, targets) = (keys(&page.source), keys(&page.target));
+    let mut out: Vec<(String, String, bool, Option<String>)> = Vec::new();
+    for o in &page.overrides {
+        let (Some(s), Some(t)) = (
+            o.source_hash().and_then(|h| sources.get(&h)),
+            o.target_hash().and_then(|h| targets.get(&h)),
+        ) else {
+            continue;
+        };
+        out.retain(|(a, b, _, _)| !(a == s && b == t));
+        out.push((s.clone(), t.clone(), o.value, o.note.clone()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,516 @@
+//! The differential harness for `rulebench sql`: a page's query run on a SQL engine,
+//! pair by pair against the engine's own evaluation, and a generator of pages with
+//! heterogeneous rows, nulls, defaults, patches and overrides whose rules all translate.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use rulebench::app::App;
+use rulebench::app::sql::SqlRequest;
+use rulebench::app::types::{Dialect, Page};
+use rulebench::core::matrix::Matrix;
+use serde_json::{Value, json};
+
+/// One pair's outcome: every rule's pass, score, verdict, reason; the selection's
+/// verdict and recommended target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    pub rules: Vec<bool>,
+    pub score: f64,
+    pub verdict: i64,
+    pub reason: String,
+    pub selection: i64,
+    pub recommended: Option<String>,
+}
+
+pub type Pairs = BTreeMap<(String, String), Pair>;
+
+/// What the engine computes for every pair of a page.
+pub fn engine_pairs(page: &Page) -> Pairs {
+    let mut matrix = Matrix::new(page).expect("compiles");
+    let mut out = Pairs::new();
+    for s in 0..page.source.rows.len() {
+        let eval = matrix.evaluate(s);
+        let source_key = page.source.row_key(&page.source.rows[s]);
+        let recommended = eval.recommended.map(|t| matrix.target_ids()[t].clone());
+        for t in 0..page.target.rows.len() {
+            let device = &eval.devices[t];
+            out.insert(
+                (
+                    source_key.clone(),
+                    page.target.row_key(&page.target.rows[t]),
+                ),
+                Pair {
+                    rules: eval.columns.iter().map(|c| c.passed(t)).collect(),
+                    score: device.score,
+                    verdict: i64::from(device.verdict),
+                    reason: device.reason.as_str().to_owned(),
+                    selection: i64::from(eval.selection_verdict),
+                    recommended: recommended.clone(),
+                },
+            );
+        }
+    }
+    out
+}
+
+/// A query's result: column names and rows of JSON values.
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        other => panic!("not a boolean: {other}"),
+    }
+}
+
+/// The query's rows as pairs (with the selection columns).
+pub fn sql_pairs(page: &Page, table: &Table) -> Pairs {
+    let col = |name: &str| {
+        table
+            .columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .unwrap_or_else(|| panic!("no column {name} in {:?}", table.columns))
+    };
+    let rules: Vec<usize> = page.rules.iter().map(|r| col(&r.id)).collect();
+    let (sk, tk, score, verdict, reason, selection, recommended) = (
+        col("source_key"),
+        col("target_key"),
+        col("score"),
+        col("verdict"),
+        col("reason"),
+        col("selection_verdict"),
+        col("recommended_target"),
+    );
+    let mut out = Pairs::new();
+    for row in &table.rows {
+        let text = |i: usize| row[i].as_str().expect("text").to_owned();
+        let pair = Pair {
+            rules: rules.iter().map(|&i| truthy(&row[i])).collect(),
+            score: row[score].as_f64().expect("a score"),
+            verdict: row[verdict].as_i64().expect("a verdict"),
+            reason: text(reason),
+            selection: row[selection].as_i64().expect("a selection verdict"),
+            recommended: row[recommended].as_str().map(str::to_owned),
+        };
+        let key = (text(sk), text(tk));
+        assert!(
+            out.insert(key.clone(), pair).is_none(),
+            "pair {key:?} twice"
+        );
+    }
+    out
+}
+
+/// Runs the data script and the query in an in-memory SQLite database.
+pub fn run_sqlite(data: &str, query: &str) -> Table {
+    let conn = rusqlite::Connection::open_in_memory().expect("sqlite");
+    conn.execute_batch(data)
+        .unwrap_or_else(|e| panic!("data script fails: {e}\n{data}"));
+    let mut stmt = conn
+        .prepare(query)
+        .unwrap_or_else(|e| panic!("query does not prepare: {e}\n{query}"));
+    let columns: Vec<String> = stmt.column_names().map(|c| c.to_string()).collect();
+    let n = columns.len();
+    let rows = stmt
+        .query_map([], |r| {
+            (0..n)
+                .map(|i| {
+                    Ok(match r.get_ref(i)? {
+                        rusqlite::types::ValueRef::Null => Value::Null,
+                        rusqlite::types::ValueRef::Integer(i) => json!(i),
+                        rusqlite::types::ValueRef::Real(f) => json!(f),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            Value::String(String::from_utf8_lossy(t).into_owned())
+                        }
+                        rusqlite::types::ValueRef::Blob(_) => panic!("a blob"),
+                    })
+                })
+                .collect::<rusqlite::Result<Vec<Value>>>()
+        })
+        .expect("query runs")
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .unwrap_or_else(|e| panic!("query fails: {e}\n{query}"));
+    Table { columns, rows }
+}
+
+/// Runs the data script and the query on another engine through `scripts/sqlrun.py`.
+pub fn run_external(dialect: Dialect, data: &str, query: &str) -> Table {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (d, q) = (dir.path().join("data.sql"), dir.path().join("query.sql"));
+    std::fs::write(&d, data).expect("write data");
+    std::fs::write(&q, query).expect("write query");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sqlrun.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .args(["--dialect", dialect.name(), "--data"])
+        .arg(&d)
+        .arg("--query")
+        .arg(&q)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{} fails: {}\n--- query\n{query}",
+        dialect.name(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from sqlrun.py");
+    Table {
+        columns: v["columns"]
+            .as_array()
+            .expect("columns")
+            .iter()
+            .map(|c| c.as_str().expect("name").to_owned())
+            .collect(),
+        rows: v["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r.as_array().expect("a row").clone())
+            .collect(),
+    }
+}
+
+/// The page's query and data for a dialect (with the selection columns).
+pub fn page_sql(page: &Page, dialect: Dialect) -> (String, String) {
+    let mut request = SqlRequest::new(dialect);
+    request.all = true;
+    let query = App::sql_query_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
+    let data = App::sql_data_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
+    (data, query)
+}
+
+/// Runs a page's query on a dialect's engine and compares every pair with the engine:
+/// returns the number of pairs compared.
+pub fn differential(page: &Page, dialect: Dialect) -> usize {
+    let (data, query) = page_sql(page, dialect);
+    let table = match dialect {
+        Dialect::Sqlite => run_sqlite(&data, &query),
+        other => run_external(other, &data, &query),
+    };
+    let got = sql_pairs(page, &table);
+    let want = engine_pairs(page);
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{}: {} pairs from SQL, {} from the engine",
+        page.id,
+        got.len(),
+        want.len()
+    );
+    for (key, w) in &want {
+        let g = got
+            .get(key)
+            .unwrap_or_else(|| panic!("{}: pair {key:?} missing from SQL", page.id));
+        if g != w {
+            let rules: Vec<String> = page
+                .rules
+                .iter()
+                .zip(g.rules.iter().zip(&w.rules))
+                .filter(|(_, (a, b))| a != b)
+                .map(|(r, (a, b))| {
+                    format!(
+                        "rule {} {}: sql {a}, engine {b}",
+                        r.id,
+                        serde_json::to_string(&r.logic).unwrap()
+                    )
+                })
+                .collect();
+            panic!(
+                "{} ({}): pair {key:?} differs\n  sql    {g:?}\n  engine {w:?}\n  {}\n--- query\n{query}",
+                page.id,
+                dialect.name(),
+                rules.join("\n  ")
+            );
+        }
+    }
+    want.len()
+}
+
+/// Parses and validates a page file's text.
+pub fn parse(text: &str) -> Page {
+    App::parse_page(text, "generated")
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        .0
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated pages
+// ---------------------------------------------------------------------------------------------
+
+/// A small deterministic random source.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const WORDS: &[&str] = &["a", "b", "ab", "", "10", "9", "x y", "it's", "Ünï", "null"];
+
+/// A field's value: often the field's own type, sometimes null or absent (None).
+fn value(rng: &mut Rng, field: &str) -> Option<Value> {
+    if rng.chance(12) {
+        return None;
+    }
+    if rng.chance(10) {
+        return Some(Value::Null);
+    }
+    Some(match field {
+        "n" => json!(rng.below(7) as i64 - 2),
+        "x" => json!(*rng.pick(&[0.5, -1.25, 2.0, 0.1, 3.75, 1e3, 0.0])),
+        "s" => json!(rng.pick(WORDS)),
+        "b" => json!(rng.chance(50)),
+        "tags" => {
+            let n = rng.below(3);
+            Value::Array((0..n).map(|_| json!(rng.pick(WORDS))).collect())
+        }
+        _ => unreachable!(),
+    })
+}
+
+const FIELDS: &[&str] = &["n", "x", "s", "b", "tags"];
+
+fn var(rng: &mut Rng, field: &str) -> Value {
+    let side = if rng.chance(50) { "source" } else { "target" };
+    json!({"var": format!("{side}.{field}")})
+}
+
+fn num(rng: &mut Rng, depth: u32) -> Value {
+    let leaf = depth == 0 || rng.chance(40);
+    if leaf {
+        return match rng.below(5) {
+            0 | 1 => {
+                let f = *rng.pick(&["n", "x"]);
+                var(rng, f)
+            }
+            2 => json!(rng.below(5) as i64 - 1),
+            3 => json!(*rng.pick(&[0.5, 2.25, -0.1])),
+            _ => json!(*rng.pick(&["3", "0.5", " 2 ", ""])),
+        };
+    }
+    let d = depth - 1;
+    match rng.below(8) {
+        0 => json!({"+": [num(rng, d), num(rng, d)]}),
+        1 => json!({"-": [num(rng, d), num(rng, d)]}),
+        2 => json!({"*": [num(rng, d), num(rng, d)]}),
+        3 => json!({"/": [num(rng, d), *rng.pick(&[2, 4, -1])]}),
+        4 => json!({"min": [num(rng, d), num(rng, d)]}),
+        5 => json!({"max": [num(rng, d), num(rng, d), num(rng, d)]}),
+        6 => json!({"-": [num(rng, d)]}),
+        // Branches made numbers (a branch of string constants would make a string).
+        _ => json!({"if": [boolean(rng, d), {"-": [num(rng, d), 0]}, {"-": [num(rng, d), 0]}]}),
+    }
+}
+
+fn text(rng: &mut Rng, depth: u32) -> Value {
+    if depth == 0 || rng.chance(60) {
+        return if rng.chance(60) {
+            var(rng, "s")
+        } else {
+            json!(rng.pick(WORDS))
+        };
+    }
+    let d = depth - 1;
+    match rng.below(3) {
+        0 => json!({"cat": [text(rng, d), json!(rng.pick(WORDS))]}),
+        1 => {
+            let b = var(rng, "b");
+            json!({"cat": [text(rng, d), "-", b]})
+        }
+        _ => json!({"if": [boolean(rng, d), text(rng, d), text(rng, d)]}),
+    }
+}
+
+fn boolean(rng: &mut Rng, depth: u32) -> Value {
+    let d = depth.saturating_sub(1);
+    let cmp = *rng.pick(&["<", "<=", ">", ">="]);
+    let eq = *rng.pick(&["==", "!=", "===", "!=="]);
+    match rng.below(if depth == 0 { 9 } else { 16 }) {
+        0 => json!({cmp: [num(rng, d), num(rng, d)]}),
+        1 => json!({"<=": [num(rng, d), num(rng, d), num(rng, d)]}),
+        2 => json!({eq: [num(rng, d), num(rng, d)]}),
+        3 => json!({eq: [text(rng, d), text(rng, d)]}),
+        4 => {
+            let f = *rng.pick(FIELDS);
+            let mut other = json!(*rng.pick(&[
+                json!(null),
+                json!(true),
+                json!(0),
+                json!(1),
+                json!("1"),
+                json!(false)
+            ]));
+            if f == "tags" && !eq.starts_with("!==") && eq != "===" {
+                // An array compares as its text: refused (see tests/sql.rs).
+                other = json!(null);
+            }
+            if f == "s" && !other.is_string() && !other.is_null() && eq.len() == 2 {
+                // A string field made a number: refused.
+                other = json!("1");
+            }
+            json!({eq: [var(rng, f), other]})
+        }
+        5 => {
+            let b = var(rng, "b");
+            json!({*rng.pick(&["==", "<", ">="]): [b, num(rng, d)]})
+        }
+        6 => {
+            let lits: Vec<Value> = (0..rng.below(3) + 1)
+                .map(|_| json!(rng.pick(WORDS)))
+                .collect();
+            json!({"in": [text(rng, d), lits]})
+        }
+        7 => {
+            let t = var(rng, "tags");
+            json!({"in": [text(rng, d), t]})
+        }
+        8 => {
+            let s = var(rng, "s");
+            json!({"in": [json!(rng.pick(WORDS)), s]})
+        }
+        9 => {
+            let f1 = *rng.pick(FIELDS);
+            let f2 = *rng.pick(FIELDS);
+            let side = *rng.pick(&["source", "target"]);
+            json!({"missing": [format!("{side}.{f1}"), format!("target.{f2}")]})
+        }
+        10 => json!({"!": boolean(rng, d)}),
+        11 => {
+            let f = *rng.pick(FIELDS);
+            json!({"!!": [var(rng, f)]})
+        }
+        12 => json!({"and": [boolean(rng, d), boolean(rng, d)]}),
+        13 => {
+            let f = *rng.pick(FIELDS);
+            json!({"or": [boolean(rng, d), var(rng, f)]})
+        }
+        14 => json!({"missing_some": [1, ["source.n", "source.s", "target.x"]]}),
+        _ => json!({"if": [boolean(rng, d), boolean(rng, d), num(rng, d)]}),
+    }
+}
+
+/// A page of `sources` × `targets` rows whose rules all translate to SQL.
+pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> String {
+    let mut rng = Rng::new(seed);
+    let rows = |rng: &mut Rng, prefix: &str, n: usize, priority: bool| -> Vec<Value> {
+        (0..n)
+            .map(|i| {
+                let mut row = serde_json::Map::new();
+                row.insert("id".into(), json!(format!("{prefix}-{i}")));
+                for f in FIELDS {
+                    if let Some(v) = value(rng, f) {
+                        row.insert((*f).into(), v);
+                    }
+                }
+                if priority && rng.chance(70) {
+                    row.insert("rank".into(), json!(rng.below(3)));
+                }
+                Value::Object(row)
+            })
+            .collect()
+    };
+    let source_rows = rows(&mut rng, "s", sources, false);
+    let target_rows = rows(&mut rng, "t", targets, true);
+    let rules: Vec<Value> = (0..rules)
+        .map(|i| {
+            json!({
+                "id": format!("r{i}"),
+                "name": format!("Rule {i}"),
+                "required": rng.chance(30),
+                "weight": *rng.pick(&[1.0, 2.0, 0.5, 3.0, 0.1]),
+                "logic": boolean(&mut rng, 3),
+            })
+        })
+        .collect();
+    let mut overrides = Vec::new();
+    let mut pairs = std::collections::BTreeSet::new();
+    for _ in 0..rng.below(4) {
+        let pair = (rng.below(sources as u64), rng.below(targets as u64));
+        if pairs.insert(pair) {
+            overrides.push(json!({
+                "sourceKey": format!("id=s-{}", pair.0),
+                "targetKey": format!("id=t-{}", pair.1),
+                "value": rng.chance(50),
+                "note": "it's; checked\nby hand",
+            }));
+        }
+    }
+    let mut target = json!({
+        "name": "Targets", "key": ["id"], "rows": target_rows,
+        "priority": "rank",
+    });
+    if rng.chance(50) {
+        target["defaults"] = json!({"x": 1.5, "s": "dflt"});
+    }
+    if rng.chance(50) {
+        target["patches"] = json!([{"key": "id=t-1", "set": {"n": 4, "b": true}}]);
+    }
+    let required_mode = *rng.pick(&[
+        "ANY_REQUIRED_FAIL_IS_0",
+        "ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL",
+        "IGNORE_REQUIRED",
+    ]);
+    let full = *rng.pick(&[1.0, 0.9, 0.75]);
+    let partial = *rng.pick(&[0.4, 0.3, 0.0]);
+    json!({
+        "format": "rulebench.page/v1",
+        "id": format!("generated-{seed}"),
+        "name": "Generated",
+        "organization": {"id": "o", "name": "O", "planTier": "enterprise"},
+        "source": {"name": "Sources", "key": ["id"], "rows": source_rows},
+        "target": target,
+        "rules": rules,
+        "devicePolicy": {"requiredMode": required_mode, "fullThreshold": full, "partialThreshold": partial},
+        "selectionPolicy": {
+            "aggregate": {
+                "mode": *rng.pick(&["ANY_DEVICE_FULL_IS_COMPATIBLE", "ALL_DEVICES_FULL_IS_COMPATIBLE"]),
+                "elseMode": *rng.pick(&["ANY_DEVICE_PARTIAL_IS_PARTIAL", "NONE"]),
+            },
+            "recommendation": {"strategy": "HIGHEST_VERDICT_THEN_SCORE"}
+        },
+        "overrides": overrides,
+    })
+    .to_string()
+}
+
+/// The sample pages, parsed.
+pub fn sample_pages() -> Vec<Page> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-pages");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("sample-pages") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "json") {
+            out.push(parse(&std::fs::read_to_string(&path).expect("read")));
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}

@@ -29,3 +29,289 @@ fn generated_pages_mean_the_same_in_sqlite() {
     }
     assert_eq!(pairs, 150 * 6 * 9);
 }
+
+/// A page with one rule over typed fields (and a field of two types, `mixed`).
+fn page_with(logic: serde_json::Value) -> rulebench::app::types::Page {
+    parse(
+        &json!({
+            "format": "rulebench.page/v1",
+            "id": "p",
+            "name": "P",
+            "source": {"name": "S", "key": ["id"], "rows": [
+                {"id": "a", "n": 1, "s": "x", "tags": ["x"], "mixed": 1, "obj": {"deep": 1}},
+                {"id": "b", "n": 2.5, "s": "y", "tags": [], "mixed": "one"}
+            ]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "n": 3, "s": "z"}]},
+            "rules": [
+                {"id": "fine", "name": "Fine", "logic": {">=": [{"var": "source.n"}, 1]}},
+                {"id": "the-rule", "name": "The rule", "logic": logic}
+            ]
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
+    let cases = [
+        (
+            json!({"substr": [{"var": "source.s"}, 1]}),
+            "/rules/1/logic/substr",
+            Some("substr"),
+            "no SQL translation",
+        ),
+        (
+            json!({">": [{"var": "source.s"}, 5]}),
+            "/rules/1/logic/>",
+            Some(">"),
+            "Number()",
+        ),
+        (
+            json!({"==": [{"var": "source.mixed"}, 1]}),
+            "/rules/1/logic/==/0/var",
+            Some("var"),
+            "several types (integer|string)",
+        ),
+        (
+            json!({"/": [{"var": "source.n"}, {"var": "target.n"}]}),
+            "/rules/1/logic/~1",
+            Some("/"),
+            "may be 0",
+        ),
+        (
+            json!({"==": [{"var": ["source.n", 5]}, 5]}),
+            "/rules/1/logic/==/0/var",
+            Some("var"),
+            "absent field",
+        ),
+        (
+            json!({"<": [{"var": "source.s"}, {"var": "target.s"}]}),
+            "/rules/1/logic/<",
+            Some("<"),
+            "UTF-16",
+        ),
+        (
+            json!({"some": [{"var": "source.tags"}, {"==": [{"var": ""}, "x"]}]}),
+            "/rules/1/logic/some",
+            Some("some"),
+            "no SQL translation",
+        ),
+        (
+            json!({"%": [{"var": "source.n"}, 2]}),
+            "/rules/1/logic/%",
+            Some("%"),
+            "remainder",
+        ),
+        (
+            json!({"==": [{"or": [{"var": "source.s"}, "x"]}, "y"]}),
+            "/rules/1/logic/==",
+            Some("=="),
+            "only their truth",
+        ),
+        (
+            json!({"==": [{"var": "source.obj.deep"}, 1]}),
+            "/rules/1/logic/==/0/var",
+            Some("var"),
+            "only a field",
+        ),
+        (
+            json!({"==": [{"var": "source.tags"}, "x"]}),
+            "/rules/1/logic/==",
+            Some("=="),
+            "comma-joined",
+        ),
+        (
+            json!({"cat": [{"var": "source.n"}, "!"]}),
+            "/rules/1/logic/cat/0",
+            Some("cat"),
+            "5.0",
+        ),
+    ];
+    for (logic, pointer, operator, why) in cases {
+        let page = page_with(logic.clone());
+        for dialect in Dialect::ALL {
+            let problems = rulebench::core::sql::problems(&page, dialect);
+            assert_eq!(problems.len(), 1, "{logic}: {problems:?}");
+            let e = &problems[0];
+            assert_eq!(e.rule.as_deref(), Some("the-rule"), "{logic}");
+            assert_eq!(e.pointer, pointer, "{logic}");
+            assert_eq!(e.operator.as_deref(), operator, "{logic}");
+            assert!(e.why.contains(why), "{logic}: {}", e.why);
+            // The use case refuses the whole query with the same diagnostic.
+            let err = App::sql_query_of(&page, &SqlRequest::new(dialect)).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains("rule `the-rule`") && text.contains(pointer),
+                "{text}"
+            );
+        }
+        // The rule that does translate is reported as such.
+        let report = App::sql_rules(&page, Dialect::Duckdb);
+        assert_eq!(report[0], ("fine".to_owned(), None));
+        assert!(report[1].1.is_some());
+    }
+}
+
+#[test]
+fn names_a_dialect_cannot_hold_are_refused() {
+    let long = "r".repeat(70);
+    let page = parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "p", "name": "P",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": "a", "ID": 2}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+            "rules": [{"id": long, "name": "Long", "logic": true}]
+        })
+        .to_string(),
+    );
+    // PostgreSQL cuts names at 63 bytes: two long rule ids would share a column.
+    let e = rulebench::core::sql::problems(&page, Dialect::Postgres);
+    assert!(e[0].why.contains("63 bytes"), "{e:?}");
+    assert!(rulebench::core::sql::problems(&page, Dialect::Sqlite).is_empty());
+    // DuckDB and Spark ignore case in column names: `id` and `ID` are one column.
+    let mut request = SqlRequest::new(Dialect::Duckdb);
+    request.all = true;
+    let err = App::sql_data_of(&page, &request).unwrap_err().to_string();
+    assert!(err.contains("`id` and `ID` are one column"), "{err}");
+    assert!(App::sql_data_of(&page, &SqlRequest::new(Dialect::Sqlite)).is_ok());
+}
+
+#[test]
+fn strings_that_must_not_reach_a_terminal_are_spelled_by_code_and_mean_the_same() {
+    let hostile = "red\u{1b}[31m\u{202e}txt\r";
+    let page = parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "p", "name": "P",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": hostile, "s": hostile}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "s": hostile}]},
+            "rules": [{"id": "same", "name": "Same", "logic": {"==": [{"var": "source.s"}, hostile]}}]
+        })
+        .to_string(),
+    );
+    for dialect in Dialect::ALL {
+        let (data, query) = page_sql(&page, dialect);
+        for text in [&data, &query] {
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| rulebench::app::types::is_unsafe(c) && c != '\n'),
+                "{}: {text}",
+                dialect.name()
+            );
+        }
+    }
+    // And the data still holds the string: the rule passes, keyed by the hostile id.
+    let (data, query) = page_sql(&page, Dialect::Sqlite);
+    let got = sql_pairs(&page, &run_sqlite(&data, &query));
+    assert_eq!(got, engine_pairs(&page));
+    assert!(got.values().all(|p| p.rules == vec![true]));
+}
+
+#[test]
+fn the_command_line_prints_the_query_the_data_and_which_rules_translate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let (code, query, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "sqlite",
+            "--select",
+            "app-001",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        query.contains("WHERE 'id=' || COALESCE(\"id\", 'null') = 'id=app-001'"),
+        "{query}"
+    );
+    let (code, data, err) = common::rb(
+        &db,
+        &["sql", "loan-eligibility", "--dialect", "sqlite", "--data"],
+    );
+    assert_eq!(code, 0, "{err}");
+    // The query over the data: one source's pairs, with its selection and recommendation.
+    let table = run_sqlite(&data, &query);
+    assert_eq!(table.rows.len(), 9);
+    let page = App::parse_page(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/sample-pages/loan-eligibility.json"
+        ))
+        .unwrap(),
+        "loan",
+    )
+    .unwrap()
+    .0;
+    let want: std::collections::BTreeMap<_, _> = engine_pairs(&page)
+        .into_iter()
+        .filter(|((s, _), _)| s == "id=app-001")
+        .collect();
+    assert_eq!(sql_pairs(&page, &table), want);
+
+    // Table names are the user's; a bad dialect is a usage error.
+    let (code, q, _) = common::rb(
+        &db,
+        &[
+            "sql",
+            "llm-chat-clients",
+            "--dialect",
+            "spark",
+            "--all",
+            "--source-table",
+            "prod.clients",
+            "--target-table",
+            "models",
+            "--overrides-table",
+            "ovr",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        q.contains("FROM `prod.clients`")
+            && q.contains("FROM `models`")
+            && q.contains("LEFT JOIN `ovr`"),
+        "{q}"
+    );
+    let (code, _, err) = common::rb(&db, &["sql", "llm-chat-clients", "--dialect", "oracle"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("oracle"), "{err}");
+
+    // check --sql: every rule of a sample page translates; a rule that does not is named.
+    let (code, out, _) = common::rb(&db, &["check", "loan-eligibility", "--sql", "postgres"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("8 of 8 rules translate to postgres SQL"),
+        "{out}"
+    );
+    let rule = dir.path().join("rule.json");
+    std::fs::write(
+        &rule,
+        json!({"id": "initial", "name": "Initial", "logic": {"==": [{"substr": [{"var": "source.name"}, 0, 1]}, "M"]}}).to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = common::rb(
+        &db,
+        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = common::rb(&db, &["check", "loan-eligibility", "--sql", "duckdb"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("8 of 9 rules translate to duckdb SQL"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rule `initial`, operator `substr`")
+            && out.contains("/rules/8/logic/==/0/substr"),
+        "{out}"
+    );
+    let (code, _, err) = common::rb(&db, &["sql", "loan-eligibility", "--dialect", "duckdb"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("rule `initial`") && err.contains("substr"),
+        "{err}"
+    );
+}

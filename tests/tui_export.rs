@@ -114,3 +114,49 @@ fn y_copies_the_rule_under_the_cursor_when_rules_are_filtered() {
     let rule: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(rule["id"], "vision");
 }
+
+/// `S` (or the palette's "copy/export this page as SQL") asks for a dialect: alone it
+/// copies the page's query, with a file it writes it; both are what `rulebench sql
+/// --all` prints.
+#[test]
+fn s_copies_or_exports_the_page_as_sql() {
+    let mut b = open();
+    let entries = rulebench::tui::palette::entries("export page sql");
+    assert_eq!(entries[0].action, Action::SqlPage, "the palette offers it");
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    match &b.ui.modal {
+        Some(Modal::Prompt { input, .. }) => assert_eq!(input.lines().join(""), "duckdb"),
+        _ => panic!("asks for a dialect"),
+    }
+    b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let copied = b.ui.clipboard.take().expect("copied");
+    let db = b.db();
+    let (code, printed, _) = common::rb(&db, &["sql", LLM, "--dialect", "duckdb", "--all"]);
+    assert_eq!(code, 0);
+    assert_eq!(copied, printed);
+    assert!(b.screen(200, 50).contains("copied the page as duckdb SQL"));
+
+    // A dialect and a file: written, not copied.
+    let path = b.dir.path().join("page.sql");
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    if let Some(Modal::Prompt { input, .. }) = &mut b.ui.modal {
+        input.select_all();
+        input.cut();
+        input.insert_str(format!("postgres {}", path.display()));
+    }
+    b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(b.ui.clipboard.is_none());
+    let (_, printed, _) = common::rb(&db, &["sql", LLM, "--dialect", "postgres", "--all"]);
+    assert_eq!(std::fs::read_to_string(&path).expect("written"), printed);
+
+    // Not a dialect: said, nothing done.
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+    if let Some(Modal::Prompt { input, .. }) = &mut b.ui.modal {
+        input.select_all();
+        input.cut();
+        input.insert_str("oracle");
+    }
+    b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(b.screen(200, 50).contains("`oracle` is not a dialect"));
+    assert!(b.ui.clipboard.is_none());
+}

@@ -184,6 +184,8 @@ pub enum Action {
     ExportTo(std::path::PathBuf),
     /// Copy the cell's explanation or the rule's JSON to the clipboard (OSC 52).
     Copy,
+    /// Copy or export the page as SQL (asks for the dialect, and a file to export to).
+    SqlPage,
     /// Run the assertions again now.
     RerunTests,
     // ── events: broadcast to every pane ──

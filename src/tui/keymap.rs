@@ -341,6 +341,12 @@ pub fn bindings() -> Vec<Binding> {
             "re-run the tests (the assertions) now"
         ),
         bind!(
+            C::Global,
+            [(K::Char('S'), SHIFT), (K::Char('S'), NONE)],
+            A::SqlPage,
+            "copy/export this page as SQL (dialect sqlite, duckdb, postgres or spark; as `rulebench sql --all`)"
+        ),
+        bind!(
             C::Pane(PaneId::Matrix),
             [(K::Char('E'), SHIFT), (K::Char('E'), NONE)],
             A::ExportMatrix,

@@ -57,6 +57,8 @@ pub enum PromptFor {
     FilterTargets,
     /// The file to export the matrix to.
     ExportMatrix,
+    /// The dialect (and file) to copy or export the page as SQL in.
+    SqlPage,
     /// The Sources pane's filter.
     FilterSources,
     /// The note of an override about to be set on a target.
@@ -117,6 +119,9 @@ enum HistoryDone {
     ),
     /// A restore on a page (its id): what, and its revision (`None`: nothing to do).
     Restored(String, String, Result<Option<i64>, AppError>),
+    /// The page as SQL: what the status line says of it, and the query to copy (`None`
+    /// when it was written to a file).
+    Sql(Result<(String, Option<String>), AppError>),
     /// The work could not open the database.
     Failed(AppError),
 }
@@ -741,7 +746,65 @@ impl Ui {
                 self.status.info(format!("{what}, {format:?})"));
             }
             HistoryDone::Exported(_, Err(e)) => self.status.app_error(&e),
+            HistoryDone::Sql(Ok((what, copy))) => {
+                self.status.info(what);
+                if copy.is_some() {
+                    self.clipboard = copy;
+                }
+            }
+            HistoryDone::Sql(Err(e)) => self.status.app_error(&e),
         }
+    }
+
+    /// Copies the page's query in a dialect to the clipboard, or writes it to a file
+    /// (`DIALECT [FILE]`): compiled off the key thread from the stored page.
+    fn sql_page(&mut self, text: &str) {
+        use crate::app::types::Dialect;
+        let mut words = text.split_whitespace();
+        let Some(dialect) = words.next().and_then(Dialect::parse) else {
+            self.status.error(format!(
+                "`{}` is not a dialect: sqlite, duckdb, postgres or spark",
+                super::theme::safe(text.trim())
+            ));
+            return;
+        };
+        let file: Option<std::path::PathBuf> = {
+            let rest: Vec<&str> = words.collect();
+            (!rest.is_empty()).then(|| rest.join(" ").into())
+        };
+        self.status
+            .info(format!("compiling the page to {} SQL…", dialect.name()));
+        self.history_run(move |app, page, _| {
+            let mut request = crate::app::sql::SqlRequest::new(dialect);
+            request.all = true;
+            HistoryDone::Sql(app.sql_query(&page, &request).and_then(|query| {
+                let lines = query.lines().count();
+                match file {
+                    Some(path) => {
+                        std::fs::write(&path, &query).map_err(|e| AppError::Io {
+                            path: path.display().to_string(),
+                            source: e,
+                        })?;
+                        Ok((
+                            format!(
+                                "exported the page as {} SQL to {} ({lines} lines; its data: rulebench sql {page} --dialect {} --data)",
+                                dialect.name(),
+                                super::theme::safe(&path.display().to_string()),
+                                dialect.name()
+                            ),
+                            None,
+                        ))
+                    }
+                    None => Ok((
+                        format!(
+                            "copied the page as {} SQL to the clipboard ({lines} lines, through the terminal: OSC 52)",
+                            dialect.name()
+                        ),
+                        Some(query),
+                    )),
+                }
+            }))
+        });
     }
 
     /// Marks in the matrix what moved since `baseline`'s revision.
@@ -961,6 +1024,19 @@ impl Ui {
                     self.history_run(move |_, _, _| {
                         let written = crate::app::export::write_matrix(&path, &result, &rules);
                         HistoryDone::Exported(what, written)
+                    });
+                }
+                return;
+            }
+            Action::SqlPage => {
+                if let Screen::Page(_) = &self.screen {
+                    let mut input = TextArea::default();
+                    input.insert_str("duckdb");
+                    self.modal = Some(Modal::Prompt {
+                        title: "Page as SQL: a dialect (sqlite duckdb postgres spark) copies the query; `DIALECT FILE` writes it · Enter"
+                            .into(),
+                        input: Box::new(input),
+                        purpose: PromptFor::SqlPage,
                     });
                 }
                 return;
@@ -1441,6 +1517,7 @@ impl Ui {
                     self.queue.push_back(Action::ExportTo(path));
                 }
             }
+            PromptFor::SqlPage => self.sql_page(&text),
             PromptFor::FilterSources => self.queue.push_back(Action::FilterSources(text, true)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
             PromptFor::SearchDataset => {

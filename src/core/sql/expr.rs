@@ -328,15 +328,29 @@ impl<'a> Compiler<'a> {
                     xs.push(self.ex(a, &arg_pointer(i))?);
                 }
                 let negate = matches!(op, "!=" | "!==");
+                let text_field = |x: &Ex| matches!(x, Ex::Sql { ty: Ty::Text, .. });
+                if matches!(op, "<" | "<=" | ">" | ">=")
+                    && xs
+                        .windows(2)
+                        .take(2)
+                        .any(|w| text_field(&w[0]) && text_field(&w[1]))
+                {
+                    return Err(err(
+                        &p_op,
+                        op,
+                        "orders two string fields: JavaScript orders strings by UTF-16 code units, SQL by code points, and they differ past U+E000",
+                        Some("compare a string field with a constant string"),
+                    ));
+                }
                 let result = match op {
                     "<" | "<=" if xs.len() >= 3 => {
                         let eq = op == "<=";
                         let first = self.binary(&xs[0], &xs[1], &p_op, op, &mut |c, a, b, p| {
-                            c.less(a, b, eq, p)
+                            c.less(a, b, eq, p, op)
                         })?;
                         let second =
                             self.binary(&xs[1], &xs[2], &p_op, op, &mut |c, a, b, p| {
-                                c.less(a, b, eq, p)
+                                c.less(a, b, eq, p, op)
                             })?;
                         self.and_bool(&first, &second)
                     }
@@ -355,8 +369,8 @@ impl<'a> Compiler<'a> {
                         self.binary(&a, &b, &p_op, op, &mut |c, a, b, p| match op {
                             "==" | "!=" => c.loose_eq(a, b, p, op),
                             "===" | "!==" => c.strict_eq(a, b, p),
-                            "<" | ">" => c.less(a, b, false, p),
-                            "<=" | ">=" => c.less(a, b, true, p),
+                            "<" | ">" => c.less(a, b, false, p, op),
+                            "<=" | ">=" => c.less(a, b, true, p, op),
                             _ => c.contains(a, b, p),
                         })?
                     }
@@ -734,7 +748,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// JavaScript's `a < b` (`a <= b` with `or_equal`) of operands that are not null SQL.
-    fn less(&mut self, a: &Ex, b: &Ex, or_equal: bool, p: &str) -> R<Ex> {
+    fn less(&mut self, a: &Ex, b: &Ex, or_equal: bool, p: &str, shown: &str) -> R<Ex> {
         let op = if or_equal { "<=" } else { "<" };
         let d = self.d;
         if let (Ex::Lit(x), Ex::Lit(y)) = (a, b) {
@@ -759,7 +773,7 @@ impl<'a> Compiler<'a> {
                 (Err(_), Err(_)) => {
                     return Err(err(
                         p,
-                        op,
+                        shown,
                         "orders two string fields: JavaScript orders strings by UTF-16 code units, SQL by code points, and they differ past U+E000",
                         Some("compare a string field with a constant string"),
                     ));
@@ -770,7 +784,7 @@ impl<'a> Compiler<'a> {
                     let _ = sql;
                     return Err(err(
                         p,
-                        op,
+                        shown,
                         "the constant string has characters at or past U+E000, where UTF-16 order (JavaScript's) and code point order (SQL's) differ",
                         None,
                     ));
@@ -783,7 +797,7 @@ impl<'a> Compiler<'a> {
             };
             return Ok(Ex::boolean(format!("({} {op} {})", side(x), side(y))));
         }
-        let (x, y) = (self.number(a, p, op)?, self.number(b, p, op)?);
+        let (x, y) = (self.number(a, p, shown)?, self.number(b, p, shown)?);
         Ok(match (x, y) {
             (None, _) | (_, None) => Ex::constant(false),
             (Some((x, nx)), Some((y, ny))) => {

@@ -411,12 +411,12 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     let rule_columns: String = page
         .rules
         .iter()
-        .map(|r| format!(",\n  {}", ident(&r.id)))
+        .map(|r| format!(",\n  v.{}", ident(&r.id)))
         .collect();
     let pair_columns =
-        "  rb_source AS source_key,\n  rb_target AS target_key,\n  rb_id AS target_id";
+        "  v.rb_source AS source_key,\n  v.rb_target AS target_key,\n  v.rb_id AS target_id";
     let verdict_columns =
-        ",\n  rb_score AS score,\n  rb_verdict AS verdict,\n  rb_reason AS reason";
+        ",\n  v.rb_score AS score,\n  v.rb_verdict AS verdict,\n  v.rb_reason AS reason";
     if o.selection || o.select.is_some() {
         // The selection policy over each source's targets, and the recommendation: the
         // engine's total order (verdict, score, priority, then the smallest id).
@@ -429,21 +429,46 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             ElseMode::AnyDevicePartialIsPartial => "\n      WHEN rb_best >= 1 THEN 1",
             ElseMode::None => "",
         };
+        // Per source, the pairs are first grouped by what orders them (verdict, score,
+        // priority: few distinct values), keeping each group's smallest id; the window
+        // then ranks those groups, not every pair, and the per-source result (one row
+        // per source) is joined back to the pairs.
         let _ = write!(
             q,
-            ",\nranked AS (\n  SELECT\n    verdicts.*,\n    MAX(rb_verdict) OVER (PARTITION BY rb_source) AS rb_best,\n    MIN(rb_verdict) OVER (PARTITION BY rb_source) AS rb_worst,\n    ROW_NUMBER() OVER (\n      PARTITION BY rb_source\n      ORDER BY rb_verdict DESC, rb_score DESC, rb_priority DESC, {} ASC\n    ) AS rb_rank\n  FROM verdicts\n),\nselections AS (\n  SELECT\n    ranked.*,\n    CASE\n      WHEN {full_when} THEN 2{partial_when}\n      ELSE 0\n    END AS rb_selection,\n    MAX(CASE WHEN rb_rank = 1 AND rb_verdict > 0 THEN rb_id END)\n      OVER (PARTITION BY rb_source) AS rb_first\n  FROM ranked\n)\nSELECT\n{pair_columns}{rule_columns}{verdict_columns},\n  rb_selection AS selection_verdict,\n  CASE WHEN rb_selection > 0 THEN rb_first END AS recommended_target\nFROM selections",
-            d.binary_order("rb_id"),
+            ",\ngroups AS (\n  SELECT\n    rb_source,\n    rb_verdict,\n    rb_score,\n    rb_priority,\n    MIN({id}) AS rb_id\n  FROM verdicts\n  GROUP BY rb_source, rb_verdict, rb_score, rb_priority\n),\nranked AS (\n  SELECT\n    groups.*,\n    ROW_NUMBER() OVER (\n      PARTITION BY rb_source\n      ORDER BY rb_verdict DESC, rb_score DESC, rb_priority DESC, {id} ASC\n    ) AS rb_rank\n  FROM groups\n),\nselections AS (\n  SELECT\n    rb_source,\n    CASE\n      WHEN {full_when} THEN 2{partial_when}\n      ELSE 0\n    END AS rb_selection,\n    rb_first\n  FROM (\n    SELECT\n      rb_source,\n      MAX(rb_verdict) AS rb_best,\n      MIN(rb_verdict) AS rb_worst,\n      MAX(CASE WHEN rb_rank = 1 AND rb_verdict > 0 THEN rb_id END) AS rb_first\n    FROM ranked\n    GROUP BY rb_source\n  ) AS per_source\n)\nSELECT\n{pair_columns}{rule_columns}{verdict_columns},\n  sel.rb_selection AS selection_verdict,\n  CASE WHEN sel.rb_selection > 0 THEN sel.rb_first END AS recommended_target\nFROM verdicts AS v\nJOIN selections AS sel ON sel.rb_source = v.rb_source",
+            id = d.binary_order("rb_id"),
         );
         if o.select.is_some() {
-            let _ = write!(q, "\nORDER BY {}", d.binary_order("rb_id"));
+            let _ = write!(q, "\nORDER BY {}", d.binary_order("v.rb_id"));
         }
     } else {
         let _ = write!(
             q,
-            "\nSELECT\n{pair_columns}{rule_columns}{verdict_columns}\nFROM verdicts"
+            "\nSELECT\n{pair_columns}{rule_columns}{verdict_columns}\nFROM verdicts AS v"
         );
     }
     q.push('\n');
+    if d != Dialect::Spark {
+        // Each step is computed where it is read, never stored: the pairs are read twice
+        // with the selection columns (per source, then per pair), and a stored step
+        // would hold every pair in memory (10 GB at 100M pairs in DuckDB, against 0.4 GB
+        // computed twice). Spark inlines its CTEs and has no such clause.
+        for name in [
+            "source_rows",
+            "target_rows",
+            "outcomes",
+            "tallies",
+            "verdicts",
+            "groups",
+            "ranked",
+            "selections",
+        ] {
+            q = q.replace(
+                &format!("\n{name} AS (\n"),
+                &format!("\n{name} AS NOT MATERIALIZED (\n"),
+            );
+        }
+    }
     Ok(q)
 }
 

@@ -1033,7 +1033,7 @@ impl Ui {
                     let mut input = TextArea::default();
                     input.insert_str("duckdb");
                     self.modal = Some(Modal::Prompt {
-                        title: "Page as SQL: a dialect (sqlite duckdb postgres spark) copies the query; `DIALECT FILE` writes it · Enter"
+                        title: "As SQL: DIALECT [FILE] (sqlite/duckdb/postgres/spark)"
                             .into(),
                         input: Box::new(input),
                         purpose: PromptFor::SqlPage,

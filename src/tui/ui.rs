@@ -1033,8 +1033,7 @@ impl Ui {
                     let mut input = TextArea::default();
                     input.insert_str("duckdb");
                     self.modal = Some(Modal::Prompt {
-                        title: "As SQL: DIALECT [FILE] (sqlite/duckdb/postgres/spark)"
-                            .into(),
+                        title: "As SQL: DIALECT [FILE] (sqlite/duckdb/postgres/spark)".into(),
                         input: Box::new(input),
                         purpose: PromptFor::SqlPage,
                     });

@@ -315,3 +315,41 @@ fn the_command_line_prints_the_query_the_data_and_which_rules_translate() {
         "{err}"
     );
 }
+
+#[test]
+fn what_the_first_query_got_wrong_means_the_same_now() {
+    use common::sql::regression_pages;
+    for page in regression_pages() {
+        differential(&page, Dialect::Sqlite);
+    }
+    let pages = regression_pages();
+    let pairs = engine_pairs(&pages[0]);
+    // The recommendation reads the priority as rules see it: `a` has none and takes the
+    // default 5; `c` is patched to 0; `b` has 1.
+    let pick = |s: &str| {
+        pairs[&(s.to_owned(), "id=a".to_owned())]
+            .recommended
+            .clone()
+    };
+    assert_eq!(pick("id=s1").as_deref(), Some("a"));
+    let rule = |s: &str, t: &str, r: usize| pairs[&(s.to_owned(), t.to_owned())].rules[r];
+    assert!(!rule("id=s1", "id=a", 0), "NaN in [\"NaN\"]");
+    assert!(
+        rule("id=s1", "id=a", 1) && !rule("id=s2", "id=a", 1),
+        "missing_some NaN"
+    );
+    assert!(!rule("id=s1", "id=a", 2), "missing null");
+    assert!(rule("id=s1", "id=a", 3), "the default 5 > 1");
+    assert!(
+        !rule("id=s1", "id=c", 4) && rule("id=s1", "id=a", 4),
+        "the patched flag"
+    );
+    // Every rule passes with weights 0.1, 1.1, 0.1: score 1, full (a running sum of the
+    // total weight made it 0.9999999999999998, partial).
+    for pair in engine_pairs(&pages[1]).values() {
+        assert_eq!(
+            (pair.score, pair.verdict, pair.reason.as_str()),
+            (1.0, 2, "full")
+        );
+    }
+}

@@ -6,12 +6,12 @@
 
 mod common;
 
-use common::sql::{differential, parse, random_page, sample_pages};
+use common::sql::{differential, parse, random_page, regression_pages, sample_pages};
 use rulebench::app::types::Dialect;
 
 fn every_page(dialect: Dialect, generated: u64) -> usize {
     let mut pairs = 0;
-    for page in sample_pages() {
+    for page in sample_pages().into_iter().chain(regression_pages()) {
         pairs += differential(&page, dialect);
     }
     for seed in 1..=generated {

@@ -799,11 +799,17 @@ impl Matrix {
         let mut by_weight: Vec<(f64, Vec<u32>)> = Vec::new();
         let mut required_passes = vec![0u32; n];
         let mut required_rules = 0u32;
-        let mut total_weight = 0.0;
+        // Scored rules per distinct weight: the total weight is Σ weight × rules in the
+        // same order as the passed weight, so a target that passes every rule scores
+        // exactly 1 (a running sum would not: 0.1 + 1.1 + 0.1 ≠ 0.1 × 2 + 1.1).
+        let mut rules_per_weight: Vec<u32> = Vec::new();
         for (slot, column) in self.rules.iter().zip(&columns) {
             let w = slot.weight;
             if Tally::scores(policy, w) {
-                total_weight += w.weight;
+                match by_weight.iter().position(|(x, _)| *x == w.weight) {
+                    Some(i) => rules_per_weight[i] += 1,
+                    None => rules_per_weight.push(1),
+                }
                 let counts = match by_weight.iter().position(|(x, _)| *x == w.weight) {
                     Some(i) => &mut by_weight[i].1,
                     None => {
@@ -822,6 +828,11 @@ impl Matrix {
                 }
             }
         }
+        let total_weight: f64 = by_weight
+            .iter()
+            .zip(&rules_per_weight)
+            .map(|((w, _), &n)| w * f64::from(n))
+            .sum();
         let passed_weight = |t: usize| -> f64 {
             by_weight
                 .iter()

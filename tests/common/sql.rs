@@ -514,3 +514,47 @@ pub fn sample_pages() -> Vec<Page> {
     out.sort_by(|a, b| a.id.cmp(&b.id));
     out
 }
+
+/// Pages for what the first version of the query got wrong (each a regression test).
+pub fn regression_pages() -> Vec<Page> {
+    let page = |id: &str, rules: Value| {
+        parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": id, "name": id,
+                "source": {"name": "S", "key": ["id"], "defaults": {"x": 5},
+                    "rows": [{"id": "s1", "x": null}, {"id": "s2", "a": 2, "x": null}]},
+                "target": {"name": "T", "key": ["id"], "priority": "rank", "defaults": {"rank": 5},
+                    "rows": [{"id": "b", "rank": 1}, {"id": "a"}, {"id": "c", "rank": 6, "flag": null}],
+                    "patches": [{"key": "id=c", "set": {"flag": true, "rank": 0}}]},
+                "rules": rules,
+            })
+            .to_string(),
+        )
+    };
+    vec![
+        page(
+            "regressions",
+            json!([
+                // NaN is `===` to nothing in an array (it is "NaN" only in a string).
+                {"id": "nan-in", "name": "n", "logic": {"in": [{"+": [{"var": "source.a"}, 0]}, ["NaN"]]}},
+                // A count that is not a number: the missing keys are the result.
+                {"id": "some-nan", "name": "s", "logic": {"missing_some": ["x", ["source.a"]]}},
+                // null names the data itself: never missing ("" too; validation refuses it).
+                {"id": "null-key", "name": "k", "logic": {"missing": [null]}},
+                // A column that holds only null, with a default (TEXT in the data script).
+                {"id": "default", "name": "d", "logic": {">": [{"var": "source.x"}, 1]}},
+                // A column that holds only null, with a patch.
+                {"id": "patched", "name": "p", "logic": {"!": [{"var": "target.flag"}]}, "weight": 0.5}
+            ]),
+        ),
+        // Weights out of order: every rule passes, so the score is exactly 1 (full).
+        page(
+            "weights",
+            json!([
+                {"id": "w1", "name": "w1", "weight": 0.1, "logic": {"!!": [{"var": "source.id"}]}},
+                {"id": "w2", "name": "w2", "weight": 1.1, "logic": {"!!": [{"var": "source.id"}]}},
+                {"id": "w3", "name": "w3", "weight": 0.1, "logic": {"!!": [{"var": "source.id"}]}}
+            ]),
+        ),
+    ]
+}

@@ -817,7 +817,11 @@ impl<'a> Compiler<'a> {
         Ok(match (a, b) {
             (Ex::Lit(x), Ex::Lit(y)) => fold("in", &[x.clone(), y.clone()], p)?,
             (_, Ex::NaN) => Ex::constant(false),
-            (Ex::NaN, b) => self.contains(&Ex::Lit(Value::String("NaN".into())), b, p)?,
+            // In a string NaN is its text; in an array nothing is `===` to it.
+            (Ex::NaN, b @ (Ex::Lit(Value::String(_)) | Ex::Sql { ty: Ty::Text, .. })) => {
+                self.contains(&Ex::Lit(Value::String("NaN".into())), b, p)?
+            }
+            (Ex::NaN, _) => Ex::constant(false),
             (_, Ex::Lit(Value::String(s))) if s.is_empty() => Ex::constant(false),
             (a, Ex::Lit(Value::String(s))) => match a {
                 Ex::Sql {
@@ -1094,6 +1098,15 @@ impl<'a> Compiler<'a> {
         let mut conds = Vec::new();
         for k in &keys {
             let path = match k {
+                // null and "" name the data itself, which is never missing.
+                Value::Null => {
+                    conds.push("FALSE".into());
+                    continue;
+                }
+                Value::String(s) if s.is_empty() => {
+                    conds.push("FALSE".into());
+                    continue;
+                }
                 Value::String(s) => s.clone(),
                 other => js_string(other),
             };
@@ -1116,8 +1129,11 @@ impl<'a> Compiler<'a> {
             Some(need) => {
                 // Truthy when fewer than `need` are present and some is missing.
                 let n = conds.len();
-                if need.is_nan() || need <= 0.0 || conds.is_empty() {
+                if conds.is_empty() || need <= 0.0 {
                     Ex::constant(false)
+                } else if need.is_nan() {
+                    // `present >= NaN` is false: the missing keys are the result.
+                    Ex::Cond(format!("({}) > 0", count(&conds)))
                 } else {
                     let m = count(&conds);
                     Ex::Cond(format!(

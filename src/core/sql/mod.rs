@@ -307,17 +307,20 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             weight: r.weight,
         })
         .collect();
-    let mut total = 0.0;
     let mut by_weight: Vec<(f64, Vec<usize>)> = Vec::new();
     for (i, w) in weights.iter().enumerate() {
         if Tally::scores(policy, *w) {
-            total += w.weight;
             match by_weight.iter_mut().find(|(x, _)| *x == w.weight) {
                 Some((_, rules)) => rules.push(i),
                 None => by_weight.push((w.weight, vec![i])),
             }
         }
     }
+    // Σ weight × rules, in the order of the passed weight (as the engine sums it).
+    let total: f64 = by_weight
+        .iter()
+        .map(|(w, rules)| w * rules.len() as f64)
+        .sum();
     let pass = |i: usize| format!("o.{}", ident(&page.rules[i].id));
     let score = if total > 0.0 {
         let terms: Vec<String> = by_weight
@@ -524,38 +527,6 @@ fn rows_cte(
     } else {
         key_parts.join(" || ")
     };
-    let mut out = format!("  SELECT\n    {key} AS rb_key");
-    if side == Side::Target {
-        let id = match ds.key.as_slice() {
-            [single] => match raw.kind(single) {
-                Kind::Text => format!("COALESCE({}, 'null')", col(single)),
-                _ => {
-                    // `field=value` without the `field=`.
-                    format!("SUBSTR({key}, {})", single.chars().count() + 2)
-                }
-            },
-            _ => key.clone(),
-        };
-        let priority = match &ds.priority {
-            None => d.double(0.0),
-            Some(p) => match raw.kind(p) {
-                Kind::Int | Kind::Num => {
-                    format!("COALESCE({}, {})", d.to_double(&col(p)), d.double(0.0))
-                }
-                Kind::Null => d.double(0.0),
-                other => {
-                    return Err(SqlError::page(
-                        format!("{pointer}/priority"),
-                        format!(
-                            "priority field `{p}` holds {}: the engine reads only numbers",
-                            other.describe()
-                        ),
-                    ));
-                }
-            },
-        };
-        let _ = write!(out, ",\n    {id} AS rb_id,\n    {priority} AS rb_priority");
-    }
     // Each patch names rows by key (any case, with `keyCase: insensitive`): the keys of
     // the page's rows it names, and its own.
     let patch_keys: Vec<(Vec<String>, &super::model::RowPatch)> = ds
@@ -572,12 +543,18 @@ fn rows_cte(
             (keys, p)
         })
         .collect();
-    for (field, alias) in fields {
+    // A field as rules see it: the column, or the dataset's default where it is null,
+    // or the patch of the row's key.
+    let effective_value = |field: &str| -> String {
+        let field = field.to_owned();
         let kind = effective.kind(&field);
         let base = if raw.columns.contains(&field) {
             let c = col(&field);
             match raw.kind(&field) {
                 Kind::Int if kind == Kind::Num || kind == Kind::Int => d.to_double(&c),
+                // A column that holds no value is TEXT in the data script: its NULL
+                // must not give a default or patch of another type a type error.
+                Kind::Null => "NULL".to_owned(),
                 _ => c,
             }
         } else {
@@ -608,6 +585,43 @@ fn rows_cte(
             let _ = write!(case, " ELSE {value} END");
             value = case;
         }
+        value
+    };
+    let mut out = format!("  SELECT\n    {key} AS rb_key");
+    if side == Side::Target {
+        let id = match ds.key.as_slice() {
+            [single] => match raw.kind(single) {
+                Kind::Text => format!("COALESCE({}, 'null')", col(single)),
+                _ => {
+                    // `field=value` without the `field=`.
+                    format!("SUBSTR({key}, {})", single.chars().count() + 2)
+                }
+            },
+            _ => key.clone(),
+        };
+        let priority = match &ds.priority {
+            None => d.double(0.0),
+            // From the rows as rules see them (defaults and patches), as the engine.
+            Some(p) => match effective.kind(p) {
+                Kind::Int | Kind::Num => {
+                    format!("COALESCE({}, {})", effective_value(p), d.double(0.0))
+                }
+                Kind::Null => d.double(0.0),
+                other => {
+                    return Err(SqlError::page(
+                        format!("{pointer}/priority"),
+                        format!(
+                            "priority field `{p}` holds {}: the engine reads only numbers",
+                            other.describe()
+                        ),
+                    ));
+                }
+            },
+        };
+        let _ = write!(out, ",\n    {id} AS rb_id,\n    {priority} AS rb_priority");
+    }
+    for (field, alias) in fields {
+        let value = effective_value(&field);
         let _ = write!(out, ",\n    {value} AS {}", d.ident(&alias));
     }
     let mut from = format!("\n  FROM {}", d.ident(table));

@@ -26,6 +26,23 @@ fn page() -> Value {
     })
 }
 
+/// `rulebench dataset import deploy target FILE ARGS…`.
+fn import_targets(
+    db: &std::path::Path,
+    file: &std::path::Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    let mut all = vec![
+        "dataset",
+        "import",
+        "deploy",
+        "target",
+        file.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    rb(db, &all)
+}
+
 fn passes(db: &std::path::Path) -> Vec<(String, bool)> {
     let (code, out, err) = rb(db, &["evaluate", "deploy", "--select", "strict"]);
     assert_eq!(code, 0, "{err}");
@@ -70,16 +87,7 @@ fn a_patch_applies_survives_a_reimport_and_is_exported() {
     let rows = page()["target"]["rows"].clone();
     let data = dir.path().join("providers.json");
     std::fs::write(&data, rows.to_string()).unwrap();
-    let (code, _, err) = rb(
-        &db,
-        &[
-            "dataset",
-            "import",
-            "deploy",
-            "target",
-            data.to_str().unwrap(),
-        ],
-    );
+    let (code, _, err) = import_targets(&db, &data, &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(passes(&db), expected, "kept across the import");
     // Exported with the page: the rows as stored, the patch beside them.
@@ -171,16 +179,7 @@ fn a_csv_import_sees_the_patched_row() {
         "id,name,citations\nopenai,OpenAI,true\nhf,HuggingFace,false\n",
     )
     .unwrap();
-    let (code, _, err) = rb(
-        &db,
-        &[
-            "dataset",
-            "import",
-            "deploy",
-            "target",
-            csv.to_str().unwrap(),
-        ],
-    );
+    let (code, _, err) = import_targets(&db, &csv, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("orphaned-patch"), "{err}");
 }
@@ -196,17 +195,7 @@ fn a_patch_survives_a_linked_file_reload() {
     assert_eq!(code, 0, "{err}");
     let data = dir.path().join("providers.json");
     std::fs::write(&data, page()["target"]["rows"].to_string()).unwrap();
-    let (code, _, err) = rb(
-        &db,
-        &[
-            "dataset",
-            "import",
-            "deploy",
-            "target",
-            data.to_str().unwrap(),
-            "--link",
-        ],
-    );
+    let (code, _, err) = import_targets(&db, &data, &["--link"]);
     assert_eq!(code, 0, "{err}");
     // Upstream adds a provider; the file is reloaded.
     let mut rows = page()["target"]["rows"].as_array().unwrap().clone();

@@ -9,6 +9,8 @@ pub mod history;
 pub mod jobs;
 pub mod policy;
 pub mod sql;
+use crate::core::sql::Dialect;
+pub use sql::Checked;
 pub mod watch;
 pub mod workspace;
 pub use workspace::Session;
@@ -512,29 +514,37 @@ impl App {
 
     /// Validates a stored page.
     pub fn check_page(&self, id: &str) -> Result<Vec<Diagnostic>> {
+        Ok(self.check_page_with(id, None)?.diagnostics)
+    }
+
+    /// Validates a stored page and, given a dialect, says which of its rules translate
+    /// to SQL (the page is read once).
+    pub fn check_page_with(&self, id: &str, sql: Option<Dialect>) -> Result<Checked> {
         let (page, _) = self.page(id)?;
-        Ok(with_data_lint(&page, validate::validate_page(&page)))
+        let diagnostics = with_data_lint(&page, validate::validate_page(&page));
+        Ok(Checked::of(Some(&page), diagnostics, sql))
     }
 
     /// Validates a page file without importing it.
     pub fn check_text(text: &str) -> Vec<Diagnostic> {
+        Self::check_text_with(text, None).diagnostics
+    }
+
+    /// Validates a page file and, given a dialect, says which of its rules translate to
+    /// SQL (the text is read once).
+    pub fn check_text_with(text: &str, sql: Option<Dialect>) -> Checked {
         match read_page_all(text) {
-            (Some(page), diags) if !diags.iter().any(Diagnostic::is_error) => {
-                let mut diags = diags;
-                diags.extend(
-                    crate::core::lint::constant_over_data(
-                        &page,
-                        &mut match Matrix::new(&page) {
-                            Ok(m) => m,
-                            Err(_) => return diags,
-                        },
-                    )
-                    .into_iter()
-                    .map(|d| d.locate_in(text)),
-                );
-                diags
+            (Some(page), mut diags) if !diags.iter().any(Diagnostic::is_error) => {
+                if let Ok(mut matrix) = Matrix::new(&page) {
+                    diags.extend(
+                        crate::core::lint::constant_over_data(&page, &mut matrix)
+                            .into_iter()
+                            .map(|d| d.locate_in(text)),
+                    );
+                }
+                Checked::of(Some(&page), diags, sql)
             }
-            (_, diags) => diags,
+            (_, diags) => Checked::of(None, diags, sql),
         }
     }
 

@@ -64,6 +64,44 @@ impl SqlRequest {
     }
 }
 
+/// A page's check: its diagnostics and, when a dialect was asked for, how many of its
+/// rules translate to it.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub diagnostics: Vec<Diagnostic>,
+    /// (dialect, rules that translate, rules).
+    pub sql: Option<(Dialect, usize, usize)>,
+}
+
+impl Checked {
+    /// A valid page's diagnostics with every reason it does not translate to `sql` (one
+    /// compilation); a page with errors is not compiled.
+    pub(super) fn of(
+        page: Option<&Page>,
+        mut diagnostics: Vec<Diagnostic>,
+        sql: Option<Dialect>,
+    ) -> Checked {
+        let sql = match (page, sql) {
+            (Some(page), Some(dialect)) if !diagnostics.iter().any(Diagnostic::is_error) => {
+                let problems = sql::problems(page, dialect);
+                let failing = page
+                    .rules
+                    .iter()
+                    .filter(|r| {
+                        problems
+                            .iter()
+                            .any(|e| e.rule.as_deref() == Some(r.id.as_str()))
+                    })
+                    .count();
+                diagnostics.extend(problems.iter().map(sql::SqlError::diagnostic));
+                Some((dialect, page.rules.len() - failing, page.rules.len()))
+            }
+            _ => None,
+        };
+        Checked { diagnostics, sql }
+    }
+}
+
 fn invalid(page: &Page, dialect: Dialect, e: &sql::SqlError) -> AppError {
     AppError::Invalid {
         origin: format!("page `{}` as {} SQL", page.id, dialect.name()),
@@ -92,23 +130,14 @@ impl App {
 
     /// The DDL and rows of a page's datasets and overrides.
     pub fn sql_data_of(page: &Page, request: &SqlRequest) -> Result<String> {
-        let page = page.clone();
-        let mut options = request.options(&page)?;
+        let mut options = request.options(page)?;
         options.overrides_table = Some(
             request
                 .overrides_table
                 .clone()
                 .unwrap_or_else(|| "overrides".into()),
         );
-        sql::data(&page, &options).map_err(|e| invalid(&page, request.dialect, &e))
-    }
-
-    /// Every reason a page does not translate to a dialect, as diagnostics.
-    pub fn sql_check(page: &Page, dialect: Dialect) -> Vec<Diagnostic> {
-        sql::problems(page, dialect)
-            .iter()
-            .map(sql::SqlError::diagnostic)
-            .collect()
+        sql::data(page, &options).map_err(|e| invalid(page, request.dialect, &e))
     }
 
     /// Per rule: whether it translates to a dialect, and why not.

@@ -1384,37 +1384,19 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sql,
         } => {
             let path = Path::new(&target);
-            let (mut diags, page) = if target == "-" || path.is_file() {
-                let (text, origin) = read_arg(&target, MAX_PAGE_BYTES)?;
-                let diags = App::check_text(&text);
-                let page = match &sql {
-                    Some(_) if !diags.iter().any(|d| d.is_error()) => {
-                        App::parse_page(&text, &origin).ok().map(|(p, _)| p)
-                    }
-                    _ => None,
-                };
-                (diags, page)
+            let sql = sql.map(SqlDialect::dialect);
+            let checked = if target == "-" || path.is_file() {
+                App::check_text_with(&read_arg(&target, MAX_PAGE_BYTES)?.0, sql)
             } else {
-                let app = db.open()?;
-                let diags = app.check_page(&target)?;
-                let page = match &sql {
-                    Some(_) if !diags.iter().any(|d| d.is_error()) => Some(app.page(&target)?.0),
-                    _ => None,
-                };
-                (diags, page)
+                db.open()?.check_page_with(&target, sql)?
             };
-            let mut sql_summary = None;
-            if let (Some(dialect), Some(page)) = (sql, &page) {
-                let dialect = dialect.dialect();
-                let rules = App::sql_rules(page, dialect);
-                let compiled = rules.iter().filter(|(_, e)| e.is_none()).count();
-                sql_summary = Some(format!(
-                    "{compiled} of {} rules translate to {} SQL",
-                    rules.len(),
+            let diags = checked.diagnostics;
+            let sql_summary = checked.sql.map(|(dialect, translated, rules)| {
+                format!(
+                    "{translated} of {rules} rules translate to {} SQL",
                     dialect.name()
-                ));
-                diags.extend(App::sql_check(page, dialect));
-            }
+                )
+            });
             let errors = diags.iter().filter(|d| d.is_error()).count();
             match format {
                 CheckFormat::Json => write_json(&pretty(&diags))?,

@@ -10,6 +10,7 @@ use rulebench::app::App;
 use rulebench::app::sql::SqlRequest;
 use rulebench::app::types::{Dialect, Page};
 use rulebench::core::matrix::Matrix;
+use rulebench::synth::Rng;
 use serde_json::{Value, json};
 
 /// One pair's outcome: every rule's pass, score, verdict, reason; the selection's
@@ -245,49 +246,26 @@ pub fn parse(text: &str) -> Page {
 // Generated pages
 // ---------------------------------------------------------------------------------------------
 
-/// A small deterministic random source.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
+/// Whether an event of `percent` chance happens.
+fn chance(rng: &mut Rng, percent: u64) -> bool {
+    rng.below(100) < percent
 }
 
 const WORDS: &[&str] = &["a", "b", "ab", "", "10", "9", "x y", "it's", "Ünï", "null"];
 
 /// A field's value: often the field's own type, sometimes null or absent (None).
 fn value(rng: &mut Rng, field: &str) -> Option<Value> {
-    if rng.chance(12) {
+    if chance(rng, 12) {
         return None;
     }
-    if rng.chance(10) {
+    if chance(rng, 10) {
         return Some(Value::Null);
     }
     Some(match field {
         "n" => json!(rng.below(7) as i64 - 2),
         "x" => json!(*rng.pick(&[0.5, -1.25, 2.0, 0.1, 3.75, 1e3, 0.0])),
         "s" => json!(rng.pick(WORDS)),
-        "b" => json!(rng.chance(50)),
+        "b" => json!(chance(rng, 50)),
         "tags" => {
             let n = rng.below(3);
             Value::Array((0..n).map(|_| json!(rng.pick(WORDS))).collect())
@@ -299,12 +277,12 @@ fn value(rng: &mut Rng, field: &str) -> Option<Value> {
 const FIELDS: &[&str] = &["n", "x", "s", "b", "tags"];
 
 fn var(rng: &mut Rng, field: &str) -> Value {
-    let side = if rng.chance(50) { "source" } else { "target" };
+    let side = if chance(rng, 50) { "source" } else { "target" };
     json!({"var": format!("{side}.{field}")})
 }
 
 fn num(rng: &mut Rng, depth: u32) -> Value {
-    let leaf = depth == 0 || rng.chance(40);
+    let leaf = depth == 0 || chance(rng, 40);
     if leaf {
         return match rng.below(5) {
             0 | 1 => {
@@ -331,8 +309,8 @@ fn num(rng: &mut Rng, depth: u32) -> Value {
 }
 
 fn text(rng: &mut Rng, depth: u32) -> Value {
-    if depth == 0 || rng.chance(60) {
-        return if rng.chance(60) {
+    if depth == 0 || chance(rng, 60) {
+        return if chance(rng, 60) {
             var(rng, "s")
         } else {
             json!(rng.pick(WORDS))
@@ -430,7 +408,7 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
                         row.insert((*f).into(), v);
                     }
                 }
-                if priority && rng.chance(70) {
+                if priority && chance(rng, 70) {
                     row.insert("rank".into(), json!(rng.below(3)));
                 }
                 Value::Object(row)
@@ -444,7 +422,7 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
             json!({
                 "id": format!("r{i}"),
                 "name": format!("Rule {i}"),
-                "required": rng.chance(30),
+                "required": chance(&mut rng, 30),
                 "weight": *rng.pick(&[1.0, 2.0, 0.5, 3.0, 0.1]),
                 "logic": boolean(&mut rng, 3),
             })
@@ -458,7 +436,7 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
             overrides.push(json!({
                 "sourceKey": format!("id=s-{}", pair.0),
                 "targetKey": format!("id=t-{}", pair.1),
-                "value": rng.chance(50),
+                "value": chance(&mut rng, 50),
                 "note": "it's; checked\nby hand",
             }));
         }
@@ -467,10 +445,10 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
         "name": "Targets", "key": ["id"], "rows": target_rows,
         "priority": "rank",
     });
-    if rng.chance(50) {
+    if chance(&mut rng, 50) {
         target["defaults"] = json!({"x": 1.5, "s": "dflt"});
     }
-    if rng.chance(50) {
+    if chance(&mut rng, 50) {
         target["patches"] = json!([{"key": "id=t-1", "set": {"n": 4, "b": true}}]);
     }
     let required_mode = *rng.pick(&[

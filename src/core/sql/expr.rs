@@ -258,13 +258,9 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// The fields rules read on one side, with their column names in the rows' CTE.
-    pub fn fields(&self, side: Side) -> Vec<(String, String)> {
-        let i = usize::from(side == Side::Target);
-        self.used[i]
-            .iter()
-            .map(|f| (f.clone(), f.clone()))
-            .collect()
+    /// The fields rules read on one side (each a column of the rows' CTE).
+    pub fn fields(&self, side: Side) -> Vec<String> {
+        self.used[usize::from(side == Side::Target)].clone()
     }
 
     /// A rule: its pass as a SQL boolean that is never null.

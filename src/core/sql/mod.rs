@@ -27,6 +27,7 @@ pub use expr::Kind;
 
 use super::diag::Diagnostic;
 use super::model::{AggregateMode, Dataset, ElseMode, Page, RequiredMode, Row, Side, key_hash};
+use super::text::sanitize;
 use super::verdict::{RuleWeight, Tally};
 
 /// Why a page does not compile to SQL, and where.
@@ -78,6 +79,11 @@ pub struct Options {
 }
 
 impl Options {
+    /// Whether the query has the selection columns (`--all`, or one source).
+    fn with_selection(&self) -> bool {
+        self.selection || self.select.is_some()
+    }
+
     pub fn new(dialect: Dialect) -> Options {
         Options {
             dialect,
@@ -194,45 +200,39 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         }
     }
     // Output column names: one per rule, beside the query's own.
-    let mut names: Vec<(String, String)> = Vec::new();
-    for name in
-        PAIR_COLUMNS
-            .iter()
-            .chain(VERDICT_COLUMNS)
-            .chain(if o.selection || o.select.is_some() {
-                SELECTION_COLUMNS
-            } else {
-                &[]
-            })
-    {
-        names.push(((*name).to_owned(), String::new()));
-    }
+    let mut names: Vec<String> = PAIR_COLUMNS
+        .iter()
+        .chain(VERDICT_COLUMNS)
+        .chain(if o.with_selection() {
+            SELECTION_COLUMNS
+        } else {
+            &[]
+        })
+        .map(|n| (*n).to_owned())
+        .collect();
     for (i, rule) in page.rules.iter().enumerate() {
         let folded = d.fold_ident(&rule.id);
-        if let Some((other, _)) = names.iter().find(|(n, _)| d.fold_ident(n) == folded) {
-            errors.push(SqlError {
-                rule: Some(rule.id.clone()),
-                pointer: format!("/rules/{i}/id"),
-                operator: None,
-                why: format!(
-                    "its column would have the same name as the column `{other}` in {}",
-                    d.name()
-                ),
-                hint: Some("give the rule another id".into()),
-            });
+        let clash = |why: String| SqlError {
+            rule: Some(rule.id.clone()),
+            pointer: format!("/rules/{i}/id"),
+            operator: None,
+            why,
+            hint: Some("give the rule another id".into()),
+        };
+        if let Some(other) = names.iter().find(|n| d.fold_ident(n) == folded) {
+            errors.push(clash(format!(
+                "its column would have the same name as the column `{other}` in {}",
+                d.name()
+            )));
         }
         if rule.id.starts_with("rb_") {
-            errors.push(SqlError {
-                rule: Some(rule.id.clone()),
-                pointer: format!("/rules/{i}/id"),
-                operator: None,
-                why: "ids starting with `rb_` are the query's own columns".into(),
-                hint: Some("give the rule another id".into()),
-            });
+            errors.push(clash(
+                "ids starting with `rb_` are the query's own columns".into(),
+            ));
         }
-        names.push((rule.id.clone(), String::new()));
+        names.push(rule.id.clone());
     }
-    for name in names.iter().map(|(n, _)| n) {
+    for name in &names {
         if let Err(why) = d.check_ident(name) {
             errors.push(SqlError::page("/rules", format!("column `{name}`: {why}")));
         }
@@ -270,9 +270,9 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     let mut q = String::new();
     let revision_note = format!(
         "-- rulebench: page {} compiled to {} SQL.\n-- Per pair: one boolean column per rule, the score, the verdict and its reason{}.\n",
-        sql_comment(&page.id),
+        sanitize(&page.id),
         d.name(),
-        if o.selection || o.select.is_some() {
+        if o.with_selection() {
             "; per source: the selection verdict and the recommended target"
         } else {
             ""
@@ -289,7 +289,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         let _ = write!(
             q,
             ",\n    -- {}\n    {} AS {}",
-            sql_comment(&rule.name),
+            sanitize(&rule.name),
             indent(sql, 4),
             ident(&rule.id)
         );
@@ -420,7 +420,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         "  v.rb_source AS source_key,\n  v.rb_target AS target_key,\n  v.rb_id AS target_id";
     let verdict_columns =
         ",\n  v.rb_score AS score,\n  v.rb_verdict AS verdict,\n  v.rb_reason AS reason";
-    if o.selection || o.select.is_some() {
+    if o.with_selection() {
         // The selection policy over each source's targets, and the recommendation: the
         // engine's total order (verdict, score, priority, then the smallest id).
         let sp = &page.selection_policy;
@@ -482,7 +482,7 @@ fn rows_cte(
     side: Side,
     raw: &Schema,
     effective: &Schema,
-    fields: Vec<(String, String)>,
+    fields: Vec<String>,
     o: &Options,
 ) -> Result<String, SqlError> {
     let d = o.dialect;
@@ -620,9 +620,9 @@ fn rows_cte(
         };
         let _ = write!(out, ",\n    {id} AS rb_id,\n    {priority} AS rb_priority");
     }
-    for (field, alias) in fields {
+    for field in fields {
         let value = effective_value(&field);
-        let _ = write!(out, ",\n    {value} AS {}", d.ident(&alias));
+        let _ = write!(out, ",\n    {value} AS {}", d.ident(&field));
     }
     let mut from = format!("\n  FROM {}", d.ident(table));
     if out.contains("rb_key_raw") {
@@ -646,11 +646,6 @@ fn indent(text: &str, by: usize) -> String {
     text.replace('\n', &format!("\n{pad}"))
 }
 
-/// Text inside a `--` comment: one line, every unsafe character escaped.
-fn sql_comment(text: &str) -> String {
-    super::text::sanitize(text)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Data: DDL and rows
 // ---------------------------------------------------------------------------------------------
@@ -661,7 +656,7 @@ pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
     let d = o.dialect;
     let mut out = format!(
         "-- rulebench: the rows of page {} for {}.\n",
-        sql_comment(&page.id),
+        sanitize(&page.id),
         d.name()
     );
     for (side, table) in [
@@ -696,7 +691,7 @@ pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
         let _ = writeln!(
             out,
             "\n-- {} ({} rows)\n{}",
-            sql_comment(&ds.name),
+            sanitize(&ds.name),
             ds.rows.len(),
             d.create_table(table, &cols.join(",\n"))
         );

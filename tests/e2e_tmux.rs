@@ -240,3 +240,135 @@ fn edit_a_rule_quit_reopen_and_find_it_kept() {
     s.keys(&["q"]);
     s.wait_closed();
 }
+
+fn rb_out(db: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The report's reproduction: a workbench on a page with a linked dataset file, the
+/// `sqlite3` shell checking the database beside it, a colleague's `policy set`, then a
+/// save in the workbench, kill -9; reopened, another save and a normal quit. Every
+/// acknowledged save and the CLI's change are there each time.
+#[test]
+fn a_second_sqlite_client_beside_a_linked_workbench_loses_nothing() {
+    if !have_tmux() {
+        return;
+    }
+    let have_sqlite3 = Command::new("sqlite3")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_sqlite3 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have the sqlite3 shell (.ci/run installs it)"
+        );
+        eprintln!("skipped: no sqlite3 shell here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("linked.db");
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "linked", "name": "Linked",
+        "source": {"name": "Clients", "key": ["id"], "label": "name",
+                   "rows": [{"id": "web", "name": "Web"}]},
+        "target": {"name": "Models", "key": ["id"], "label": "name",
+                   "rows": [{"id": "m1", "name": "M1", "supportsStreaming": true}]},
+        "rules": [{"id": "streaming", "name": "Streaming", "required": true,
+                   "logic": {"==": [{"var": "target.supportsStreaming"}, true]}}]
+    });
+    let file = dir.path().join("linked.json");
+    std::fs::write(&file, page.to_string()).unwrap();
+    let csv = dir.path().join("models.csv");
+    std::fs::write(&csv, "id,name,supportsStreaming\nm1,M1,true\nm2,M2,false\n").unwrap();
+    rb_out(&db, &["import", file.to_str().unwrap()]);
+    rb_out(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "linked",
+            "target",
+            csv.to_str().unwrap(),
+            "--link",
+        ],
+    );
+    let rule_logic = |db: &Path| -> serde_json::Value {
+        let page: serde_json::Value =
+            serde_json::from_str(&rb_out(db, &["export", "linked"])).unwrap();
+        page["rules"][0]["logic"].clone()
+    };
+    let threshold = |db: &Path| -> f64 {
+        let page: serde_json::Value =
+            serde_json::from_str(&rb_out(db, &["export", "linked"])).unwrap();
+        page["devicePolicy"]["fullThreshold"].as_f64().unwrap()
+    };
+
+    let name = format!("rulebench-e2e-linked-{}", std::process::id());
+    let s = Session::start(&name, &db, "--page linked");
+    s.wait_for("rev 2");
+    let sqlite3 = Command::new("sqlite3")
+        .arg(&db)
+        .arg("pragma integrity_check")
+        .output()
+        .unwrap();
+    assert!(sqlite3.status.success());
+    rb_out(&db, &["policy", "set", "linked", "fullThreshold=0.5"]);
+    s.wait_for("rev 3");
+    // An edit saved in the workbench (revision 4), then kill -9.
+    s.keys(&["2", "e"]);
+    s.wait_for("editing");
+    s.type_text("{\"!\": ");
+    s.keys(&["M->", "End"]);
+    s.type_text("}");
+    s.wait_for("rev 4");
+    let pid = tmux(&["display-message", "-p", "-t", &name, "#{pane_pid}"]);
+    let killed = Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    s.wait_closed();
+    assert!(
+        rule_logic(&db)["!"].is_object(),
+        "the acknowledged save is gone"
+    );
+    assert_eq!(threshold(&db), 0.5, "the CLI's change is gone");
+
+    // Reopened: the shell again, a save, and a normal quit.
+    let s = Session::start(&name, &db, "--page linked");
+    s.wait_for("rev 4");
+    let sqlite3 = Command::new("sqlite3")
+        .arg(&db)
+        .arg("pragma integrity_check")
+        .output()
+        .unwrap();
+    assert!(sqlite3.status.success());
+    s.keys(&["2", "e"]);
+    s.wait_for("editing");
+    s.type_text("{\"!\": ");
+    s.keys(&["M->", "End"]);
+    s.type_text("}");
+    s.wait_for("rev 5");
+    s.keys(&["Escape", "q"]);
+    s.wait_closed();
+    assert!(
+        rule_logic(&db)["!"]["!"].is_object(),
+        "the second save is gone"
+    );
+    assert_eq!(threshold(&db), 0.5);
+    let log: serde_json::Value =
+        serde_json::from_str(&rb_out(&db, &["page", "log", "linked", "--format", "json"])).unwrap();
+    assert_eq!(log.as_array().unwrap().len(), 5, "{log}");
+}

@@ -454,3 +454,98 @@ fn the_cli_reference_in_docs_matches_the_binary() {
         "docs/cli.md is stale: UPDATE_DOCS=1 cargo test --test first_run cli_reference"
     );
 }
+
+/// A 0-byte file (made by `touch`) is a new database: created, seeded and said so.
+#[test]
+fn a_zero_byte_database_file_is_announced_as_created() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("empty.db");
+    std::fs::write(&db, b"").unwrap();
+    let (code, out, err) = run(
+        home.path(),
+        &[],
+        &["--db", db.to_str().unwrap(), "pages", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("created {} (seeded 3 sample pages", db.display())),
+        "{err}"
+    );
+    let pages: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(pages.as_array().unwrap().len(), 3);
+}
+
+/// A database in a directory this user may not write (its write-ahead log cannot be
+/// made there) still serves reads; changes are refused naming the file. Run as an
+/// unprivileged user when the tests run as root (root writes anywhere).
+#[test]
+fn a_database_in_a_read_only_directory_serves_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("ro");
+    std::fs::create_dir(&dir).unwrap();
+    let db = dir.join("r.db");
+    let (code, _, err) = run(home.path(), &[], &["--db", db.to_str().unwrap(), "pages"]);
+    assert_eq!(code, 0, "{err}");
+    // The files writable by all, the directory by nobody.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = is_root();
+    let as_user = |args: &[&str]| -> (i32, String, String) {
+        let mut cmd = if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_rulebench"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        };
+        let out = cmd
+            .env_remove("RULEBENCH_DB")
+            .env("HOME", home.path())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("setpriv runs (util-linux)");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = as_user(&["pages", "--json"]);
+    assert_eq!(code, 0, "reads work: {err}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&out)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let (code, out, err) = as_user(&["export", "llm-chat-clients"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"llm-chat-clients\""));
+    let (code, _, err) = as_user(&["policy", "set", "llm-chat-clients", "fullThreshold=0.9"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("read-only") && err.contains("r.db"), "{err}");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Whether this process runs as root (its files in /proc say so without libc).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}

@@ -471,3 +471,54 @@ fn a_target_id_name_is_a_warning() {
         .expect(&out);
     assert!(line.contains("3:44 at /target/rows/0"), "{line}");
 }
+
+/// A small page file must not abort or stall `import`, `check` or `test`: an assertion
+/// path of nested parentheses overflowed the JSONPath parser's stack, and 24 nested
+/// filters in 97 bytes ran for minutes. One guard refuses both before the library sees
+/// them, with the assertion's pointer and the position in the path.
+#[test]
+fn assertion_paths_too_nested_or_with_too_many_filters_are_located_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let parens = format!("$.targets[?{}@.id{}]", "(".repeat(5000), ")".repeat(5000));
+    let filters = format!("${}{}", "[?@".repeat(24), "]".repeat(24));
+    let many = format!("$.targets{}", "[?@.score>0]".repeat(17));
+    for (path, says) in [
+        (parens.as_str(), "deeper than 32 levels"),
+        (filters.as_str(), "nests filters deeper than 4"),
+        (many.as_str(), "more than 16 filters"),
+    ] {
+        let page = json!({
+            "format": "rulebench.page/v1", "id": "paths", "name": "Paths",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+            "rules": [{"id": "r", "name": "R", "logic": {"==": [{"var": "target.id"}, "t"]}}],
+            "assertions": [{"id": "ok", "select": "*", "path": "$.selectionVerdict",
+                            "matcher": "toBeOneOf", "expected": [0, 1, 2]},
+                           {"id": "bad", "select": "*", "path": path,
+                            "matcher": "toBe", "expected": 1}]
+        });
+        let file = dir.path().join("paths.json");
+        std::fs::write(&file, page.to_string()).unwrap();
+        for command in ["import", "check", "test"] {
+            let started = std::time::Instant::now();
+            let (code, out, err) = rb(&db, &[command, file.to_str().unwrap()]);
+            let all = out + &err;
+            assert!(code == 1 || code == 2, "{command}: {code} {all}");
+            assert!(all.contains("/assertions/1/path"), "{command}: {all}");
+            assert!(all.contains(says), "{command}: {all}");
+            assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        }
+    }
+    // Paths within the limits still work: two nested filters, sixteen in a row.
+    let ok = [
+        "$.targets[?@.rules[?@ == true]].id".to_owned(),
+        format!("$.targets{}", "[?@.score>=0]".repeat(16)),
+    ];
+    for path in ok {
+        assert!(
+            rulebench::core::assertions::guard_path(&path).is_ok(),
+            "{path}"
+        );
+    }
+}

@@ -317,25 +317,27 @@ impl App {
                 source,
             })?;
         }
-        let created = !path.exists();
-        // A database file this process may not write is opened read-only: the read
-        // commands work on it, changes are refused naming the file.
-        let writable = !path.exists()
-            || std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_or_else(
-                    |e| e.kind() != std::io::ErrorKind::PermissionDenied,
-                    |_| true,
-                );
-        if !writable {
-            return Ok(Opened {
-                app: Self::open_read_only(path)?,
-                created: false,
-                seeded: 0,
-            });
-        }
-        let store = Store::open(path)?;
+        // A 0-byte file (say, made by `touch`) is a new database as much as a missing one.
+        let created = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
+        // Whether the file may be written is asked of SQLite itself, never by opening the
+        // file here: closing any descriptor of a file drops every POSIX lock this process
+        // holds on it, the shared locks of its open connections included, and another
+        // SQLite client then takes the database for unused and deletes its write-ahead
+        // log under them (acknowledged saves lost).
+        let store = match Store::open(path) {
+            Ok(store) => store,
+            Err(e) if !created && e.is_not_writable() => {
+                // A file this process may not write, or one in a directory where its
+                // write-ahead log cannot be made: the read commands work on it, changes
+                // are refused naming the file.
+                return Ok(Opened {
+                    app: Self::open_read_only(path)?,
+                    created: false,
+                    seeded: 0,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         let mut app = App { store };
         let mut seeded = 0;
         if app.store.meta("seeded")?.is_none() && app.store.page_ids()?.is_empty() {

@@ -549,8 +549,71 @@ fn index_segments(path: &str) -> String {
     out
 }
 
-/// Parses a path (after normalisation).
+/// How deep brackets and parentheses may nest in a path (the JSONPath parser recurses
+/// once a level: a page file of nested parentheses would overflow the stack).
+pub const MAX_PATH_NESTING: usize = 32;
+/// How many filters (`?`) a path may hold, and how deep filters may nest in filters
+/// (each nested filter runs once for every node its outer filter visits: 24 nested
+/// filters in a 97-byte path ran for minutes).
+pub const MAX_PATH_FILTERS: usize = 16;
+pub const MAX_PATH_FILTER_NESTING: usize = 4;
+
+/// The one guard every path passes before the JSONPath library sees it: nesting and
+/// filter limits, with the position (in characters, from 0) where a limit is passed.
+pub fn guard_path(path: &str) -> Result<(), String> {
+    // Open brackets and parentheses, each with the filter nesting it opened in and the
+    // nesting inside it (one more once it holds a filter).
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let (mut filters, mut quote) = (0usize, None::<char>);
+    let mut chars = path.chars().enumerate();
+    while let Some((at, c)) = chars.next() {
+        if let Some(q) = quote {
+            if c == '\\' {
+                chars.next();
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '[' | '(' => {
+                let inside = open.last().map_or(0, |&(_, inside)| inside);
+                open.push((inside, inside));
+                if open.len() > MAX_PATH_NESTING {
+                    return Err(format!(
+                        "the path nests brackets and parentheses deeper than {MAX_PATH_NESTING} levels (at position {at})"
+                    ));
+                }
+            }
+            ']' | ')' => {
+                open.pop();
+            }
+            '?' => {
+                filters += 1;
+                if filters > MAX_PATH_FILTERS {
+                    return Err(format!(
+                        "the path holds more than {MAX_PATH_FILTERS} filters (`?`; the one at position {at})"
+                    ));
+                }
+                if let Some((outer, inside)) = open.last_mut() {
+                    *inside = *outer + 1;
+                    if *inside > MAX_PATH_FILTER_NESTING {
+                        return Err(format!(
+                            "the path nests filters deeper than {MAX_PATH_FILTER_NESTING} levels (the filter at position {at})"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Parses a path (after normalisation), behind [`guard_path`].
 pub fn parse_path(path: &str) -> Result<(String, JsonPath), String> {
+    guard_path(path)?;
     let normalized = normalize_path(path);
     match JsonPath::parse(&normalized) {
         Ok(p) => Ok((normalized, p)),

@@ -44,9 +44,26 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    /// A database file this process may not write (opened read-only by SQLite).
+    #[error("database {path} is not writable")]
+    NotWritable { path: String },
     /// A stored row the engine cannot read.
     #[error("database holds an unreadable {what}: {message}")]
     Unreadable { what: String, message: String },
+}
+
+impl StoreError {
+    /// Whether opening a database for writing failed because it may not be written
+    /// (the file, or the directory its write-ahead log goes in).
+    pub fn is_not_writable(&self) -> bool {
+        use rusqlite::ErrorCode;
+        let code = match self {
+            StoreError::NotWritable { .. } => return true,
+            StoreError::Open { source, .. } | StoreError::Sql(source) => source.sqlite_error_code(),
+            _ => None,
+        };
+        matches!(code, Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen))
+    }
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -508,6 +525,15 @@ impl Store {
             source,
         };
         let conn = Connection::open(path).map_err(open_err)?;
+        // SQLite opens a file this process may not write read-only without a word:
+        // that is told here, so the caller can open it read-only on purpose. (Probing
+        // the file with an open of our own would drop this process's POSIX locks on
+        // it, held by every other connection here: see `App::open_with`.)
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(StoreError::NotWritable {
+                path: path.display().to_string(),
+            });
+        }
         conn.busy_timeout(Duration::from_secs(5))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;

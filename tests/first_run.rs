@@ -549,3 +549,82 @@ fn is_root() -> bool {
         })
         .unwrap_or(false)
 }
+
+/// A page id from a database made before ids were slugs, completed in bash and the
+/// completed line run as the user would: nothing in the id runs, and nothing the
+/// completion prints reaches the terminal raw (ESC, BEL, U+202E).
+#[test]
+fn completing_a_hostile_page_id_in_bash_runs_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("h.db");
+    let db_s = db.to_str().unwrap();
+    assert_eq!(run(home.path(), &[], &["--db", db_s, "pages"]).0, 0);
+    {
+        let mut store = rulebench::store::Store::open(&db).unwrap();
+        store
+            .rename_page("loan-eligibility", "x$(touch PWNED)`touch PWNED2`id")
+            .unwrap();
+        store
+            .rename_page("provider-capabilities", "x\u{1b}]0;t\u{7}\u{202e}y")
+            .unwrap();
+    }
+    // Import refuses such ids now, with the slug it suggests.
+    let file = home.path().join("hostile.json");
+    std::fs::write(
+        &file,
+        r#"{"format": "rulebench.page/v1", "id": "x$(touch PWNED)", "name": "H",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &["--db", db_s, "import", file.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not a slug") && err.contains("x-touch-pwned"),
+        "{err}"
+    );
+
+    let bin_dir = home.path().join("bin");
+    std::fs::create_dir(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rulebench"), bin_dir.join("rulebench")).unwrap();
+    let work = home.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let script = r#"
+        source <(rulebench completions bash)
+        COMP_WORDS=(rulebench export x); COMP_CWORD=2; COMP_TYPE=9
+        COMP_LINE="rulebench export x"; COMP_POINT=${#COMP_LINE}
+        _clap_complete_rulebench rulebench x export
+        printf 'candidate:%s\n' "${COMPREPLY[@]}"
+        for c in "${COMPREPLY[@]}"; do eval "rulebench export $c" >/dev/null 2>&1; done
+        true
+    "#;
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(&work)
+        .env(
+            "PATH",
+            format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("RULEBENCH_DB", &db)
+        .env_remove("COMPLETE")
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !work.join("PWNED").exists() && !work.join("PWNED2").exists(),
+        "the completed id ran a command: {stdout}"
+    );
+    assert!(
+        stdout.contains("candidate:'x$(touch PWNED)`touch PWNED2`id'"),
+        "the id is offered quoted: {stdout}"
+    );
+    assert!(
+        !stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "raw controls printed: {stdout:?}"
+    );
+}

@@ -522,3 +522,104 @@ fn assertion_paths_too_nested_or_with_too_many_filters_are_located_errors() {
         );
     }
 }
+
+/// A key written twice was last-wins inside rule logic and rows (`{">=": [a, b],
+/// ">=": [b, a]}`: 0 errors, the second stored): a reviewer read one rule and another
+/// ran. Every JSON the project reads refuses it, with the place of both.
+#[test]
+fn duplicate_keys_are_refused_in_rule_logic_rows_predicates_and_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let page = |rules: &str, rows: &str, assertions: &str| {
+        format!(
+            r#"{{"format": "rulebench.page/v1", "id": "dups", "name": "Dups",
+  "source": {{"name": "S", "key": ["id"], "rows": [{{"id": "s", "n": 1}}]}},
+  "target": {{"name": "T", "key": ["id"], "rows": [{rows}]}},
+  "rules": [{rules}],
+  "assertions": [{assertions}]
+}}"#
+        )
+    };
+    let ok_rule = r#"{"id": "r", "name": "R", "logic": {">=": [{"var": "target.n"}, 1]}}"#;
+    let ok_rows = r#"{"id": "t", "n": 1}"#;
+    let ok_assert =
+        r#"{"id": "a", "select": "s", "path": "$.targets", "matcher": "toEqual", "expected": []}"#;
+    for (what, text, pointer) in [
+        (
+            "rule logic",
+            page(
+                r#"{"id": "r", "name": "R", "logic": {">=": [{"var": "target.n"}, 1], ">=": [1, {"var": "target.n"}]}}"#,
+                ok_rows,
+                ok_assert,
+            ),
+            "/rules/0/logic/>=",
+        ),
+        (
+            "a row",
+            page(ok_rule, r#"{"id": "t", "n": 1, "n": 100}"#, ok_assert),
+            "/target/rows/0/n",
+        ),
+        (
+            "predicates",
+            page(
+                r#"{"id": "r", "name": "R", "predicates": [{"field": "target.n", "operator": ">=", "value": 1, "value": 2}]}"#,
+                ok_rows,
+                ok_assert,
+            ),
+            "/rules/0/predicates/0/value",
+        ),
+        (
+            "expected",
+            page(
+                ok_rule,
+                ok_rows,
+                r#"{"id": "a", "select": "s", "path": "$.targets", "matcher": "toEqual", "expected": {"v": 1, "v": 2}}"#,
+            ),
+            "/assertions/0/expected/v",
+        ),
+    ] {
+        let file = dir.path().join("dups.json");
+        std::fs::write(&file, &text).unwrap();
+        for command in ["import", "check"] {
+            let (code, out, err) = rb(&db, &[command, file.to_str().unwrap()]);
+            let all = out + &err;
+            // `check` finds a problem (1); `import` refuses bad input (2).
+            assert_eq!(
+                code,
+                if command == "check" { 1 } else { 2 },
+                "{what} {command}: {all}"
+            );
+            assert!(all.contains("duplicate key"), "{what} {command}: {all}");
+            assert!(all.contains(pointer), "{what} {command} names where: {all}");
+            assert!(all.contains("(the first at "), "{what}: both places: {all}");
+        }
+    }
+    // `rule add` and `eval --logic` too.
+    let rule = dir.path().join("rule.json");
+    std::fs::write(
+        &rule,
+        r#"{"id": "r2", "name": "R2", "logic": {">=": [{"var": "target.n"}, 1], ">=": [1, 2]}}"#,
+    )
+    .unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &["rule", "add", "llm-chat-clients", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("duplicate key `>=`") && err.contains("1:"),
+        "{err}"
+    );
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "eval",
+            "--logic",
+            r#"{"==": [1, 1], "==": [1, 2]}"#,
+            "--data",
+            "{}",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("duplicate key `==`"), "{err}");
+}

@@ -72,7 +72,7 @@ pub mod types {
     pub use crate::core::matrix::{ERROR, PASS};
     pub use crate::core::model::{
         AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, RecommendationStrategy,
-        RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
+        RequiredMode, Row, Rule, SelectionPolicy, Side, is_page_id, key_hash, slugify,
     };
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
     pub use crate::core::sql::Dialect;
@@ -455,7 +455,7 @@ impl App {
         if id == new_id {
             return Err(AppError::Usage(format!("page `{id}` has that id already")));
         }
-        if crate::core::model::slugify(new_id) != new_id {
+        if !crate::core::model::is_page_id(new_id) {
             return Err(AppError::Usage(format!(
                 "`{new_id}` is not a page id: use lowercase letters, digits and single hyphens (say `{}`)",
                 crate::core::model::slugify(new_id)

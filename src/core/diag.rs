@@ -169,6 +169,13 @@ pub enum TextProblem {
     TooDeep(usize),
     /// An integer literal beyond ±[`MAX_EXACT_INTEGER`] (the literal, shortened).
     BigInteger(String),
+    /// A key written twice in one object (a reader keeps one without a word): the key
+    /// (shortened, escaped), where the first one is, and the JSON pointer of the second.
+    DuplicateKey {
+        key: String,
+        first: (usize, usize),
+        pointer: String,
+    },
 }
 
 impl TextProblem {
@@ -177,12 +184,20 @@ impl TextProblem {
         match self {
             TextProblem::TooDeep(_) => "too-deep",
             TextProblem::BigInteger(_) => "big-integer",
+            TextProblem::DuplicateKey { .. } => "duplicate-key",
         }
     }
 
     pub fn message(&self) -> String {
         match self {
             TextProblem::TooDeep(limit) => format!("JSON nests deeper than {limit} levels"),
+            TextProblem::DuplicateKey {
+                key,
+                first: (line, column),
+                ..
+            } => format!(
+                "duplicate key `{key}` in one object (the first at {line}:{column}): a reader would keep one of them without a word"
+            ),
             TextProblem::BigInteger(literal) => format!(
                 "integer {literal} is beyond ±{MAX_EXACT_INTEGER} (2^53 − 1) and would lose digits"
             ),
@@ -192,6 +207,7 @@ impl TextProblem {
     pub fn hint(&self) -> Option<String> {
         match self {
             TextProblem::TooDeep(_) => None,
+            TextProblem::DuplicateKey { .. } => Some("keep one of the two".into()),
             TextProblem::BigInteger(literal) => Some(format!(
                 "numbers are compared as 64-bit floats; keep an identifier exact as a string (\"{literal}\")"
             )),
@@ -203,7 +219,15 @@ impl TextProblem {
         Diagnostic {
             line: Some(line),
             column: Some(column),
-            ..Diagnostic::error(self.code(), "", self.message()).with_hint(self.hint())
+            ..Diagnostic::error(self.code(), self.pointer(), self.message()).with_hint(self.hint())
+        }
+    }
+
+    /// The JSON pointer of the problem, where the scan knows it.
+    pub fn pointer(&self) -> &str {
+        match self {
+            TextProblem::DuplicateKey { pointer, .. } => pointer,
+            _ => "",
         }
     }
 }
@@ -235,11 +259,29 @@ pub fn too_deep(text: &str, limit: usize) -> Option<(usize, usize)> {
 }
 
 /// One lexical pass over a JSON text before it is parsed: the first place it nests
-/// deeper than `depth_limit` (a guard for the parser's stack) or holds an integer
-/// literal beyond ±[`MAX_EXACT_INTEGER`], as line:col and what. Literals with a
-/// fraction or an exponent are decimals, approximate by nature, and pass.
+/// deeper than `depth_limit` (a guard for the parser's stack), holds an integer literal
+/// beyond ±[`MAX_EXACT_INTEGER`], or writes a key twice in one object, as line:col and
+/// what. Literals with a fraction or an exponent are decimals, approximate by nature,
+/// and pass. Every JSON text the project reads passes here ([`parse_json`], the dataset
+/// readers), so a duplicate key is refused everywhere: rule logic, rows, predicates,
+/// assertions' `expected`.
 pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProblem)> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    use std::borrow::Cow;
+    use std::collections::HashMap;
+    /// An open object or array: an object's keys so far (where each is) and the member
+    /// being read; an array's element index.
+    enum Frame<'t> {
+        Object {
+            keys: HashMap<Cow<'t, str>, (usize, usize)>,
+            expect_key: bool,
+            member: Option<Cow<'t, str>>,
+        },
+        Array(usize),
+    }
+    let mut frames: Vec<Frame<'_>> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    // Where the string being read opened (byte, line, col).
+    let mut string_at = (0usize, 0usize, 0usize);
     let (mut line, mut col) = (1, 0);
     // The integer literal being read: its start (byte, line, col), and whether it stays
     // an integer (no `.`, `e`, `E`).
@@ -254,7 +296,59 @@ pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProb
             match (escaped, c) {
                 (true, _) => escaped = false,
                 (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
+                (false, '"') => {
+                    in_string = false;
+                    let mut twice = None;
+                    if let Some(Frame::Object {
+                        keys,
+                        expect_key,
+                        member,
+                    }) = frames.last_mut()
+                        && *expect_key
+                    {
+                        *expect_key = false;
+                        let raw = &text[string_at.0 + 1..at];
+                        let key: Cow<'_, str> = if raw.contains('\\') {
+                            match serde_json::from_str::<String>(&text[string_at.0..=at]) {
+                                Ok(k) => Cow::Owned(k),
+                                // Not a valid string: the parser says where.
+                                Err(_) => Cow::Borrowed(raw),
+                            }
+                        } else {
+                            Cow::Borrowed(raw)
+                        };
+                        match keys.get(&key) {
+                            Some(&first) => twice = Some((first, key)),
+                            None => {
+                                keys.insert(key.clone(), (string_at.1, string_at.2));
+                                *member = Some(key);
+                            }
+                        }
+                    }
+                    if let Some((first, key)) = twice {
+                        let mut pointer = String::new();
+                        for frame in &frames[..frames.len() - 1] {
+                            pointer.push('/');
+                            match frame {
+                                Frame::Object { member, .. } => pointer
+                                    .push_str(&pointer_token(member.as_deref().unwrap_or(""))),
+                                Frame::Array(i) => pointer.push_str(&i.to_string()),
+                            }
+                        }
+                        pointer.push('/');
+                        pointer.push_str(&pointer_token(&key));
+                        let shown: String = key.chars().take(60).collect();
+                        return Some((
+                            string_at.1,
+                            string_at.2,
+                            TextProblem::DuplicateKey {
+                                key: super::text::sanitize(&shown),
+                                first,
+                                pointer,
+                            },
+                        ));
+                    }
+                }
                 _ => {}
             }
             continue;
@@ -275,14 +369,32 @@ pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProb
             }
         }
         match c {
-            '"' => in_string = true,
+            '"' => {
+                in_string = true;
+                string_at = (at, line, col);
+            }
             '[' | '{' => {
-                depth += 1;
-                if depth > depth_limit {
+                frames.push(if c == '{' {
+                    Frame::Object {
+                        keys: HashMap::new(),
+                        expect_key: true,
+                        member: None,
+                    }
+                } else {
+                    Frame::Array(0)
+                });
+                if frames.len() > depth_limit {
                     return Some((line, col, TextProblem::TooDeep(depth_limit)));
                 }
             }
-            ']' | '}' => depth = depth.saturating_sub(1),
+            ']' | '}' => {
+                frames.pop();
+            }
+            ',' => match frames.last_mut() {
+                Some(Frame::Object { expect_key, .. }) => *expect_key = true,
+                Some(Frame::Array(i)) => *i += 1,
+                None => {}
+            },
             '-' | '0'..='9' => number = Some((at, line, col, true)),
             _ => {}
         }
@@ -523,6 +635,35 @@ mod tests {
         let d = parse_json::<serde_json::Value>("{\n  \"a\": [1,\n}").unwrap_err();
         assert_eq!((d.code, d.line), ("json-syntax", Some(3)));
         assert!(parse_json::<serde_json::Value>("[\"[[[\\\"\"]").is_ok());
+    }
+
+    #[test]
+    fn prescan_refuses_a_key_written_twice_naming_both_places() {
+        let dup = |t: &str| match prescan(t, MAX_TEXT_DEPTH) {
+            Some((
+                line,
+                column,
+                TextProblem::DuplicateKey {
+                    key,
+                    first,
+                    pointer,
+                },
+            )) => Some((line, column, key, first, pointer)),
+            _ => None,
+        };
+        assert_eq!(
+            dup("{\"a\": [1, {\"b/c\": 1,\n \"b/c\": 2}]}"),
+            Some((2, 2, "b/c".into(), (1, 12), "/a/1/b~1c".into()))
+        );
+        // The same key spelled with an escape is the same key.
+        assert!(dup(r#"{"a": 1, "\u0061": 2}"#).is_some());
+        // Keys of sibling and nested objects, values equal to keys, strings in arrays.
+        assert_eq!(
+            dup(r#"{"a": {"a": "a"}, "b": [{"a": 1}, {"a": 2}], "c": ["a", "a"]}"#),
+            None
+        );
+        assert_eq!(dup(r#"{"a": "x\"a", "b": 1}"#), None);
+        assert!(parse_json::<serde_json::Value>(r#"{"n": 1, "n": 100}"#).is_err());
     }
 
     #[test]

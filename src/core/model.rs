@@ -492,6 +492,15 @@ impl Rule {
     }
 }
 
+/// Whether `id` is a page id: a slug as [`slugify`] makes them (lowercase letters,
+/// digits, single hyphens), at most [`MAX_PAGE_ID`] bytes.
+pub fn is_page_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MAX_PAGE_ID && slugify(id) == id
+}
+
+/// The longest page id, in bytes.
+pub const MAX_PAGE_ID: usize = 128;
+
 /// `Tool Calling Support` → `tool-calling-support`.
 pub fn slugify(name: &str) -> String {
     let mut out = String::new();

@@ -578,6 +578,21 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
     }
     if page.id.trim().is_empty() {
         out.push(Diagnostic::error("page-id", "/id", "the page id is empty"));
+    } else if !super::model::is_page_id(&page.id) {
+        // Ids are typed in shells, completed, and named in file names and URLs: a slug
+        // holds nothing a shell or a terminal would read as anything but text.
+        let slug = super::model::slugify(&page.id);
+        out.push(
+            Diagnostic::error(
+                "page-id",
+                "/id",
+                format!(
+                    "the page id `{}` is not a slug: lowercase letters, digits and single hyphens",
+                    super::text::sanitize(&page.id)
+                ),
+            )
+            .with_hint(Some(format!("use `{slug}`"))),
+        );
     }
     for side in [Side::Source, Side::Target] {
         validate_dataset(page.dataset(side), side, &mut out);

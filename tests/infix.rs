@@ -395,3 +395,68 @@ mod authored {
         assert!(err.contains("U+202E"), "{err}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// Every string literal, whatever code points it holds, prints as infix with no
+    /// character a terminal could act on or hide, and reads back exactly (`--to-infix`
+    /// wrote `\u001b`, which the parser read as `u001b`).
+    #[test]
+    fn string_literals_round_trip_exactly_and_print_safe(s in any::<String>()) {
+        let logic = json!({"==": [{"var": "source.name"}, s]});
+        let text = print(&logic).expect("in the grammar");
+        prop_assert!(
+            !text.chars().any(rulebench::core::text::is_unsafe),
+            "printed raw: {:?}", text
+        );
+        let back = parse(&text, &Fields::default()).map_err(|e| TestCaseError::fail(e.render(&text)))?;
+        prop_assert_eq!(back, logic, "printed as {}", text);
+    }
+}
+
+/// The report's six literals, through the binary (`expr --to-infix`, then back).
+#[test]
+fn controls_and_invisible_characters_round_trip_through_expr() {
+    for s in [
+        "a\u{1b}[31mb",
+        "nul\u{0}x",
+        "del\u{7f}",
+        "nel\u{85}",
+        "rlo\u{202e}txt",
+        "zw\u{200b}sp",
+        "cr\r",
+        "emoji 😀",
+        "\\u001b literally",
+    ] {
+        let logic = json!({"==": [{"var": "source.name"}, s]});
+        let (code, infix, err) = rulebench(&["expr", "--to-infix", &logic.to_string()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            !infix
+                .trim_end()
+                .chars()
+                .any(rulebench::core::text::is_unsafe),
+            "{infix:?}"
+        );
+        let (code, back, err) = rulebench(&["expr", infix.trim_end()]);
+        assert_eq!(code, 0, "{s:?}: {err}");
+        let back: Value = serde_json::from_str(&back).unwrap();
+        assert_eq!(back, logic, "{s:?} printed as {infix}");
+    }
+    // Both escape forms read, a surrogate pair as one code point; bad ones are located.
+    let one = |t: &str| parse(t, &Fields::default());
+    assert_eq!(
+        one(r"source.a == '\u{1b}\u001b\ud83d\ude00'").unwrap(),
+        json!({"==": [{"var": "source.a"}, "\u{1b}\u{1b}😀"]})
+    );
+    for bad in [
+        r"source.a == '\u{110000}'",
+        r"source.a == '\ud83d'",
+        r"source.a == '\u12'",
+        r"source.a == '\u{}'",
+    ] {
+        let e = one(bad).unwrap_err();
+        assert_eq!(e.column, 14, "{bad}: {e}");
+    }
+}

@@ -1183,3 +1183,45 @@ fn matrix_columns_use_the_room_there_is() {
     // Narrow: the columns stay at their minimum and labels are cut.
     assert!(!header(&b.screen(100, 30)));
 }
+
+/// A rule whose literals hold ESC, U+202E and U+0085: the editor shows them escaped in
+/// both views (they were hidden), F2 there and back changes nothing (it dropped U+202E),
+/// and `y` puts JSON with no raw control on the clipboard.
+#[test]
+fn controls_in_a_rule_are_escaped_in_both_views_and_the_clipboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let mut app = App::open(&db).unwrap();
+    let literal = "a\u{1b}[2Jb\u{202e}c\u{85}d";
+    let rule = serde_json::json!({"id": "hostile", "name": "Hostile",
+        "logic": {"==": [{"var": "target.provider"}, literal]}});
+    app.add_rule("llm-chat-clients", &rule.to_string(), "r.json", false)
+        .unwrap();
+    let ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
+    let unsafe_in = |t: &str| t.chars().any(rulebench::core::text::is_unsafe);
+    b.go_to_rule("hostile");
+    b.press(KeyCode::Char('e'));
+    let json_text = b.ui.page().unwrap().editor.text();
+    assert!(!unsafe_in(&json_text), "{json_text:?}");
+    assert!(json_text.contains("\\u202e"), "{json_text}");
+    b.press(KeyCode::F(2));
+    let infix_text = b.ui.page().unwrap().editor.text();
+    assert!(b.ui.page().unwrap().editor.infix);
+    assert!(!unsafe_in(&infix_text), "{infix_text:?}");
+    assert!(infix_text.contains("\\u{202e}"), "{infix_text}");
+    b.press(KeyCode::F(2));
+    let page = b.ui.page().unwrap();
+    let i = b.rule("hostile");
+    assert_eq!(
+        page.ws.page.rules[i].logic["=="][1], literal,
+        "F2 twice kept the text"
+    );
+    assert!(!page.ws.is_unsaved(i), "nothing changed");
+    b.press(KeyCode::Esc);
+    b.press(KeyCode::Char('y'));
+    let copied = b.ui.clipboard.clone().expect("copied");
+    assert!(!unsafe_in(&copied.replace(['\n'], "")), "{copied:?}");
+    let back: serde_json::Value = serde_json::from_str(&copied).unwrap();
+    assert_eq!(back["logic"]["=="][1], literal);
+}

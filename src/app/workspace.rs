@@ -341,9 +341,12 @@ impl Session {
         }
     }
 
-    /// Pretty JSON of a rule's logic, as the editor shows it.
+    /// Pretty JSON of a rule's logic, as the editor shows it: every character a
+    /// terminal could act on or hide written as a `\uXXXX` escape (the same string to
+    /// the parser, so switching views or saving changes nothing).
     pub fn rule_text(&self, rule: usize) -> String {
-        crate::core::text::pretty_json(&self.page.rules[rule].logic, 60)
+        let text = crate::core::text::pretty_json(&self.page.rules[rule].logic, 60);
+        crate::core::text::json_safe(&text).into_owned()
     }
 
     /// Checks an edited logic text for rule `i`; when valid, the matrix shows it at

@@ -172,6 +172,16 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                             match chars.get(j + 1).map(|(_, c)| *c) {
                                 Some('n') => s.push('\n'),
                                 Some('t') => s.push('\t'),
+                                Some('r') => s.push('\r'),
+                                Some('u') => {
+                                    let (c, used) = unicode_escape(&chars[j..])
+                                        .map_err(|message| err(chars[j].0, message, Some(
+                                            "write a code point as \\u{1b} (1 to 6 hex digits) or \\u001b".into(),
+                                        )))?;
+                                    s.push(c);
+                                    j += used;
+                                    continue;
+                                }
                                 Some(other) => s.push(other),
                                 None => return Err(err(at, "unclosed string".into(), None)),
                             }
@@ -638,6 +648,10 @@ fn is_field(path: &str) -> bool {
         && !KEYWORDS.contains(&path.to_lowercase().as_str())
 }
 
+/// A string literal that reads back as exactly `s`: quotes, backslashes, line breaks
+/// and tabs escaped as usual, and every character a terminal could act on or hide
+/// (controls, bidi, zero-width: [`crate::core::text::is_unsafe`]) as `\u{..}`, so the
+/// text is safe to print and copy and parses to the same string.
 fn quote(s: &str) -> String {
     let mut out = String::from("'");
     for c in s.chars() {
@@ -646,11 +660,59 @@ fn quote(s: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if crate::core::text::is_unsafe(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
             c => out.push(c),
         }
     }
     out.push('\'');
     out
+}
+
+/// Reads a `\u` escape at the start of `chars` (its backslash first): `\u{1b}` (1 to 6
+/// hex digits) or `\u001b` (4, with a surrogate pair read as one code point). Returns
+/// the character and how many characters the escape took.
+fn unicode_escape(chars: &[(usize, char)]) -> Result<(char, usize), String> {
+    let hex = |from: usize, n: usize| -> Option<u32> {
+        let digits: String = chars.get(from..from + n)?.iter().map(|(_, c)| *c).collect();
+        if digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            u32::from_str_radix(&digits, 16).ok()
+        } else {
+            None
+        }
+    };
+    if chars.get(2).map(|(_, c)| *c) == Some('{') {
+        let close = chars
+            .iter()
+            .skip(3)
+            .take(7)
+            .position(|(_, c)| *c == '}')
+            .ok_or("`\\u{` without a closing `}` within 6 hex digits")?;
+        let code = (close > 0)
+            .then(|| hex(3, close))
+            .flatten()
+            .ok_or("`\\u{..}` holds 1 to 6 hex digits")?;
+        let c =
+            char::from_u32(code).ok_or_else(|| format!("`\\u{{{code:x}}}` is not a character"))?;
+        return Ok((c, 4 + close));
+    }
+    let unit = hex(2, 4).ok_or("`\\u` is followed by 4 hex digits or `{..}`")?;
+    if (0xD800..0xDC00).contains(&unit) {
+        // A high surrogate: its low half must follow as `\uXXXX`.
+        let low = (chars.get(6).map(|(_, c)| *c) == Some('\\')
+            && chars.get(7).map(|(_, c)| *c) == Some('u'))
+        .then(|| hex(8, 4))
+        .flatten()
+        .filter(|l| (0xDC00..0xE000).contains(l))
+        .ok_or_else(|| format!("`\\u{unit:04x}` is half a surrogate pair"))?;
+        let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+        return Ok((char::from_u32(code).expect("a pair is a character"), 12));
+    }
+    let c =
+        char::from_u32(unit).ok_or_else(|| format!("`\\u{unit:04x}` is half a surrogate pair"))?;
+    Ok((c, 6))
 }
 
 /// The body of the fuzz target `fuzz/fuzz_targets/infix_parse.rs` (and of a unit test

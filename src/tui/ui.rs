@@ -1049,7 +1049,8 @@ impl Ui {
                                 text.push('\n');
                                 text.extend(line.iter().map(|(_, s)| s.as_str()));
                             }
-                            Some(("the explanation", text))
+                            // What the panes show is escaped already; this is its text.
+                            Some(("the explanation", crate::app::types::sanitize_lines(&text)))
                         }
                         PaneId::Rules | PaneId::Editor => {
                             // The rule under the cursor (a position in the listed
@@ -1061,7 +1062,15 @@ impl Ui {
                             };
                             rule.and_then(|i| p.ws.page.rules.get(i))
                                 .and_then(|r| serde_json::to_string_pretty(r).ok())
-                                .map(|j| ("the rule's JSON", j))
+                                // The same JSON, with every character a terminal could
+                                // act on written as an escape (the clipboard is pasted
+                                // into terminals and editors).
+                                .map(|j| {
+                                    (
+                                        "the rule's JSON",
+                                        crate::app::types::json_safe(&j).into_owned(),
+                                    )
+                                })
                         }
                         _ => None,
                     };

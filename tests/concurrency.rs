@@ -521,3 +521,183 @@ fn a_cell_edit_never_lands_on_a_row_renumbered_elsewhere() {
     );
     assert!(page.target.rows.iter().any(|r| r["id"] == row2));
 }
+
+/// Readers racing a writer that replaces a page again and again between two versions:
+/// every export is one version whole (name, policy, rows, rules and overrides of the
+/// same version: 21 of 1,470 exports mixed two), every evaluation and assertion run
+/// succeeds, and nobody gets `database is locked`.
+#[test]
+fn readers_racing_replacing_imports_see_whole_versions_and_never_a_lock_error() {
+    use rulebench::app::App;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("race.db");
+    let version = |v: &str| -> String {
+        serde_json::json!({
+            "format": "rulebench.page/v1", "id": "race", "name": format!("Version {v}"),
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": format!("s-{v}")}, {"id": "s"}]},
+            "target": {"name": "T", "key": ["id"],
+                       "rows": (0..50).map(|i| serde_json::json!({"id": format!("t{i}-{v}"), "n": i})).collect::<Vec<_>>()},
+            "rules": [{"id": format!("rule-{v}"), "name": format!("Rule {v}"),
+                       "logic": {">=": [{"var": "target.n"}, 10]}}],
+            "devicePolicy": {"fullThreshold": if v == "a" { 0.9 } else { 0.7 }},
+            "overrides": [{"sourceKey": "id=s", "targetKey": format!("id=t1-{v}"), "value": true}],
+            "assertions": [{"id": format!("as-{v}"), "select": "s", "path": "$.selectionVerdict",
+                            "matcher": "toBeOneOf", "expected": [0, 1, 2]}]
+        })
+        .to_string()
+    };
+    let mut app = App::open(&db).unwrap();
+    app.import(&version("a"), "a.json", false).unwrap();
+    drop(app);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        let (a, b) = (version("a"), version("b"));
+        std::thread::spawn(move || {
+            let mut app = App::open(&db).unwrap();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && n < 300 {
+                let text = if n % 2 == 0 { &b } else { &a };
+                app.import(text, "v.json", true)
+                    .expect("the writer waits, never fails");
+                n += 1;
+            }
+            n
+        })
+    };
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                let mut app = App::open(&db).unwrap();
+                let mut seen = 0;
+                for i in 0..200 {
+                    let (page, _) = app.page("race").expect("a read never fails");
+                    let v = if page.name == "Version a" { "a" } else { "b" };
+                    let whole = page.source.rows[0]["id"] == format!("s-{v}")
+                        && page
+                            .target
+                            .rows
+                            .iter()
+                            .all(|t| t["id"].as_str().unwrap().ends_with(&format!("-{v}")))
+                        && page.rules[0].id == format!("rule-{v}")
+                        && page.device_policy.full_threshold == if v == "a" { 0.9 } else { 0.7 }
+                        && page.overrides.len() == 1
+                        && page.assertions[0].id == format!("as-{v}");
+                    assert!(
+                        whole,
+                        "a torn read: {}",
+                        serde_json::to_string(&page).unwrap()
+                    );
+                    if (i + r) % 4 == 0 {
+                        let result = app.evaluate("race", "id=s").expect("evaluate never fails");
+                        let v = result.to_value(&rulebench::app::types::Needs::all());
+                        let ids: std::collections::HashSet<char> = v["targets"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|t| t["id"].as_str().unwrap().chars().last().unwrap())
+                            .collect();
+                        assert_eq!(ids.len(), 1, "targets of two versions in one result: {v}");
+                        app.run_assertions("race").expect("a test run never fails");
+                    }
+                    seen += 1;
+                }
+                seen
+            })
+        })
+        .collect();
+    for r in readers {
+        assert_eq!(r.join().expect("no reader failed"), 200);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(writer.join().expect("the writer never failed") > 0);
+}
+
+/// `--if-revision N`: a CLI writer that read revision N changes the page only if it is
+/// still there; otherwise nothing is written, the revisions since are listed, exit 1.
+#[test]
+fn if_revision_refuses_a_page_that_moved_on_and_says_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ifrev.db");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+            .env_remove("RULEBENCH_DB")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, err) = run(&[
+        "policy",
+        "set",
+        LLM,
+        "fullThreshold=0.9",
+        "--if-revision",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A colleague's change meanwhile (revision 3).
+    let (code, err) = run(&["policy", "set", LLM, "partialThreshold=0.3"]);
+    assert_eq!(code, 0, "{err}");
+    let before = export(&db);
+    for args in [
+        &[
+            "policy",
+            "set",
+            LLM,
+            "fullThreshold=0.8",
+            "--if-revision",
+            "2",
+        ][..],
+        &["rule", "rm", LLM, "streaming", "--if-revision", "2"],
+        &[
+            "override",
+            "add",
+            LLM,
+            "--source",
+            "t3-chat",
+            "--target",
+            "o3",
+            "--value",
+            "true",
+            "--if-revision",
+            "2",
+        ],
+        &["page", "rename", LLM, "renamed", "--if-revision", "2"],
+        &["page", "rm", LLM, "--yes", "--if-revision", "2"],
+    ] {
+        let (code, err) = run(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains("is at revision 3, not 2"), "{args:?}: {err}");
+        assert!(err.contains("3 policy"), "the change since is named: {err}");
+        assert_eq!(export(&db), before, "{args:?} wrote nothing");
+    }
+    let file = dir.path().join("page.json");
+    std::fs::write(&file, serde_json::to_string(&before).unwrap()).unwrap();
+    let (code, err) = run(&[
+        "import",
+        file.to_str().unwrap(),
+        "--replace",
+        "--if-revision",
+        "2",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    // At the revision it is at, the change goes through.
+    let (code, err) = run(&[
+        "policy",
+        "set",
+        LLM,
+        "fullThreshold=0.8",
+        "--if-revision",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(export(&db)["devicePolicy"]["fullThreshold"], 0.8);
+}

@@ -337,7 +337,11 @@ fn a_key_written_twice_is_refused() {
     std::fs::write(&file, text).unwrap();
     let (code, out, _) = rb(&db, &["check", file.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("duplicate field `rules`"), "{out}");
+    // Both places: the second (5:9, at `/rules`) and the first (4:9).
+    assert!(
+        out.contains("duplicate key `rules`") && out.contains("5:9") && out.contains("4:9"),
+        "{out}"
+    );
     let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 }

@@ -179,3 +179,61 @@ fn the_sqlite3_shell_beside_the_workbench_loses_no_save() {
     drop(session);
     assert_eq!(threshold_elsewhere(&db), 0.625);
 }
+
+/// A linked file replaced by a FIFO: the watcher reports it and goes on (it blocked for
+/// good, and the workbench's quit with it); stopping the watcher returns at once.
+#[test]
+fn a_linked_file_replaced_by_a_fifo_is_reported_and_blocks_nothing() {
+    use rulebench::app::watch::Reload;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let (_session, watcher) = open_linked(dir.path(), &db);
+    let csv = dir.path().join("models.csv");
+    std::fs::remove_file(&csv).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&csv)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = std::time::Instant::now();
+    let message = loop {
+        match watcher.recv_timeout(std::time::Duration::from_secs(5)) {
+            Some(Reload::Failed { message, .. }) => break message,
+            Some(Reload::Progress { .. } | Reload::Deleted { .. }) => continue,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(message.contains("not a regular file"), "{message}");
+    drop(watcher);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+/// `dataset import` of a device is refused at once (`/dev/zero` read 2.1 GB); two
+/// byte-order marks are refused (one is skipped).
+#[test]
+fn a_device_as_a_data_file_and_two_byte_order_marks_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let started = std::time::Instant::now();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "llm-chat-clients",
+            "target",
+            "/dev/zero",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a data file"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let page = include_str!("../sample-pages/loan-eligibility.json");
+    let file = dir.path().join("boms.json");
+    std::fs::write(&file, format!("\u{feff}\u{feff}{page}")).unwrap();
+    let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert!(code == 1 || code == 2, "{out}{err}");
+    assert!((out + &err).contains("second byte-order mark"));
+}

@@ -323,6 +323,23 @@ fn what_the_first_query_got_wrong_means_the_same_now() {
         differential(&page, Dialect::Sqlite);
     }
     let pages = regression_pages();
+    // Keys with `|` and `\` in several fields stay apart, and overrides find them.
+    let pipes = pages.iter().find(|p| p.id == "pipe-keys").unwrap();
+    let keys: Vec<String> = pipes
+        .target
+        .rows
+        .iter()
+        .map(|r| pipes.target.row_key(r))
+        .collect();
+    assert_eq!(
+        keys,
+        ["a=x\\|b=y|b=z", "a=x|b=y\\|b=z", "a=back\\\\slash|b=\\|"]
+    );
+    let p = engine_pairs(pipes);
+    let verdict = |t: &str| p[&("id=s1".to_owned(), t.to_owned())].verdict;
+    assert_eq!(verdict(&keys[0]), 2, "overridden true (its rule fails)");
+    assert_eq!(verdict(&keys[1]), 2, "its rule passes");
+    assert_eq!(verdict(&keys[2]), 0, "overridden false (its rule passes)");
     let pairs = engine_pairs(&pages[0]);
     // The recommendation reads the priority as rules see it: `a` has none and takes the
     // default 5; `c` is patched to 0; `b` has 1.

@@ -45,11 +45,14 @@ impl App {
     /// (a run over every source would otherwise fill the database).
     pub fn run_assertions_with(&mut self, page_id: &str, limits: &Limits) -> Result<Report> {
         // Assertions name source rows; the target rows are read by the engine alone.
+        // Every read of the run in one read transaction: one state of the page.
+        let snapshot = self.store.read_snapshot()?;
         let (page, revision) = self.page_without(page_id, Side::Target)?;
         let compiled = assertions::compile_all(&page, limits).map_err(|d| invalid(&page.id, d))?;
         let mut source = ResultSource::new(&page, revision);
         let results =
-            assertions::run_compiled(&compiled, &page, limits, |s| source.result(self, s, false))?;
+            assertions::run_compiled(&compiled, &page, limits, |s| source.result(self, s))?;
+        drop(snapshot);
         let at = timestamp();
         let report = Report::new(&page.id, revision, &at, results);
         self.store
@@ -174,6 +177,7 @@ impl App {
     /// recommendation (the "import from last actual output"). Pins replace
     /// assertions with the same id; the page gets a new revision when anything changed.
     pub fn pin_assertions(&mut self, page_id: &str, select: Option<&str>) -> Result<Pinned> {
+        let snapshot = self.store.read_snapshot()?;
         let (page, revision) = self.page_without(page_id, Side::Target)?;
         let rows: Vec<usize> = match select {
             None | Some(ALL_SOURCES) => (0..page.source.rows.len()).collect(),
@@ -185,13 +189,15 @@ impl App {
         let (mut added, mut replaced) = (0, 0);
         let mut pins = Vec::new();
         for &s in &rows {
-            let result = source.result(self, s, false)?;
+            let result = source.result(self, s)?;
             let pinned = assertions::pin(&page, &result);
             pins.extend(pinned.iter().cloned());
             let (r, a) = assertions::merge(&mut next.assertions, pinned);
             replaced += r;
             added += a;
         }
+        // The pins are written in a transaction of their own (IMMEDIATE).
+        drop(snapshot);
         let changed = next.assertions != page.assertions;
         let revision = if changed {
             let what = format!("pinned {} selection(s)", rows.len());
@@ -234,8 +240,8 @@ impl<'p> ResultSource<'p> {
         }
     }
 
-    /// The result of source row `s` (cached afterwards when `store`).
-    fn result(&mut self, app: &mut App, s: usize, store: bool) -> Result<SelectionResult> {
+    /// The result of source row `s` (read only: nothing is cached).
+    fn result(&mut self, app: &App, s: usize) -> Result<SelectionResult> {
         let page = self.page;
         let hash = key_hash(&page.source.row_key(&page.source.rows[s]));
         if let Some(hit) = app.cached(&page.id, &hash, self.revision, s)? {
@@ -245,12 +251,12 @@ impl<'p> ResultSource<'p> {
             self.matrix = Some(app.lean_matrix(page)?);
         }
         let (m, names) = self.matrix.as_mut().expect("built above");
-        let result =
-            SelectionResult::new(page, names.clone(), m.evaluate(s), self.revision, &self.at);
-        if store {
-            app.store
-                .store_result(&page.id, &hash, self.revision, &result.cache_pages())?;
-        }
-        Ok(result)
+        Ok(SelectionResult::new(
+            page,
+            names.clone(),
+            m.evaluate(s),
+            self.revision,
+            &self.at,
+        ))
     }
 }

@@ -147,6 +147,56 @@ impl DataInput<'_> {
     }
 }
 
+/// The largest data file read (`dataset import`, a linked file's reload).
+pub const MAX_DATA_FILE_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A data file's bytes: a regular file only (a FIFO put in a linked file's place would
+/// block the reader, and the watcher with it, for good; a device never ends) of at most
+/// [`MAX_DATA_FILE_BYTES`].
+pub fn read_data_file(path: &Path, shown: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let io = |source| AppError::Io {
+        path: shown.to_owned(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    // A regular file, or a pipe (`<(curl …)`, read up to the limit); not a device
+    // (`/dev/zero` never ends) nor a directory.
+    #[cfg(unix)]
+    let readable = {
+        use std::os::unix::fs::FileTypeExt;
+        meta.is_file() || meta.file_type().is_fifo()
+    };
+    #[cfg(not(unix))]
+    let readable = meta.is_file();
+    if !readable {
+        return Err(AppError::Usage(format!(
+            "{}: not a data file (a regular file or a pipe; not a device or a directory)",
+            crate::core::text::sanitize(shown)
+        )));
+    }
+    let too_big = || {
+        AppError::Usage(format!(
+            "{}: larger than the limit of {} MiB for a data file",
+            crate::core::text::sanitize(shown),
+            MAX_DATA_FILE_BYTES / (1024 * 1024)
+        ))
+    };
+    if meta.len() > MAX_DATA_FILE_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(MAX_DATA_FILE_BYTES) as usize);
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_DATA_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_DATA_FILE_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
 fn read_with<T>(
     parser: Parser<T>,
     input: DataInput<'_>,
@@ -159,10 +209,7 @@ fn read_with<T>(
     let read;
     let (bytes, path): (&[u8], &Path) = match input {
         DataInput::File(path) => {
-            read = std::fs::read(path).map_err(|source| AppError::Io {
-                path: shown.clone(),
-                source,
-            })?;
+            read = read_data_file(path, &shown)?;
             (&read, path)
         }
         DataInput::Bytes { bytes, .. } => (bytes, Path::new("")),
@@ -603,6 +650,14 @@ impl App {
                 side.name()
             )));
         };
+        // A linked file is reloaded unattended: only a regular file (a FIFO put in its
+        // place blocked the watcher, and the workbench's quit with it, for good).
+        if std::fs::metadata(&file).is_ok_and(|m| !m.is_file()) {
+            return Err(AppError::Usage(format!(
+                "{}: not a regular file (a linked dataset file is reloaded from a regular file only)",
+                crate::core::text::sanitize(&file)
+            )));
+        }
         let parsed = read_rows(
             DataInput::File(Path::new(&file)),
             &d.key,

@@ -133,6 +133,14 @@ pub enum AppError {
     Data(#[from] crate::core::dataset::DataError),
 }
 
+impl AppError {
+    /// A change refused because its page moved on past the revision it expected
+    /// (`--if-revision`): a finding for the person, not bad input.
+    pub fn is_moved(&self) -> bool {
+        matches!(self, AppError::Store(StoreError::Moved { .. }))
+    }
+}
+
 /// A valid page's diagnostics with the lint that needs its data evaluated (a rule
 /// constant over the current rows).
 fn with_data_lint(page: &Page, mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
@@ -387,6 +395,12 @@ impl App {
         })
     }
 
+    /// Makes every later change refuse a page that is not at `revision` when the
+    /// change runs, listing the revisions since (`--if-revision`; `None` clears it).
+    pub fn expect_revision(&mut self, revision: Option<i64>) {
+        self.store.expect_revision(revision);
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -593,6 +607,10 @@ impl App {
     /// there is one (`"cache": "hit"`). A hit reads the page without its target rows and
     /// decodes the compact cache pages; a miss evaluates and stores them.
     pub fn evaluate(&mut self, page_id: &str, selection: &str) -> Result<SelectionResult> {
+        // The page, the cache and the target rows are read in one read transaction (the
+        // rows of a later revision under an earlier page mixed two states); the result
+        // is cached after it, in a write transaction of its own.
+        let snapshot = self.store.read_snapshot()?;
         let (head, revision) = self.page_without(page_id, Side::Target)?;
         let s = Self::find_row(&head, Side::Source, selection)?;
         let hash = key_hash(&head.source.row_key(&head.source.rows[s]));
@@ -601,6 +619,7 @@ impl App {
         }
         // The target rows go from their stored text straight to the engine's form.
         let (mut matrix, names) = self.lean_matrix(&head)?;
+        drop(snapshot);
         let result = SelectionResult::new(&head, names, matrix.evaluate(s), revision, &timestamp());
         self.store
             .store_result(page_id, &hash, revision, &result.cache_pages())?;
@@ -648,8 +667,10 @@ impl App {
     /// Every source row's evaluation, one at a time on one shared matrix (not cached):
     /// memory stays bounded by one selection.
     pub fn evaluate_all(&self, page_id: &str) -> Result<Evaluations> {
+        let snapshot = self.store.read_snapshot()?;
         let (page, revision) = self.page_without(page_id, Side::Target)?;
         let (matrix, names) = self.lean_matrix(&page)?;
+        drop(snapshot);
         Ok(Evaluations {
             page,
             revision,

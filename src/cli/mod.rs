@@ -59,6 +59,11 @@ pub struct Cli {
     /// errors still print
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Change the page only if it is still at revision N (as read by `pages`, `export`
+    /// or `page log`): when someone changed it meanwhile, nothing is written, the
+    /// revisions since are listed, and the exit status is 1
+    #[arg(long, global = true, value_name = "N")]
+    pub if_revision: Option<i64>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -78,7 +83,7 @@ EXAMPLES:
 
 EXIT STATUS:
   0  success
-  1  a check or test found problems (check, test)
+  1  a check or test found problems (check, test), or --if-revision found the page moved on
   2  bad usage or bad input (with a located message on stderr); nothing was changed
 
 ENVIRONMENT:
@@ -93,6 +98,7 @@ pub struct Db {
     explicit: bool,
     seed: bool,
     quiet: bool,
+    if_revision: Option<i64>,
 }
 
 impl Db {
@@ -104,6 +110,7 @@ impl Db {
             path: named.unwrap_or_else(default_db_path),
             seed: !cli.no_seed,
             quiet: cli.quiet,
+            if_revision: cli.if_revision,
         }
     }
 
@@ -116,6 +123,8 @@ impl Db {
                 seed: self.seed,
             },
         )?;
+        let mut app = opened.app;
+        app.expect_revision(self.if_revision);
         if opened.created {
             self.status(&if self.seed {
                 format!(
@@ -127,7 +136,7 @@ impl Db {
                 format!("created {} (empty)", self.path.display())
             });
         }
-        Ok(opened.app)
+        Ok(app)
     }
 
     /// A status line (what a command did) on stderr, unless `--quiet`.
@@ -752,9 +761,11 @@ pub struct Failure {
 
 impl From<AppError> for Failure {
     fn from(e: AppError) -> Self {
+        // A page that moved on under `--if-revision` is a finding (1), not bad input.
+        let code = if e.is_moved() { 1 } else { 2 };
         Failure {
             message: e.to_string(),
-            code: 2,
+            code,
         }
     }
 }
@@ -786,7 +797,9 @@ fn read_input(mut from: impl Read, origin: &str, limit: u64) -> Result<String, F
             limit / 1024
         )));
     }
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    // A byte-order mark stays in the text: the JSON reader skips one, and refuses a
+    // second (two were accepted).
+    let body = &bytes[..];
     match std::str::from_utf8(body) {
         Ok(text) => Ok(text.to_owned()),
         Err(e) => {
@@ -796,7 +809,10 @@ fn read_input(mut from: impl Read, origin: &str, limit: u64) -> Result<String, F
                 .iter()
                 .rposition(|&b| b == b'\n')
                 .map_or(0, |p| p + 1);
-            let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+            let mut column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+            if line == 1 && body.starts_with(b"\xEF\xBB\xBF") {
+                column -= 1; // the byte-order mark is not a column
+            }
             Err(usage(format!(
                 "{}:{line}:{column}: not UTF-8 text",
                 sanitize_lines(origin)
@@ -1349,17 +1365,30 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                     }
                     Err(f) => {
                         eprintln!("error: {}", sanitize_lines(&f.message));
-                        failed.push(origin);
+                        failed.push((origin, f.code));
                     }
                 }
             }
             if !failed.is_empty() {
-                return Err(usage(format!(
-                    "{} of {} files not imported: {}",
-                    failed.len(),
-                    files.len(),
-                    failed.join(", ")
-                )));
+                // Only pages that moved on under `--if-revision`: a finding (1).
+                let code = if failed.iter().all(|(_, c)| *c == 1) {
+                    1
+                } else {
+                    2
+                };
+                return Err(Failure {
+                    message: format!(
+                        "{} of {} files not imported: {}",
+                        failed.len(),
+                        files.len(),
+                        failed
+                            .iter()
+                            .map(|(o, _)| o.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    code,
+                });
             }
         }
         Command::Export { page, output } => {

@@ -239,6 +239,20 @@ impl TextProblem {
 pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<Diagnostic>> {
     // A byte-order mark opens many files saved on Windows: it is not JSON, and skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.starts_with('\u{feff}') {
+        return Err(Box::new(Diagnostic {
+            line: Some(1),
+            column: Some(2),
+            ..Diagnostic::error(
+                "json-syntax",
+                "",
+                "a second byte-order mark (U+FEFF): one may open a file, not two",
+            )
+            .with_hint(Some(
+                "save the file as UTF-8 with one byte-order mark or none".into(),
+            ))
+        }));
+    }
     if let Some((line, column, problem)) = prescan(text, MAX_TEXT_DEPTH) {
         return Err(Box::new(problem.diagnostic(line, column)));
     }

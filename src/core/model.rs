@@ -204,11 +204,19 @@ impl Dataset {
 
     /// The row's key: `field=value` for each key field, joined by `|`.
     /// Strings are written bare, other values as JSON; a missing field as `null`.
+    ///
+    /// With several key fields, a string value's `\\` and `|` are escaped (`\\\\`, `\\|`):
+    /// `("x|b=y", "z")` and `("x", "y|b=z")` made the same key. A single-field key is
+    /// written as it is (no other key can collide with it).
     pub fn row_key(&self, row: &Row) -> String {
+        let several = self.key.len() > 1;
         self.key
             .iter()
             .map(|field| {
                 let value = match row.get(field) {
+                    Some(Value::String(s)) if several && s.contains(['\\', '|']) => {
+                        s.replace('\\', "\\\\").replace('|', "\\|")
+                    }
                     Some(Value::String(s)) => s.clone(),
                     Some(v) => v.to_string(),
                     None => "null".to_owned(),

@@ -242,7 +242,9 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn walk(&mut self, node: &Value, ptr: &str, depth: usize, item_scope: bool) {
-        if depth > MAX_DEPTH {
+        // Levels are objects and arrays (as `value_depth` counts them): a scalar under
+        // 64 of them is within the limit (64 levels were refused as deeper than 64).
+        if depth > MAX_DEPTH && (node.is_array() || node.is_object()) {
             if !self.depth_reported {
                 self.depth_reported = true;
                 self.out.push(Diagnostic::error(
@@ -1023,6 +1025,24 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].code, "too-deep");
         assert!(d[0].pointer.starts_with("/!/0/!/0"), "{}", d[0].pointer);
+        // Exactly 64 levels pass; 65 do not.
+        let mut at_limit = json!(true);
+        for _ in 0..MAX_DEPTH {
+            at_limit = json!({"!": at_limit});
+        }
+        assert_eq!(value_depth(&at_limit), MAX_DEPTH);
+        assert!(
+            validate_logic(&at_limit, &schema())
+                .iter()
+                .all(|d| d.code != "too-deep")
+        );
+        let over = json!({"!": at_limit});
+        assert_eq!(value_depth(&over), MAX_DEPTH + 1);
+        assert!(
+            validate_logic(&over, &schema())
+                .iter()
+                .any(|d| d.code == "too-deep")
+        );
         let big = json!({"in": ["x", "y".repeat(70_000)]});
         let d = validate_logic(&big, &schema());
         assert_eq!(d[0].code, "rule-too-large");

@@ -44,6 +44,19 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    /// A change made with an expected revision (`--if-revision N`) to a page that moved
+    /// on meanwhile: nothing was written. `changes` are the revisions since, as the
+    /// revision log says them (`5 policy fullThreshold by ana`).
+    #[error(
+        "page `{page}` is at revision {found}, not {expected}: nothing changed (hint: see what changed since, then run again with --if-revision {found}){}",
+        changes.iter().map(|c| format!("\n  {c}")).collect::<String>()
+    )]
+    Moved {
+        page: String,
+        expected: i64,
+        found: i64,
+        changes: Vec<String>,
+    },
     /// A database file this process may not write (opened read-only by SQLite).
     #[error("database {path} is not writable")]
     NotWritable { path: String },
@@ -467,6 +480,9 @@ pub struct Store {
     author: Option<String>,
     /// The schema version the database is at (tests keep old ones).
     schema: i64,
+    /// The revision the next changes expect their page at (`--if-revision`): a page at
+    /// another is refused, inside the change's transaction.
+    expected_revision: Option<i64>,
 }
 
 /// A path as the path part of an SQLite `file:` URI (`?`, `#` and `%` escaped).
@@ -479,6 +495,16 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// Whether page `page_id` is at `revision` now (inside a transaction).
+fn at_revision(tx: &Transaction<'_>, page_id: &str, revision: i64) -> Result<bool> {
+    Ok(tx
+        .query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()?
+        == Some(revision))
 }
 
 /// The statement that logs a revision (?5, its author, is stored from schema 5 on).
@@ -548,6 +574,7 @@ impl Store {
             read_only: false,
             author: login_name(),
             schema: 0,
+            expected_revision: None,
         };
         store.opened_at_version = store.user_version()?;
         store.migrate(version)?;
@@ -585,6 +612,7 @@ impl Store {
             read_only: true,
             author: None,
             schema: MIGRATIONS.len() as i64,
+            expected_revision: None,
         };
         let found = store.user_version()?;
         store.opened_at_version = found;
@@ -600,6 +628,71 @@ impl Store {
             });
         }
         Ok(store)
+    }
+
+    /// Runs `f` inside one read transaction: everything it reads is of one state of the
+    /// database (a writer committing meanwhile is seen entirely or not at all). Inside
+    /// a transaction already, `f` simply runs in it. `f` must not write: a read
+    /// transaction that turns into a write fails at once when another writer is busy.
+    pub fn read<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        let _snapshot = self.read_snapshot()?;
+        f(self)
+    }
+
+    /// Opens a read transaction held until the guard is dropped (`None` inside a
+    /// transaction already): the reads made meanwhile see one state of the database.
+    /// Nothing may be written while it is held.
+    pub fn read_snapshot(&self) -> Result<Option<Transaction<'_>>> {
+        if !self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        Ok(Some(self.conn.unchecked_transaction()?))
+    }
+
+    /// Makes every later change of a page refuse when the page is not at `revision`
+    /// when the change runs (`None`: no expectation). The check is made inside the
+    /// change's IMMEDIATE transaction, so no writer can slip in between.
+    pub fn expect_revision(&mut self, revision: Option<i64>) {
+        self.expected_revision = revision;
+    }
+
+    /// Refuses (inside `tx`) when the expected revision is set and `page_id` is at
+    /// another, naming the revisions made since.
+    fn check_expected(
+        expected: Option<i64>,
+        tx: &Transaction<'_>,
+        page_id: &str,
+        found: i64,
+    ) -> Result<()> {
+        let Some(expected) = expected else {
+            return Ok(());
+        };
+        if found == expected {
+            return Ok(());
+        }
+        let mut stmt = tx.prepare(
+            "SELECT revision, change, author FROM revisions
+             WHERE page_id = ?1 AND revision > ?2 ORDER BY revision",
+        )?;
+        let changes = stmt
+            .query_map(params![page_id, expected], |r| {
+                let (rev, change, author): (i64, String, Option<String>) =
+                    (r.get(0)?, r.get(1)?, r.get(2).unwrap_or(None));
+                Ok(match author {
+                    Some(a) => format!("{rev} {change} (by {a})"),
+                    None => format!("{rev} {change}"),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Err(StoreError::Moved {
+            page: page_id.to_owned(),
+            expected,
+            found,
+            changes: changes
+                .into_iter()
+                .map(|c| crate::core::text::sanitize(&c))
+                .collect(),
+        })
     }
 
     /// Whether the database was opened read-only.
@@ -637,7 +730,9 @@ impl Store {
             });
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().take(to).skip(from as usize) {
-            let tx = self.conn.transaction()?;
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             tx.execute_batch(sql)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
@@ -793,6 +888,17 @@ impl Store {
     }
 
     fn load_but(&self, page_id: &str, without: Option<Side>, at: At) -> Result<Option<StoredPage>> {
+        // One read transaction: the page, its rows, rules, overrides and assertions of
+        // one state (an export taken during an `import --replace` mixed two).
+        self.read(|store| store.load_but_in(page_id, without, at))
+    }
+
+    fn load_but_in(
+        &self,
+        page_id: &str,
+        without: Option<Side>,
+        at: At,
+    ) -> Result<Option<StoredPage>> {
         let sql = match at {
             At::Now => {
                 "SELECT name, description, organization_json, source_json, target_json,
@@ -930,7 +1036,10 @@ impl Store {
         what: Option<&str>,
     ) -> Result<i64> {
         self.refuse_if_read_only("importing a page")?;
-        let tx = self.conn.transaction()?;
+        let expected = self.expected_revision;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let old: Option<i64> = tx
             .query_row(
                 "SELECT revision FROM pages WHERE id = ?1",
@@ -938,6 +1047,9 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?;
+        if let Some(found) = old {
+            Self::check_expected(expected, &tx, &page.id, found)?;
+        }
         let revision = old.map_or(1, |r| r + 1);
         if old.is_some() {
             debug_assert!(replace, "the app checks for existing pages");
@@ -1053,6 +1165,7 @@ impl Store {
         E: From<StoreError>,
     {
         self.refuse_if_read_only(what)?;
+        let expected = self.expected_revision;
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -1064,6 +1177,7 @@ impl Store {
                 |r| r.get(0),
             )
             .map_err(StoreError::from)?;
+        Self::check_expected(expected, &tx, page_id, revision - 1)?;
         if !f(&tx, revision)? {
             // Dropping the transaction rolls it back: the revision stays as it was.
             return Ok(None);
@@ -1082,9 +1196,18 @@ impl Store {
     /// says so. False when there is no page `old`; an error when `new` is taken.
     pub fn rename_page(&mut self, old: &str, new: &str) -> Result<Option<i64>> {
         self.refuse_if_read_only("renaming a page")?;
+        let expected = self.expected_revision;
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some(found) = tx
+            .query_row("SELECT revision FROM pages WHERE id = ?1", [old], |r| {
+                r.get(0)
+            })
+            .optional()?
+        {
+            Self::check_expected(expected, &tx, old, found)?;
+        }
         let exists = |id: &str| -> Result<bool> {
             Ok(tx
                 .query_row("SELECT 1 FROM pages WHERE id = ?1", [id], |_| Ok(()))
@@ -1145,10 +1268,21 @@ impl Store {
 
     pub fn delete_page(&mut self, page_id: &str) -> Result<bool> {
         self.refuse_if_read_only("deleting a page")?;
-        Ok(self
+        let expected = self.expected_revision;
+        let tx = self
             .conn
-            .execute("DELETE FROM pages WHERE id = ?1", [page_id])?
-            > 0)
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if let Some(found) = tx
+            .query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
+                r.get(0)
+            })
+            .optional()?
+        {
+            Self::check_expected(expected, &tx, page_id, found)?;
+        }
+        let gone = tx.execute("DELETE FROM pages WHERE id = ?1", [page_id])? > 0;
+        tx.commit()?;
+        Ok(gone)
     }
 
     /// The cached result pages of a selection at a revision (compact JSON texts, see
@@ -1182,7 +1316,14 @@ impl Store {
         if self.read_only {
             return Ok(()); // a cache: nothing is lost by not writing it
         }
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // A page renamed, removed or changed since the result was computed: its result
+        // is not cached (a cache, not a record: skipped, never an error).
+        if !at_revision(&tx, page_id, revision)? {
+            return Ok(());
+        }
         tx.execute(
             "DELETE FROM compat_results WHERE page_id = ?1 AND revision_id < ?2",
             params![page_id, revision],
@@ -1277,7 +1418,14 @@ impl Store {
         if self.read_only {
             return Ok(()); // the report is printed; only its record is not kept
         }
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // The page moved on (renamed, removed, changed) since the run: the report was
+        // printed; its record would describe a revision that is not the page's.
+        if !at_revision(&tx, page_id, revision)? {
+            return Ok(());
+        }
         tx.execute(
             "DELETE FROM assertion_results WHERE page_id = ?1 AND revision = ?2",
             params![page_id, revision],

@@ -534,5 +534,20 @@ pub fn regression_pages() -> Vec<Page> {
                 {"id": "w3", "name": "w3", "weight": 0.1, "logic": {"!!": [{"var": "source.id"}]}}
             ]),
         ),
+        // Multi-field keys whose values hold `|` and `\`: escaped in the key (the two
+        // targets made one key), overridden by their keys.
+        parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": "pipe-keys", "name": "pipe keys",
+                "source": {"name": "S", "key": ["id"], "rows": [{"id": "s1"}]},
+                "target": {"name": "T", "key": ["a", "b"],
+                    "rows": [{"a": "x|b=y", "b": "z", "n": 1}, {"a": "x", "b": "y|b=z", "n": 2},
+                             {"a": "back\\slash", "b": "|", "n": 3}]},
+                "rules": [{"id": "r", "name": "r", "logic": {">": [{"var": "target.n"}, 1]}}],
+                "overrides": [{"sourceKey": "id=s1", "targetKey": "a=x\\|b=y|b=z", "value": true},
+                              {"sourceKey": "id=s1", "targetKey": "a=back\\\\slash|b=\\|", "value": false}]
+            })
+            .to_string(),
+        ),
     ]
 }

@@ -498,6 +498,16 @@ fn rows_cte(
     for (i, field) in ds.key.iter().enumerate() {
         let text = match raw.kind(field) {
             Kind::Null => "'null'".to_owned(),
+            // With several key fields, `\` and `|` in a string are escaped, as the
+            // engine's keys are.
+            Kind::Text if raw.columns.contains(field) && ds.key.len() > 1 => format!(
+                "COALESCE(REPLACE(REPLACE({}, {}, {}), {}, {}), 'null')",
+                col(field),
+                d.string("\\"),
+                d.string("\\\\"),
+                d.string("|"),
+                d.string("\\|")
+            ),
             Kind::Text if raw.columns.contains(field) => {
                 format!("COALESCE({}, 'null')", col(field))
             }

@@ -623,3 +623,56 @@ fn duplicate_keys_are_refused_in_rule_logic_rows_predicates_and_expected() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("duplicate key `==`"), "{err}");
 }
+
+/// One depth limit, counted one way: logic of 64 levels is a valid rule and evaluates
+/// (it was refused as "deeper than 64"); 65 are refused with the pointer, by `check` and
+/// by `eval` (whose error named no place: the engine's "maximum compile depth of 256").
+#[test]
+fn logic_of_64_levels_passes_and_65_is_refused_with_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let nest = |levels: usize| {
+        let mut v = json!({"==": [{"var": "target.id"}, "t"]});
+        for _ in 1..levels {
+            v = json!({"!": [{"!": v}]});
+        }
+        v
+    };
+    // `{"!": [{"!": x}]}` is two levels above x.
+    let (at_limit, over) = (nest(32), json!({"!": [nest(32)]}));
+    let page = |logic: &Value| {
+        json!({"format": "rulebench.page/v1", "id": "deep-logic", "name": "Deep",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+            "rules": [{"id": "r", "name": "R", "logic": logic}]})
+    };
+    let file = dir.path().join("deep.json");
+    std::fs::write(&file, page(&at_limit).to_string()).unwrap();
+    let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "eval",
+            "--logic",
+            &at_limit.to_string(),
+            "--data",
+            r#"{"target": {"id": "t"}}"#,
+        ],
+    );
+    assert_eq!((code, out.trim()), (0, "true"), "{err}");
+    std::fs::write(&file, page(&over).to_string()).unwrap();
+    let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("deeper than the limit of 64"), "{out}");
+    let (code, _, err) = rb(&db, &["eval", "--logic", &over.to_string(), "--data", "{}"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("deeper than the limit of 64 levels (at `/!/0/!/0/!/!/0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("/!/==/0`)"),
+        "the first level past the limit: {err}"
+    );
+}

@@ -153,6 +153,50 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The deepest a rule may nest.
+pub const MAX_DEPTH: usize = 64;
+
+/// The pointer of the first level of logic nested deeper than `limit` levels, counted
+/// as rule validation counts them: an object (an operator) is a level, and so is an
+/// array, except an operator's list of arguments (`{"!": [x]}` is one level above
+/// `x`). Scalars are no level.
+pub fn deeper_than(value: &serde_json::Value, limit: usize) -> Option<String> {
+    use serde_json::Value;
+    // (value, its level, its pointer)
+    let mut stack = vec![(value, 1usize, String::new())];
+    while let Some((v, depth, at)) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                if depth > limit {
+                    return Some(at);
+                }
+                for (i, x) in items.iter().enumerate() {
+                    stack.push((x, depth + 1, format!("{at}/{i}")));
+                }
+            }
+            Value::Object(map) => {
+                if depth > limit {
+                    return Some(at);
+                }
+                for (k, x) in map {
+                    let member = format!("{at}/{}", pointer_token(k));
+                    match x {
+                        // An operator's arguments: each one a level below the operator.
+                        Value::Array(args) => {
+                            for (i, a) in args.iter().enumerate() {
+                                stack.push((a, depth + 1, format!("{member}/{i}")));
+                            }
+                        }
+                        other => stack.push((other, depth + 1, member)),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Deepest nesting a JSON text may have before it is parsed at all (a guard for the
 /// parser's stack; rules are held to [`crate::core::validate::MAX_DEPTH`] afterwards).
 pub const MAX_TEXT_DEPTH: usize = 1024;

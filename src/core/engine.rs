@@ -422,6 +422,14 @@ pub fn evaluate_rows(rule: &Logic, source: &Value, target: &Value) -> Outcome {
 
 /// Plain JSONLogic: `logic` applied to `data` (what `rulebench eval` does).
 pub fn apply(logic: &Value, data: &Value) -> Result<Value, String> {
+    // The engine refuses deep logic with no place named: the one limit of rules, with
+    // the pointer where it is passed.
+    if let Some(at) = super::diag::deeper_than(logic, super::diag::MAX_DEPTH) {
+        return Err(format!(
+            "logic nests deeper than the limit of {} levels (at `{at}`)",
+            super::diag::MAX_DEPTH
+        ));
+    }
     let compiled = engine()
         .compile(&for_engine(logic))
         .map_err(|e| e.to_string())?;

@@ -11,8 +11,7 @@ use super::diag::{Diagnostic, did_you_mean, pointer_token};
 use super::engine::{self, item_scoped};
 use super::model::{Dataset, Page, Side};
 
-/// The deepest a rule may nest.
-pub const MAX_DEPTH: usize = 64;
+pub use super::diag::MAX_DEPTH;
 /// How deep a JSON value nests (a scalar: 0; `[1]`: 1; `{"a": [1]}`: 2).
 pub fn value_depth(value: &Value) -> usize {
     let mut deepest = 0;

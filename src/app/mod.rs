@@ -2,6 +2,8 @@
 //! policies, evaluate. The CLI and the TUI call these and nothing below them.
 
 pub mod assertions;
+pub mod conflict;
+pub use conflict::{Choice, Conflict, ConflictOn};
 pub mod dataset;
 pub mod explain;
 pub mod export;
@@ -131,6 +133,10 @@ pub enum AppError {
     Compile(#[from] CompileError),
     #[error(transparent)]
     Data(#[from] crate::core::dataset::DataError),
+    /// A save of a value changed elsewhere since the edit began: nothing was written;
+    /// the person chooses (keep mine, take theirs, edit a merge).
+    #[error("{0}")]
+    Conflict(Box<Conflict>),
 }
 
 impl AppError {
@@ -138,6 +144,14 @@ impl AppError {
     /// (`--if-revision`): a finding for the person, not bad input.
     pub fn is_moved(&self) -> bool {
         matches!(self, AppError::Store(StoreError::Moved { .. }))
+    }
+
+    /// The conflict a save found, if that is what refused it.
+    pub fn conflict(&self) -> Option<&Conflict> {
+        match self {
+            AppError::Conflict(c) => Some(c),
+            _ => None,
+        }
     }
 }
 
@@ -997,13 +1011,38 @@ impl App {
         device: &crate::core::model::DevicePolicy,
         selection: &crate::core::model::SelectionPolicy,
         names: &[&str],
+        base: Option<(
+            &crate::core::model::DevicePolicy,
+            &crate::core::model::SelectionPolicy,
+        )>,
     ) -> Result<(Policies, i64)> {
         let mut out = None;
         let what = format!("policy {}", names.join(" "));
         let revision = self
             .store
-            .change_checked(page_id, &what, |tx, _| -> Result<()> {
+            .change_checked(page_id, &what, |tx, rev| -> Result<()> {
                 let (mut d, mut s) = store::ops::policies(tx, page_id)?;
+                // With `base` (the stored values the tuning started from), a value
+                // changed elsewhere meanwhile is a conflict, never written over.
+                if let Some(base) = base {
+                    let moved: Vec<&str> = policy::changed(base, (&d, &s))
+                        .into_iter()
+                        .filter(|n| names.contains(n))
+                        .collect();
+                    if !moved.is_empty() {
+                        return Err(AppError::Conflict(Box::new(Conflict {
+                            page_id: page_id.to_owned(),
+                            what: ConflictOn::Policy(
+                                moved.iter().map(|n| (*n).to_owned()).collect(),
+                            ),
+                            mine: policy::values(&moved, (device, selection)),
+                            theirs: policy::values(&moved, (&d, &s)),
+                            base: policy::values(&moved, base),
+                            revision: rev - 1,
+                            author: store::ops::last_author(tx, page_id)?,
+                        })));
+                    }
+                }
                 for name in names {
                     policy::copy(name, (device, selection), (&mut d, &mut s));
                 }
@@ -1026,22 +1065,44 @@ impl App {
 
     /// Saves a rule's logic over the stored rule, in one transaction (its other fields
     /// stay as stored). Returns the rule as saved and the revision.
+    ///
+    /// With `base` (the stored logic the edit started from), a rule whose stored logic
+    /// is another now — changed elsewhere meanwhile — is not written over: the save is
+    /// refused with an [`AppError::Conflict`] holding mine, theirs and the base.
     pub fn save_rule_logic(
         &mut self,
         page_id: &str,
         rule_id: &str,
         logic: &Value,
         expression: Option<&str>,
+        base: Option<&Value>,
     ) -> Result<(Rule, i64)> {
         let mut out = None;
-        let revision =
-            self.store
-                .change(page_id, &format!("changed rule {rule_id}"), |tx, rev| {
-                    out = Some(store::ops::set_rule_logic(
-                        tx, page_id, rule_id, logic, expression, rev,
-                    )?);
-                    Ok(())
-                })?;
+        let revision = self.store.change_checked(
+            page_id,
+            &format!("changed rule {rule_id}"),
+            |tx, rev| -> Result<()> {
+                if let Some(base) = base {
+                    let stored = store::ops::rule(tx, page_id, rule_id)?;
+                    let theirs = stored.map_or(Value::Null, |r| r.logic);
+                    if &theirs != base {
+                        return Err(AppError::Conflict(Box::new(Conflict {
+                            page_id: page_id.to_owned(),
+                            what: ConflictOn::RuleLogic(rule_id.to_owned()),
+                            mine: logic.clone(),
+                            theirs,
+                            base: base.clone(),
+                            revision: rev - 1,
+                            author: store::ops::last_author(tx, page_id)?,
+                        })));
+                    }
+                }
+                out = Some(store::ops::set_rule_logic(
+                    tx, page_id, rule_id, logic, expression, rev,
+                )?);
+                Ok(())
+            },
+        )?;
         Ok((out.expect("set by the change"), revision))
     }
 

@@ -131,8 +131,18 @@ pub fn copy(
     }
 }
 
+/// Values by name, as one JSON object (`{"fullThreshold": 0.9}`).
+pub fn values(names: &[&str], policies: (&DevicePolicy, &SelectionPolicy)) -> Value {
+    Value::Object(
+        names
+            .iter()
+            .map(|n| ((*n).to_owned(), value_of(n, policies)))
+            .collect(),
+    )
+}
+
 /// A value by name, as JSON (for comparing).
-fn value_of(name: &str, (d, s): (&DevicePolicy, &SelectionPolicy)) -> Value {
+pub fn value_of(name: &str, (d, s): (&DevicePolicy, &SelectionPolicy)) -> Value {
     let v = match name {
         "requiredMode" => serde_json::to_value(d.required_mode),
         "fullThreshold" => serde_json::to_value(d.full_threshold),

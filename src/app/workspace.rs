@@ -40,6 +40,13 @@ pub struct Session {
     saved_columns: Vec<Arc<Column>>,
     /// Rules whose shown logic is not saved yet.
     unsaved: Vec<bool>,
+    /// Per rule with an unsaved draft (by id): the stored logic the draft started from.
+    /// A save goes through only while the stored logic is still this one.
+    bases: std::collections::HashMap<String, Value>,
+    /// The stored policies the values tuned here started from.
+    policy_base: Option<(DevicePolicy, SelectionPolicy)>,
+    /// Conflicts found on reopening or saving, waiting for the person's choice.
+    conflicts: Vec<super::Conflict>,
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
     /// Rows changed by cell edits, not yet handed to the background work.
@@ -62,6 +69,25 @@ pub struct Session {
     /// The session's own connection to the database: every change it makes is saved
     /// through it.
     pub(super) app: App,
+}
+
+/// Who made the last revision of a freshly opened session's page, when the log says.
+fn fresh_author(fresh: &Session) -> Option<String> {
+    fresh
+        .app
+        .store()
+        .revisions(&fresh.page.id)
+        .ok()?
+        .last()
+        .and_then(|r| r.author.clone())
+}
+
+/// A JSON value as the policy parser takes it typed (`0.9`, `ANY_DEVICE_FULL_IS_COMPATIBLE`).
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// How long policy tuning pauses before the policies are saved (one revision a burst).
@@ -94,6 +120,9 @@ impl Session {
             eval,
             matrix,
             unsaved,
+            bases: std::collections::HashMap::new(),
+            policy_base: None,
+            conflicts: Vec::new(),
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             policies_since: None,
             tuned: Vec::new(),
@@ -138,9 +167,32 @@ impl Session {
         // A draft whose rule was deleted elsewhere is not dropped in silence: it waits
         // for the user's answer (restore it with the edit, or let it go).
         let mut orphans = std::mem::take(&mut self.orphans);
+        let author = || fresh_author(&fresh);
+        let author = author();
         for (id, logic) in drafts {
             if let Some(i) = fresh.page.rules.iter().position(|r| r.id == id) {
-                let _ = fresh.try_logic_value(i, logic, None);
+                let theirs = fresh.page.rules[i].logic.clone();
+                if theirs == logic {
+                    continue; // the same edit, stored meanwhile: nothing left unsaved
+                }
+                let _ = fresh.try_logic_value(i, logic.clone(), None);
+                // Changed elsewhere since the draft began: the draft stays (the editor
+                // shows it), its base stays the old one (a save is refused), and the
+                // person is asked.
+                if let Some(base) = self.bases.get(&id)
+                    && *base != theirs
+                {
+                    fresh.bases.insert(id.clone(), base.clone());
+                    fresh.add_conflict(&super::Conflict {
+                        page_id: fresh.page.id.clone(),
+                        what: super::ConflictOn::RuleLogic(id.clone()),
+                        mine: logic,
+                        theirs,
+                        base: base.clone(),
+                        revision: fresh.revision,
+                        author: author.clone(),
+                    });
+                }
             } else if let Some((_, rule)) = self.page.rule(&id) {
                 orphans.push(crate::core::model::Rule {
                     logic,
@@ -164,11 +216,151 @@ impl Session {
                     (&mut d, &mut s),
                 );
             }
+            let stored = (
+                fresh.page.device_policy.clone(),
+                fresh.page.selection_policy.clone(),
+            );
             if fresh.tune_policies(d, s).is_ok() {
                 fresh.tuned = std::mem::take(&mut self.tuned);
+                // A tuned value changed elsewhere since the tuning began: asked.
+                if let Some(base) = self.policy_base.take() {
+                    let moved: Vec<&str> =
+                        super::policy::changed((&base.0, &base.1), (&stored.0, &stored.1))
+                            .into_iter()
+                            .filter(|n| fresh.tuned.contains(n))
+                            .collect();
+                    if !moved.is_empty() {
+                        fresh.add_conflict(&super::Conflict {
+                            page_id: fresh.page.id.clone(),
+                            what: super::ConflictOn::Policy(
+                                moved.iter().map(|n| (*n).to_owned()).collect(),
+                            ),
+                            mine: super::policy::values(
+                                &moved,
+                                (&fresh.page.device_policy, &fresh.page.selection_policy),
+                            ),
+                            theirs: super::policy::values(&moved, (&stored.0, &stored.1)),
+                            base: super::policy::values(&moved, (&base.0, &base.1)),
+                            revision: fresh.revision,
+                            author: author.clone(),
+                        });
+                        fresh.policy_base = Some(base);
+                        // Not saved until the person chooses.
+                        fresh.policies_since = None;
+                    }
+                }
             }
         }
         *self = fresh;
+    }
+
+    /// Conflicts waiting for the person's choice (the oldest first).
+    pub fn conflicts(&self) -> &[super::Conflict] {
+        &self.conflicts
+    }
+
+    fn add_conflict(&mut self, c: &super::Conflict) {
+        self.conflicts.retain(|o| o.what != c.what);
+        self.conflicts.push(c.clone());
+    }
+
+    /// Applies the person's choice to the oldest conflict. Keep mine saves mine over
+    /// theirs (seen now); take theirs drops mine; edit a merge returns the text to edit
+    /// (mine and theirs between markers), saved over theirs once the person makes it
+    /// valid. Returns the new revision when something was saved, and the merge text.
+    pub fn resolve(&mut self, choice: super::Choice) -> Result<(Option<i64>, Option<String>)> {
+        use super::{Choice, ConflictOn};
+        let Some(c) = self.conflicts.first().cloned() else {
+            return Ok((None, None));
+        };
+        self.conflicts.remove(0);
+        match (&c.what, choice) {
+            (ConflictOn::RuleLogic(id), _) => {
+                let Some(i) = self.page.rules.iter().position(|r| &r.id == id) else {
+                    return Ok((None, None));
+                };
+                match choice {
+                    Choice::KeepMine => {
+                        self.bases.insert(id.clone(), c.theirs.clone());
+                        self.save_rule(i).map(|r| (Some(r), None))
+                    }
+                    Choice::TakeTheirs => {
+                        self.take_stored_logic(i, c.theirs.clone())?;
+                        Ok((None, None))
+                    }
+                    Choice::EditMerge => {
+                        self.bases.insert(id.clone(), c.theirs.clone());
+                        Ok((None, Some(c.merge_text())))
+                    }
+                }
+            }
+            (ConflictOn::Policy(names), _) => {
+                let theirs_of = |name: &str| c.theirs.get(name).cloned();
+                // The base becomes theirs (seen now) for the values in conflict.
+                let (mut bd, mut bs) = self.policy_base.clone().unwrap_or_else(|| {
+                    (
+                        self.page.device_policy.clone(),
+                        self.page.selection_policy.clone(),
+                    )
+                });
+                for name in names {
+                    if let Some(v) = theirs_of(name) {
+                        super::policy::set(&mut bd, &mut bs, name, &plain(&v))
+                            .map_err(AppError::Usage)?;
+                    }
+                }
+                match choice {
+                    Choice::KeepMine => {
+                        self.policy_base = Some((bd, bs));
+                        self.save_tuned_policies().map(|r| (Some(r), None))
+                    }
+                    Choice::TakeTheirs => {
+                        let (mut d, mut s) = (
+                            self.page.device_policy.clone(),
+                            self.page.selection_policy.clone(),
+                        );
+                        for name in names {
+                            super::policy::copy(name, (&bd, &bs), (&mut d, &mut s));
+                        }
+                        self.tuned.retain(|n| !names.iter().any(|m| m == n));
+                        self.policy_base = Some((bd, bs));
+                        self.matrix.set_policies(&d, &s);
+                        self.page.device_policy = d;
+                        self.page.selection_policy = s;
+                        self.reverdict();
+                        if self.tuned.is_empty() {
+                            self.policy_base = None;
+                            self.policies_since = None;
+                            Ok((None, None))
+                        } else {
+                            self.save_tuned_policies().map(|r| (Some(r), None))
+                        }
+                    }
+                    Choice::EditMerge => {
+                        // Tuning goes on from mine, theirs seen: saved after the next
+                        // pause like any tuning.
+                        self.policy_base = Some((bd, bs));
+                        self.policies_since = Some(Instant::now());
+                        Ok((None, None))
+                    }
+                }
+            }
+            (ConflictOn::Assertion(_), _) => Ok((None, None)),
+        }
+    }
+
+    /// Rule `i` takes the stored logic `theirs`, dropping the draft.
+    fn take_stored_logic(&mut self, i: usize, theirs: Value) -> Result<()> {
+        let mut rule = self.page.rules[i].clone();
+        rule.logic = theirs;
+        rule.expression = None;
+        self.matrix.replace_rule(i, &rule)?;
+        self.bases.remove(&rule.id);
+        self.page.rules[i] = rule;
+        self.unsaved[i] = false;
+        self.recompute();
+        self.saved_columns = self.eval.columns.clone();
+        Ok(())
     }
 
     pub fn has_sources(&self) -> bool {
@@ -392,7 +584,13 @@ impl Session {
                 diagnostics: vec![Diagnostic::error("compile", "", e.message)],
             };
         }
-        self.page.rules[i] = rule;
+        if !self.unsaved[i] {
+            // The draft starts here: from the stored logic.
+            let stored = std::mem::replace(&mut self.page.rules[i], rule);
+            self.bases.entry(stored.id).or_insert(stored.logic);
+        } else {
+            self.page.rules[i] = rule;
+        }
         self.unsaved[i] = true;
         self.recompute();
         Draft::Valid {
@@ -405,13 +603,24 @@ impl Session {
     pub fn save_rule(&mut self, i: usize) -> Result<i64> {
         // The logic alone is written over the stored rule: a name or weight changed
         // elsewhere meanwhile stays.
+        // Only over the stored logic the draft started from: a change made elsewhere
+        // meanwhile is a conflict for the person, never overwritten.
         let rule = self.page.rules[i].clone();
-        let (saved, revision) = self.app.save_rule_logic(
+        let saved = self.app.save_rule_logic(
             &self.page.id,
             &rule.id,
             &rule.logic,
             rule.expression.as_deref(),
-        )?;
+            self.bases.get(&rule.id),
+        );
+        let (saved, revision) = match saved {
+            Err(AppError::Conflict(c)) => {
+                self.add_conflict(&c);
+                return Err(AppError::Conflict(c));
+            }
+            other => other?,
+        };
+        self.bases.remove(&rule.id);
         self.revision = revision;
         if (saved.required, saved.weight) != (rule.required, rule.weight) {
             self.matrix.set_rule_weight(i, saved.required, saved.weight);
@@ -603,6 +812,13 @@ impl Session {
                 diagnostics: errors,
             });
         }
+        if self.policy_base.is_none() {
+            // The tuning starts here: from the stored values.
+            self.policy_base = Some((
+                self.page.device_policy.clone(),
+                self.page.selection_policy.clone(),
+            ));
+        }
         for name in super::policy::changed(
             (&self.page.device_policy, &self.page.selection_policy),
             (&device, &selection),
@@ -633,13 +849,27 @@ impl Session {
     pub fn save_tuned_policies(&mut self) -> Result<i64> {
         // Only the values tuned here are written over the stored ones: a value changed
         // elsewhere meanwhile stays, and is taken in.
-        let names = std::mem::take(&mut self.tuned);
-        let (saved, revision) = self.app.save_policy_values(
+        // Only over the values the tuning started from: a tuned value changed elsewhere
+        // meanwhile is a conflict for the person.
+        let names = self.tuned.clone();
+        let saved = self.app.save_policy_values(
             &self.page.id,
             &self.page.device_policy,
             &self.page.selection_policy,
             &names,
-        )?;
+            self.policy_base.as_ref().map(|(d, s)| (d, s)),
+        );
+        let (saved, revision) = match saved {
+            Err(AppError::Conflict(c)) => {
+                // Not due again until the person chooses.
+                self.policies_since = None;
+                self.add_conflict(&c);
+                return Err(AppError::Conflict(c));
+            }
+            other => other?,
+        };
+        self.tuned.clear();
+        self.policy_base = None;
         self.revision = revision;
         self.policies_since = None;
         if saved.device_policy != self.page.device_policy

@@ -1979,6 +1979,26 @@ pub mod ops {
     /// Sets the logic of one stored rule, leaving its other fields as stored (an edit in
     /// the workbench does not put back a name or weight changed elsewhere). Returns the
     /// rule as saved; an error when the rule is no longer there.
+    /// Who made the page's last revision, when the log says.
+    pub fn last_author(tx: &Transaction<'_>, page_id: &str) -> Result<Option<String>> {
+        if super::schema_of(tx)? < 5 {
+            return Ok(None);
+        }
+        Ok(tx
+            .query_row(
+                "SELECT author FROM revisions WHERE page_id = ?1 ORDER BY revision DESC LIMIT 1",
+                [page_id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
+    }
+
+    /// A stored rule, read inside the change's transaction (`None`: no such rule).
+    pub fn rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str) -> Result<Option<Rule>> {
+        Ok(super::read_rules(tx, page_id, Some(rule_id), At::Now)?.pop())
+    }
+
     pub fn set_rule_logic(
         tx: &Transaction<'_>,
         page_id: &str,

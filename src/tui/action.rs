@@ -141,6 +141,8 @@ pub enum Action {
     ClearOverride(usize, usize),
     /// Throw away the invalid text in the rule editor (asked on Esc).
     DiscardDraft,
+    /// The person's choice for the conflict on screen.
+    Resolve(crate::app::Choice),
     /// Restore the rules edited here but deleted elsewhere, with the edits.
     RestoreOrphans,
     /// Let those drafts go: the deletion made elsewhere stands.

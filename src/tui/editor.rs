@@ -144,6 +144,17 @@ impl State {
     }
 }
 
+/// Opens rule `rule` for editing with `text` in place of its own (the merge of a
+/// conflict: mine and theirs between markers, not JSON until the person makes it so).
+pub fn open_with_text(state: &mut State, ws: &mut Session, rule: usize, text: &str) -> Vec<Action> {
+    state.infix = false;
+    state.load(ws, rule);
+    state.infix = false;
+    state.textarea = TextArea::new(text.lines().map(str::to_owned).collect());
+    state.active = true;
+    state.check(ws)
+}
+
 /// A key typed into the editor.
 pub fn type_key(state: &mut State, ws: &mut Session, key: KeyEvent) -> Vec<Action> {
     if state.textarea.input(key) {

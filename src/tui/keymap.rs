@@ -35,6 +35,8 @@ pub enum Dialog {
     History,
     /// The multi-line JSON dialog (assertions).
     Json,
+    /// A value changed elsewhere since your edit began.
+    Conflict,
 }
 
 impl Context {
@@ -54,6 +56,9 @@ impl Context {
             Context::Dialog(Dialog::RuleForm) => "Rule form (m in Rules; type in the fields)",
             Context::Dialog(Dialog::History) => "History dialog (H)",
             Context::Dialog(Dialog::Json) => "JSON dialog (assertions: a, e in Tests)",
+            Context::Dialog(Dialog::Conflict) => {
+                "Conflict (a value you edit was changed elsewhere)"
+            }
         }
     }
 }
@@ -554,6 +559,42 @@ pub fn bindings() -> Vec<Binding> {
             ],
             A::Answer(false),
             "no"
+        ),
+        bind!(
+            C::Dialog(Dialog::Conflict),
+            [(K::Char('m'), NONE)],
+            A::Resolve(crate::app::Choice::KeepMine),
+            "keep mine: saved over theirs (seen now)"
+        ),
+        bind!(
+            C::Dialog(Dialog::Conflict),
+            [(K::Char('t'), NONE)],
+            A::Resolve(crate::app::Choice::TakeTheirs),
+            "take theirs: your edit is dropped"
+        ),
+        bind!(
+            C::Dialog(Dialog::Conflict),
+            [(K::Char('e'), NONE)],
+            A::Resolve(crate::app::Choice::EditMerge),
+            "edit a merge: both between conflict markers, saved once valid"
+        ),
+        bind!(
+            C::Dialog(Dialog::Conflict),
+            [(K::Down, NONE), (K::Char('j'), NONE)],
+            A::Down,
+            "scroll"
+        ),
+        bind!(
+            C::Dialog(Dialog::Conflict),
+            [(K::Up, NONE), (K::Char('k'), NONE)],
+            A::Up,
+            "scroll"
+        ),
+        bind!(
+            C::Dialog(Dialog::Conflict),
+            [(K::Esc, NONE)],
+            A::Back,
+            "decide later (nothing is saved over theirs meanwhile)"
         ),
         bind!(
             C::Dialog(Dialog::Prompt),

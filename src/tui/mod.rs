@@ -2,6 +2,7 @@
 //! lives in one place and help is generated from it.
 
 pub mod action;
+pub mod conflict;
 pub mod dataset_pane;
 pub mod editor;
 pub mod explain;

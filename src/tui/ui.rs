@@ -103,6 +103,8 @@ pub enum Modal {
     History(Box<super::history::State>),
     /// The multi-line JSON dialog (assertions).
     Json(Box<super::json_dialog::State>),
+    /// A value edited here was changed elsewhere: mine, theirs, the person's choice.
+    Conflict(Box<super::conflict::State>),
 }
 
 /// What work off the key thread (the History dialog's, an export) brought, each
@@ -205,6 +207,8 @@ pub struct Ui {
     pub clipboard: Option<String>,
     /// The size of the last frame drawn (mouse clicks are placed in its layout).
     pub last_area: std::cell::Cell<ratatui::layout::Rect>,
+    /// The conflict the person put off (Esc): not asked again until another comes.
+    conflict_deferred: Option<crate::app::ConflictOn>,
 }
 
 impl Ui {
@@ -268,6 +272,7 @@ impl Ui {
             last_event: String::new(),
             profile_notes: Vec::new(),
             reload_progress: None,
+            conflict_deferred: None,
             queue: VecDeque::new(),
         };
         if let Some(id) = page {
@@ -569,7 +574,7 @@ impl Ui {
             }
             _ => match p.ws.reload() {
                 Ok(()) => {
-                    self.status.info(what);
+                    self.status.info(reopened_message(&what, &p.ws));
                     self.queue.push_back(Action::Changed(Changed::all()));
                     self.ask_about_orphans();
                 }
@@ -618,7 +623,7 @@ impl Ui {
                         "reload=adopted ms={:.3}",
                         started.elapsed().as_secs_f64() * 1e3
                     ));
-                    self.status.info(what);
+                    self.status.info(reopened_message(&what, &p.ws));
                     self.queue.push_back(Action::Changed(Changed::all()));
                     self.ask_about_orphans();
                 }
@@ -825,6 +830,69 @@ impl Ui {
 
     /// Rules edited here were deleted elsewhere: ask whether to restore them with the
     /// edits made here (nothing is dropped without an answer).
+    /// Shows the oldest conflict waiting for the person (unless put off, or another
+    /// dialog is open).
+    fn ask_about_conflicts(&mut self) {
+        if self.modal.is_some() {
+            return;
+        }
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let Some(c) = p.ws.conflicts().first() else {
+            return;
+        };
+        if self.conflict_deferred.as_ref() == Some(&c.what) {
+            return;
+        }
+        self.modal = Some(Modal::Conflict(Box::new(super::conflict::State::new(
+            c.clone(),
+        ))));
+    }
+
+    /// The person's choice on the conflict shown.
+    fn resolve_conflict(&mut self, choice: crate::app::Choice) {
+        use crate::app::{Choice, ConflictOn};
+        self.conflict_deferred = None;
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        let Some(what) = p.ws.conflicts().first().map(|c| c.what.clone()) else {
+            return;
+        };
+        match p.ws.resolve(choice) {
+            Ok((revision, merge)) => {
+                let name = what.describe();
+                match (choice, revision) {
+                    (Choice::KeepMine, Some(rev)) => self
+                        .status
+                        .info(format!("{name}: kept mine over theirs (revision {rev})")),
+                    (Choice::KeepMine, None) => self.status.info(format!("{name}: kept mine")),
+                    (Choice::TakeTheirs, _) => self
+                        .status
+                        .info(format!("{name}: took theirs; your edit is dropped")),
+                    (Choice::EditMerge, _) => self.status.info(format!(
+                        "{name}: edit the merge (mine and theirs between markers); saved once valid"
+                    )),
+                }
+                if let (Some(text), ConflictOn::RuleLogic(id)) = (merge, &what)
+                    && let Some(i) = p.ws.page.rules.iter().position(|r| &r.id == id)
+                {
+                    p.focus = PaneId::Editor;
+                    let follow = super::editor::open_with_text(&mut p.editor, &mut p.ws, i, &text);
+                    self.queue.extend(follow);
+                }
+                if choice == Choice::EditMerge && matches!(what, ConflictOn::Policy(_)) {
+                    p.focus = PaneId::Policy;
+                }
+                self.queue.push_back(Action::Changed(Changed::all()));
+            }
+            Err(e) => self.status.app_error(&e),
+        }
+        self.drain();
+        self.ask_about_conflicts();
+    }
+
     fn ask_about_orphans(&mut self) {
         let Screen::Page(p) = &self.screen else {
             return;
@@ -1189,6 +1257,7 @@ impl Ui {
                 }
             }
         }
+        self.ask_about_conflicts();
     }
 
     /// Whether linked dataset files are being watched.
@@ -1439,6 +1508,25 @@ impl Ui {
                     }
                 }
             }
+            Modal::Conflict(mut state) => match action(D::Conflict) {
+                Some(Action::Resolve(choice)) => self.resolve_conflict(choice),
+                Some(Action::Down) => {
+                    state.scroll = state.scroll.saturating_add(1);
+                    self.modal = Some(Modal::Conflict(state));
+                }
+                Some(Action::Up) => {
+                    state.scroll = state.scroll.saturating_sub(1);
+                    self.modal = Some(Modal::Conflict(state));
+                }
+                Some(Action::Back) => {
+                    self.status.info(format!(
+                        "{}: decided later; nothing is saved over theirs meanwhile",
+                        state.conflict.what.describe()
+                    ));
+                    self.conflict_deferred = Some(state.conflict.what.clone());
+                }
+                _ => self.modal = Some(Modal::Conflict(state)),
+            },
             Modal::Json(mut state) => {
                 if state.confirm_discard {
                     match key.code {
@@ -1625,6 +1713,23 @@ impl Ui {
 
 /// Sends an action to the page's panes: events to all, the rest to the focused pane.
 /// A result of the background work, taken into the panes that show it.
+/// What the status line says once a page changed elsewhere is reopened: never "your
+/// edits kept" when one of them was changed there too (the conflict dialog asks).
+fn reopened_message(what: &str, ws: &Session) -> String {
+    match ws.conflicts() {
+        [] => what.to_owned(),
+        conflicts => format!(
+            "{}; changed there too: {} (choose: m mine, t theirs, e merge)",
+            what.split(": reloaded").next().unwrap_or(what),
+            conflicts
+                .iter()
+                .map(|c| c.what.describe())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 fn apply_job_result(p: &mut PageUi, result: JobResult) {
     match result {
         JobResult::Verdicts {

@@ -337,6 +337,7 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             super::history::render(frame, area, s, comparing, t)
         }
         Modal::Json(s) => super::json_dialog::render(frame, area, s, t),
+        Modal::Conflict(s) => super::conflict::render(frame, area, s, t),
         Modal::RuleForm(form) => {
             let rect = centered(area, 60, 9);
             frame.render_widget(Clear, rect);

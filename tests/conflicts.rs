@@ -1,0 +1,249 @@
+//! Conflicts are decided by the person, never by the clock: a save carries the stored
+//! value its edit started from, and a value changed elsewhere meanwhile is not written
+//! over. The workbench shows mine, theirs and the difference, and the person keeps
+//! mine, takes theirs or edits a merge — for a rule's logic and for policy values.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::tui::Bench;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rulebench::app::workspace::Session;
+use rulebench::app::{App, Choice, ConflictOn};
+use serde_json::{Value, json};
+
+const LLM: &str = "llm-chat-clients";
+
+fn stored_logic(db: &std::path::Path, rule: &str) -> Value {
+    let app = App::open(db).unwrap();
+    let (page, _) = app.page(LLM).unwrap();
+    page.rule(rule).unwrap().1.logic.clone()
+}
+
+/// A colleague's change of one rule's logic, from another connection.
+fn theirs_change(db: &std::path::Path, rule: &str, logic: Value) {
+    let mut app = App::open(db).unwrap();
+    let (page, _) = app.page(LLM).unwrap();
+    let mut r = page.rule(rule).unwrap().1.clone();
+    r.logic = logic;
+    r.expression = None;
+    app.add_rule(
+        LLM,
+        &serde_json::to_string(&r).unwrap(),
+        "theirs.json",
+        true,
+    )
+    .unwrap();
+}
+
+/// Two workbenches edit rule `vision`: B's save does not remove A's clause (it did,
+/// and B had been told its edits were kept).
+#[test]
+fn two_sessions_editing_one_rule_never_overwrite_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let app = App::open(&db).unwrap();
+    let mut a = Session::open(&app, LLM).unwrap();
+    let mut b = Session::open(&app, LLM).unwrap();
+    let i = a.page.rule("vision").unwrap().0;
+    let original = a.page.rules[i].logic.clone();
+    let mine_a = json!({"or": [original.clone(), {"==": [{"var": "target.provider"}, "openai"]}]});
+    let mine_b = json!({"and": [original.clone(), {"!": {"var": "target.openWeights"}}]});
+    assert!(matches!(
+        a.try_logic_value(i, mine_a.clone(), None),
+        rulebench::app::workspace::Draft::Valid { .. }
+    ));
+    assert!(matches!(
+        b.try_logic_value(i, mine_b.clone(), None),
+        rulebench::app::workspace::Draft::Valid { .. }
+    ));
+    a.save_rule(i).unwrap();
+    let err = b.save_rule(i).unwrap_err();
+    let c = err.conflict().expect("a conflict, not an overwrite");
+    assert_eq!(c.what, ConflictOn::RuleLogic("vision".into()));
+    assert_eq!((&c.mine, &c.theirs, &c.base), (&mine_b, &mine_a, &original));
+    assert_eq!(stored_logic(&db, "vision"), mine_a, "A's clause stays");
+    assert!(b.is_unsaved(i), "B's edit is still there, unsaved");
+    assert_eq!(b.conflicts().len(), 1);
+    // B keeps mine, having seen theirs: saved over it.
+    let (rev, _) = b.resolve(Choice::KeepMine).unwrap();
+    assert!(rev.is_some());
+    assert_eq!(stored_logic(&db, "vision"), mine_b);
+    assert!(b.conflicts().is_empty());
+}
+
+/// A colleague's `rule add --replace` of the rule being edited, then a reload ("your
+/// edits kept"): the draft's save must not overwrite it without the person's word.
+#[test]
+fn a_reload_over_a_draft_of_a_rule_changed_elsewhere_asks_before_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let app = App::open(&db).unwrap();
+    let mut s = Session::open(&app, LLM).unwrap();
+    let i = s.page.rule("streaming").unwrap().0;
+    let mine = json!({"==": [{"var": "target.supportsStreaming"}, true]});
+    s.try_logic_value(i, mine.clone(), None);
+    let theirs = json!({"!!": [{"var": "target.supportsStreaming"}]});
+    theirs_change(&db, "streaming", theirs.clone());
+    s.reload().unwrap();
+    assert_eq!(s.page.rules[i].logic, mine, "the draft is shown");
+    assert_eq!(s.conflicts().len(), 1, "and the conflict is waiting");
+    assert!(s.save_rule(i).unwrap_err().conflict().is_some());
+    assert_eq!(stored_logic(&db, "streaming"), theirs);
+    s.resolve(Choice::TakeTheirs).unwrap();
+    assert_eq!(s.page.rules[i].logic, theirs);
+    assert!(!s.is_unsaved(i));
+    // A draft of a rule nobody else touched is re-applied without a word.
+    let j = s.page.rule("vision").unwrap().0;
+    let draft = json!({"==": [{"var": "target.supportsVision"}, true]});
+    s.try_logic_value(j, draft.clone(), None);
+    theirs_change(&db, "streaming", json!(true));
+    s.reload().unwrap();
+    assert!(s.conflicts().is_empty());
+    assert_eq!(s.page.rules[j].logic, draft);
+    s.save_rule(j).unwrap();
+    assert_eq!(stored_logic(&db, "vision"), draft);
+}
+
+/// Tuned policy values over a value changed elsewhere: asked, not saved over.
+#[test]
+fn a_tuned_policy_value_changed_elsewhere_is_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let app = App::open(&db).unwrap();
+    let mut s = Session::open(&app, LLM).unwrap();
+    let mut d = s.page.device_policy.clone();
+    d.full_threshold = 0.95;
+    let sel = s.page.selection_policy.clone();
+    s.tune_policies(d, sel).unwrap();
+    App::open(&db)
+        .unwrap()
+        .set_policy(LLM, &["fullThreshold=0.5".into()])
+        .unwrap();
+    let err = s.save_tuned_policies().unwrap_err();
+    let c = err.conflict().expect("a conflict");
+    assert_eq!(c.what, ConflictOn::Policy(vec!["fullThreshold".into()]));
+    assert_eq!(
+        (
+            c.mine["fullThreshold"].as_f64(),
+            c.theirs["fullThreshold"].as_f64()
+        ),
+        (Some(0.95), Some(0.5))
+    );
+    let stored = || {
+        App::open(&db)
+            .unwrap()
+            .page(LLM)
+            .unwrap()
+            .0
+            .device_policy
+            .full_threshold
+    };
+    assert_eq!(stored(), 0.5);
+    s.resolve(Choice::TakeTheirs).unwrap();
+    assert_eq!(s.page.device_policy.full_threshold, 0.5);
+    assert!(!s.policies_unsaved());
+    // And with keep mine, mine is saved over theirs.
+    let mut d = s.page.device_policy.clone();
+    d.full_threshold = 0.9;
+    let sel = s.page.selection_policy.clone();
+    s.tune_policies(d, sel).unwrap();
+    App::open(&db)
+        .unwrap()
+        .set_policy(LLM, &["fullThreshold=0.6".into()])
+        .unwrap();
+    assert!(s.save_tuned_policies().is_err());
+    s.resolve(Choice::KeepMine).unwrap();
+    assert_eq!(stored(), 0.9);
+}
+
+fn edit_rule(b: &mut Bench, rule: &str, prefix: &str, suffix: &str) {
+    let i = b.ui.page().unwrap().ws.page.rule(rule).unwrap().0;
+    b.press(KeyCode::Char('2'));
+    b.press(KeyCode::Home);
+    for _ in 0..i {
+        b.press(KeyCode::Down);
+    }
+    b.press(KeyCode::Char('e'));
+    b.chars(prefix);
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('>'), KeyModifiers::ALT));
+    b.press(KeyCode::End);
+    b.chars(suffix);
+}
+
+/// In the workbench: the reload after a colleague's change shows the dialog (mine,
+/// theirs, who), the status line never says "kept", and each choice does what it says.
+#[test]
+fn the_workbench_shows_mine_and_theirs_and_each_choice_does_what_it_says() {
+    for choice in ['t', 'm', 'e'] {
+        let mut b = Bench::open(LLM);
+        let db = b.db();
+        edit_rule(&mut b, "streaming", "{\"!\": ", "}");
+        let mine =
+            b.ui.page()
+                .unwrap()
+                .ws
+                .page
+                .rule("streaming")
+                .unwrap()
+                .1
+                .logic
+                .clone();
+        assert!(mine["!"].is_object(), "{mine}");
+        let theirs = json!({"!!": [{"var": "target.supportsStreaming"}]});
+        theirs_change(&db, "streaming", theirs.clone());
+        b.ui.tick(Instant::now() + Duration::from_secs(3));
+        let screen = b.screen(160, 45);
+        if std::env::var_os("SHOW_SCREEN").is_some() {
+            eprintln!("{screen}");
+        }
+        assert!(screen.contains("Changed elsewhere"), "{screen}");
+        assert!(
+            screen.contains("rule `streaming` was changed elsewhere"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("theirs  ") && screen.contains("mine    "),
+            "{screen}"
+        );
+        assert!(screen.contains("m keep mine"), "{screen}");
+        assert!(!screen.contains("your edits kept"), "{screen}");
+        assert_eq!(
+            stored_logic(&db, "streaming"),
+            theirs,
+            "nothing saved over theirs"
+        );
+        b.press(KeyCode::Char(choice));
+        match choice {
+            't' => {
+                assert_eq!(stored_logic(&db, "streaming"), theirs);
+                let p = b.ui.page().unwrap();
+                assert_eq!(p.ws.page.rule("streaming").unwrap().1.logic, theirs);
+                assert!(b.screen(160, 45).contains("took theirs"));
+            }
+            'm' => {
+                assert_eq!(stored_logic(&db, "streaming"), mine);
+                assert!(b.screen(160, 45).contains("kept mine over theirs"));
+            }
+            _ => {
+                let text = b.ui.page().unwrap().editor.text();
+                assert!(text.starts_with("<<<<<<< mine\n"), "{text}");
+                assert!(
+                    text.contains("\n=======\n") && text.contains(">>>>>>> theirs (revision"),
+                    "{text}"
+                );
+                assert!(b.ui.page().unwrap().editor.is_invalid());
+                // The person keeps theirs and adds a clause of their own.
+                let p = b.ui.page_mut().unwrap();
+                p.editor.textarea.select_all();
+                p.editor.textarea.cut();
+                b.chars(r#"{"and": [{"!!": [{"var": "target.supportsStreaming"}]}, {"var": "target.supportsVision"}]}"#);
+                b.ui.tick(Instant::now() + Duration::from_secs(6));
+                let merged = stored_logic(&db, "streaming");
+                assert_eq!(merged["and"][0], theirs, "{merged}");
+                assert!(b.ui.modal.is_none());
+            }
+        }
+    }
+}

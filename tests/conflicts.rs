@@ -247,3 +247,141 @@ fn the_workbench_shows_mine_and_theirs_and_each_choice_does_what_it_says() {
         }
     }
 }
+
+/// A page renamed under an open workbench: noticed within a second and followed with
+/// the edits (saves failed with "Query returned no rows" and the edit was lost on quit).
+#[test]
+fn a_page_renamed_elsewhere_is_followed_with_the_edits() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    edit_rule(&mut b, "vision", "{\"!\": ", "}");
+    let mine =
+        b.ui.page()
+            .unwrap()
+            .ws
+            .page
+            .rule("vision")
+            .unwrap()
+            .1
+            .logic
+            .clone();
+    App::open(&db)
+        .unwrap()
+        .rename_page(LLM, "chat-models")
+        .unwrap();
+    b.ui.tick(Instant::now() + Duration::from_millis(1500));
+    let screen = b.screen(160, 45);
+    assert!(screen.contains("was renamed to `chat-models`"), "{screen}");
+    assert!(
+        screen.contains("Follow it, with your edits? y/n"),
+        "{screen}"
+    );
+    b.press(KeyCode::Char('y'));
+    let p = b.ui.page().unwrap();
+    assert_eq!(p.ws.page.id, "chat-models");
+    assert_eq!(
+        p.ws.page.rule("vision").unwrap().1.logic,
+        mine,
+        "the edit kept"
+    );
+    b.ui.tick(Instant::now() + Duration::from_secs(5));
+    let app = App::open(&db).unwrap();
+    let (page, _) = app.page("chat-models").unwrap();
+    assert_eq!(
+        page.rule("vision").unwrap().1.logic,
+        mine,
+        "and saved there"
+    );
+}
+
+/// A page removed under an open workbench: offered back under its own id, with the
+/// edits; nothing is lost.
+#[test]
+fn a_page_removed_elsewhere_is_offered_back_with_the_edits() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    edit_rule(&mut b, "vision", "{\"!\": ", "}");
+    let mine =
+        b.ui.page()
+            .unwrap()
+            .ws
+            .page
+            .rule("vision")
+            .unwrap()
+            .1
+            .logic
+            .clone();
+    App::open(&db).unwrap().delete_page(LLM).unwrap();
+    b.ui.tick(Instant::now() + Duration::from_millis(1500));
+    let screen = b.screen(160, 45);
+    assert!(screen.contains("was removed elsewhere"), "{screen}");
+    b.press(KeyCode::Char('y'));
+    assert!(b.screen(160, 45).contains("Save this page as"));
+    b.press(KeyCode::Enter);
+    let app = App::open(&db).unwrap();
+    let (page, revision) = app.page(LLM).expect("offered back under its own id");
+    assert_eq!(page.rule("vision").unwrap().1.logic, mine, "with the edit");
+    assert_eq!(revision, 1);
+    assert_eq!(page.target.rows.len(), 14);
+    assert!(!b.ui.unsaved());
+}
+
+/// An assertion edited in the JSON dialog while a colleague changed it: Ctrl-S opens
+/// the conflict dialog instead of writing over theirs; `m` then keeps mine.
+#[test]
+fn an_assertion_changed_elsewhere_while_edited_is_a_conflict() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    let first = b.ui.page().unwrap().ws.page.assertions[0].clone();
+    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Home);
+    // The Tests pane lists failures first: find the first assertion's row.
+    let id = first.id.clone();
+    for _ in 0..20 {
+        b.press(KeyCode::Enter);
+        let open = match &b.ui.modal {
+            Some(rulebench::tui::ui::Modal::Json(s)) => s.replacing.clone(),
+            _ => None,
+        };
+        if open.as_deref() == Some(id.as_str()) {
+            break;
+        }
+        b.ui.modal = None;
+        b.press(KeyCode::Down);
+    }
+    // Theirs: the same assertion with another description.
+    let mut theirs = first.clone();
+    theirs.description = Some("changed by a colleague".into());
+    App::open(&db)
+        .unwrap()
+        .replace_assertion(LLM, Some(&id), theirs.clone())
+        .unwrap();
+    // Mine: the description edited in the dialog.
+    let Some(rulebench::tui::ui::Modal::Json(state)) = &mut b.ui.modal else {
+        panic!("the JSON dialog is open");
+    };
+    let mut mine: Value = serde_json::from_str(&state.text()).unwrap();
+    mine["description"] = json!("mine");
+    state.textarea.select_all();
+    state.textarea.cut();
+    state.textarea.insert_str(mine.to_string());
+    b.ctrl('s');
+    let screen = b.screen(160, 45);
+    assert!(screen.contains("Changed elsewhere"), "{screen}");
+    assert!(
+        screen.contains(&format!("assertion `{id}` was changed elsewhere")),
+        "{screen}"
+    );
+    let stored = |db: &std::path::Path| {
+        let (page, _) = App::open(db).unwrap().page(LLM).unwrap();
+        page.assertions
+            .iter()
+            .find(|a| a.id == id)
+            .unwrap()
+            .description
+            .clone()
+    };
+    assert_eq!(stored(&db).as_deref(), Some("changed by a colleague"));
+    b.press(KeyCode::Char('m'));
+    assert_eq!(stored(&db).as_deref(), Some("mine"));
+}

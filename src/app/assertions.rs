@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use super::{App, AppError, Result, timestamp};
 use crate::core::assertions::{self, ALL_SOURCES, Assertion, Limits, Report};
 use crate::core::diag::{Diagnostic, did_you_mean};
@@ -106,11 +108,41 @@ impl App {
         replacing: Option<&str>,
         assertion: Assertion,
     ) -> Result<(String, i64)> {
+        self.replace_assertion_over(page_id, replacing, assertion, None)
+    }
+
+    /// [`App::replace_assertion`] over the stored assertion its edit started from
+    /// (`base`, as JSON): when the stored one is another now — changed or removed
+    /// elsewhere meanwhile — nothing is written and the save is refused with an
+    /// [`AppError::Conflict`] (mine, theirs, the base).
+    pub fn replace_assertion_over(
+        &mut self,
+        page_id: &str,
+        replacing: Option<&str>,
+        assertion: Assertion,
+        base: Option<&Value>,
+    ) -> Result<(String, i64)> {
         let wanted = replacing.unwrap_or(&assertion.id).to_owned();
-        let (index, saved, revision) = self.edit_assertions(page_id, "saved assertion", |all| {
+        let edited = self.edit_assertions(page_id, "saved assertion", |all| {
             let at = all
                 .iter()
                 .position(|a| !wanted.is_empty() && a.id == wanted);
+            if let Some(base) = base {
+                let theirs = at.map_or(Value::Null, |i| {
+                    serde_json::to_value(&all[i]).expect("an assertion serializes")
+                });
+                if &theirs != base {
+                    return Err(AppError::Conflict(Box::new(super::Conflict {
+                        page_id: page_id.to_owned(),
+                        what: super::ConflictOn::Assertion(wanted.clone()),
+                        mine: serde_json::to_value(&assertion).expect("an assertion serializes"),
+                        theirs,
+                        base: base.clone(),
+                        revision: 0,
+                        author: None,
+                    })));
+                }
+            }
             Ok(match at {
                 Some(i) => {
                     all[i] = assertion;
@@ -121,7 +153,20 @@ impl App {
                     all.len() - 1
                 }
             })
-        })?;
+        });
+        let (index, saved, revision) = match edited {
+            Err(AppError::Conflict(mut c)) => {
+                // Who made theirs, as the log says now (the newest entry first).
+                if let Ok(entries) = self.store.revisions(page_id)
+                    && let Some(last) = entries.first()
+                {
+                    c.revision = last.revision;
+                    c.author = last.author.clone();
+                }
+                return Err(AppError::Conflict(c));
+            }
+            other => other?,
+        };
         Ok((saved[index].id.clone(), revision))
     }
 

@@ -146,6 +146,12 @@ impl AppError {
         matches!(self, AppError::Store(StoreError::Moved { .. }))
     }
 
+    /// A change refused because its page is not there any more (removed or renamed
+    /// elsewhere).
+    pub fn is_page_gone(&self) -> bool {
+        matches!(self, AppError::Store(StoreError::PageGone { .. }))
+    }
+
     /// The conflict a save found, if that is what refused it.
     pub fn conflict(&self) -> Option<&Conflict> {
         match self {
@@ -1117,6 +1123,11 @@ impl App {
                     Ok(())
                 })?;
         Ok((out.expect("set by the change"), revision))
+    }
+
+    /// The page `old` was renamed to, when the revision log says so.
+    pub fn renamed_to(&self, old: &str) -> Result<Option<String>> {
+        Ok(self.store.renamed_to(old)?)
     }
 
     /// The stored revision of a page (`None`: no such page).

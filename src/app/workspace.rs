@@ -78,7 +78,7 @@ fn fresh_author(fresh: &Session) -> Option<String> {
         .store()
         .revisions(&fresh.page.id)
         .ok()?
-        .last()
+        .first()
         .and_then(|r| r.author.clone())
 }
 
@@ -259,7 +259,7 @@ impl Session {
         &self.conflicts
     }
 
-    fn add_conflict(&mut self, c: &super::Conflict) {
+    pub(super) fn add_conflict(&mut self, c: &super::Conflict) {
         self.conflicts.retain(|o| o.what != c.what);
         self.conflicts.push(c.clone());
     }
@@ -345,7 +345,20 @@ impl Session {
                     }
                 }
             }
-            (ConflictOn::Assertion(_), _) => Ok((None, None)),
+            (ConflictOn::Assertion(id), _) => match choice {
+                Choice::KeepMine => {
+                    let mine: crate::core::assertions::Assertion =
+                        serde_json::from_value(c.mine.clone())
+                            .map_err(|e| AppError::Usage(format!("assertion `{id}`: {e}")))?;
+                    self.replace_assertion_over(Some(id), mine, Some(&c.theirs))?;
+                    Ok((Some(self.revision), None))
+                }
+                Choice::TakeTheirs => {
+                    self.reload_assertions()?;
+                    Ok((None, None))
+                }
+                Choice::EditMerge => Ok((None, Some(c.merge_text()))),
+            },
         }
     }
 
@@ -361,6 +374,27 @@ impl Session {
         self.recompute();
         self.saved_columns = self.eval.columns.clone();
         Ok(())
+    }
+
+    /// The page was renamed elsewhere to `new_id`: the session follows it, its drafts
+    /// and tuned values put over the page as stored there (conflicts asked as usual).
+    pub fn follow_rename(&mut self, new_id: &str) -> Result<()> {
+        self.page.id = new_id.to_owned();
+        self.reload()
+    }
+
+    /// Saves the page as this session has it — its rows, rules with every draft, tuned
+    /// policy values — as a new page `new_id` (the page was removed elsewhere, or the
+    /// person keeps their version apart). Returns the new page's revision; the session
+    /// is then on it.
+    pub fn save_as_page(&mut self, new_id: &str) -> Result<i64> {
+        let mut page = self.page.clone();
+        page.id = new_id.to_owned();
+        let text = serde_json::to_string(&page).expect("a page serializes");
+        let imported = self.app.import(&text, "the workbench", false)?;
+        let fresh = Session::open(&self.app, new_id)?;
+        *self = fresh;
+        Ok(imported.revision)
     }
 
     pub fn has_sources(&self) -> bool {

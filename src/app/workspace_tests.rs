@@ -33,7 +33,7 @@ impl Session {
     }
 
     /// Re-reads the page's assertions and revision after a change made through the self.app.
-    fn reload_assertions(&mut self) -> Result<()> {
+    pub(super) fn reload_assertions(&mut self) -> Result<()> {
         // Only the assertions changed: the rows are not read again.
         let (page, revision) = self
             .app
@@ -66,9 +66,28 @@ impl Session {
         replacing: Option<&str>,
         assertion: Assertion,
     ) -> Result<String> {
-        let (id, _) = self
+        self.replace_assertion_over(replacing, assertion, None)
+    }
+
+    /// [`Session::replace_assertion`] over the stored assertion its edit started from
+    /// (`base`): one changed or removed elsewhere meanwhile is a conflict, waiting for
+    /// the person's choice ([`Session::resolve`]).
+    pub fn replace_assertion_over(
+        &mut self,
+        replacing: Option<&str>,
+        assertion: Assertion,
+        base: Option<&serde_json::Value>,
+    ) -> Result<String> {
+        let saved = self
             .app
-            .replace_assertion(&self.page.id, replacing, assertion)?;
+            .replace_assertion_over(&self.page.id, replacing, assertion, base);
+        let (id, _) = match saved {
+            Err(super::AppError::Conflict(c)) => {
+                self.add_conflict(&c);
+                return Err(super::AppError::Conflict(c));
+            }
+            other => other?,
+        };
         self.reload_assertions()?;
         Ok(id)
     }

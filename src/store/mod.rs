@@ -57,6 +57,9 @@ pub enum StoreError {
         found: i64,
         changes: Vec<String>,
     },
+    /// A change to a page that is not there (removed or renamed elsewhere).
+    #[error("page `{page}` is not there any more (removed or renamed elsewhere): nothing changed")]
+    PageGone { page: String },
     /// A database file this process may not write (opened read-only by SQLite).
     #[error("database {path} is not writable")]
     NotWritable { path: String },
@@ -1176,7 +1179,11 @@ impl Store {
                 params![page_id, now()],
                 |r| r.get(0),
             )
-            .map_err(StoreError::from)?;
+            .optional()
+            .map_err(StoreError::from)?
+            .ok_or_else(|| StoreError::PageGone {
+                page: page_id.to_owned(),
+            })?;
         Self::check_expected(expected, &tx, page_id, revision - 1)?;
         if !f(&tx, revision)? {
             // Dropping the transaction rolls it back: the revision stays as it was.
@@ -1505,6 +1512,21 @@ impl Store {
                 },
             )
             .collect()
+    }
+
+    /// The page a page `old` was renamed to, when the revision log says so (the newest
+    /// rename from that id).
+    pub fn renamed_to(&self, old: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT page_id FROM revisions WHERE change = ?1
+                 AND page_id IN (SELECT id FROM pages)
+                 ORDER BY created_at DESC, revision DESC LIMIT 1",
+                [format!("renamed from {old}")],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     /// A value of the database's own `meta` table.

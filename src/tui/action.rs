@@ -141,6 +141,11 @@ pub enum Action {
     ClearOverride(usize, usize),
     /// Throw away the invalid text in the rule editor (asked on Esc).
     DiscardDraft,
+    /// The open page was renamed elsewhere: follow it to this id, with the edits.
+    FollowRename(String),
+    /// Ask for an id to save the page as the workbench has it (removed or renamed
+    /// elsewhere; the edits included).
+    SaveAsPagePrompt,
     /// The person's choice for the conflict on screen.
     Resolve(crate::app::Choice),
     /// Restore the rules edited here but deleted elsewhere, with the edits.

@@ -17,6 +17,8 @@ pub struct State {
     pub textarea: TextArea<'static>,
     /// The assertion being replaced (its id), or `None` for a new one.
     pub replacing: Option<String>,
+    /// The stored assertion the edit started from (as JSON): saved only over it.
+    pub base: Option<serde_json::Value>,
     /// The problems of the last save, as the panel shows them.
     pub problems: Vec<Diagnostic>,
     /// Esc was pressed on edited text: the dialog asks before dropping it.
@@ -39,6 +41,7 @@ impl State {
             title,
             textarea,
             replacing,
+            base: None,
             problems: Vec::new(),
             confirm_discard: false,
             original,

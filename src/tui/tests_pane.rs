@@ -90,11 +90,18 @@ impl State {
 }
 
 fn prompt(ctx: &mut Ctx<'_>, title: &str, text: String, replacing: Option<String>) {
-    *ctx.modal = Some(Modal::Json(Box::new(super::json_dialog::State::new(
-        title.to_owned(),
-        &text,
-        replacing,
-    ))));
+    // An edit is saved only over the assertion as it is now.
+    let base = replacing.as_ref().and_then(|id| {
+        ctx.ws
+            .page
+            .assertions
+            .iter()
+            .find(|a| &a.id == id)
+            .and_then(|a| serde_json::to_value(a).ok())
+    });
+    let mut state = super::json_dialog::State::new(title.to_owned(), &text, replacing);
+    state.base = base;
+    *ctx.modal = Some(Modal::Json(Box::new(state)));
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
@@ -175,6 +182,7 @@ pub fn save_typed(
     ctx: &mut Ctx<'_>,
     text: &str,
     replacing: Option<String>,
+    base: Option<&serde_json::Value>,
 ) -> Result<Vec<Action>, Vec<crate::app::types::Diagnostic>> {
     let mut a: Assertion = crate::app::types::parse_json(text).map_err(|d| vec![*d])?;
     if let Some(id) = &replacing
@@ -183,7 +191,7 @@ pub fn save_typed(
         a.id = id.clone();
     }
     // A rename replaces the old assertion in place: one revision.
-    match ctx.ws.replace_assertion(replacing.as_deref(), a) {
+    match ctx.ws.replace_assertion_over(replacing.as_deref(), a, base) {
         Ok(id) => {
             ctx.status.info(format!(
                 "saved assertion {id} (revision {})",
@@ -192,6 +200,12 @@ pub fn save_typed(
             Ok(vec![Action::Changed(Changed::ASSERTIONS)])
         }
         Err(crate::app::AppError::Invalid { diagnostics, .. }) => Err(diagnostics),
+        // Changed elsewhere since the dialog opened: the conflict dialog asks (the
+        // text is kept as "mine").
+        Err(e @ crate::app::AppError::Conflict(_)) => {
+            ctx.status.app_error(&e);
+            Ok(vec![])
+        }
         Err(e) => Err(vec![crate::app::types::Diagnostic::error(
             "assertion",
             "",

@@ -72,6 +72,8 @@ pub enum PromptFor {
     },
     /// The dataset pane's row search.
     SearchDataset,
+    /// The id to save the open page under (it was removed or renamed elsewhere).
+    SaveAsPage,
     /// `field=value` for a row of a dataset.
     DatasetCell {
         side: Side,
@@ -207,6 +209,8 @@ pub struct Ui {
     pub clipboard: Option<String>,
     /// The size of the last frame drawn (mouse clicks are placed in its layout).
     pub last_area: std::cell::Cell<ratatui::layout::Rect>,
+    /// The open page was found gone (removed or renamed elsewhere) and the person asked.
+    page_gone_asked: bool,
     /// The conflict the person put off (Esc): not asked again until another comes.
     conflict_deferred: Option<crate::app::ConflictOn>,
 }
@@ -273,6 +277,7 @@ impl Ui {
             profile_notes: Vec::new(),
             reload_progress: None,
             conflict_deferred: None,
+            page_gone_asked: false,
             queue: VecDeque::new(),
         };
         if let Some(id) = page {
@@ -460,6 +465,12 @@ impl Ui {
 
     /// A key: the modal takes it, else the editor while typing, else the keymap.
     pub fn handle_key(&mut self, key: KeyEvent) {
+        self.handle_key_inner(key);
+        // A save the key made may have found a conflict: asked at once.
+        self.ask_about_conflicts();
+    }
+
+    fn handle_key_inner(&mut self, key: KeyEvent) {
         use ratatui::crossterm::event::{KeyCode, KeyModifiers};
         // Ctrl-C quits from everywhere, dialogs and prompts included (valid edits are
         // saved, as help says).
@@ -601,6 +612,36 @@ impl Ui {
             Ok(Some(stored)) if stored > p.ws.revision => {
                 self.reopen(format!(
                     "the page changed elsewhere (revision {stored}): reloaded, your edits kept"
+                ));
+            }
+            Ok(None) if !self.page_gone_asked && self.modal.is_none() => {
+                // Removed or renamed elsewhere: within a second the person is offered
+                // the page back (followed, or saved as it is here, edits included).
+                self.page_gone_asked = true;
+                let id = p.ws.page.id.clone();
+                let safe = super::theme::safe;
+                self.modal = Some(match p.ws.app().renamed_to(&id) {
+                    Ok(Some(new)) => Modal::Confirm {
+                        message: format!(
+                            "Page `{}` was renamed to `{}` elsewhere. Follow it, with your edits? y/n (n: save it as you have it here under a new id)",
+                            safe(&id),
+                            safe(&new)
+                        ),
+                        on_yes: Action::FollowRename(new),
+                        on_no: Some(Action::SaveAsPagePrompt),
+                    },
+                    _ => Modal::Confirm {
+                        message: format!(
+                            "Page `{}` was removed elsewhere. Save it as you have it here (your edits included)? y/n (n: let it go)",
+                            safe(&id)
+                        ),
+                        on_yes: Action::SaveAsPagePrompt,
+                        on_no: Some(Action::Pages),
+                    },
+                });
+                self.status.error(format!(
+                    "page `{}` is not there any more: nothing can be saved to it",
+                    super::theme::safe(&id)
                 ));
             }
             Ok(_) => {}
@@ -830,6 +871,33 @@ impl Ui {
 
     /// Rules edited here were deleted elsewhere: ask whether to restore them with the
     /// edits made here (nothing is dropped without an answer).
+    /// The open page's id changed (followed a rename, saved as a new page): its
+    /// background work and its watcher start again for it.
+    fn restart_watcher(&mut self) {
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        self.jobs = Some(Jobs::start(
+            self.job_mode,
+            &p.ws.page,
+            p.ws.revision,
+            p.ws.rows_stamp,
+        ));
+        p.sources.pending = true;
+        p.tests.pending = true;
+        self.watcher = None;
+        let id = p.ws.page.id.clone();
+        if let Some(db) = &self.db
+            && p.ws.app().linked_files(&id).is_ok_and(|f| !f.is_empty())
+        {
+            match Watcher::start(db, &id) {
+                Ok(w) => self.watcher = Some(w),
+                Err(e) => self.status.app_error(&e),
+            }
+        }
+        self.take_job_results();
+    }
+
     /// Shows the oldest conflict waiting for the person (unless put off, or another
     /// dialog is open).
     fn ask_about_conflicts(&mut self) {
@@ -857,11 +925,13 @@ impl Ui {
         let Screen::Page(p) = &mut self.screen else {
             return;
         };
-        let Some(what) = p.ws.conflicts().first().map(|c| c.what.clone()) else {
+        let Some(conflict) = p.ws.conflicts().first().cloned() else {
             return;
         };
+        let what = conflict.what.clone();
         match p.ws.resolve(choice) {
             Ok((revision, merge)) => {
+                let merge_for_assertion = merge.clone();
                 let name = what.describe();
                 match (choice, revision) {
                     (Choice::KeepMine, Some(rev)) => self
@@ -884,6 +954,15 @@ impl Ui {
                 }
                 if choice == Choice::EditMerge && matches!(what, ConflictOn::Policy(_)) {
                     p.focus = PaneId::Policy;
+                }
+                if let (Some(text), ConflictOn::Assertion(id)) = (merge_for_assertion, &what) {
+                    let mut state = super::json_dialog::State::new(
+                        format!("Merge assertion {} (JSON)", super::theme::safe(id)),
+                        &text,
+                        Some(id.clone()),
+                    );
+                    state.base = Some(conflict.theirs.clone());
+                    self.modal = Some(Modal::Json(Box::new(state)));
                 }
                 self.queue.push_back(Action::Changed(Changed::all()));
             }
@@ -1187,7 +1266,63 @@ impl Ui {
                 }
                 return;
             }
+            Action::FollowRename(new) => {
+                if let Screen::Page(p) = &mut self.screen {
+                    // Followed, the edits that could not be saved meanwhile are saved
+                    // there (a conflict is asked as usual).
+                    match p.ws.follow_rename(&new).and_then(|()| p.ws.save_all()) {
+                        Ok(()) => {
+                            p.editor.saved();
+                            self.page_gone_asked = false;
+                            self.status.info(reopened_message(
+                                &format!(
+                                    "followed the page to `{}`: reloaded, your edits kept",
+                                    super::theme::safe(&new)
+                                ),
+                                &p.ws,
+                            ));
+                            self.queue.push_back(Action::Changed(Changed::all()));
+                        }
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                self.restart_watcher();
+                return;
+            }
+            Action::SaveAsPagePrompt => {
+                if let Screen::Page(p) = &self.screen {
+                    let id = &p.ws.page.id;
+                    let mut input = TextArea::default();
+                    // Removed: offered back under its own id; renamed: beside it.
+                    let taken = p.ws.app().revision(id).ok().flatten().is_some()
+                        || p.ws.app().renamed_to(id).ok().flatten().is_some();
+                    input.insert_str(if taken {
+                        format!("{id}-mine")
+                    } else {
+                        id.clone()
+                    });
+                    self.modal = Some(Modal::Prompt {
+                        title: "Save this page as (a new page id)".into(),
+                        input: Box::new(input),
+                        purpose: PromptFor::SaveAsPage,
+                    });
+                }
+                return;
+            }
             Action::Pages => {
+                if self
+                    .page()
+                    .is_some_and(|p| p.ws.app().revision(&p.ws.page.id).ok().flatten().is_none())
+                {
+                    // The page is gone: nothing to save it to.
+                    self.watcher = None;
+                    self.page_gone_asked = false;
+                    match picker::State::new(&self.app) {
+                        Ok(s) => self.screen = Screen::Picker(s),
+                        Err(e) => self.status.app_error(&e),
+                    }
+                    return;
+                }
                 self.flush_saves();
                 self.watcher = None;
                 match picker::State::new(&self.app) {
@@ -1562,6 +1697,7 @@ impl Ui {
                             &mut ctx,
                             &state.text(),
                             state.replacing.clone(),
+                            state.base.as_ref(),
                         ) {
                             Ok(follow) => self.queue.extend(follow),
                             Err(problems) => {
@@ -1594,6 +1730,26 @@ impl Ui {
 
     fn prompt_done(&mut self, purpose: PromptFor, text: String) {
         match purpose {
+            PromptFor::SaveAsPage => {
+                if let Screen::Page(p) = &mut self.screen {
+                    match p.ws.save_as_page(text.trim()) {
+                        Ok(rev) => {
+                            self.page_gone_asked = false;
+                            self.status.info(format!(
+                                "saved the page as `{}` (revision {rev}), your edits included",
+                                super::theme::safe(text.trim())
+                            ));
+                            self.queue.push_back(Action::Changed(Changed::all()));
+                        }
+                        Err(e) => {
+                            self.status.app_error(&e);
+                            // Asked again: the edits are still here.
+                            self.queue.push_back(Action::SaveAsPagePrompt);
+                        }
+                    }
+                }
+                self.restart_watcher();
+            }
             PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
             PromptFor::FilterTargets => self.queue.push_back(Action::FilterTargets(text)),
             PromptFor::ExportMatrix => {

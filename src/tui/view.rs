@@ -315,7 +315,9 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             frame.render_stateful_widget(list, rect, &mut ls);
         }
         Modal::Confirm { message, .. } => {
-            let rect = centered(area, 60, 5);
+            // Tall enough for the question wrapped at the box's width.
+            let lines = (message.chars().count() as u16).div_ceil(60).max(1);
+            let rect = centered(area, 64, lines + 3);
             frame.render_widget(Clear, rect);
             frame.render_widget(
                 Paragraph::new(safe(message))

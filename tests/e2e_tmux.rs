@@ -179,6 +179,16 @@ fn palette_dialogs_ctrl_c_and_the_diagnostics_panel_at_80x24() {
         1,
         "nothing invalid saved: {log}"
     );
+
+    // Ctrl-C dropped the invalid text in silence: it is kept as a draft, offered back
+    // on the next open, and put back in the editor.
+    let s = Session::start_sized(&name, &db, "--page llm-chat-clients", (80, 24));
+    s.wait_for("Unsaved edits from an");
+    s.keys(&["y"]);
+    let screen = s.wait_for("restored your");
+    assert!(screen.contains("x{"), "the text is back:\n{screen}");
+    s.keys(&["C-c"]);
+    s.wait_closed();
 }
 
 #[test]

@@ -248,6 +248,7 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
              ALTER TABLE revisions DROP COLUMN author;
              ALTER TABLE rules DROP COLUMN expression;
              ALTER TABLE rules DROP COLUMN warning_json;
+             DROP TABLE drafts;
              PRAGMA user_version = 4;",
         )
         .unwrap();

@@ -57,7 +57,7 @@ bitflags::bitflags! {
     }
 }
 
-pub use crate::store::PageSummary;
+pub use crate::store::{DraftKind, KeptDraft, PageSummary};
 
 /// The core types and pure helpers the fronts use: the fronts reach the core only
 /// through `app` (the benchmark command, which measures the core itself, excepted).
@@ -1123,6 +1123,33 @@ impl App {
                     Ok(())
                 })?;
         Ok((out.expect("set by the change"), revision))
+    }
+
+    /// Keeps an edit the person has not saved (a rule's text, tuned policy values, an
+    /// assertion half-typed) for this user on a page, to be offered back on the next
+    /// open after a quit, a crash or Ctrl-C. Not a page change.
+    pub fn keep_draft(&self, page_id: &str, draft: &crate::store::KeptDraft) -> Result<()> {
+        Ok(self.store.put_draft(page_id, draft)?)
+    }
+
+    /// Forgets a kept draft (saved, or let go).
+    pub fn forget_draft(
+        &self,
+        page_id: &str,
+        kind: crate::store::DraftKind,
+        item: &str,
+    ) -> Result<()> {
+        Ok(self.store.delete_draft(page_id, kind, item)?)
+    }
+
+    /// Forgets every kept draft of this user on a page.
+    pub fn forget_drafts(&self, page_id: &str) -> Result<()> {
+        Ok(self.store.clear_drafts(page_id)?)
+    }
+
+    /// This user's kept drafts on a page, oldest first.
+    pub fn drafts(&self, page_id: &str) -> Result<Vec<crate::store::KeptDraft>> {
+        Ok(self.store.drafts(page_id)?)
     }
 
     /// The page `old` was renamed to, when the revision log says so.

@@ -376,6 +376,65 @@ impl Session {
         Ok(())
     }
 
+    /// The stored logic rule `id`'s unsaved draft started from (`None`: no draft).
+    pub fn base_of(&self, id: &str) -> Option<&Value> {
+        self.bases.get(id)
+    }
+
+    /// Makes rule `id`'s next draft start from `base` (a draft kept from an earlier
+    /// session: saved only over the logic it started from).
+    pub fn set_base(&mut self, id: &str, base: Value) {
+        self.bases.insert(id.to_owned(), base);
+    }
+
+    /// The policy values tuned here and not saved, and the stored values they started
+    /// from, as JSON objects by name (`None`: nothing tuned).
+    pub fn tuned_values(&self) -> Option<(Value, Value)> {
+        if self.tuned.is_empty() {
+            return None;
+        }
+        let mine = super::policy::values(
+            &self.tuned,
+            (&self.page.device_policy, &self.page.selection_policy),
+        );
+        let base = match &self.policy_base {
+            Some((d, s)) => super::policy::values(&self.tuned, (d, s)),
+            None => Value::Null,
+        };
+        Some((mine, base))
+    }
+
+    /// Puts policy values kept from an earlier session back as tuned here (saved after
+    /// the next pause, only over the values they started from: `base`).
+    pub fn restore_tuned(&mut self, values: &Value, base: &Value) -> Result<()> {
+        let (mut d, mut s) = (
+            self.page.device_policy.clone(),
+            self.page.selection_policy.clone(),
+        );
+        let (mut bd, mut bs) = (d.clone(), s.clone());
+        let Some(values) = values.as_object() else {
+            return Ok(());
+        };
+        for (name, v) in values {
+            super::policy::set(&mut d, &mut s, name, &plain(v)).map_err(AppError::Usage)?;
+            if let Some(b) = base.get(name) {
+                super::policy::set(&mut bd, &mut bs, name, &plain(b)).map_err(AppError::Usage)?;
+            }
+        }
+        self.policy_base = Some((bd, bs));
+        self.tune_policies(d, s)?;
+        // `tune_policies` lists only the values that differ from the page's; a kept
+        // value equal to the page's is still the person's, and is saved (or asked).
+        for name in values.keys() {
+            if let Some(n) = super::policy::NAMES.iter().find(|n| **n == name.as_str())
+                && !self.tuned.contains(n)
+            {
+                self.tuned.push(n);
+            }
+        }
+        Ok(())
+    }
+
     /// The page was renamed elsewhere to `new_id`: the session follows it, its drafts
     /// and tuned values put over the page as stored there (conflicts asked as usual).
     pub fn follow_rename(&mut self, new_id: &str) -> Result<()> {

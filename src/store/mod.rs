@@ -380,7 +380,65 @@ pub const MIGRATIONS: &[&str] = &[
         INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
             NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
     END;",
+    // 7: drafts. What a person typed in the workbench and did not save (a rule's text,
+    // valid or not; tuned policy values; an assertion half-typed), per page and user,
+    // with the stored value the edit started from: offered back on the next open after
+    // a quit, a crash or Ctrl-C. Not part of a page (no revision, no history).
+    "CREATE TABLE drafts (
+        page_id TEXT NOT NULL,
+        author TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('rule', 'policy', 'assertion')),
+        item TEXT NOT NULL,
+        text TEXT NOT NULL,
+        infix INTEGER NOT NULL DEFAULT 0,
+        base_json TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (page_id, author, kind, item)
+    );",
 ];
+
+/// What kind of edit a [`KeptDraft`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DraftKind {
+    /// A rule's text in the editor (`item`: the rule id).
+    Rule,
+    /// Tuned policy values (`item`: `policies`; the text a JSON object of them).
+    Policy,
+    /// An assertion in the JSON dialog (`item`: its id; empty for a new one).
+    Assertion,
+}
+
+impl DraftKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DraftKind::Rule => "rule",
+            DraftKind::Policy => "policy",
+            DraftKind::Assertion => "assertion",
+        }
+    }
+
+    fn parse(s: &str) -> Option<DraftKind> {
+        match s {
+            "rule" => Some(DraftKind::Rule),
+            "policy" => Some(DraftKind::Policy),
+            "assertion" => Some(DraftKind::Assertion),
+            _ => None,
+        }
+    }
+}
+
+/// An edit kept in the database without being saved to its page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptDraft {
+    pub kind: DraftKind,
+    pub item: String,
+    pub text: String,
+    /// The rule's text is infix (the editor's F2 view), not JSONLogic.
+    pub infix: bool,
+    /// The stored value the edit started from (a save goes over it only).
+    pub base: Option<Value>,
+    pub updated_at: String,
+}
 
 /// One row of `rulebench pages`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -1203,7 +1261,7 @@ impl Store {
     /// says so. False when there is no page `old`; an error when `new` is taken.
     pub fn rename_page(&mut self, old: &str, new: &str) -> Result<Option<i64>> {
         self.refuse_if_read_only("renaming a page")?;
-        let expected = self.expected_revision;
+        let (expected, schema) = (self.expected_revision, self.schema);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -1254,6 +1312,13 @@ impl Store {
                 params![old, new],
             )?;
         }
+        if schema >= 7 {
+            // Drafts follow the page (a workbench that follows the rename finds them).
+            tx.execute(
+                "UPDATE drafts SET page_id = ?2 WHERE page_id = ?1",
+                params![old, new],
+            )?;
+        }
         let revision: i64 = tx.query_row(
             "UPDATE pages SET revision = revision + 1, updated_at = ?2 WHERE id = ?1 RETURNING revision",
             params![new, now()],
@@ -1275,7 +1340,7 @@ impl Store {
 
     pub fn delete_page(&mut self, page_id: &str) -> Result<bool> {
         self.refuse_if_read_only("deleting a page")?;
-        let expected = self.expected_revision;
+        let (expected, schema) = (self.expected_revision, self.schema);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -1288,6 +1353,9 @@ impl Store {
             Self::check_expected(expected, &tx, page_id, found)?;
         }
         let gone = tx.execute("DELETE FROM pages WHERE id = ?1", [page_id])? > 0;
+        if schema >= 7 {
+            tx.execute("DELETE FROM drafts WHERE page_id = ?1", [page_id])?;
+        }
         tx.commit()?;
         Ok(gone)
     }
@@ -1402,7 +1470,12 @@ impl Store {
             "override_log",
             "assertion_log",
         ];
+        let drafts = (self.schema >= 7).then_some("drafts");
         tables
+            .iter()
+            .copied()
+            .chain(drafts)
+            .collect::<Vec<_>>()
             .iter()
             .map(|t| {
                 let n: i64 =
@@ -1527,6 +1600,95 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+
+    /// Who this store's changes and drafts are by (the login name; `""` when the
+    /// system does not say).
+    pub fn author(&self) -> &str {
+        self.author.as_deref().unwrap_or("")
+    }
+
+    /// Keeps (or replaces) a draft of this user on a page. Not a page change.
+    pub fn put_draft(&self, page_id: &str, draft: &KeptDraft) -> Result<()> {
+        if self.read_only || self.schema < 7 {
+            return Ok(()); // nowhere to keep it: the edit stays in the session only
+        }
+        self.conn.execute(
+            "INSERT OR REPLACE INTO drafts
+                (page_id, author, kind, item, text, infix, base_json, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                page_id,
+                self.author(),
+                draft.kind.name(),
+                draft.item,
+                draft.text,
+                draft.infix,
+                draft.base.as_ref().map(|b| b.to_string()),
+                now()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets a draft of this user (saved, or let go).
+    pub fn delete_draft(&self, page_id: &str, kind: DraftKind, item: &str) -> Result<()> {
+        if self.read_only || self.schema < 7 {
+            return Ok(());
+        }
+        self.conn.execute(
+            "DELETE FROM drafts WHERE page_id = ?1 AND author = ?2 AND kind = ?3 AND item = ?4",
+            params![page_id, self.author(), kind.name(), item],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets every draft of this user on a page.
+    pub fn clear_drafts(&self, page_id: &str) -> Result<()> {
+        if self.read_only || self.schema < 7 {
+            return Ok(());
+        }
+        self.conn.execute(
+            "DELETE FROM drafts WHERE page_id = ?1 AND author = ?2",
+            params![page_id, self.author()],
+        )?;
+        Ok(())
+    }
+
+    /// This user's drafts on a page, oldest first.
+    pub fn drafts(&self, page_id: &str) -> Result<Vec<KeptDraft>> {
+        if self.schema < 7 {
+            return Ok(vec![]);
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT kind, item, text, infix, base_json, updated_at FROM drafts
+             WHERE page_id = ?1 AND author = ?2 ORDER BY updated_at, kind, item",
+        )?;
+        let rows = stmt
+            .query_map(params![page_id, self.author()], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, bool>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(kind, item, text, infix, base, updated_at)| {
+                Some(KeptDraft {
+                    kind: DraftKind::parse(&kind)?,
+                    item,
+                    text,
+                    infix,
+                    base: base.and_then(|b| serde_json::from_str(&b).ok()),
+                    updated_at,
+                })
+            })
+            .collect())
     }
 
     /// A value of the database's own `meta` table.

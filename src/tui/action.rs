@@ -146,6 +146,10 @@ pub enum Action {
     /// Ask for an id to save the page as the workbench has it (removed or renamed
     /// elsewhere; the edits included).
     SaveAsPagePrompt,
+    /// Put the drafts kept from an earlier session back (offered on opening a page).
+    RestoreDrafts,
+    /// Let the kept drafts go.
+    DiscardDrafts,
     /// The person's choice for the conflict on screen.
     Resolve(crate::app::Choice),
     /// Restore the rules edited here but deleted elsewhere, with the edits.

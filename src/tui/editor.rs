@@ -147,9 +147,20 @@ impl State {
 /// Opens rule `rule` for editing with `text` in place of its own (the merge of a
 /// conflict: mine and theirs between markers, not JSON until the person makes it so).
 pub fn open_with_text(state: &mut State, ws: &mut Session, rule: usize, text: &str) -> Vec<Action> {
-    state.infix = false;
+    open_with_text_as(state, ws, rule, text, false)
+}
+
+/// [`open_with_text`] with the text in infix (`infix`) or JSONLogic.
+pub fn open_with_text_as(
+    state: &mut State,
+    ws: &mut Session,
+    rule: usize,
+    text: &str,
+    infix: bool,
+) -> Vec<Action> {
+    state.infix = infix;
     state.load(ws, rule);
-    state.infix = false;
+    state.infix = infix;
     state.textarea = TextArea::new(text.lines().map(str::to_owned).collect());
     state.active = true;
     state.check(ws)

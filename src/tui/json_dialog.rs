@@ -52,6 +52,11 @@ impl State {
         self.textarea.lines().join("\n")
     }
 
+    /// Counts the text as edited (a draft put back: Esc asks before dropping it).
+    pub fn mark_edited(&mut self) {
+        self.original = String::new();
+    }
+
     /// Whether the text differs from what the dialog opened with.
     pub fn edited(&self) -> bool {
         self.text() != self.original

@@ -142,5 +142,8 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
     }
     ratatui::restore();
     ui.flush_saves();
+    if let Some(note) = &ui.exit_note {
+        eprintln!("{note}");
+    }
     result
 }

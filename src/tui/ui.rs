@@ -209,6 +209,16 @@ pub struct Ui {
     pub clipboard: Option<String>,
     /// The size of the last frame drawn (mouse clicks are placed in its layout).
     pub last_area: std::cell::Cell<ratatui::layout::Rect>,
+    /// The drafts as last kept in the database (kind, item → text): written again only
+    /// when they change, deleted when saved or let go.
+    drafts_kept: std::collections::HashMap<(crate::app::DraftKind, String), String>,
+    /// When drafts were last written (at most twice a second while typing).
+    drafts_written_at: Option<Instant>,
+    /// Drafts from an earlier session are offered and not answered yet: none is
+    /// written or deleted meanwhile.
+    drafts_offered: bool,
+    /// What to say on stderr once the terminal is restored (drafts kept on quitting).
+    pub exit_note: Option<String>,
     /// The open page was found gone (removed or renamed elsewhere) and the person asked.
     page_gone_asked: bool,
     /// The conflict the person put off (Esc): not asked again until another comes.
@@ -278,6 +288,10 @@ impl Ui {
             reload_progress: None,
             conflict_deferred: None,
             page_gone_asked: false,
+            drafts_kept: std::collections::HashMap::new(),
+            drafts_written_at: None,
+            drafts_offered: false,
+            exit_note: None,
             queue: VecDeque::new(),
         };
         if let Some(id) = page {
@@ -332,6 +346,9 @@ impl Ui {
             self.queue.push_back(Action::RuleSelected(0));
         }
         self.drain();
+        self.drafts_kept.clear();
+        self.drafts_offered = false;
+        self.offer_drafts();
         Ok(())
     }
 
@@ -1042,7 +1059,7 @@ impl Ui {
             Action::Quit => {
                 if self.unsaved() {
                     self.modal = Some(Modal::Confirm {
-                        message: "There are unsaved or invalid edits. Quit anyway? (valid edits are saved) y/n".into(),
+                        message: "There are unsaved or invalid edits. Quit anyway? (valid edits are saved; the rest is kept as drafts, offered back next time) y/n".into(),
                         on_yes: Action::ForceQuit,
                         on_no: None,
                     });
@@ -1266,6 +1283,23 @@ impl Ui {
                 }
                 return;
             }
+            Action::RestoreDrafts => {
+                self.restore_drafts();
+                return;
+            }
+            Action::DiscardDrafts => {
+                self.drafts_offered = false;
+                if let Screen::Page(p) = &self.screen {
+                    match p.ws.app().forget_drafts(&p.ws.page.id) {
+                        Ok(()) => self
+                            .status
+                            .info("let the unsaved edits of an earlier session go"),
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                self.drafts_kept.clear();
+                return;
+            }
             Action::FollowRename(new) => {
                 if let Screen::Page(p) = &mut self.screen {
                     // Followed, the edits that could not be saved meanwhile are saved
@@ -1348,6 +1382,298 @@ impl Ui {
             }
             p.editor.saved();
         }
+        // What could not be saved (an invalid text, a conflict) is kept as a draft.
+        self.keep_drafts(Instant::now(), true);
+        if let Screen::Page(p) = &self.screen
+            && !self.drafts_kept.is_empty()
+        {
+            let mut items: Vec<String> = self
+                .drafts_kept
+                .keys()
+                .map(|(kind, item)| draft_label(*kind, item))
+                .collect();
+            items.sort();
+            self.exit_note = Some(format!(
+                "kept unsaved edits of page {} as drafts ({}): offered back when you open it",
+                super::theme::safe(&p.ws.page.id),
+                items.join(", ")
+            ));
+        }
+    }
+
+    /// Keeps what the person typed and has not saved in the database (a rule's text,
+    /// tuned policy values, an assertion in its dialog), so that a quit, a crash or
+    /// Ctrl-C loses none of it; forgets what was saved or let go. Written at most twice
+    /// a second while typing (`force`: now).
+    fn keep_drafts(&mut self, now: Instant, force: bool) {
+        use crate::app::{DraftKind, KeptDraft};
+        if self.drafts_offered {
+            return;
+        }
+        // Writes wait (at most twice a second); forgetting a saved draft does not.
+        let throttled = !force
+            && self
+                .drafts_written_at
+                .is_some_and(|at| now.saturating_duration_since(at) < Duration::from_millis(500));
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let mut want: Vec<KeptDraft> = Vec::new();
+        let draft = |kind, item: &str, text: String, infix, base| KeptDraft {
+            kind,
+            item: item.to_owned(),
+            text,
+            infix,
+            base,
+            updated_at: String::new(),
+        };
+        for (i, rule) in p.ws.page.rules.iter().enumerate() {
+            let in_editor = p.editor.active && p.editor.rule == i;
+            if in_editor && (p.editor.is_invalid() || p.ws.is_unsaved(i)) {
+                want.push(draft(
+                    DraftKind::Rule,
+                    &rule.id,
+                    p.editor.text(),
+                    p.editor.infix,
+                    Some(
+                        p.ws.base_of(&rule.id)
+                            .cloned()
+                            .unwrap_or_else(|| rule.logic.clone()),
+                    ),
+                ));
+            } else if p.ws.is_unsaved(i) {
+                want.push(draft(
+                    DraftKind::Rule,
+                    &rule.id,
+                    p.ws.rule_text(i),
+                    false,
+                    p.ws.base_of(&rule.id).cloned(),
+                ));
+            }
+        }
+        if let Some((mine, base)) = p.ws.tuned_values() {
+            want.push(draft(
+                DraftKind::Policy,
+                "policies",
+                mine.to_string(),
+                false,
+                Some(base),
+            ));
+        }
+        if let Some(Modal::Json(state)) = &self.modal
+            && state.edited()
+        {
+            want.push(draft(
+                DraftKind::Assertion,
+                state.replacing.as_deref().unwrap_or(""),
+                state.text(),
+                false,
+                state.base.clone(),
+            ));
+        }
+        let page_id = p.ws.page.id.clone();
+        let app = p.ws.app();
+        let kept = std::mem::take(&mut self.drafts_kept);
+        let mut wrote = false;
+        let mut pending = Vec::new();
+        for d in &want {
+            let key = (d.kind, d.item.clone());
+            if kept.get(&key) != Some(&d.text) {
+                if throttled {
+                    pending.push(key);
+                    continue;
+                }
+                if let Err(e) = app.keep_draft(&page_id, d) {
+                    self.status.app_error(&e);
+                    continue;
+                }
+                wrote = true;
+            }
+        }
+        let wanted: std::collections::HashSet<(DraftKind, String)> =
+            want.iter().map(|d| (d.kind, d.item.clone())).collect();
+        for (kind, item) in kept.keys().filter(|k| !wanted.contains(*k)) {
+            if app.forget_draft(&page_id, *kind, item).is_ok() {
+                wrote = true;
+            }
+        }
+        // A write put off keeps the text last written (written on a later tick).
+        let mut next: std::collections::HashMap<(DraftKind, String), String> = want
+            .into_iter()
+            .map(|d| ((d.kind, d.item), d.text))
+            .collect();
+        for key in pending {
+            match kept.get(&key) {
+                Some(old) => {
+                    next.insert(key, old.clone());
+                }
+                None => {
+                    next.remove(&key);
+                }
+            }
+        }
+        self.drafts_kept = next;
+        if wrote {
+            self.drafts_written_at = Some(now);
+        }
+    }
+
+    /// Offers the drafts kept from an earlier session on the open page.
+    fn offer_drafts(&mut self) {
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let drafts = match p.ws.app().drafts(&p.ws.page.id) {
+            Ok(d) => d,
+            Err(e) => {
+                self.status.app_error(&e);
+                return;
+            }
+        };
+        // A draft that says what is stored now (saved just before a crash) is no edit.
+        let (stale, drafts): (Vec<_>, Vec<_>) = drafts.into_iter().partition(|d| {
+            d.kind == crate::app::DraftKind::Rule
+                && !d.infix
+                && p.ws.page.rule(&d.item).is_some_and(|(_, r)| {
+                    serde_json::from_str::<serde_json::Value>(&d.text)
+                        .ok()
+                        .as_ref()
+                        == Some(&r.logic)
+                })
+        });
+        for d in &stale {
+            let _ = p.ws.app().forget_draft(&p.ws.page.id, d.kind, &d.item);
+        }
+        if drafts.is_empty() {
+            return;
+        }
+        let items: Vec<String> = drafts
+            .iter()
+            .map(|d| draft_label(d.kind, &d.item))
+            .collect();
+        let when = drafts
+            .last()
+            .map(|d| d.updated_at.clone())
+            .unwrap_or_default();
+        self.drafts_offered = true;
+        self.modal = Some(Modal::Confirm {
+            message: format!(
+                "Unsaved edits from an earlier session ({}, {}): {}. Restore them? y/n (n: let them go)",
+                drafts.len(),
+                super::theme::safe(&when),
+                items.join(", ")
+            ),
+            on_yes: Action::RestoreDrafts,
+            on_no: Some(Action::DiscardDrafts),
+        });
+    }
+
+    /// Puts the kept drafts back: each rule's text (the newest in the editor, the
+    /// others applied and saved), the tuned policy values, an assertion in its dialog —
+    /// each saved only over the value it started from (a change made elsewhere meanwhile
+    /// is a conflict for the person).
+    fn restore_drafts(&mut self) {
+        use crate::app::DraftKind;
+        self.drafts_offered = false;
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        let drafts = match p.ws.app().drafts(&p.ws.page.id) {
+            Ok(d) => d,
+            Err(e) => {
+                self.status.app_error(&e);
+                return;
+            }
+        };
+        let mut restored = Vec::new();
+        let mut missing = Vec::new();
+        let newest_rule = drafts
+            .iter()
+            .rev()
+            .find(|d| d.kind == DraftKind::Rule)
+            .map(|d| d.item.clone());
+        for d in &drafts {
+            match d.kind {
+                DraftKind::Rule => {
+                    let Some(i) = p.ws.page.rules.iter().position(|r| r.id == d.item) else {
+                        missing.push(draft_label(d.kind, &d.item));
+                        continue;
+                    };
+                    if let Some(base) = &d.base {
+                        p.ws.set_base(&d.item, base.clone());
+                    }
+                    if newest_rule.as_deref() == Some(d.item.as_str()) {
+                        p.focus = PaneId::Editor;
+                        p.editor.infix = d.infix;
+                        let follow = super::editor::open_with_text_as(
+                            &mut p.editor,
+                            &mut p.ws,
+                            i,
+                            &d.text,
+                            d.infix,
+                        );
+                        self.queue.extend(follow);
+                    } else {
+                        let draft = if d.infix {
+                            p.ws.try_infix(i, &d.text)
+                        } else {
+                            p.ws.try_logic(i, &d.text)
+                        };
+                        if matches!(draft, crate::app::workspace::Draft::Valid { .. })
+                            && p.ws.is_unsaved(i)
+                            && let Err(e) = p.ws.save_rule(i)
+                            && e.conflict().is_none()
+                        {
+                            self.status.app_error(&e);
+                        }
+                    }
+                    restored.push(draft_label(d.kind, &d.item));
+                }
+                DraftKind::Policy => {
+                    let values = serde_json::from_str(&d.text).unwrap_or_default();
+                    let base = d.base.clone().unwrap_or_default();
+                    match p.ws.restore_tuned(&values, &base) {
+                        Ok(()) => restored.push(draft_label(d.kind, &d.item)),
+                        Err(e) => self.status.app_error(&e),
+                    }
+                }
+                DraftKind::Assertion => {
+                    let replacing = (!d.item.is_empty()).then(|| d.item.clone());
+                    let mut state = super::json_dialog::State::new(
+                        match &replacing {
+                            Some(id) => format!("Edit assertion {} (JSON)", super::theme::safe(id)),
+                            None => "New assertion (JSON)".into(),
+                        },
+                        &d.text,
+                        replacing,
+                    );
+                    state.base = d.base.clone();
+                    state.mark_edited();
+                    self.modal = Some(Modal::Json(Box::new(state)));
+                    restored.push(draft_label(d.kind, &d.item));
+                }
+            }
+        }
+        // What is back is kept as before; what could not come back is let go.
+        self.drafts_kept = drafts
+            .iter()
+            .map(|d| ((d.kind, d.item.clone()), d.text.clone()))
+            .collect();
+        let mut message = if restored.is_empty() {
+            "no draft could be restored".to_owned()
+        } else {
+            format!("restored your unsaved edits: {}", restored.join(", "))
+        };
+        if !missing.is_empty() {
+            message.push_str(&format!(
+                " ({} not restored: no such rule any more)",
+                missing.join(", ")
+            ));
+        }
+        self.status.info(message);
+        self.queue.push_back(Action::Changed(Changed::all()));
+        self.drain();
+        self.keep_drafts(Instant::now(), true);
     }
 
     /// Saves edits whose debounce has elapsed.
@@ -1393,6 +1719,7 @@ impl Ui {
             }
         }
         self.ask_about_conflicts();
+        self.keep_drafts(now, false);
     }
 
     /// Whether linked dataset files are being watched.
@@ -1869,6 +2196,17 @@ impl Ui {
 
 /// Sends an action to the page's panes: events to all, the rest to the focused pane.
 /// A result of the background work, taken into the panes that show it.
+/// How a kept draft is named to the person: `rule \`tool-calling\``.
+fn draft_label(kind: crate::app::DraftKind, item: &str) -> String {
+    use crate::app::DraftKind;
+    match kind {
+        DraftKind::Rule => format!("rule `{}`", super::theme::safe(item)),
+        DraftKind::Policy => "policy values".into(),
+        DraftKind::Assertion if item.is_empty() => "a new assertion".into(),
+        DraftKind::Assertion => format!("assertion `{}`", super::theme::safe(item)),
+    }
+}
+
 /// What the status line says once a page changed elsewhere is reopened: never "your
 /// edits kept" when one of them was changed there too (the conflict dialog asks).
 fn reopened_message(what: &str, ws: &Session) -> String {

@@ -385,3 +385,31 @@ fn an_assertion_changed_elsewhere_while_edited_is_a_conflict() {
     b.press(KeyCode::Char('m'));
     assert_eq!(stored(&db).as_deref(), Some("mine"));
 }
+
+/// A rule deleted elsewhere while its text (not valid yet) was being typed: asked about
+/// (it was not: only valid drafts were), and restored with the text as typed
+/// ("restored … with your edits" was said while the text was lost).
+#[test]
+fn a_rule_deleted_elsewhere_while_typed_comes_back_with_the_text() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    let i = b.ui.page().unwrap().ws.page.rule("vision").unwrap().0;
+    b.press(KeyCode::Char('2'));
+    b.press(KeyCode::Home);
+    for _ in 0..i {
+        b.press(KeyCode::Down);
+    }
+    b.press(KeyCode::Char('e'));
+    b.chars("{\"!\": ");
+    let typed = b.ui.page().unwrap().editor.text();
+    assert!(b.ui.page().unwrap().editor.is_invalid());
+    App::open(&db).unwrap().remove_rule(LLM, "vision").unwrap();
+    b.ui.tick(Instant::now() + Duration::from_millis(1500));
+    let screen = b.screen(160, 45);
+    assert!(screen.contains("deleted elsewhere"), "{screen}");
+    b.press(KeyCode::Char('y'));
+    let p = b.ui.page().unwrap();
+    assert!(p.ws.page.rule("vision").is_some(), "restored");
+    assert_eq!(p.editor.text(), typed, "with the text as typed");
+    assert!(p.editor.active);
+}

@@ -47,6 +47,9 @@ pub struct Session {
     policy_base: Option<(DevicePolicy, SelectionPolicy)>,
     /// Conflicts found on reopening or saving, waiting for the person's choice.
     conflicts: Vec<super::Conflict>,
+    /// The rule open in an editor here (by id): deleted elsewhere, it is asked about
+    /// like a rule with an unsaved draft (its text may be there, invalid).
+    editing: Option<String>,
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
     /// Rows changed by cell edits, not yet handed to the background work.
@@ -123,6 +126,7 @@ impl Session {
             bases: std::collections::HashMap::new(),
             policy_base: None,
             conflicts: Vec::new(),
+            editing: None,
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             policies_since: None,
             tuned: Vec::new(),
@@ -200,6 +204,16 @@ impl Session {
                 });
             }
         }
+        // The rule open in the editor, deleted elsewhere: asked about too (its text
+        // may hold an edit that is not valid yet).
+        if let Some(id) = &self.editing
+            && fresh.page.rule(id).is_none()
+            && !orphans.iter().any(|r| &r.id == id)
+            && let Some((_, rule)) = self.page.rule(id)
+        {
+            orphans.push(rule.clone());
+        }
+        fresh.editing = self.editing.take();
         fresh.orphans = orphans;
         fresh.baseline = self.baseline.take();
         fresh.compare();
@@ -374,6 +388,11 @@ impl Session {
         self.recompute();
         self.saved_columns = self.eval.columns.clone();
         Ok(())
+    }
+
+    /// Which rule an editor has open here (`None`: none), for [`Session::adopt`].
+    pub fn set_editing(&mut self, id: Option<String>) {
+        self.editing = id;
     }
 
     /// The stored logic rule `id`'s unsaved draft started from (`None`: no draft).

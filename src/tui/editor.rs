@@ -33,6 +33,9 @@ pub struct State {
     due: Option<Instant>,
     /// The text is the infix form of the rule (F2), not JSONLogic.
     pub infix: bool,
+    /// The text of a rule deleted elsewhere while it was being edited (its id, the
+    /// text, infix): put back when the person restores the rule.
+    pub orphaned: Option<(String, String, bool)>,
 }
 
 impl Default for State {
@@ -51,6 +54,7 @@ impl State {
             draft: None,
             due: None,
             infix: false,
+            orphaned: None,
         }
     }
 
@@ -92,6 +96,11 @@ impl State {
 
     pub fn text(&self) -> String {
         self.textarea.lines().join("\n")
+    }
+
+    /// The id of the rule open, when it is being edited.
+    pub fn editing(&self) -> Option<String> {
+        self.active.then(|| self.rule_id.clone())
     }
 
     /// The text does not parse or validate: results shown are the last valid ones.
@@ -274,7 +283,11 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 Some(i) => state.load(ctx.ws, i),
                 None => {
                     // The rule is gone (deleted here or elsewhere): nothing is saved
-                    // over another rule; the session keeps an unsaved draft to ask about.
+                    // over another rule; the session keeps an unsaved draft to ask about,
+                    // and the text typed is kept here to put back if it is restored.
+                    if state.active {
+                        state.orphaned = Some((state.rule_id.clone(), state.text(), state.infix));
+                    }
                     state.active = false;
                     let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
                     state.load(ctx.ws, r);

@@ -600,7 +600,10 @@ impl Ui {
                 self.status.info(format!("{what} · opening it…"));
                 self.pending_reopen_message = Some(what);
             }
-            _ => match p.ws.reload() {
+            _ => match {
+                p.ws.set_editing(p.editor.editing());
+                p.ws.reload()
+            } {
                 Ok(()) => {
                     self.status.info(reopened_message(&what, &p.ws));
                     self.queue.push_back(Action::Changed(Changed::all()));
@@ -676,6 +679,7 @@ impl Ui {
             match opened {
                 Ok(fresh) if fresh.page.id == p.ws.page.id => {
                     let started = Instant::now();
+                    p.ws.set_editing(p.editor.editing());
                     p.ws.adopt(fresh);
                     self.profile_notes.push(format!(
                         "reload=adopted ms={:.3}",
@@ -1117,6 +1121,7 @@ impl Ui {
             Action::RestoreOrphans | Action::DropOrphans => {
                 if let Screen::Page(p) = &mut self.screen {
                     if action == Action::DropOrphans {
+                        p.editor.orphaned = None;
                         let gone = p.ws.drop_orphans();
                         self.status.info(format!(
                             "kept the deletion of {} rule(s) made elsewhere",
@@ -1128,6 +1133,21 @@ impl Ui {
                                 self.status
                                     .info(format!("restored {} with your edits", names.join(", ")));
                                 self.queue.push_back(Action::Changed(Changed::all()));
+                                // The text being typed in the editor comes back with it
+                                // (an edit that is not valid yet, too).
+                                if let Some((id, text, infix)) = p.editor.orphaned.take()
+                                    && let Some(i) = p.ws.page.rules.iter().position(|r| r.id == id)
+                                {
+                                    p.focus = PaneId::Editor;
+                                    let follow = super::editor::open_with_text_as(
+                                        &mut p.editor,
+                                        &mut p.ws,
+                                        i,
+                                        &text,
+                                        infix,
+                                    );
+                                    self.queue.extend(follow);
+                                }
                             }
                             Err(e) => self.status.app_error(&e),
                         }

@@ -413,3 +413,21 @@ fn a_rule_deleted_elsewhere_while_typed_comes_back_with_the_text() {
     assert_eq!(p.editor.text(), typed, "with the text as typed");
     assert!(p.editor.active);
 }
+
+/// A change elsewhere with no edit here: "reloaded", never "your edits kept".
+#[test]
+fn a_reload_with_nothing_edited_says_nothing_was_kept() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    App::open(&db)
+        .unwrap()
+        .set_policy(LLM, &["fullThreshold=0.8".into()])
+        .unwrap();
+    b.ui.tick(Instant::now() + Duration::from_millis(1500));
+    let screen = b.screen(160, 45);
+    assert!(
+        screen.contains("the page changed elsewhere (revision 2): reloaded"),
+        "{screen}"
+    );
+    assert!(!screen.contains("kept"), "{screen}");
+}

@@ -600,17 +600,17 @@ impl Ui {
                 self.status.info(format!("{what} · opening it…"));
                 self.pending_reopen_message = Some(what);
             }
-            _ => match {
+            _ => {
                 p.ws.set_editing(p.editor.editing());
-                p.ws.reload()
-            } {
-                Ok(()) => {
-                    self.status.info(reopened_message(&what, &p.ws));
-                    self.queue.push_back(Action::Changed(Changed::all()));
-                    self.ask_about_orphans();
+                match p.ws.reload() {
+                    Ok(()) => {
+                        self.status.info(reopened_message(&what, &p.ws));
+                        self.queue.push_back(Action::Changed(Changed::all()));
+                        self.ask_about_orphans();
+                    }
+                    Err(e) => self.status.app_error(&e),
                 }
-                Err(e) => self.status.app_error(&e),
-            },
+            }
         }
     }
 
@@ -630,8 +630,11 @@ impl Ui {
         };
         match p.ws.app().revision(&p.ws.page.id) {
             Ok(Some(stored)) if stored > p.ws.revision => {
+                // "Kept" only when there were edits to keep (conflicts are said apart).
+                let edits = p.ws.any_unsaved() || p.editor.is_invalid();
                 self.reopen(format!(
-                    "the page changed elsewhere (revision {stored}): reloaded, your edits kept"
+                    "the page changed elsewhere (revision {stored}): reloaded{}",
+                    if edits { ", your edits kept" } else { "" }
                 ));
             }
             Ok(None) if !self.page_gone_asked && self.modal.is_none() => {
@@ -2234,7 +2237,10 @@ fn reopened_message(what: &str, ws: &Session) -> String {
         [] => what.to_owned(),
         conflicts => format!(
             "{}; changed there too: {} (choose: m mine, t theirs, e merge)",
-            what.split(": reloaded").next().unwrap_or(what),
+            what.split(": reloaded")
+                .next()
+                .unwrap_or(what)
+                .trim_end_matches(", your edits kept"),
             conflicts
                 .iter()
                 .map(|c| c.what.describe())

@@ -330,13 +330,46 @@ pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProb
     /// being read; an array's element index.
     enum Frame<'t> {
         Object {
-            keys: HashMap<Cow<'t, str>, (usize, usize)>,
+            keys: Keys<'t>,
             expect_key: bool,
             member: Option<Cow<'t, str>>,
         },
         Array(usize),
     }
+    /// An object's keys with where each is: a list (rows have a dozen keys; a scan
+    /// costs less than hashing), indexed once it grows.
+    #[derive(Default)]
+    struct Keys<'t> {
+        list: Vec<(Cow<'t, str>, (usize, usize))>,
+        index: Option<HashMap<Cow<'t, str>, usize>>,
+    }
+    impl<'t> Keys<'t> {
+        fn get(&self, key: &str) -> Option<(usize, usize)> {
+            match &self.index {
+                Some(index) => index.get(key).map(|&i| self.list[i].1),
+                None => self.list.iter().find(|(k, _)| k == key).map(|(_, at)| *at),
+            }
+        }
+        fn insert(&mut self, key: Cow<'t, str>, at: (usize, usize)) {
+            if let Some(index) = &mut self.index {
+                index.insert(key.clone(), self.list.len());
+            }
+            self.list.push((key, at));
+            if self.index.is_none() && self.list.len() > 24 {
+                self.index = Some(
+                    self.list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, _))| (k.clone(), i))
+                        .collect(),
+                );
+            }
+        }
+    }
     let mut frames: Vec<Frame<'_>> = Vec::new();
+    // Key lists of closed objects, kept for the next ones (no allocation per row).
+    type KeyList<'t> = Vec<(Cow<'t, str>, (usize, usize))>;
+    let mut spare: Vec<KeyList<'_>> = Vec::new();
     let (mut in_string, mut escaped) = (false, false);
     // Where the string being read opened (byte, line, col).
     let mut string_at = (0usize, 0usize, 0usize);
@@ -376,7 +409,7 @@ pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProb
                             Cow::Borrowed(raw)
                         };
                         match keys.get(&key) {
-                            Some(&first) => twice = Some((first, key)),
+                            Some(first) => twice = Some((first, key)),
                             None => {
                                 keys.insert(key.clone(), (string_at.1, string_at.2));
                                 *member = Some(key);
@@ -434,7 +467,10 @@ pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProb
             '[' | '{' => {
                 frames.push(if c == '{' {
                     Frame::Object {
-                        keys: HashMap::new(),
+                        keys: Keys {
+                            list: spare.pop().unwrap_or_default(),
+                            index: None,
+                        },
                         expect_key: true,
                         member: None,
                     }
@@ -446,7 +482,11 @@ pub fn prescan(text: &str, depth_limit: usize) -> Option<(usize, usize, TextProb
                 }
             }
             ']' | '}' => {
-                frames.pop();
+                if let Some(Frame::Object { keys, .. }) = frames.pop() {
+                    let mut list = keys.list;
+                    list.clear();
+                    spare.push(list);
+                }
             }
             ',' => match frames.last_mut() {
                 Some(Frame::Object { expect_key, .. }) => *expect_key = true,

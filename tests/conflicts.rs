@@ -431,3 +431,115 @@ fn a_reload_with_nothing_edited_says_nothing_was_kept() {
     );
     assert!(!screen.contains("kept"), "{screen}");
 }
+
+/// The review's cases: a policy conflict found on saving survives the reopening that
+/// follows (it vanished, and `m` did nothing); the choice applies to the conflict shown.
+#[test]
+fn a_policy_conflict_survives_the_reopening_and_the_choice_applies_to_it() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    {
+        let p = b.ui.page_mut().unwrap();
+        let mut d = p.ws.page.device_policy.clone();
+        d.full_threshold = 0.95;
+        let s = p.ws.page.selection_policy.clone();
+        p.ws.tune_policies(d, s).unwrap();
+    }
+    let t0 = Instant::now();
+    b.ui.tick(t0 + Duration::from_millis(100));
+    App::open(&db)
+        .unwrap()
+        .set_policy(LLM, &["fullThreshold=0.5".into()])
+        .unwrap();
+    // The save finds the conflict (the page was looked at less than a second ago)...
+    b.ui.tick(t0 + Duration::from_millis(800));
+    assert_eq!(b.ui.page().unwrap().ws.conflicts().len(), 1);
+    // ...and a second later the page is reopened under the dialog.
+    b.ui.tick(t0 + Duration::from_millis(1500));
+    assert!(
+        b.screen(160, 45)
+            .contains("policy fullThreshold was changed elsewhere")
+    );
+    assert_eq!(
+        b.ui.page().unwrap().ws.conflicts().len(),
+        1,
+        "still waiting"
+    );
+    b.press(KeyCode::Char('m'));
+    let stored = App::open(&db)
+        .unwrap()
+        .page(LLM)
+        .unwrap()
+        .0
+        .device_policy
+        .full_threshold;
+    assert_eq!(stored, 0.95, "mine kept over theirs");
+}
+
+/// Text typed (not valid yet) while a colleague changes the rule: once valid, the save
+/// must not take their logic for the start and write over it.
+#[test]
+fn an_invalid_text_becoming_valid_after_a_change_elsewhere_is_a_conflict() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    edit_rule(&mut b, "vision", "{\"!\": ", "");
+    assert!(b.ui.page().unwrap().editor.is_invalid());
+    let theirs = json!({"==": [{"var": "target.supportsVision"}, true]});
+    theirs_change(&db, "vision", theirs.clone());
+    b.ui.tick(Instant::now() + Duration::from_millis(1500));
+    assert!(
+        b.ui.modal.is_none(),
+        "nothing to decide yet: the text is not valid"
+    );
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('>'), KeyModifiers::ALT));
+    b.press(KeyCode::End);
+    b.chars("}");
+    b.ui.tick(Instant::now() + Duration::from_secs(4));
+    assert_eq!(stored_logic(&db, "vision"), theirs, "not written over");
+    assert!(
+        b.screen(160, 45)
+            .contains("rule `vision` was changed elsewhere")
+    );
+}
+
+/// "Edit a merge", then quit before the merge is valid: theirs stands (mine was saved
+/// over it on quitting), and the merge text is kept as a draft.
+#[test]
+fn quitting_in_the_middle_of_a_merge_writes_nothing_over_theirs() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    edit_rule(&mut b, "streaming", "{\"!\": ", "}");
+    let theirs = json!({"!!": [{"var": "target.supportsStreaming"}]});
+    theirs_change(&db, "streaming", theirs.clone());
+    b.ui.tick(Instant::now() + Duration::from_secs(3));
+    b.press(KeyCode::Char('e'));
+    assert!(b.ui.page().unwrap().editor.is_invalid());
+    b.ui.flush_saves();
+    assert_eq!(stored_logic(&db, "streaming"), theirs);
+    let drafts = App::open(&db).unwrap().drafts(LLM).unwrap();
+    assert!(drafts[0].text.starts_with("<<<<<<< mine"), "{drafts:?}");
+}
+
+/// Esc puts a conflict off; the next save of it asks again.
+#[test]
+fn a_conflict_put_off_is_asked_again_at_the_next_save() {
+    let mut b = Bench::open(LLM);
+    let db = b.db();
+    edit_rule(&mut b, "streaming", "{\"!\": ", "}");
+    theirs_change(&db, "streaming", json!(true));
+    b.ui.tick(Instant::now() + Duration::from_secs(3));
+    assert!(b.ui.modal.is_some());
+    b.press(KeyCode::Esc);
+    assert!(b.ui.modal.is_none(), "put off");
+    b.ui.tick(Instant::now() + Duration::from_secs(4));
+    assert!(b.ui.modal.is_none(), "not asked at every tick");
+    // Another keystroke in the editor: its save meets the conflict again.
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('>'), KeyModifiers::ALT));
+    b.press(KeyCode::End);
+    b.chars(" ");
+    b.ui.tick(Instant::now() + Duration::from_secs(6));
+    assert!(matches!(
+        b.ui.modal,
+        Some(rulebench::tui::ui::Modal::Conflict(_))
+    ));
+}

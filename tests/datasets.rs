@@ -927,3 +927,39 @@ fn the_watch_command_prints_reloads_until_it_is_told_to_stop() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// A CSV keyed by two fields whose values hold `|` and `\`: the rows stay apart (they
+/// made one key and were refused as duplicates) and each stored key and keyHash is the
+/// engine's (`a=x\|b=y|b=z`), so overrides by key find them.
+#[test]
+fn a_csv_keyed_by_two_fields_escapes_pipes_in_keys_as_the_engine_does() {
+    let mut page = page_json();
+    page["target"]["key"] = json!(["a", "b"]);
+    page["target"]["rows"] = json!([{"a": "m", "b": "1", "supportsStreaming": true}]);
+    let env = Env::with_page(page);
+    let csv = env.file(
+        "pipes.csv",
+        "a,b,supportsStreaming\n\"x|b=y\",z,true\nx,\"y|b=z\",false\n\"back\\slash\",\"|\",true\n",
+    );
+    import(&env, Side::Target, &csv, &ImportOptions::default()).unwrap();
+    let app = env.app();
+    let (page, _) = app.page(PAGE).unwrap();
+    let keys: Vec<String> = page
+        .target
+        .rows
+        .iter()
+        .map(|r| page.target.row_key(r))
+        .collect();
+    assert_eq!(
+        keys,
+        ["a=x\\|b=y|b=z", "a=x|b=y\\|b=z", "a=back\\\\slash|b=\\|"]
+    );
+    let stored: Vec<String> = app
+        .store()
+        .row_keys(PAGE, Side::Target)
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(stored, keys, "stored as the engine writes them");
+}

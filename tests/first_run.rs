@@ -627,4 +627,15 @@ fn completing_a_hostile_page_id_in_bash_runs_nothing() {
         !stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
         "raw controls printed: {stdout:?}"
     );
+    // A page stored under such an id before stays usable (checked, evaluated); only
+    // page files coming in are held to slugs.
+    let hostile = "x$(touch PWNED)`touch PWNED2`id";
+    let (code, _, err) = run(home.path(), &[], &["--db", db_s, "check", hostile]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &["--db", db_s, "evaluate", hostile, "--select", "app-001"],
+    );
+    assert_eq!(code, 0, "{err}");
 }

@@ -450,6 +450,11 @@ fn controls_and_invisible_characters_round_trip_through_expr() {
         one(r"source.a == '\u{1b}\u001b\ud83d\ude00'").unwrap(),
         json!({"==": [{"var": "source.a"}, "\u{1b}\u{1b}😀"]})
     );
+    // `\u` before anything but `{` or a hex digit stays a plain `u` (as it read before).
+    assert_eq!(
+        one(r"source.a == 'C:\users'").unwrap(),
+        json!({"==": [{"var": "source.a"}, "C:users"]})
+    );
     for bad in [
         r"source.a == '\u{110000}'",
         r"source.a == '\ud83d'",

@@ -571,3 +571,23 @@ fn a_read_only_database_serves_reads_and_refuses_changes() {
     );
     assert_eq!(Store::open_at(&old, 1).unwrap().user_version().unwrap(), 1);
 }
+
+/// A database of the schema before drafts (6) reads read-only as it is: the drafts
+/// table is only needed to write.
+#[test]
+fn a_read_only_database_one_schema_older_still_reads() {
+    let dir = TempDir::new().unwrap();
+    let db = dir.path().join("six.db");
+    drop(Store::open_at(&db, 6).unwrap());
+    let store = Store::open_read_only(&db).unwrap();
+    assert_eq!(store.user_version().unwrap(), 6);
+    assert!(store.drafts("any").unwrap().is_empty());
+    assert!(
+        Store::open_read_only(&{
+            let old = dir.path().join("five.db");
+            drop(Store::open_at(&old, 5).unwrap());
+            old
+        })
+        .is_err()
+    );
+}

@@ -1217,6 +1217,7 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         let diags = validate::validate_page(&page)
             .into_iter()
             .map(|d| at_predicates(d, &lists).locate_in(text))
+            .chain(validate::page_id_slug(&page.id).map(|d| d.locate_in(text)))
             .collect();
         return (Some(page), diags);
     }
@@ -1345,6 +1346,7 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         let pointer = original(&d.pointer);
         Diagnostic { pointer, ..d }.locate_in(text)
     }));
+    diags.extend(validate::page_id_slug(&page.id).map(|d| d.locate_in(text)));
     (Some(page), diags)
 }
 

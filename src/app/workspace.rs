@@ -50,6 +50,12 @@ pub struct Session {
     /// The rule open in an editor here (by id): deleted elsewhere, it is asked about
     /// like a rule with an unsaved draft (its text may be there, invalid).
     editing: Option<String>,
+    /// The stored logic the editor's text started from (its draft's base once it
+    /// changes): a change made elsewhere while the text is typed — even before it is
+    /// valid — is a conflict, never taken for the start.
+    editing_base: Option<Value>,
+    /// Counts conflicts found ([`Session::conflicts_raised`]).
+    conflicts_raised: u64,
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
     /// Rows changed by cell edits, not yet handed to the background work.
@@ -127,6 +133,8 @@ impl Session {
             policy_base: None,
             conflicts: Vec::new(),
             editing: None,
+            editing_base: None,
+            conflicts_raised: 0,
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             policies_since: None,
             tuned: Vec::new(),
@@ -214,11 +222,13 @@ impl Session {
             orphans.push(rule.clone());
         }
         fresh.editing = self.editing.take();
+        fresh.editing_base = self.editing_base.take();
         fresh.orphans = orphans;
         fresh.baseline = self.baseline.take();
         fresh.compare();
         // Policy values being tuned here are put over the fresh ones, value by value.
-        if self.policies_since.is_some() && !self.tuned.is_empty() {
+        // (Tuned values waiting on a conflict are not due to be saved: still carried.)
+        if !self.tuned.is_empty() {
             let (mut d, mut s) = (
                 fresh.page.device_policy.clone(),
                 fresh.page.selection_policy.clone(),
@@ -265,6 +275,29 @@ impl Session {
                 }
             }
         }
+        // An assertion in conflict lives only in its conflict (its dialog closed): it is
+        // carried over, theirs read again.
+        for c in std::mem::take(&mut self.conflicts) {
+            if let super::ConflictOn::Assertion(id) = &c.what {
+                let theirs = fresh
+                    .page
+                    .assertions
+                    .iter()
+                    .find(|a| &a.id == id)
+                    .map_or(Value::Null, |a| {
+                        serde_json::to_value(a).expect("an assertion serializes")
+                    });
+                if theirs != c.mine {
+                    fresh.add_conflict(&super::Conflict {
+                        theirs,
+                        revision: fresh.revision,
+                        author: author.clone(),
+                        ..c
+                    });
+                }
+            }
+        }
+        fresh.conflicts_raised += self.conflicts_raised;
         *self = fresh;
     }
 
@@ -276,6 +309,13 @@ impl Session {
     pub(super) fn add_conflict(&mut self, c: &super::Conflict) {
         self.conflicts.retain(|o| o.what != c.what);
         self.conflicts.push(c.clone());
+        self.conflicts_raised += 1;
+    }
+
+    /// How many times a conflict was found (on saving or reopening): a front that let
+    /// the person put one off asks again when this moves.
+    pub fn conflicts_raised(&self) -> u64 {
+        self.conflicts_raised
     }
 
     /// Applies the person's choice to the oldest conflict. Keep mine saves mine over
@@ -283,11 +323,24 @@ impl Session {
     /// (mine and theirs between markers), saved over theirs once the person makes it
     /// valid. Returns the new revision when something was saved, and the merge text.
     pub fn resolve(&mut self, choice: super::Choice) -> Result<(Option<i64>, Option<String>)> {
+        match self.conflicts.first().map(|c| c.what.clone()) {
+            Some(what) => self.resolve_on(&what, choice),
+            None => Ok((None, None)),
+        }
+    }
+
+    /// [`Session::resolve`] for the conflict on `what` (the one the person was shown);
+    /// nothing when it is not waiting any more.
+    pub fn resolve_on(
+        &mut self,
+        what: &super::ConflictOn,
+        choice: super::Choice,
+    ) -> Result<(Option<i64>, Option<String>)> {
         use super::{Choice, ConflictOn};
-        let Some(c) = self.conflicts.first().cloned() else {
+        let Some(at) = self.conflicts.iter().position(|c| &c.what == what) else {
             return Ok((None, None));
         };
-        self.conflicts.remove(0);
+        let c = self.conflicts.remove(at);
         match (&c.what, choice) {
             (ConflictOn::RuleLogic(id), _) => {
                 let Some(i) = self.page.rules.iter().position(|r| &r.id == id) else {
@@ -303,6 +356,9 @@ impl Session {
                         Ok((None, None))
                     }
                     Choice::EditMerge => {
+                        // Theirs stands (in the matrix too) until the merged text is
+                        // valid: a save meanwhile (a quit) writes nothing over it.
+                        self.take_stored_logic(i, c.theirs.clone())?;
                         self.bases.insert(id.clone(), c.theirs.clone());
                         Ok((None, Some(c.merge_text())))
                     }
@@ -351,10 +407,10 @@ impl Session {
                         }
                     }
                     Choice::EditMerge => {
-                        // Tuning goes on from mine, theirs seen: saved after the next
-                        // pause like any tuning.
+                        // Mine stay in place, theirs seen: saved after the person's next
+                        // change of a value (not before; kept as a draft meanwhile).
                         self.policy_base = Some((bd, bs));
-                        self.policies_since = Some(Instant::now());
+                        self.policies_since = None;
                         Ok((None, None))
                     }
                 }
@@ -383,6 +439,9 @@ impl Session {
         rule.expression = None;
         self.matrix.replace_rule(i, &rule)?;
         self.bases.remove(&rule.id);
+        if self.editing.as_deref() == Some(rule.id.as_str()) {
+            self.editing_base = Some(rule.logic.clone());
+        }
         self.page.rules[i] = rule;
         self.unsaved[i] = false;
         self.recompute();
@@ -390,8 +449,19 @@ impl Session {
         Ok(())
     }
 
-    /// Which rule an editor has open here (`None`: none), for [`Session::adopt`].
+    /// Which rule an editor has open for editing here (`None`: none): its text starts
+    /// from the rule as stored now (or from its draft's base). Asked about when deleted
+    /// elsewhere ([`Session::adopt`]).
     pub fn set_editing(&mut self, id: Option<String>) {
+        if id == self.editing {
+            return;
+        }
+        self.editing_base = id.as_ref().and_then(|id| {
+            self.bases
+                .get(id)
+                .cloned()
+                .or_else(|| self.page.rule(id).map(|(_, r)| r.logic.clone()))
+        });
         self.editing = id;
     }
 
@@ -697,9 +767,14 @@ impl Session {
             };
         }
         if !self.unsaved[i] {
-            // The draft starts here: from the stored logic.
+            // The draft starts here: from the stored logic, or, for the rule open in the
+            // editor, from the logic its text started from.
             let stored = std::mem::replace(&mut self.page.rules[i], rule);
-            self.bases.entry(stored.id).or_insert(stored.logic);
+            let base = match (&self.editing, &self.editing_base) {
+                (Some(id), Some(base)) if *id == stored.id => base.clone(),
+                _ => stored.logic,
+            };
+            self.bases.entry(stored.id).or_insert(base);
         } else {
             self.page.rules[i] = rule;
         }
@@ -733,6 +808,9 @@ impl Session {
             other => other?,
         };
         self.bases.remove(&rule.id);
+        if self.editing.as_deref() == Some(rule.id.as_str()) {
+            self.editing_base = Some(saved.logic.clone());
+        }
         self.revision = revision;
         if (saved.required, saved.weight) != (rule.required, rule.weight) {
             self.matrix.set_rule_weight(i, saved.required, saved.weight);
@@ -745,13 +823,23 @@ impl Session {
 
     /// Saves every unsaved rule.
     pub fn save_all(&mut self) -> Result<()> {
+        // Every edit that can be saved is, whatever another one met (a conflict waits
+        // for the person); the first problem is returned.
+        let mut first = None;
         for i in 0..self.page.rules.len() {
-            if self.unsaved[i] {
-                self.save_rule(i)?;
+            if self.unsaved[i]
+                && let Err(e) = self.save_rule(i)
+            {
+                first.get_or_insert(e);
             }
         }
-        if self.policies_since.is_some() {
-            self.save_tuned_policies()?;
+        if self.policies_since.is_some()
+            && let Err(e) = self.save_tuned_policies()
+        {
+            first.get_or_insert(e);
+        }
+        if let Some(e) = first {
+            return Err(e);
         }
         Ok(())
     }

@@ -592,7 +592,19 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
             }
             key.push_str(k);
             key.push('=');
-            write_cell(&mut key, &record[*i], kinds[*i], true);
+            if key_columns.len() > 1 {
+                // As `Dataset::row_key` writes a key of several fields: `\` and `|` in
+                // a string escaped.
+                let mut part = String::new();
+                if write_cell(&mut part, &record[*i], kinds[*i], true) == "string"
+                    && part.contains(['\\', '|'])
+                {
+                    part = part.replace('\\', "\\\\").replace('|', "\\|");
+                }
+                key.push_str(&part);
+            } else {
+                write_cell(&mut key, &record[*i], kinds[*i], true);
+            }
         }
         let digest: [u8; 32] = sha2::Sha256::digest(key.as_bytes()).into();
         if let Some(&first) = seen.get(&digest) {

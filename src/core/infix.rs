@@ -173,6 +173,15 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                                 Some('n') => s.push('\n'),
                                 Some('t') => s.push('\t'),
                                 Some('r') => s.push('\r'),
+                                // `\u` not followed by `{` or a hex digit is a plain
+                                // `u`, as before escapes were read (`'C:\users'`).
+                                Some('u')
+                                    if !chars.get(j + 2).is_some_and(|(_, c)| {
+                                        *c == '{' || c.is_ascii_hexdigit()
+                                    }) =>
+                                {
+                                    s.push('u')
+                                }
                                 Some('u') => {
                                     let (c, used) = unicode_escape(&chars[j..])
                                         .map_err(|message| err(chars[j].0, message, Some(

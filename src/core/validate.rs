@@ -563,6 +563,27 @@ pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
     validate_page_with(page, None)
 }
 
+/// A page file's id must be a slug: ids are typed in shells, completed, and named in
+/// file names and URLs, and a slug holds nothing a shell or a terminal would read as
+/// anything but text. Checked where page files come in (import, `check FILE`), not on
+/// stored pages (one stored under another id before stays usable; `page rename` fixes it).
+pub fn page_id_slug(id: &str) -> Option<Diagnostic> {
+    if id.trim().is_empty() || super::model::is_page_id(id) {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            "page-id",
+            "/id",
+            format!(
+                "the page id `{}` is not a slug: lowercase letters, digits and single hyphens",
+                super::text::sanitize(id)
+            ),
+        )
+        .with_hint(Some(format!("use `{}`", super::model::slugify(id)))),
+    )
+}
+
 /// [`validate_page`] with one side's rows described by `facts` (its `rows` are empty).
 pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -579,21 +600,6 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
     }
     if page.id.trim().is_empty() {
         out.push(Diagnostic::error("page-id", "/id", "the page id is empty"));
-    } else if !super::model::is_page_id(&page.id) {
-        // Ids are typed in shells, completed, and named in file names and URLs: a slug
-        // holds nothing a shell or a terminal would read as anything but text.
-        let slug = super::model::slugify(&page.id);
-        out.push(
-            Diagnostic::error(
-                "page-id",
-                "/id",
-                format!(
-                    "the page id `{}` is not a slug: lowercase letters, digits and single hyphens",
-                    super::text::sanitize(&page.id)
-                ),
-            )
-            .with_hint(Some(format!("use `{slug}`"))),
-        );
     }
     for side in [Side::Source, Side::Target] {
         validate_dataset(page.dataset(side), side, &mut out);

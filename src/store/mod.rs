@@ -84,6 +84,9 @@ impl StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// The oldest schema a read-only open reads without migrating it.
+pub const MIN_READ_SCHEMA: i64 = 6;
+
 /// The migrations, in order. Append only: never edit one that has shipped.
 pub const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
@@ -677,11 +680,14 @@ impl Store {
         };
         let found = store.user_version()?;
         store.opened_at_version = found;
+        store.schema = found;
         let known = MIGRATIONS.len() as i64;
         if found > known {
             return Err(StoreError::TooNew { found, known });
         }
-        if found < known {
+        // Schema 7 only added the drafts table, which reading does not need: a
+        // schema-6 database reads as it is.
+        if found < MIN_READ_SCHEMA {
             return Err(StoreError::ReadOnlyOld {
                 path: path.display().to_string(),
                 found,
@@ -1610,9 +1616,7 @@ impl Store {
 
     /// Keeps (or replaces) a draft of this user on a page. Not a page change.
     pub fn put_draft(&self, page_id: &str, draft: &KeptDraft) -> Result<()> {
-        if self.read_only || self.schema < 7 {
-            return Ok(()); // nowhere to keep it: the edit stays in the session only
-        }
+        self.refuse_if_read_only("keeping a draft")?;
         self.conn.execute(
             "INSERT OR REPLACE INTO drafts
                 (page_id, author, kind, item, text, infix, base_json, updated_at)

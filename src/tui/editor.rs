@@ -172,6 +172,7 @@ pub fn open_with_text_as(
     state.infix = infix;
     state.textarea = TextArea::new(text.lines().map(str::to_owned).collect());
     state.active = true;
+    ws.set_editing(state.editing());
     state.check(ws)
 }
 
@@ -190,6 +191,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             if state.active {
                 save(state, ctx);
                 state.active = false;
+                ctx.ws.set_editing(None);
             }
             state.load(ctx.ws, *i);
             vec![]
@@ -202,6 +204,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             *ctx.focus = PaneId::Editor;
             state.active = true;
+            ctx.ws.set_editing(state.editing());
             ctx.status
                 .info("editing: Esc leaves · Ctrl-Z undoes · Ctrl-S saves");
             vec![]
@@ -218,6 +221,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 return vec![];
             }
             state.active = false;
+            ctx.ws.set_editing(None);
             // The editing hint is stale once out of the editor.
             if ctx
                 .status
@@ -232,6 +236,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::DiscardDraft => {
             state.active = false;
+            ctx.ws.set_editing(None);
             // Leave the invalid text: show the rule as it stands.
             state.load(ctx.ws, state.rule);
             ctx.status

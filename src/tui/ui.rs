@@ -217,12 +217,14 @@ pub struct Ui {
     /// Drafts from an earlier session are offered and not answered yet: none is
     /// written or deleted meanwhile.
     drafts_offered: bool,
+    /// Drafts cannot be kept here (a read-only database): not tried again.
+    drafts_unavailable: bool,
     /// What to say on stderr once the terminal is restored (drafts kept on quitting).
     pub exit_note: Option<String>,
     /// The open page was found gone (removed or renamed elsewhere) and the person asked.
     page_gone_asked: bool,
     /// The conflict the person put off (Esc): not asked again until another comes.
-    conflict_deferred: Option<crate::app::ConflictOn>,
+    conflict_deferred: Option<(crate::app::ConflictOn, u64)>,
 }
 
 impl Ui {
@@ -291,6 +293,7 @@ impl Ui {
             drafts_kept: std::collections::HashMap::new(),
             drafts_written_at: None,
             drafts_offered: false,
+            drafts_unavailable: false,
             exit_note: None,
             queue: VecDeque::new(),
         };
@@ -931,29 +934,38 @@ impl Ui {
         let Screen::Page(p) = &self.screen else {
             return;
         };
-        let Some(c) = p.ws.conflicts().first() else {
+        // Put off (Esc): not asked again until a conflict is found again (the next
+        // save of it, a reopening); others are asked meanwhile.
+        let raised = p.ws.conflicts_raised();
+        let deferred = |c: &crate::app::Conflict| {
+            self.conflict_deferred
+                .as_ref()
+                .is_some_and(|(what, at)| *what == c.what && *at == raised)
+        };
+        let Some(c) = p.ws.conflicts().iter().find(|c| !deferred(c)) else {
             return;
         };
-        if self.conflict_deferred.as_ref() == Some(&c.what) {
-            return;
-        }
         self.modal = Some(Modal::Conflict(Box::new(super::conflict::State::new(
             c.clone(),
         ))));
     }
 
     /// The person's choice on the conflict shown.
-    fn resolve_conflict(&mut self, choice: crate::app::Choice) {
+    fn resolve_conflict(&mut self, choice: crate::app::Choice, what: crate::app::ConflictOn) {
         use crate::app::{Choice, ConflictOn};
         self.conflict_deferred = None;
         let Screen::Page(p) = &mut self.screen else {
             return;
         };
-        let Some(conflict) = p.ws.conflicts().first().cloned() else {
+        // The conflict shown, as it stands now (a reopening may have read theirs again).
+        let Some(conflict) = p.ws.conflicts().iter().find(|c| c.what == what).cloned() else {
+            self.status.info(format!(
+                "{}: nothing to decide any more (saved or changed meanwhile)",
+                what.describe()
+            ));
             return;
         };
-        let what = conflict.what.clone();
-        match p.ws.resolve(choice) {
+        match p.ws.resolve_on(&what, choice) {
             Ok((revision, merge)) => {
                 let merge_for_assertion = merge.clone();
                 let name = what.describe();
@@ -965,6 +977,11 @@ impl Ui {
                     (Choice::TakeTheirs, _) => self
                         .status
                         .info(format!("{name}: took theirs; your edit is dropped")),
+                    (Choice::EditMerge, _) if matches!(what, ConflictOn::Policy(_)) => {
+                        self.status.info(format!(
+                            "{name}: yours are in place, theirs seen; saved after your next change of a value"
+                        ))
+                    }
                     (Choice::EditMerge, _) => self.status.info(format!(
                         "{name}: edit the merge (mine and theirs between markers); saved once valid"
                     )),
@@ -1408,6 +1425,14 @@ impl Ui {
         // What could not be saved (an invalid text, a conflict) is kept as a draft.
         self.keep_drafts(Instant::now(), true);
         if let Screen::Page(p) = &self.screen
+            && p.ws.app().revision(&p.ws.page.id).ok().flatten().is_none()
+            && (p.ws.any_unsaved() || p.editor.is_invalid())
+        {
+            self.exit_note = Some(format!(
+                "page {} is not there any more (removed or renamed elsewhere): your unsaved edits on it are kept under its id, offered back if a page of that id is opened",
+                super::theme::safe(&p.ws.page.id)
+            ));
+        } else if let Screen::Page(p) = &self.screen
             && !self.drafts_kept.is_empty()
         {
             let mut items: Vec<String> = self
@@ -1499,15 +1524,25 @@ impl Ui {
         let kept = std::mem::take(&mut self.drafts_kept);
         let mut wrote = false;
         let mut pending = Vec::new();
+        let mut failed = Vec::new();
         for d in &want {
             let key = (d.kind, d.item.clone());
-            if kept.get(&key) != Some(&d.text) {
+            // Forced (quitting): every draft is written again (one deleted elsewhere
+            // meanwhile comes back), so what the exit note says is true.
+            if force || kept.get(&key) != Some(&d.text) {
                 if throttled {
                     pending.push(key);
                     continue;
                 }
+                if self.drafts_unavailable {
+                    failed.push(key);
+                    continue;
+                }
                 if let Err(e) = app.keep_draft(&page_id, d) {
+                    // Not kept (a read-only database): said once, not tried again.
                     self.status.app_error(&e);
+                    self.drafts_unavailable = true;
+                    failed.push(key);
                     continue;
                 }
                 wrote = true;
@@ -1525,6 +1560,9 @@ impl Ui {
             .into_iter()
             .map(|d| ((d.kind, d.item), d.text))
             .collect();
+        for key in failed {
+            next.remove(&key);
+        }
         for key in pending {
             match kept.get(&key) {
                 Some(old) => {
@@ -1610,6 +1648,7 @@ impl Ui {
         };
         let mut restored = Vec::new();
         let mut missing = Vec::new();
+        let mut unrestored = Vec::new();
         let newest_rule = drafts
             .iter()
             .rev()
@@ -1642,8 +1681,13 @@ impl Ui {
                         } else {
                             p.ws.try_logic(i, &d.text)
                         };
-                        if matches!(draft, crate::app::workspace::Draft::Valid { .. })
-                            && p.ws.is_unsaved(i)
+                        if !matches!(draft, crate::app::workspace::Draft::Valid { .. }) {
+                            // Not valid any more (a field gone, say): kept for later,
+                            // offered again.
+                            unrestored.push(draft_label(d.kind, &d.item));
+                            continue;
+                        }
+                        if p.ws.is_unsaved(i)
                             && let Err(e) = p.ws.save_rule(i)
                             && e.conflict().is_none()
                         {
@@ -1677,9 +1721,11 @@ impl Ui {
                 }
             }
         }
-        // What is back is kept as before; what could not come back is let go.
+        // What is back is kept as before (and forgotten once saved); what could not
+        // come back stays in the database, offered again next time.
         self.drafts_kept = drafts
             .iter()
+            .filter(|d| !unrestored.contains(&draft_label(d.kind, &d.item)))
             .map(|d| ((d.kind, d.item.clone()), d.text.clone()))
             .collect();
         let mut message = if restored.is_empty() {
@@ -1691,6 +1737,12 @@ impl Ui {
             message.push_str(&format!(
                 " ({} not restored: no such rule any more)",
                 missing.join(", ")
+            ));
+        }
+        if !unrestored.is_empty() {
+            message.push_str(&format!(
+                " ({} not valid on the page as it is now: kept, offered again)",
+                unrestored.join(", ")
             ));
         }
         self.status.info(message);
@@ -1994,7 +2046,9 @@ impl Ui {
                 }
             }
             Modal::Conflict(mut state) => match action(D::Conflict) {
-                Some(Action::Resolve(choice)) => self.resolve_conflict(choice),
+                Some(Action::Resolve(choice)) => {
+                    self.resolve_conflict(choice, state.conflict.what.clone())
+                }
                 Some(Action::Down) => {
                     state.scroll = state.scroll.saturating_add(1);
                     self.modal = Some(Modal::Conflict(state));
@@ -2008,7 +2062,8 @@ impl Ui {
                         "{}: decided later; nothing is saved over theirs meanwhile",
                         state.conflict.what.describe()
                     ));
-                    self.conflict_deferred = Some(state.conflict.what.clone());
+                    let raised = self.page().map_or(0, |p| p.ws.conflicts_raised());
+                    self.conflict_deferred = Some((state.conflict.what.clone(), raised));
                 }
                 _ => self.modal = Some(Modal::Conflict(state)),
             },

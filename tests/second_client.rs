@@ -237,3 +237,52 @@ fn a_device_as_a_data_file_and_two_byte_order_marks_are_refused() {
     assert!(code == 1 || code == 2, "{out}{err}");
     assert!((out + &err).contains("second byte-order mark"));
 }
+
+/// The database itself named as a data file or an output: refused without opening it
+/// (reading it would drop this process's locks; writing it would destroy it).
+#[test]
+fn the_database_file_is_refused_as_data_and_as_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let (code, _, err) = rb(&db, &["pages"]);
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read(&db).unwrap();
+    let wal = wal(&db);
+    for args in [
+        vec![
+            "dataset",
+            "import",
+            "llm-chat-clients",
+            "target",
+            db.to_str().unwrap(),
+        ],
+        vec![
+            "dataset",
+            "import",
+            "llm-chat-clients",
+            "target",
+            wal.to_str().unwrap(),
+        ],
+        vec!["export", "llm-chat-clients", "-o", db.to_str().unwrap()],
+        vec![
+            "sql",
+            "llm-chat-clients",
+            "--dialect",
+            "sqlite",
+            "-o",
+            db.to_str().unwrap(),
+        ],
+    ] {
+        let (code, _, err) = rb(&db, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("that is the database file"), "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database is untouched"
+    );
+    let (code, out, _) = rb(&db, &["pages"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("llm-chat-clients"));
+}

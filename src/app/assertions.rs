@@ -246,11 +246,18 @@ impl App {
         let changed = next.assertions != page.assertions;
         let revision = if changed {
             let what = format!("pinned {} selection(s)", rows.len());
-            // The pins are merged into the list as stored when the change runs.
-            let ((), _, revision) = self.edit_assertions(page_id, &what, |all| {
+            // The pins are merged into the list as stored when the change runs, and only
+            // while the page is at the revision they were computed at (pins of outcomes
+            // another change moved would fail at once): else the person pins again.
+            let expected = self.store.expected_revision();
+            self.store
+                .expect_revision(Some(expected.unwrap_or(revision)));
+            let edited = self.edit_assertions(page_id, &what, |all| {
                 assertions::merge(all, pins);
                 Ok(())
-            })?;
+            });
+            self.store.expect_revision(expected);
+            let ((), _, revision) = edited?;
             revision
         } else {
             revision

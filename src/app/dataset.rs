@@ -333,7 +333,10 @@ impl App {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<DatasetImported> {
         let path = match input {
-            DataInput::File(path) => path,
+            DataInput::File(path) => {
+                self.refuse_database_file(path)?;
+                path
+            }
             DataInput::Bytes { name, .. } => {
                 if opts.link {
                     return Err(AppError::Usage(format!(
@@ -650,6 +653,7 @@ impl App {
                 side.name()
             )));
         };
+        self.refuse_database_file(Path::new(&file))?;
         // A linked file is reloaded unattended: only a regular file (a FIFO put in its
         // place blocked the watcher, and the workbench's quit with it, for good).
         if std::fs::metadata(&file).is_ok_and(|m| !m.is_file()) {

@@ -305,6 +305,30 @@ pub struct OpenOptions {
     pub seed: bool,
 }
 
+/// Whether `path` is the database at `db` or one of SQLite's files beside it (by device
+/// and inode where the system says; else by canonical path). Only `stat`s: nothing is
+/// opened.
+pub fn is_database_file(db: &Path, path: &Path) -> bool {
+    let same = |a: &Path, b: &Path| -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+                return x.dev() == y.dev() && x.ino() == y.ino();
+            }
+        }
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+    };
+    ["", "-wal", "-shm", "-journal"].iter().any(|suffix| {
+        let mut s = db.as_os_str().to_owned();
+        s.push(suffix);
+        same(Path::new(&s), path)
+    })
+}
+
 /// A database opened by [`App::open_with`], and what opening it did.
 pub struct Opened {
     pub app: App,
@@ -1123,6 +1147,20 @@ impl App {
                     Ok(())
                 })?;
         Ok((out.expect("set by the change"), revision))
+    }
+
+    /// Refuses a path that is this database's file or one of SQLite's files beside it
+    /// (`-wal`, `-shm`, `-journal`): read as data or written as output, it would be
+    /// opened and closed outside SQLite (dropping this process's locks on it) or
+    /// overwritten. Compared by device and inode, so any path to it counts.
+    pub fn refuse_database_file(&self, path: &Path) -> Result<()> {
+        if is_database_file(self.store.path(), path) {
+            return Err(AppError::Usage(format!(
+                "{}: that is the database file (or SQLite's file beside it): not a data file or an output",
+                crate::core::text::sanitize(&path.display().to_string())
+            )));
+        }
+        Ok(())
     }
 
     /// Keeps an edit the person has not saved (a rule's text, tuned policy values, an

@@ -540,6 +540,9 @@ impl Session {
         page.id = new_id.to_owned();
         let text = serde_json::to_string(&page).expect("a page serializes");
         let imported = self.app.import(&text, "the workbench", false)?;
+        // The edits are in the new page now: drafts kept under the old id go.
+        let old = std::mem::replace(&mut self.page.id, new_id.to_owned());
+        self.app.forget_drafts(&old)?;
         let fresh = Session::open(&self.app, new_id)?;
         *self = fresh;
         Ok(imported.revision)

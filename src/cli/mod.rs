@@ -1393,6 +1393,9 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         }
         Command::Export { page, output } => {
             let app = db.open()?;
+            if let Some(path) = &output {
+                app.refuse_database_file(path)?;
+            }
             let (page, _) = app.page_spec(&page)?;
             let text = pretty(&with_schema(&page));
             match output {
@@ -1492,8 +1495,11 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
                 app.sql_query(&page, &request)?
             };
             match output {
-                Some(path) => std::fs::write(&path, text)
-                    .map_err(|e| usage(format!("{}: {e}", path.display())))?,
+                Some(path) => {
+                    app.refuse_database_file(&path)?;
+                    std::fs::write(&path, text)
+                        .map_err(|e| usage(format!("{}: {e}", path.display())))?
+                }
                 // String literals spell unsafe characters by code: the text is safe.
                 None => write_text(&text)?,
             }

@@ -723,6 +723,11 @@ impl Store {
         self.expected_revision = revision;
     }
 
+    /// The revision later changes expect their page at, if any.
+    pub fn expected_revision(&self) -> Option<i64> {
+        self.expected_revision
+    }
+
     /// Refuses (inside `tx`) when the expected revision is set and `page_id` is at
     /// another, naming the revisions made since.
     fn check_expected(

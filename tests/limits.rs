@@ -323,6 +323,12 @@ fn duplicate_keys_in_a_data_file_are_refused() {
             "{\"id\": \"a\"}\n{\"id\": \"b\", \"id\": \"c\"}\n",
             ":2",
         ),
+        // Indented: the column is the line's as written (it was the trimmed line's).
+        (
+            "indented.jsonl",
+            "{\"id\": \"a\"}\n   {\"id\": \"b\", \"id\": \"c\"}\n",
+            "column 16",
+        ),
     ] {
         let file = dir.path().join(name);
         std::fs::write(&file, text).unwrap();

@@ -334,3 +334,16 @@ fn an_invalid_linked_file_stays_in_the_header_until_fixed() {
     wait(&mut b, &|b| b.ui.linked_problem.is_none());
     assert!(!header(&b).contains("⚠"), "{}", header(&b));
 }
+
+/// A cell typed as JSON with a key written twice is refused (it was kept as a string).
+#[test]
+fn a_cell_with_a_key_written_twice_is_refused() {
+    use rulebench::tui::dataset_pane::parse_cell;
+    let err = parse_cell(r#"meta={"a": 1, "a": 2}"#).unwrap_err();
+    assert!(err.contains("duplicate key `a`") && err.contains("column 10"), "{err}");
+    assert_eq!(
+        parse_cell(r#"meta={"a": 1}"#).unwrap().1,
+        serde_json::json!({"a": 1})
+    );
+    assert_eq!(parse_cell("name=plain text").unwrap().1, "plain text");
+}

@@ -65,7 +65,7 @@ pub mod types {
     pub use crate::core::assertions::{Assertion, AssertionResult, Report};
     pub use crate::core::dataset::DataError;
     pub use crate::core::diag::{
-        Diagnostic, MAX_TEXT_DEPTH, Severity, did_you_mean, parse_json, prescan,
+        Diagnostic, MAX_TEXT_DEPTH, Severity, TextProblem, did_you_mean, parse_json, prescan,
     };
     pub use crate::core::diff::{Flip, ItemChanges, Moved, PageDiff};
     pub use crate::core::engine::{Reads, apply};

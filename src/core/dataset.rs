@@ -1403,6 +1403,8 @@ fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
                 continue;
             }
             Some((_, column, problem)) => {
+                // The column in the line as written (the scan read it trimmed).
+                let column = column + (line.len() - line.trim_start().len());
                 bad.push(BadRow {
                     line: n,
                     message: format!(

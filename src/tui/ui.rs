@@ -2184,10 +2184,12 @@ impl Ui {
             }
             PromptFor::DatasetCell { side, row } => {
                 if let Screen::Page(p) = &mut self.screen {
-                    let Some((field, value)) = dataset_pane::parse_cell(&text) else {
-                        self.status
-                            .error("type field=value (the value as JSON, else a string)");
-                        return;
+                    let (field, value) = match dataset_pane::parse_cell(&text) {
+                        Ok(cell) => cell,
+                        Err(message) => {
+                            self.status.error(super::theme::safe(&message));
+                            return;
+                        }
                     };
                     let d = p.ws.page.dataset(side);
                     let known = d.rows.iter().any(|r| r.contains_key(&field))

@@ -543,3 +543,30 @@ fn a_conflict_put_off_is_asked_again_at_the_next_save() {
         Some(rulebench::tui::ui::Modal::Conflict(_))
     ));
 }
+
+/// `u` (revert) on a rule changed elsewhere since it was shown: nothing is reverted
+/// over the change (it wrote the whole rule back).
+#[test]
+fn reverting_a_rule_changed_elsewhere_reverts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let app = App::open(&db).unwrap();
+    let mut s = Session::open(&app, LLM).unwrap();
+    let i = s.page.rule("vision").unwrap().0;
+    // A history to revert to: a change made here first.
+    s.try_logic_value(
+        i,
+        json!({"==": [{"var": "target.supportsVision"}, true]}),
+        None,
+    );
+    s.save_rule(i).unwrap();
+    let theirs = json!({"!!": [{"var": "target.supportsVision"}]});
+    theirs_change(&db, "vision", theirs.clone());
+    let err = s.revert_rule(i).unwrap_err().to_string();
+    assert!(err.contains("changed elsewhere"), "{err}");
+    assert_eq!(stored_logic(&db, "vision"), theirs);
+    // Once the page is read again, the revert goes from theirs.
+    s.reload().unwrap();
+    s.revert_rule(i).unwrap();
+    assert_ne!(stored_logic(&db, "vision"), theirs);
+}

@@ -340,7 +340,10 @@ fn an_invalid_linked_file_stays_in_the_header_until_fixed() {
 fn a_cell_with_a_key_written_twice_is_refused() {
     use rulebench::tui::dataset_pane::parse_cell;
     let err = parse_cell(r#"meta={"a": 1, "a": 2}"#).unwrap_err();
-    assert!(err.contains("duplicate key `a`") && err.contains("column 10"), "{err}");
+    assert!(
+        err.contains("duplicate key `a`") && err.contains("column 10"),
+        "{err}"
+    );
     assert_eq!(
         parse_cell(r#"meta={"a": 1}"#).unwrap().1,
         serde_json::json!({"a": 1})

@@ -968,6 +968,14 @@ impl Session {
     /// Reverts rule `i` to its version before the last saved change (`u`).
     pub fn revert_rule(&mut self, i: usize) -> Result<i64> {
         let id = self.page.rules[i].id.clone();
+        // Reverting goes back from the rule as shown here: one changed elsewhere since
+        // (not seen yet) is not reverted over.
+        let stored = self.app.store().rule(&self.page.id, &id)?;
+        if !self.unsaved[i] && stored.as_ref() != Some(&self.page.rules[i]) {
+            return Err(AppError::Usage(format!(
+                "rule `{id}` was changed elsewhere since it was shown here: nothing reverted (hint: look at it again, it is reloaded within a second)"
+            )));
+        }
         let history = self.app.store().rule_history(&self.page.id, &id)?;
         let current = &self.page.rules[i];
         let previous = history

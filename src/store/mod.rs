@@ -1442,6 +1442,11 @@ impl Store {
         Ok(())
     }
 
+    /// One stored rule as it is now (`None`: no such rule).
+    pub fn rule(&self, page_id: &str, rule_id: &str) -> Result<Option<Rule>> {
+        Ok(read_rules(&self.conn, page_id, Some(rule_id), At::Now)?.pop())
+    }
+
     pub fn rule_history(&self, page_id: &str, rule_id: &str) -> Result<Vec<(i64, Option<Rule>)>> {
         let mut stmt = self.conn.prepare(
             "SELECT revision, rule_json FROM rule_history

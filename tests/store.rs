@@ -591,3 +591,41 @@ fn a_read_only_database_one_schema_older_still_reads() {
         .is_err()
     );
 }
+
+/// A result or assertion run computed for a page that was renamed, removed or changed
+/// meanwhile is not cached or recorded — skipped, never an error (`evaluate` failed with
+/// `FOREIGN KEY constraint failed` for a page renamed while it computed).
+#[test]
+fn results_for_a_page_that_moved_are_not_cached() {
+    let (_dir, path) = db();
+    let mut store = open(&path);
+    let p = page(LOANS);
+    store.insert_page(&p, false).unwrap();
+    let pages = vec![json!({"targets": []}).to_string()];
+    // Renamed: the old id is gone.
+    store.rename_page(&p.id, "loans-renamed").unwrap();
+    store.store_result(&p.id, "hash", 1, &pages).unwrap();
+    assert!(store.cached_result(&p.id, "hash", 1).unwrap().is_none());
+    // Changed: revision 2 now, a result of revision 1 is not kept.
+    store
+        .store_result("loans-renamed", "hash", 1, &pages)
+        .unwrap();
+    assert!(
+        store
+            .cached_result("loans-renamed", "hash", 1)
+            .unwrap()
+            .is_none()
+    );
+    store
+        .store_result("loans-renamed", "hash", 2, &pages)
+        .unwrap();
+    assert!(
+        store
+            .cached_result("loans-renamed", "hash", 2)
+            .unwrap()
+            .is_some()
+    );
+    store
+        .store_assertion_results(&p.id, 1, "2026-11-26T00:00:00Z", &[])
+        .unwrap();
+}

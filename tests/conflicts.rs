@@ -158,6 +158,19 @@ fn a_tuned_policy_value_changed_elsewhere_is_a_conflict() {
     assert_eq!(stored(), 0.9);
 }
 
+/// A rule's logic as the workbench shows it.
+fn shown_logic(b: &Bench, rule: &str) -> Value {
+    b.ui.page()
+        .unwrap()
+        .ws
+        .page
+        .rule(rule)
+        .unwrap()
+        .1
+        .logic
+        .clone()
+}
+
 fn edit_rule(b: &mut Bench, rule: &str, prefix: &str, suffix: &str) {
     let i = b.ui.page().unwrap().ws.page.rule(rule).unwrap().0;
     b.press(KeyCode::Char('2'));
@@ -180,16 +193,7 @@ fn the_workbench_shows_mine_and_theirs_and_each_choice_does_what_it_says() {
         let mut b = Bench::open(LLM);
         let db = b.db();
         edit_rule(&mut b, "streaming", "{\"!\": ", "}");
-        let mine =
-            b.ui.page()
-                .unwrap()
-                .ws
-                .page
-                .rule("streaming")
-                .unwrap()
-                .1
-                .logic
-                .clone();
+        let mine = shown_logic(&b, "streaming");
         assert!(mine["!"].is_object(), "{mine}");
         let theirs = json!({"!!": [{"var": "target.supportsStreaming"}]});
         theirs_change(&db, "streaming", theirs.clone());
@@ -255,16 +259,7 @@ fn a_page_renamed_elsewhere_is_followed_with_the_edits() {
     let mut b = Bench::open(LLM);
     let db = b.db();
     edit_rule(&mut b, "vision", "{\"!\": ", "}");
-    let mine =
-        b.ui.page()
-            .unwrap()
-            .ws
-            .page
-            .rule("vision")
-            .unwrap()
-            .1
-            .logic
-            .clone();
+    let mine = shown_logic(&b, "vision");
     App::open(&db)
         .unwrap()
         .rename_page(LLM, "chat-models")
@@ -301,16 +296,7 @@ fn a_page_removed_elsewhere_is_offered_back_with_the_edits() {
     let mut b = Bench::open(LLM);
     let db = b.db();
     edit_rule(&mut b, "vision", "{\"!\": ", "}");
-    let mine =
-        b.ui.page()
-            .unwrap()
-            .ws
-            .page
-            .rule("vision")
-            .unwrap()
-            .1
-            .logic
-            .clone();
+    let mine = shown_logic(&b, "vision");
     App::open(&db).unwrap().delete_page(LLM).unwrap();
     b.ui.tick(Instant::now() + Duration::from_millis(1500));
     let screen = b.screen(160, 45);
@@ -393,14 +379,7 @@ fn an_assertion_changed_elsewhere_while_edited_is_a_conflict() {
 fn a_rule_deleted_elsewhere_while_typed_comes_back_with_the_text() {
     let mut b = Bench::open(LLM);
     let db = b.db();
-    let i = b.ui.page().unwrap().ws.page.rule("vision").unwrap().0;
-    b.press(KeyCode::Char('2'));
-    b.press(KeyCode::Home);
-    for _ in 0..i {
-        b.press(KeyCode::Down);
-    }
-    b.press(KeyCode::Char('e'));
-    b.chars("{\"!\": ");
+    edit_rule(&mut b, "vision", "{\"!\": ", "");
     let typed = b.ui.page().unwrap().editor.text();
     assert!(b.ui.page().unwrap().editor.is_invalid());
     App::open(&db).unwrap().remove_rule(LLM, "vision").unwrap();

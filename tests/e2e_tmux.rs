@@ -2,6 +2,8 @@
 //! and find the edit kept. `.ci/run` installs tmux; without it the test fails on CI and
 //! says why elsewhere.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -275,16 +277,7 @@ fn a_second_sqlite_client_beside_a_linked_workbench_loses_nothing() {
     if !have_tmux() {
         return;
     }
-    let have_sqlite3 = Command::new("sqlite3")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_sqlite3 {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have the sqlite3 shell (.ci/run installs it)"
-        );
-        eprintln!("skipped: no sqlite3 shell here");
+    if !common::have_sqlite3() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -138,16 +138,7 @@ fn another_client_opening_and_closing_the_database_loses_no_save() {
 /// The `sqlite3` shell, as the report ran it (`pragma integrity_check`, a backup).
 #[test]
 fn the_sqlite3_shell_beside_the_workbench_loses_no_save() {
-    let have = std::process::Command::new("sqlite3")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have the sqlite3 shell (.ci/run installs it)"
-        );
-        eprintln!("skipped: no sqlite3 shell here");
+    if !common::have_sqlite3() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

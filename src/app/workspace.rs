@@ -1077,6 +1077,12 @@ impl Session {
                 self.add_conflict(&c);
                 return Err(AppError::Conflict(c));
             }
+            Err(e) if e.is_page_gone() => {
+                // Nowhere to save them: not tried again at every tick (the values stay
+                // tuned here, and kept as a draft, while the person decides).
+                self.policies_since = None;
+                return Err(e);
+            }
             other => other?,
         };
         self.tuned.clear();

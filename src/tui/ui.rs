@@ -322,26 +322,9 @@ impl Ui {
             ws,
         };
         page.dataset.refresh(&page.ws);
-        self.jobs = Some(Jobs::start(
-            self.job_mode,
-            &page.ws.page,
-            page.ws.revision,
-            page.ws.rows_stamp,
-        ));
-        page.sources.pending = true;
-        page.tests.pending = true;
         self.screen = Screen::Page(Box::new(page));
-        self.take_job_results();
         self.status.info(format!("opened {id}"));
-        self.watcher = None;
-        if let Some(db) = &self.db
-            && !self.app.linked_files(id)?.is_empty()
-        {
-            match Watcher::start(db, id) {
-                Ok(w) => self.watcher = Some(w),
-                Err(e) => self.status.app_error(&e),
-            }
-        }
+        self.restart_watcher();
         self.queue.push_back(Action::SourceSelected(0));
         if let Screen::Page(p) = &self.screen
             && !p.ws.page.rules.is_empty()
@@ -898,8 +881,8 @@ impl Ui {
 
     /// Rules edited here were deleted elsewhere: ask whether to restore them with the
     /// edits made here (nothing is dropped without an answer).
-    /// The open page's id changed (followed a rename, saved as a new page): its
-    /// background work and its watcher start again for it.
+    /// Starts the open page's background work and the watcher of its linked files
+    /// (on opening it, and when its id changed: a rename followed, saved as a new page).
     fn restart_watcher(&mut self) {
         let Screen::Page(p) = &mut self.screen else {
             return;

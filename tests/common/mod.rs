@@ -25,3 +25,19 @@ pub fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8(out.stderr).expect("UTF-8 stderr"),
     )
 }
+
+/// Whether the `sqlite3` shell is here; on CI it must be (`.ci/run` installs it).
+pub fn have_sqlite3() -> bool {
+    let have = Command::new("sqlite3")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have the sqlite3 shell (.ci/run installs it)"
+        );
+        eprintln!("skipped: no sqlite3 shell here");
+    }
+    have
+}

@@ -131,6 +131,9 @@ type Parser<T> = fn(
 #[derive(Debug, Clone, Copy)]
 pub enum DataInput<'a> {
     File(&'a Path),
+    /// A linked file, reloaded unattended: a regular file only, checked on the file
+    /// opened (without blocking), so nothing put in its place can hold the reader.
+    Linked(&'a Path),
     /// `name` is what messages call it (`<stdin>`); the format is told by the content.
     Bytes {
         name: &'a str,
@@ -141,7 +144,7 @@ pub enum DataInput<'a> {
 impl DataInput<'_> {
     fn shown(&self) -> String {
         match self {
-            DataInput::File(p) => p.display().to_string(),
+            DataInput::File(p) | DataInput::Linked(p) => p.display().to_string(),
             DataInput::Bytes { name, .. } => (*name).to_owned(),
         }
     }
@@ -154,11 +157,47 @@ pub const MAX_DATA_FILE_BYTES: u64 = 512 * 1024 * 1024;
 /// block the reader, and the watcher with it, for good; a device never ends) of at most
 /// [`MAX_DATA_FILE_BYTES`].
 pub fn read_data_file(path: &Path, shown: &str) -> Result<Vec<u8>> {
+    read_data_file_as(path, shown, false)
+}
+
+/// [`read_data_file`]; `regular_only` (a linked file): the file is opened without
+/// blocking and must be a regular file, as the opened file says (no window between a
+/// look at the path and the open for a FIFO to slip in).
+pub fn read_data_file_as(path: &Path, shown: &str, regular_only: bool) -> Result<Vec<u8>> {
     use std::io::Read;
     let io = |source| AppError::Io {
         path: shown.to_owned(),
         source,
     };
+    if regular_only {
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let file = options.open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Err(AppError::Usage(format!(
+                "{}: not a regular file (a linked dataset file is reloaded from a regular file only)",
+                crate::core::text::sanitize(shown)
+            )));
+        }
+        if meta.len() > MAX_DATA_FILE_BYTES {
+            return Err(AppError::Usage(format!(
+                "{}: larger than the limit of {} MiB for a data file",
+                crate::core::text::sanitize(shown),
+                MAX_DATA_FILE_BYTES / (1024 * 1024)
+            )));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(MAX_DATA_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        return Ok(bytes);
+    }
     let meta = std::fs::metadata(path).map_err(io)?;
     // A regular file, or a pipe (`<(curl …)`, read up to the limit); not a device
     // (`/dev/zero` never ends) nor a directory.
@@ -210,6 +249,10 @@ fn read_with<T>(
     let (bytes, path): (&[u8], &Path) = match input {
         DataInput::File(path) => {
             read = read_data_file(path, &shown)?;
+            (&read, path)
+        }
+        DataInput::Linked(path) => {
+            read = read_data_file_as(path, &shown, true)?;
             (&read, path)
         }
         DataInput::Bytes { bytes, .. } => (bytes, Path::new("")),
@@ -333,7 +376,7 @@ impl App {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<DatasetImported> {
         let path = match input {
-            DataInput::File(path) => {
+            DataInput::File(path) | DataInput::Linked(path) => {
                 self.refuse_database_file(path)?;
                 path
             }
@@ -656,14 +699,8 @@ impl App {
         self.refuse_database_file(Path::new(&file))?;
         // A linked file is reloaded unattended: only a regular file (a FIFO put in its
         // place blocked the watcher, and the workbench's quit with it, for good).
-        if std::fs::metadata(&file).is_ok_and(|m| !m.is_file()) {
-            return Err(AppError::Usage(format!(
-                "{}: not a regular file (a linked dataset file is reloaded from a regular file only)",
-                crate::core::text::sanitize(&file)
-            )));
-        }
         let parsed = read_rows(
-            DataInput::File(Path::new(&file)),
+            DataInput::Linked(Path::new(&file)),
             &d.key,
             d.key_case,
             false,

@@ -65,7 +65,7 @@ pub mod types {
     pub use crate::core::assertions::{Assertion, AssertionResult, Report};
     pub use crate::core::dataset::DataError;
     pub use crate::core::diag::{
-        Diagnostic, MAX_TEXT_DEPTH, Severity, TextProblem, did_you_mean, parse_json, prescan,
+        Diagnostic, MAX_TEXT_DEPTH, Severity, did_you_mean, parse_json, prescan,
     };
     pub use crate::core::diff::{Flip, ItemChanges, Moved, PageDiff};
     pub use crate::core::engine::{Reads, apply};
@@ -74,7 +74,7 @@ pub mod types {
     pub use crate::core::matrix::{ERROR, PASS};
     pub use crate::core::model::{
         AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, RecommendationStrategy,
-        RequiredMode, Row, Rule, SelectionPolicy, Side, is_page_id, key_hash, slugify,
+        RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
     };
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
     pub use crate::core::sql::Dialect;
@@ -303,6 +303,44 @@ pub struct OpenOptions {
     pub create_dir: bool,
     /// Seed a new database with the sample pages.
     pub seed: bool,
+}
+
+/// A page id as shell completion offers it, the shell inserting it into the command
+/// line as typed text: a slug as it is; an id from before ids were slugs single-quoted
+/// (the one quoting every supported shell reads literally); none for an id a shell or
+/// terminal could read otherwise (a control, bidi or zero-width character, a quote or
+/// a backslash): such a page is named by typing (and best renamed: `page rename`).
+pub fn completion_word(id: &str) -> Option<String> {
+    if crate::core::model::is_page_id(id) {
+        return Some(id.to_owned());
+    }
+    if id.chars().any(crate::core::text::is_unsafe) || id.contains(['\'', '\\']) {
+        return None;
+    }
+    Some(format!("'{id}'"))
+}
+
+/// A dataset cell as typed in the workbench (`field=value`): the value as JSON when it
+/// reads as JSON that stays exact, else a string; JSON with a key written twice is
+/// refused, as everywhere.
+pub fn parse_cell(text: &str) -> std::result::Result<(String, Value), String> {
+    use crate::core::diag::TextProblem;
+    let usage = || "type field=value (the value as JSON, else a string)".to_owned();
+    let (field, value) = text.split_once('=').ok_or_else(usage)?;
+    let field = field.trim();
+    if field.is_empty() {
+        return Err(usage());
+    }
+    let value = value.trim();
+    let problem = crate::core::diag::prescan(value, crate::core::diag::MAX_TEXT_DEPTH);
+    if let Some((_, column, p @ TextProblem::DuplicateKey { .. })) = &problem {
+        return Err(format!("{field}: column {column}: {}", p.message()));
+    }
+    let value = serde_json::from_str(value)
+        .ok()
+        .filter(|_| problem.is_none())
+        .unwrap_or_else(|| Value::String(value.to_owned()));
+    Ok((field.to_owned(), value))
 }
 
 /// Whether `path` is the database at `db` or one of SQLite's files beside it (by device

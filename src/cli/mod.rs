@@ -621,9 +621,9 @@ fn page_ids() -> clap_complete::engine::ArgValueCompleter {
                     .filter(|p| p.id.starts_with(prefix.as_ref()))
                     .filter_map(|p| {
                         Some(
-                            clap_complete::engine::CompletionCandidate::new(completion_word(
-                                &p.id,
-                            )?)
+                            clap_complete::engine::CompletionCandidate::new(
+                                crate::app::completion_word(&p.id)?,
+                            )
                             .help(Some(sanitize_lines(&p.name).into())),
                         )
                     })
@@ -631,21 +631,6 @@ fn page_ids() -> clap_complete::engine::ArgValueCompleter {
             })
             .unwrap_or_default()
     })
-}
-
-/// A page id as a completion offers it to the shell, which inserts it into the command
-/// line as typed text: a slug as it is; an id from before ids were slugs single-quoted
-/// (the one quoting every supported shell reads literally); none for an id a shell or
-/// terminal could read otherwise (a control, bidi or zero-width character, a quote or
-/// a backslash): such a page is named by typing (and best renamed: `page rename`).
-pub fn completion_word(id: &str) -> Option<String> {
-    if crate::app::types::is_page_id(id) {
-        return Some(id.to_owned());
-    }
-    if id.chars().any(crate::app::types::is_unsafe) || id.contains(['\'', '\\']) {
-        return None;
-    }
-    Some(format!("'{id}'"))
 }
 
 /// The registration script of a shell: it calls `rulebench` back to complete.

@@ -214,23 +214,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 /// Parses `field=value`: the value as JSON, else as a string (also an integer too large
 /// to compare exactly, which stays exact as text, as in CSV).
 pub fn parse_cell(text: &str) -> Result<(String, Value), String> {
-    let usage = || "type field=value (the value as JSON, else a string)".to_owned();
-    let (field, value) = text.split_once('=').ok_or_else(usage)?;
-    let field = field.trim();
-    if field.is_empty() {
-        return Err(usage());
-    }
-    let value = value.trim();
-    let problem = crate::app::types::prescan(value, crate::app::types::MAX_TEXT_DEPTH);
-    // JSON with a key written twice is refused, as everywhere (not kept as a string).
-    if let Some((_, column, p @ crate::app::types::TextProblem::DuplicateKey { .. })) = &problem {
-        return Err(format!("{field}: column {column}: {}", p.message()));
-    }
-    let value = serde_json::from_str(value)
-        .ok()
-        .filter(|_| problem.is_none())
-        .unwrap_or_else(|| Value::String(value.to_owned()));
-    Ok((field.to_owned(), value))
+    crate::app::parse_cell(text)
 }
 
 /// A short cell text.

@@ -549,3 +549,15 @@ fn reverting_a_rule_changed_elsewhere_reverts_nothing() {
     s.revert_rule(i).unwrap();
     assert_ne!(stored_logic(&db, "vision"), theirs);
 }
+
+/// The status line escapes what it shows, whatever made the message (a conflict's error
+/// names a rule id, a page id and an author, all untrusted).
+#[test]
+fn the_status_line_escapes_every_message() {
+    let mut b = Bench::open(LLM);
+    b.ui.status
+        .error("rule `x\u{1b}[2J\u{202e}` was changed elsewhere");
+    let screen = b.screen(160, 45);
+    assert!(!screen.contains(['\u{1b}', '\u{202e}']), "{screen:?}");
+    assert!(screen.contains("x\\u{1b}[2J\\u{202e}"), "{screen}");
+}

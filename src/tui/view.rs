@@ -189,8 +189,9 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
     // right when there is room for them after it.
     let mut spans = Vec::new();
     match &ui.status.message {
-        Some((m, Level::Error)) => spans.push(Span::styled(format!(" {m}"), t.fail())),
-        Some((m, Level::Info)) => spans.push(Span::styled(format!(" {m}"), t.dim())),
+        // Escaped here, whatever made the message (an error naming an id, say).
+        Some((m, Level::Error)) => spans.push(Span::styled(format!(" {}", safe(m)), t.fail())),
+        Some((m, Level::Info)) => spans.push(Span::styled(format!(" {}", safe(m)), t.dim())),
         None => match ui
             .page()
             .and_then(|p| p.explain.explanation.as_ref().map(|e| (p, e)))

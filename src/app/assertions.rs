@@ -157,11 +157,9 @@ impl App {
         let (index, saved, revision) = match edited {
             Err(AppError::Conflict(mut c)) => {
                 // Who made theirs, as the log says now (the newest entry first).
-                if let Ok(entries) = self.store.revisions(page_id)
-                    && let Some(last) = entries.first()
-                {
-                    c.revision = last.revision;
-                    c.author = last.author.clone();
+                if let Ok(Some((revision, author))) = self.store.last_revision(page_id) {
+                    c.revision = revision;
+                    c.author = author;
                 }
                 return Err(AppError::Conflict(c));
             }

@@ -85,10 +85,10 @@ fn fresh_author(fresh: &Session) -> Option<String> {
     fresh
         .app
         .store()
-        .revisions(&fresh.page.id)
-        .ok()?
-        .first()
-        .and_then(|r| r.author.clone())
+        .last_revision(&fresh.page.id)
+        .ok()
+        .flatten()
+        .and_then(|(_, author)| author)
 }
 
 /// A JSON value as the policy parser takes it typed (`0.9`, `ANY_DEVICE_FULL_IS_COMPATIBLE`).
@@ -179,8 +179,7 @@ impl Session {
         // A draft whose rule was deleted elsewhere is not dropped in silence: it waits
         // for the user's answer (restore it with the edit, or let it go).
         let mut orphans = std::mem::take(&mut self.orphans);
-        let author = || fresh_author(&fresh);
-        let author = author();
+        let author = fresh_author(&fresh);
         for (id, logic) in drafts {
             if let Some(i) = fresh.page.rules.iter().position(|r| r.id == id) {
                 let theirs = fresh.page.rules[i].logic.clone();

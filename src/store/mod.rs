@@ -1442,6 +1442,22 @@ impl Store {
         Ok(())
     }
 
+    /// A page's newest revision and who made it, when the log says.
+    pub fn last_revision(&self, page_id: &str) -> Result<Option<(i64, Option<String>)>> {
+        let author = if self.schema >= 5 { "author" } else { "NULL" };
+        Ok(self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT revision, {author} FROM revisions WHERE page_id = ?1
+                     ORDER BY revision DESC LIMIT 1"
+                ),
+                [page_id],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)),
+            )
+            .optional()?)
+    }
+
     /// One stored rule as it is now (`None`: no such rule).
     pub fn rule(&self, page_id: &str, rule_id: &str) -> Result<Option<Rule>> {
         Ok(read_rules(&self.conn, page_id, Some(rule_id), At::Now)?.pop())

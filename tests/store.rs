@@ -629,3 +629,57 @@ fn results_for_a_page_that_moved_are_not_cached() {
         .store_assertion_results(&p.id, 1, "2026-11-26T00:00:00Z", &[])
         .unwrap();
 }
+
+/// Migrations are append-only: a shipped one never changes (its text is pinned here;
+/// a new migration adds a line).
+#[test]
+fn shipped_migrations_never_change() {
+    use sha2::Digest;
+    let pinned = [
+        "5b314b0929f4030df2b1adec8facdbec99fda9588a24190551154a28eba7fd87",
+        "ea7f20dcf05b21ec95c2b8147832fe54bb8636eb77350582042fe7c83fd0cdf9",
+        "527f8026343db866d6c4d0b535a3d3ffc29f97be25ae72939b824f8c26f56b6c",
+        "c1070efa2d603f861c6ed9348d729cab60ca18edaf46647795c864f50fb578df",
+        "a64afa445c59a3302683803ce7ab6585826bf60687054d71daaa0e5f48ea5cf5",
+        "7dcf0f7198f952599b214e38ca840f5e8950a69d11ad85d0640ffd9a68afa9d7",
+        "7226da099942f9f2356630569b318c9122bc47fef7274945378760ed498843d2",
+    ];
+    assert_eq!(
+        MIGRATIONS.len(),
+        pinned.len(),
+        "a new migration: pin it here"
+    );
+    for (i, (sql, hash)) in MIGRATIONS.iter().zip(pinned).enumerate() {
+        let got: String = sha2::Sha256::digest(sql.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(got, hash, "migration {} was edited", i + 1);
+    }
+}
+
+/// One list of the tables that hold a page's data: every table with a `page_id`
+/// column is in it (or is `drafts`, which is not part of a page).
+#[test]
+fn the_page_table_list_is_every_table_with_a_page_id() {
+    let (_dir, path) = db();
+    let store = open(&path);
+    let conn = store.connection();
+    let mut with_page_id: Vec<String> = conn
+        .prepare(
+            "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
+             WHERE m.type = 'table' AND c.name = 'page_id' ORDER BY m.name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    with_page_id.retain(|t| t != "drafts");
+    let mut listed: Vec<String> = rulebench::store::PAGE_TABLES
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(with_page_id, listed);
+}

@@ -84,320 +84,56 @@ impl StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// Every table that holds a page's data by `page_id`, besides `pages` and `drafts`: the
+/// one list (a rename moves them, a fingerprint counts them).
+pub const PAGE_TABLES: &[&str] = &[
+    "dataset_rows",
+    "rules",
+    "overrides",
+    "revisions",
+    "rule_history",
+    "compat_results",
+    "assertions",
+    "assertion_results",
+    "page_log",
+    "row_log",
+    "rule_log",
+    "override_log",
+    "assertion_log",
+];
+
 /// The oldest schema a read-only open reads without migrating it.
 pub const MIN_READ_SCHEMA: i64 = 6;
 
-/// The migrations, in order. Append only: never edit one that has shipped.
+/// The migrations, in order, each a `.sql` file of `src/store/migrations/` embedded at
+/// build time. Append only: never edit one that has shipped (a test pins their text).
 pub const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
-    "CREATE TABLE pages (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL,
-        description TEXT,
-        organization_json TEXT,
-        source_json TEXT NOT NULL,
-        target_json TEXT NOT NULL,
-        device_policy_json TEXT NOT NULL,
-        selection_policy_json TEXT NOT NULL,
-        revision INTEGER NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE TABLE dataset_rows (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        side TEXT NOT NULL CHECK (side IN ('source', 'target')),
-        ord INTEGER NOT NULL,
-        row_key TEXT NOT NULL,
-        key_hash TEXT NOT NULL,
-        row_json TEXT NOT NULL,
-        PRIMARY KEY (page_id, side, ord),
-        UNIQUE (page_id, side, key_hash)
-    );
-    CREATE TABLE rules (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        organization_id TEXT NOT NULL,
-        id TEXT NOT NULL,
-        ord INTEGER NOT NULL,
-        name TEXT NOT NULL,
-        required INTEGER NOT NULL,
-        weight REAL NOT NULL,
-        category TEXT NOT NULL,
-        description TEXT,
-        logic_json TEXT NOT NULL,
-        PRIMARY KEY (page_id, id)
-    );
-    CREATE TABLE overrides (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        source_key_hash TEXT NOT NULL,
-        target_key_hash TEXT NOT NULL,
-        source_key TEXT,
-        target_key TEXT,
-        value INTEGER NOT NULL,
-        note TEXT,
-        ord INTEGER NOT NULL,
-        PRIMARY KEY (page_id, source_key_hash, target_key_hash)
-    );
-    CREATE TABLE revisions (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        revision INTEGER NOT NULL,
-        created_at TEXT NOT NULL,
-        change TEXT NOT NULL,
-        PRIMARY KEY (page_id, revision)
-    );
-    CREATE TABLE rule_history (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        rule_id TEXT NOT NULL,
-        revision INTEGER NOT NULL,
-        rule_json TEXT,
-        PRIMARY KEY (page_id, rule_id, revision)
-    );
-    CREATE TABLE compat_results (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        selection_hash TEXT NOT NULL,
-        revision_id INTEGER NOT NULL,
-        page_num INTEGER NOT NULL,
-        payload_json TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        PRIMARY KEY (page_id, selection_hash, revision_id, page_num)
-    );",
+    include_str!("migrations/001_first_schema.sql"),
     // 2: the result cache is pruned by revision; a key-value table for the database itself.
-    "CREATE INDEX compat_results_by_revision ON compat_results (page_id, revision_id);
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    include_str!("migrations/002_result_cache_by_revision.sql"),
     // 3: verdict assertions and the results of their runs.
-    "CREATE TABLE assertions (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        ord INTEGER NOT NULL,
-        id TEXT NOT NULL,
-        json TEXT NOT NULL,
-        PRIMARY KEY (page_id, id)
-    );
-    CREATE TABLE assertion_results (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        revision INTEGER NOT NULL,
-        assertion_id TEXT NOT NULL,
-        passed INTEGER NOT NULL,
-        message TEXT,
-        actual_json TEXT NOT NULL,
-        actual_sha256 TEXT,
-        truncated INTEGER NOT NULL,
-        run_at TEXT NOT NULL,
-        PRIMARY KEY (page_id, revision, assertion_id)
-    );",
+    include_str!("migrations/003_assertions.sql"),
     // 4: dataset rows clustered by (page, side, order), without the UNIQUE constraint on
     // (page, side, key_hash). Keys are checked unique (and case-aware, which SQL cannot)
     // before every write; nothing looks rows up by keyHash; and the constraint's index,
     // on random hashes, doubled the time of writing a large dataset.
-    "CREATE TABLE dataset_rows_v4 (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        side TEXT NOT NULL CHECK (side IN ('source', 'target')),
-        ord INTEGER NOT NULL,
-        row_key TEXT NOT NULL,
-        key_hash TEXT NOT NULL,
-        row_json TEXT NOT NULL,
-        PRIMARY KEY (page_id, side, ord)
-    ) WITHOUT ROWID;
-    INSERT INTO dataset_rows_v4 (page_id, side, ord, row_key, key_hash, row_json)
-        SELECT page_id, side, ord, row_key, key_hash, row_json FROM dataset_rows;
-    DROP TABLE dataset_rows;
-    ALTER TABLE dataset_rows_v4 RENAME TO dataset_rows;",
+    include_str!("migrations/004_rows_by_order.sql"),
     // 5: whole-page history. Every write to a page's head, rows, rules, overrides and
     // assertions is logged (by triggers, so no writer can forget) under the page's
     // revision at the time: the page at revision N is, per item, its latest log entry
     // at or before N (a NULL payload marks an item gone). A database made before this
     // migration starts its history at each page's current revision.
-    "ALTER TABLE revisions ADD COLUMN author TEXT;
-    CREATE TABLE page_log (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        revision INTEGER NOT NULL,
-        name TEXT NOT NULL,
-        description TEXT,
-        organization_json TEXT,
-        source_json TEXT NOT NULL,
-        target_json TEXT NOT NULL,
-        device_policy_json TEXT NOT NULL,
-        selection_policy_json TEXT NOT NULL,
-        PRIMARY KEY (page_id, revision)
-    ) WITHOUT ROWID;
-    CREATE TABLE row_log (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        side TEXT NOT NULL,
-        ord INTEGER NOT NULL,
-        revision INTEGER NOT NULL,
-        row_key TEXT,
-        key_hash TEXT,
-        row_json TEXT,
-        PRIMARY KEY (page_id, side, ord, revision)
-    ) WITHOUT ROWID;
-    CREATE TABLE rule_log (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        id TEXT NOT NULL,
-        revision INTEGER NOT NULL,
-        organization_id TEXT,
-        ord INTEGER,
-        name TEXT,
-        required INTEGER,
-        weight REAL,
-        category TEXT,
-        description TEXT,
-        logic_json TEXT,
-        PRIMARY KEY (page_id, id, revision)
-    ) WITHOUT ROWID;
-    CREATE TABLE override_log (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        source_key_hash TEXT NOT NULL,
-        target_key_hash TEXT NOT NULL,
-        revision INTEGER NOT NULL,
-        source_key TEXT,
-        target_key TEXT,
-        value INTEGER,
-        note TEXT,
-        ord INTEGER,
-        PRIMARY KEY (page_id, source_key_hash, target_key_hash, revision)
-    ) WITHOUT ROWID;
-    CREATE TABLE assertion_log (
-        page_id TEXT NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
-        id TEXT NOT NULL,
-        revision INTEGER NOT NULL,
-        ord INTEGER,
-        json TEXT,
-        PRIMARY KEY (page_id, id, revision)
-    ) WITHOUT ROWID;
-
-    INSERT INTO page_log SELECT id, revision, name, description, organization_json, source_json,
-        target_json, device_policy_json, selection_policy_json FROM pages;
-    INSERT INTO row_log SELECT d.page_id, d.side, d.ord, p.revision, d.row_key, d.key_hash, d.row_json
-        FROM dataset_rows d JOIN pages p ON p.id = d.page_id;
-    INSERT INTO rule_log SELECT r.page_id, r.id, p.revision, r.organization_id, r.ord, r.name,
-        r.required, r.weight, r.category, r.description, r.logic_json
-        FROM rules r JOIN pages p ON p.id = r.page_id;
-    INSERT INTO override_log SELECT o.page_id, o.source_key_hash, o.target_key_hash, p.revision,
-        o.source_key, o.target_key, o.value, o.note, o.ord
-        FROM overrides o JOIN pages p ON p.id = o.page_id;
-    INSERT INTO assertion_log SELECT a.page_id, a.id, p.revision, a.ord, a.json
-        FROM assertions a JOIN pages p ON p.id = a.page_id;
-
-    CREATE TRIGGER page_log_insert AFTER INSERT ON pages BEGIN
-        INSERT OR REPLACE INTO page_log VALUES (NEW.id, NEW.revision, NEW.name, NEW.description,
-            NEW.organization_json, NEW.source_json, NEW.target_json, NEW.device_policy_json,
-            NEW.selection_policy_json);
-    END;
-    CREATE TRIGGER page_log_update AFTER UPDATE OF name, description, organization_json,
-        source_json, target_json, device_policy_json, selection_policy_json ON pages BEGIN
-        INSERT OR REPLACE INTO page_log VALUES (NEW.id, NEW.revision, NEW.name, NEW.description,
-            NEW.organization_json, NEW.source_json, NEW.target_json, NEW.device_policy_json,
-            NEW.selection_policy_json);
-    END;
-
-    CREATE TRIGGER row_log_insert AFTER INSERT ON dataset_rows BEGIN
-        INSERT OR REPLACE INTO row_log SELECT NEW.page_id, NEW.side, NEW.ord, p.revision,
-            NEW.row_key, NEW.key_hash, NEW.row_json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER row_log_update AFTER UPDATE ON dataset_rows WHEN OLD.page_id = NEW.page_id BEGIN
-        INSERT OR REPLACE INTO row_log SELECT OLD.page_id, OLD.side, OLD.ord, p.revision,
-            NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id
-            AND (OLD.side IS NOT NEW.side OR OLD.ord IS NOT NEW.ord);
-        INSERT OR REPLACE INTO row_log SELECT NEW.page_id, NEW.side, NEW.ord, p.revision,
-            NEW.row_key, NEW.key_hash, NEW.row_json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER row_log_delete AFTER DELETE ON dataset_rows BEGIN
-        INSERT OR REPLACE INTO row_log SELECT OLD.page_id, OLD.side, OLD.ord, p.revision,
-            NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
-    END;
-
-    CREATE TRIGGER rule_log_insert AFTER INSERT ON rules BEGIN
-        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
-            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
-            NEW.description, NEW.logic_json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER rule_log_update AFTER UPDATE ON rules WHEN OLD.page_id = NEW.page_id BEGIN
-        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p
-            WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
-        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
-            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
-            NEW.description, NEW.logic_json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER rule_log_delete AFTER DELETE ON rules BEGIN
-        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
-    END;
-
-    CREATE TRIGGER override_log_insert AFTER INSERT ON overrides BEGIN
-        INSERT OR REPLACE INTO override_log SELECT NEW.page_id, NEW.source_key_hash,
-            NEW.target_key_hash, p.revision, NEW.source_key, NEW.target_key, NEW.value, NEW.note,
-            NEW.ord FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER override_log_update AFTER UPDATE ON overrides WHEN OLD.page_id = NEW.page_id BEGIN
-        INSERT OR REPLACE INTO override_log SELECT OLD.page_id, OLD.source_key_hash,
-            OLD.target_key_hash, p.revision, NULL, NULL, NULL, NULL, NULL FROM pages p
-            WHERE p.id = OLD.page_id AND (OLD.source_key_hash IS NOT NEW.source_key_hash
-                OR OLD.target_key_hash IS NOT NEW.target_key_hash);
-        INSERT OR REPLACE INTO override_log SELECT NEW.page_id, NEW.source_key_hash,
-            NEW.target_key_hash, p.revision, NEW.source_key, NEW.target_key, NEW.value, NEW.note,
-            NEW.ord FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER override_log_delete AFTER DELETE ON overrides BEGIN
-        INSERT OR REPLACE INTO override_log SELECT OLD.page_id, OLD.source_key_hash,
-            OLD.target_key_hash, p.revision, NULL, NULL, NULL, NULL, NULL FROM pages p
-            WHERE p.id = OLD.page_id;
-    END;
-
-    CREATE TRIGGER assertion_log_insert AFTER INSERT ON assertions BEGIN
-        INSERT OR REPLACE INTO assertion_log SELECT NEW.page_id, NEW.id, p.revision, NEW.ord,
-            NEW.json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER assertion_log_update AFTER UPDATE ON assertions WHEN OLD.page_id = NEW.page_id BEGIN
-        INSERT OR REPLACE INTO assertion_log SELECT OLD.page_id, OLD.id, p.revision, NULL, NULL
-            FROM pages p WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
-        INSERT OR REPLACE INTO assertion_log SELECT NEW.page_id, NEW.id, p.revision, NEW.ord,
-            NEW.json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER assertion_log_delete AFTER DELETE ON assertions BEGIN
-        INSERT OR REPLACE INTO assertion_log SELECT OLD.page_id, OLD.id, p.revision, NULL, NULL
-            FROM pages p WHERE p.id = OLD.page_id;
-    END;",
+    include_str!("migrations/005_history.sql"),
     // 6: a rule authored in infix keeps its text (`expression`), and a rule may carry a
     // structured warning (`warning_json`), in the rules and their log; the rule
     // triggers are remade to carry them.
-    "ALTER TABLE rules ADD COLUMN expression TEXT;
-    ALTER TABLE rule_log ADD COLUMN expression TEXT;
-    ALTER TABLE rules ADD COLUMN warning_json TEXT;
-    ALTER TABLE rule_log ADD COLUMN warning_json TEXT;
-    DROP TRIGGER rule_log_insert;
-    DROP TRIGGER rule_log_update;
-    DROP TRIGGER rule_log_delete;
-    CREATE TRIGGER rule_log_insert AFTER INSERT ON rules BEGIN
-        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
-            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
-            NEW.description, NEW.logic_json, NEW.expression, NEW.warning_json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER rule_log_update AFTER UPDATE ON rules WHEN OLD.page_id = NEW.page_id BEGIN
-        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p
-            WHERE p.id = OLD.page_id AND OLD.id IS NOT NEW.id;
-        INSERT OR REPLACE INTO rule_log SELECT NEW.page_id, NEW.id, p.revision,
-            NEW.organization_id, NEW.ord, NEW.name, NEW.required, NEW.weight, NEW.category,
-            NEW.description, NEW.logic_json, NEW.expression, NEW.warning_json FROM pages p WHERE p.id = NEW.page_id;
-    END;
-    CREATE TRIGGER rule_log_delete AFTER DELETE ON rules BEGIN
-        INSERT OR REPLACE INTO rule_log SELECT OLD.page_id, OLD.id, p.revision,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM pages p WHERE p.id = OLD.page_id;
-    END;",
+    include_str!("migrations/006_infix_and_warnings.sql"),
     // 7: drafts. What a person typed in the workbench and did not save (a rule's text,
     // valid or not; tuned policy values; an assertion half-typed), per page and user,
     // with the stored value the edit started from: offered back on the next open after
     // a quit, a crash or Ctrl-C. Not part of a page (no revision, no history).
-    "CREATE TABLE drafts (
-        page_id TEXT NOT NULL,
-        author TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('rule', 'policy', 'assertion')),
-        item TEXT NOT NULL,
-        text TEXT NOT NULL,
-        infix INTEGER NOT NULL DEFAULT 0,
-        base_json TEXT,
-        updated_at TEXT NOT NULL,
-        PRIMARY KEY (page_id, author, kind, item)
-    );",
+    include_str!("migrations/007_drafts.sql"),
 ];
 
 /// What kind of edit a [`KeptDraft`] holds.
@@ -1303,21 +1039,7 @@ impl Store {
         // at its end.
         tx.pragma_update(None, "defer_foreign_keys", "ON")?;
         tx.execute("UPDATE pages SET id = ?2 WHERE id = ?1", params![old, new])?;
-        for table in [
-            "dataset_rows",
-            "rules",
-            "overrides",
-            "revisions",
-            "rule_history",
-            "compat_results",
-            "assertions",
-            "assertion_results",
-            "page_log",
-            "row_log",
-            "rule_log",
-            "override_log",
-            "assertion_log",
-        ] {
+        for table in PAGE_TABLES {
             tx.execute(
                 &format!("UPDATE {table} SET page_id = ?2 WHERE page_id = ?1"),
                 params![old, new],
@@ -1486,22 +1208,9 @@ impl Store {
 
     /// Row counts of every table (tests compare them to prove nothing changed).
     pub fn fingerprint(&self) -> Result<Vec<(String, i64)>> {
-        let tables = [
-            "pages",
-            "dataset_rows",
-            "rules",
-            "overrides",
-            "revisions",
-            "rule_history",
-            "compat_results",
-            "assertions",
-            "assertion_results",
-            "page_log",
-            "row_log",
-            "rule_log",
-            "override_log",
-            "assertion_log",
-        ];
+        let tables: Vec<&str> = std::iter::once("pages")
+            .chain(PAGE_TABLES.iter().copied())
+            .collect();
         let drafts = (self.schema >= 7).then_some("drafts");
         tables
             .iter()

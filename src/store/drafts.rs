@@ -1,0 +1,87 @@
+//! Drafts: what a person typed in the workbench and did not save, per page and user
+//! (schema 7). Not part of a page: no revision, no history.
+
+use super::*;
+
+impl Store {
+    /// Keeps (or replaces) a draft of this user on a page. Not a page change.
+    pub fn put_draft(&self, page_id: &str, draft: &KeptDraft) -> Result<()> {
+        self.refuse_if_read_only("keeping a draft")?;
+        self.conn.execute(
+            "INSERT OR REPLACE INTO drafts
+                (page_id, author, kind, item, text, infix, base_json, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                page_id,
+                self.author(),
+                draft.kind.name(),
+                draft.item,
+                draft.text,
+                draft.infix,
+                draft.base.as_ref().map(|b| b.to_string()),
+                now()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets a draft of this user (saved, or let go).
+    pub fn delete_draft(&self, page_id: &str, kind: DraftKind, item: &str) -> Result<()> {
+        if self.read_only || self.schema < 7 {
+            return Ok(());
+        }
+        self.conn.execute(
+            "DELETE FROM drafts WHERE page_id = ?1 AND author = ?2 AND kind = ?3 AND item = ?4",
+            params![page_id, self.author(), kind.name(), item],
+        )?;
+        Ok(())
+    }
+
+    /// Forgets every draft of this user on a page.
+    pub fn clear_drafts(&self, page_id: &str) -> Result<()> {
+        if self.read_only || self.schema < 7 {
+            return Ok(());
+        }
+        self.conn.execute(
+            "DELETE FROM drafts WHERE page_id = ?1 AND author = ?2",
+            params![page_id, self.author()],
+        )?;
+        Ok(())
+    }
+
+    /// This user's drafts on a page, oldest first.
+    pub fn drafts(&self, page_id: &str) -> Result<Vec<KeptDraft>> {
+        if self.schema < 7 {
+            return Ok(vec![]);
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT kind, item, text, infix, base_json, updated_at FROM drafts
+             WHERE page_id = ?1 AND author = ?2 ORDER BY updated_at, kind, item",
+        )?;
+        let rows = stmt
+            .query_map(params![page_id, self.author()], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, bool>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(kind, item, text, infix, base, updated_at)| {
+                Some(KeptDraft {
+                    kind: DraftKind::parse(&kind)?,
+                    item,
+                    text,
+                    infix,
+                    base: base.and_then(|b| serde_json::from_str(&b).ok()),
+                    updated_at,
+                })
+            })
+            .collect())
+    }
+}

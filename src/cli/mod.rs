@@ -257,8 +257,8 @@ verdict or recommendation moved (a CI gate for rule changes):
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
         /// Also report which rules translate to this SQL dialect (`rulebench sql`)
-        #[arg(long, value_enum, value_name = "DIALECT")]
-        sql: Option<SqlDialect>,
+        #[arg(long, value_parser = dialect_arg(), value_name = "DIALECT")]
+        sql: Option<crate::app::types::Dialect>,
     },
     /// A page's rules and policies as one SQL query over a source and a target table
     /// (or, with --data, the tables' DDL and rows)
@@ -267,8 +267,8 @@ verdict or recommendation moved (a CI gate for rule changes):
         #[arg(add = page_ids())]
         page: String,
         /// The SQL dialect to write
-        #[arg(long, value_enum)]
-        dialect: SqlDialect,
+        #[arg(long, value_parser = dialect_arg())]
+        dialect: crate::app::types::Dialect,
         /// Only this source row (its key, keyHash, id or label), with its selection
         /// verdict and recommended target
         #[arg(long, value_name = "KEY", conflicts_with_all = ["all", "data"])]
@@ -703,25 +703,13 @@ pub enum Format {
     Summary,
 }
 
-/// The SQL dialects `rulebench sql` writes.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SqlDialect {
-    Sqlite,
-    Duckdb,
-    Postgres,
-    Spark,
-}
-
-impl SqlDialect {
-    pub fn dialect(self) -> crate::app::types::Dialect {
-        use crate::app::types::Dialect;
-        match self {
-            SqlDialect::Sqlite => Dialect::Sqlite,
-            SqlDialect::Duckdb => Dialect::Duckdb,
-            SqlDialect::Postgres => Dialect::Postgres,
-            SqlDialect::Spark => Dialect::Spark,
-        }
-    }
+/// `--dialect` / `--sql`: a dialect by name, its possible values listed from the one
+/// enum (`core::sql::Dialect`).
+fn dialect_arg() -> impl clap::builder::TypedValueParser<Value = crate::app::types::Dialect> {
+    use crate::app::types::Dialect;
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Dialect::ALL.iter().map(|d| d.name()))
+        .map(|name: String| Dialect::parse(&name).expect("a possible value"))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -1420,7 +1408,6 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sql,
         } => {
             let path = Path::new(&target);
-            let sql = sql.map(SqlDialect::dialect);
             let checked = if target == "-" || path.is_file() {
                 App::check_text_with(&read_arg(&target, MAX_PAGE_BYTES)?.0, sql)
             } else {
@@ -1467,7 +1454,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         } => {
             let app = db.open()?;
             let request = crate::app::sql::SqlRequest {
-                dialect: dialect.dialect(),
+                dialect,
                 select,
                 all,
                 source_table,

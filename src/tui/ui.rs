@@ -1220,7 +1220,10 @@ impl Ui {
                     let mut input = TextArea::default();
                     input.insert_str("duckdb");
                     self.modal = Some(Modal::Prompt {
-                        title: "As SQL: DIALECT [FILE] (sqlite/duckdb/postgres/spark)".into(),
+                        title: format!(
+                            "As SQL: DIALECT [FILE] ({})",
+                            crate::app::types::Dialect::names("/")
+                        ),
                         input: Box::new(input),
                         purpose: PromptFor::SqlPage,
                     });

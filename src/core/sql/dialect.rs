@@ -3,14 +3,19 @@
 use super::super::text::is_unsafe;
 use super::expr::Kind;
 
-/// A SQL dialect the query is written for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A SQL dialect the query is written for: the one list the compiler, the command line
+/// (`--dialect`, `check --sql`) and the workbench's prompt read (a new variant is listed
+/// everywhere by derive, and `name` makes the build say what it is called).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Dialect {
     Sqlite,
     Duckdb,
     Postgres,
     Spark,
 }
+
+// A variant missing from `ALL` does not build.
+const _: () = assert!(Dialect::ALL.len() == <Dialect as strum::VariantArray>::VARIANTS.len());
 
 impl Dialect {
     pub const ALL: [Dialect; 4] = [
@@ -19,6 +24,15 @@ impl Dialect {
         Dialect::Postgres,
         Dialect::Spark,
     ];
+
+    /// Every dialect's name, for help and prompts: `sqlite/duckdb/postgres/spark`.
+    pub fn names(separator: &str) -> String {
+        Dialect::ALL
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(separator)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -242,6 +256,18 @@ impl Dialect {
                 self.ident(table)
             ),
             _ => format!("CREATE TABLE {} (\n{columns}\n);", self.ident(table)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::Dialect;
+
+    #[test]
+    fn all_lists_every_dialect_once() {
+        for d in <Dialect as strum::VariantArray>::VARIANTS {
+            assert_eq!(Dialect::ALL.iter().filter(|a| *a == d).count(), 1, "{d:?}");
         }
     }
 }

@@ -81,8 +81,14 @@ macro_rules! bind {
     };
 }
 
-/// Every binding, in the order help lists them.
-pub fn bindings() -> Vec<Binding> {
+/// Every binding, in the order help lists them: built once (a key looked up rebuilt
+/// the whole list).
+pub fn bindings() -> &'static [Binding] {
+    static ALL: std::sync::OnceLock<Vec<Binding>> = std::sync::OnceLock::new();
+    ALL.get_or_init(build)
+}
+
+fn build() -> Vec<Binding> {
     use Action as A;
     use Context as C;
     use KeyCode as K;
@@ -774,7 +780,7 @@ pub fn keys_label(b: &Binding) -> String {
 pub fn help_lines() -> Vec<(String, Vec<(String, &'static str)>)> {
     let all = bindings();
     let mut groups: Vec<(Context, Vec<(String, &'static str)>)> = Vec::new();
-    for b in &all {
+    for b in all {
         let entry = (keys_label(b), b.help);
         match groups.iter_mut().find(|(c, _)| *c == b.context) {
             Some((_, v)) => v.push(entry),

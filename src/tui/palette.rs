@@ -17,7 +17,7 @@ pub struct Entry {
 /// is not a command: the navigation keys are left out.
 pub fn entries(query: &str) -> Vec<Entry> {
     let all: Vec<Entry> = keymap::bindings()
-        .into_iter()
+        .iter()
         .filter(|b| !matches!(b.context, Context::Editing | Context::Dialog(_)))
         .filter(|b| {
             !matches!(
@@ -36,13 +36,13 @@ pub fn entries(query: &str) -> Vec<Entry> {
         })
         .map(|b| Entry {
             label: b.help.to_owned(),
-            keys: keymap::keys_label(&b),
+            keys: keymap::keys_label(b),
             context: b.context.title(),
             pane: match b.context {
                 Context::Pane(p) => Some(p),
                 _ => None,
             },
-            action: b.action,
+            action: b.action.clone(),
         })
         .collect();
     super::fuzzy::rank(query, all, |e| format!("{} {}", e.label, e.context))

@@ -73,8 +73,8 @@ pub mod types {
     pub use crate::core::infix;
     pub use crate::core::matrix::{ERROR, PASS};
     pub use crate::core::model::{
-        AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, RecommendationStrategy,
-        RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
+        AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, PolicyField,
+        RecommendationStrategy, RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
     };
     pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
     pub use crate::core::sql::Dialect;
@@ -1464,7 +1464,7 @@ fn apply_policy(
     let Some((name, value)) = assignment.split_once('=') else {
         return Err(AppError::Usage(format!(
             "`{assignment}` is not NAME=VALUE (names: {})",
-            policy::NAMES.join(", ")
+            policy::names().join(", ")
         )));
     };
     policy::set(device, selection, name, value).map_err(AppError::Usage)

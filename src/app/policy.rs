@@ -10,15 +10,12 @@ use crate::core::model::{
     AggregateMode, DevicePolicy, ElseMode, RecommendationStrategy, RequiredMode, SelectionPolicy,
 };
 
+pub use crate::core::model::PolicyField;
+
 /// The names of the policy values, in the order the workbench shows them.
-pub const NAMES: &[&str] = &[
-    "requiredMode",
-    "fullThreshold",
-    "partialThreshold",
-    "mode",
-    "elseMode",
-    "strategy",
-];
+pub fn names() -> Vec<&'static str> {
+    PolicyField::ALL.iter().map(|f| f.name()).collect()
+}
 
 /// Parses a threshold: a number from 0 to 1, or a percentage (`85%`).
 pub fn parse_threshold(text: &str) -> Result<f64, String> {
@@ -60,41 +57,42 @@ pub fn set(
             crate::core::text::sanitize(text.trim())
         )
     };
-    match short {
-        "fullThreshold" => {
+    let Ok(field) = short.parse::<PolicyField>() else {
+        let names = names();
+        let hint = did_you_mean(short, names.iter().copied())
+            .map(|s| format!(" (hint: did you mean `{s}`?)"))
+            .unwrap_or_default();
+        return Err(format!(
+            "unknown policy `{}`{hint}; names: {}",
+            crate::core::text::sanitize(name),
+            names.join(", ")
+        ));
+    };
+    match field {
+        PolicyField::FullThreshold => {
             device.full_threshold = parse_threshold(text).map_err(|e| format!("{short}: {e}"))?
         }
-        "partialThreshold" => {
+        PolicyField::PartialThreshold => {
             device.partial_threshold = parse_threshold(text).map_err(|e| format!("{short}: {e}"))?
         }
-        "requiredMode" => device.required_mode =
+        PolicyField::RequiredMode => device.required_mode =
             serde_json::from_value::<RequiredMode>(mode_name(text)).map_err(|_| {
                 bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED")
             })?,
-        "mode" => {
+        PolicyField::AggregateMode => {
             selection.aggregate.mode = serde_json::from_value::<AggregateMode>(mode_name(text))
                 .map_err(|_| {
                     bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE")
                 })?
         }
-        "elseMode" => {
+        PolicyField::ElseMode => {
             selection.aggregate.else_mode = serde_json::from_value::<ElseMode>(mode_name(text))
                 .map_err(|_| bad("ANY_DEVICE_PARTIAL_IS_PARTIAL or NONE"))?
         }
-        "strategy" => {
+        PolicyField::Strategy => {
             selection.recommendation.strategy =
                 serde_json::from_value::<RecommendationStrategy>(mode_name(text))
                     .map_err(|_| bad("HIGHEST_VERDICT_THEN_SCORE"))?
-        }
-        _ => {
-            let hint = did_you_mean(short, NAMES.iter().copied())
-                .map(|s| format!(" (hint: did you mean `{s}`?)"))
-                .unwrap_or_default();
-            return Err(format!(
-                "unknown policy `{}`{hint}; names: {}",
-                crate::core::text::sanitize(name),
-                NAMES.join(", ")
-            ));
         }
     }
     Ok(())
@@ -105,10 +103,10 @@ pub fn changed(
     a: (&DevicePolicy, &SelectionPolicy),
     b: (&DevicePolicy, &SelectionPolicy),
 ) -> Vec<&'static str> {
-    NAMES
+    PolicyField::ALL
         .iter()
-        .copied()
-        .filter(|name| value_of(name, a) != value_of(name, b))
+        .filter(|f| field_value(**f, a) != field_value(**f, b))
+        .map(|f| f.name())
         .collect()
 }
 
@@ -118,16 +116,18 @@ pub fn copy(
     from: (&DevicePolicy, &SelectionPolicy),
     to: (&mut DevicePolicy, &mut SelectionPolicy),
 ) {
+    let Ok(field) = name.parse::<PolicyField>() else {
+        return;
+    };
     let (d, s) = from;
     let (td, ts) = to;
-    match name {
-        "requiredMode" => td.required_mode = d.required_mode,
-        "fullThreshold" => td.full_threshold = d.full_threshold,
-        "partialThreshold" => td.partial_threshold = d.partial_threshold,
-        "mode" => ts.aggregate.mode = s.aggregate.mode,
-        "elseMode" => ts.aggregate.else_mode = s.aggregate.else_mode,
-        "strategy" => ts.recommendation.strategy = s.recommendation.strategy,
-        _ => {}
+    match field {
+        PolicyField::RequiredMode => td.required_mode = d.required_mode,
+        PolicyField::FullThreshold => td.full_threshold = d.full_threshold,
+        PolicyField::PartialThreshold => td.partial_threshold = d.partial_threshold,
+        PolicyField::AggregateMode => ts.aggregate.mode = s.aggregate.mode,
+        PolicyField::ElseMode => ts.aggregate.else_mode = s.aggregate.else_mode,
+        PolicyField::Strategy => ts.recommendation.strategy = s.recommendation.strategy,
     }
 }
 
@@ -141,16 +141,21 @@ pub fn values(names: &[&str], policies: (&DevicePolicy, &SelectionPolicy)) -> Va
     )
 }
 
-/// A value by name, as JSON (for comparing).
-pub fn value_of(name: &str, (d, s): (&DevicePolicy, &SelectionPolicy)) -> Value {
-    let v = match name {
-        "requiredMode" => serde_json::to_value(d.required_mode),
-        "fullThreshold" => serde_json::to_value(d.full_threshold),
-        "partialThreshold" => serde_json::to_value(d.partial_threshold),
-        "mode" => serde_json::to_value(s.aggregate.mode),
-        "elseMode" => serde_json::to_value(s.aggregate.else_mode),
-        "strategy" => serde_json::to_value(s.recommendation.strategy),
-        _ => Ok(Value::Null),
+/// A value by name, as JSON (for comparing; `null` for no such name).
+pub fn value_of(name: &str, policies: (&DevicePolicy, &SelectionPolicy)) -> Value {
+    name.parse::<PolicyField>()
+        .map_or(Value::Null, |f| field_value(f, policies))
+}
+
+/// A policy value, as JSON.
+pub fn field_value(field: PolicyField, (d, s): (&DevicePolicy, &SelectionPolicy)) -> Value {
+    let v = match field {
+        PolicyField::RequiredMode => serde_json::to_value(d.required_mode),
+        PolicyField::FullThreshold => serde_json::to_value(d.full_threshold),
+        PolicyField::PartialThreshold => serde_json::to_value(d.partial_threshold),
+        PolicyField::AggregateMode => serde_json::to_value(s.aggregate.mode),
+        PolicyField::ElseMode => serde_json::to_value(s.aggregate.else_mode),
+        PolicyField::Strategy => serde_json::to_value(s.recommendation.strategy),
     };
     v.unwrap_or(Value::Null)
 }

@@ -514,8 +514,8 @@ impl Session {
         // `tune_policies` lists only the values that differ from the page's; a kept
         // value equal to the page's is still the person's, and is saved (or asked).
         for name in values.keys() {
-            if let Some(n) = super::policy::NAMES.iter().find(|n| **n == name.as_str())
-                && !self.tuned.contains(n)
+            if let Ok(n) = name.parse::<super::policy::PolicyField>().map(|f| f.name())
+                && !self.tuned.contains(&n)
             {
                 self.tuned.push(n);
             }

@@ -559,6 +559,47 @@ impl Default for DevicePolicy {
     }
 }
 
+/// A policy value by name, as the page file, `rulebench policy set` and the workbench's
+/// Policy pane call it (`fullThreshold`, `mode`, …): one list, by derive, in the order
+/// the pane shows them; a new one does not build until every match on it says what it
+/// does.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+pub enum PolicyField {
+    #[strum(serialize = "requiredMode")]
+    RequiredMode,
+    #[strum(serialize = "fullThreshold")]
+    FullThreshold,
+    #[strum(serialize = "partialThreshold")]
+    PartialThreshold,
+    /// The selection's aggregate mode (`selectionPolicy.aggregate.mode`).
+    #[strum(serialize = "mode")]
+    AggregateMode,
+    #[strum(serialize = "elseMode")]
+    ElseMode,
+    #[strum(serialize = "strategy")]
+    Strategy,
+}
+
+impl PolicyField {
+    /// Every policy value, in the order the workbench shows them.
+    pub const ALL: &'static [PolicyField] = <PolicyField as strum::VariantArray>::VARIANTS;
+
+    /// The name, as in the page file and `policy set`.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// What a failing required rule does to a target's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

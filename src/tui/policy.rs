@@ -24,25 +24,11 @@ pub const STEP: f64 = 0.05;
 /// Buckets of the score histogram (0.0–1.0).
 pub const BUCKETS: usize = 10;
 
-/// The pane's fields, in display order (`PromptFor::PolicyValue { field }` indexes this).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    RequiredMode,
-    FullThreshold,
-    PartialThreshold,
-    AggregateMode,
-    ElseMode,
-    Strategy,
-}
+/// The pane's fields, in display order (`PromptFor::PolicyValue { field }` indexes this):
+/// the one list of policy values (`PolicyField`).
+pub use crate::app::types::PolicyField as Field;
 
-pub const FIELDS: [Field; 6] = [
-    Field::RequiredMode,
-    Field::FullThreshold,
-    Field::PartialThreshold,
-    Field::AggregateMode,
-    Field::ElseMode,
-    Field::Strategy,
-];
+pub const FIELDS: &[Field] = Field::ALL;
 
 const REQUIRED_MODES: [RequiredMode; 3] = [
     RequiredMode::AnyRequiredFailIs0,
@@ -56,20 +42,15 @@ const AGGREGATE_MODES: [AggregateMode; 2] = [
 const ELSE_MODES: [ElseMode; 2] = [ElseMode::AnyDevicePartialIsPartial, ElseMode::None];
 const STRATEGIES: [RecommendationStrategy; 1] = [RecommendationStrategy::HighestVerdictThenScore];
 
-impl Field {
-    /// The policy's name, as in the page file and `rulebench policy set`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::RequiredMode => "requiredMode",
-            Field::FullThreshold => "fullThreshold",
-            Field::PartialThreshold => "partialThreshold",
-            Field::AggregateMode => "mode",
-            Field::ElseMode => "elseMode",
-            Field::Strategy => "strategy",
-        }
-    }
-
+/// What the pane shows of a policy value.
+trait Shown {
     /// The short label the pane shows.
+    fn label(self) -> &'static str;
+    fn threshold(self) -> bool;
+    fn value(self, device: &DevicePolicy, selection: &SelectionPolicy) -> String;
+}
+
+impl Shown for Field {
     fn label(self) -> &'static str {
         match self {
             Field::RequiredMode => "required",
@@ -81,11 +62,10 @@ impl Field {
         }
     }
 
-    fn is_threshold(self) -> bool {
+    fn threshold(self) -> bool {
         matches!(self, Field::FullThreshold | Field::PartialThreshold)
     }
 
-    /// The field's current value as text (enum values by their serde name).
     fn value(self, device: &DevicePolicy, selection: &SelectionPolicy) -> String {
         match self {
             Field::RequiredMode => serde_name(&device.required_mode),
@@ -257,7 +237,7 @@ fn adjust(state: &State, ctx: &mut Ctx<'_>, forward: bool) -> Vec<Action> {
     let field = FIELDS[state.field];
     let device = ctx.ws.page.device_policy.clone();
     let selection = ctx.ws.page.selection_policy.clone();
-    if field.is_threshold() {
+    if field.threshold() {
         let current = match field {
             Field::FullThreshold => device.full_threshold,
             _ => device.partial_threshold,
@@ -305,11 +285,11 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::End | Action::PageDown => state.field = FIELDS.len() - 1,
         Action::Left | Action::Decrease => return adjust(state, ctx, false),
         Action::Right | Action::Increase => return adjust(state, ctx, true),
-        Action::Cycle if !field.is_threshold() => return adjust(state, ctx, true),
+        Action::Cycle if !field.threshold() => return adjust(state, ctx, true),
         Action::Cycle => ctx
             .status
             .info("Space cycles modes; on a threshold use ←/→ (±0.05) or Enter to type"),
-        Action::Enter if field.is_threshold() => {
+        Action::Enter if field.threshold() => {
             let device = &ctx.ws.page.device_policy;
             let range = match field {
                 Field::FullThreshold => {
@@ -342,7 +322,7 @@ pub fn set_typed(state: &mut State, ctx: &mut Ctx<'_>, field: usize, text: &str)
     let result = {
         let (mut d, mut s) = (device.clone(), selection.clone());
         crate::app::policy::set(&mut d, &mut s, f.name(), text).and_then(|()| {
-            if f.is_threshold() {
+            if f.threshold() {
                 let v = match f {
                     Field::FullThreshold => d.full_threshold,
                     _ => d.partial_threshold,
@@ -521,7 +501,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         focused,
     );
     if focused {
-        let hint = if current.is_threshold() {
+        let hint = if current.threshold() {
             " ←→ ±0.05 · Enter type "
         } else {
             " ←→ Space Enter cycle "
@@ -543,7 +523,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             );
             let value_style = if here && focused {
                 theme.selected()
-            } else if f.is_threshold() {
+            } else if f.threshold() {
                 theme.title()
             } else {
                 Style::default()
@@ -706,7 +686,7 @@ mod tests {
         // Every field of the pane is a name the parser knows.
         for f in FIELDS {
             assert!(
-                crate::app::policy::NAMES.contains(&f.name()),
+                crate::app::policy::names().contains(&f.name()),
                 "{}",
                 f.name()
             );

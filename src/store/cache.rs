@@ -32,17 +32,10 @@ impl Store {
         revision: i64,
         pages: &[String],
     ) -> Result<()> {
-        if self.read_only {
-            return Ok(()); // a cache: nothing is lost by not writing it
-        }
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        // A page renamed, removed or changed since the result was computed: its result
-        // is not cached (a cache, not a record: skipped, never an error).
-        if !at_revision(&tx, page_id, revision)? {
+        // A cache: nothing is lost by not writing it (read-only, or the page moved on).
+        let Some(tx) = self.write_at_revision(page_id, revision)? else {
             return Ok(());
-        }
+        };
         tx.execute(
             "DELETE FROM compat_results WHERE page_id = ?1 AND revision_id < ?2",
             params![page_id, revision],
@@ -84,17 +77,11 @@ impl Store {
         run_at: &str,
         results: &[AssertionResult],
     ) -> Result<()> {
-        if self.read_only {
-            return Ok(()); // the report is printed; only its record is not kept
-        }
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        // The page moved on (renamed, removed, changed) since the run: the report was
-        // printed; its record would describe a revision that is not the page's.
-        if !at_revision(&tx, page_id, revision)? {
+        // The report is printed; its record is not kept where it cannot be, nor when it
+        // would describe a revision that is not the page's any more.
+        let Some(tx) = self.write_at_revision(page_id, revision)? else {
             return Ok(());
-        }
+        };
         tx.execute(
             "DELETE FROM assertion_results WHERE page_id = ?1 AND revision = ?2",
             params![page_id, revision],
@@ -174,5 +161,23 @@ impl Store {
                 },
             )
             .collect()
+    }
+
+    /// An IMMEDIATE transaction for writing what was computed at `revision` of a page —
+    /// `None` when the database is read-only or the page is not at that revision any
+    /// more (renamed, removed or changed meanwhile): such a write is skipped, never an
+    /// error.
+    fn write_at_revision(
+        &mut self,
+        page_id: &str,
+        revision: i64,
+    ) -> Result<Option<Transaction<'_>>> {
+        if self.read_only {
+            return Ok(None);
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        Ok(at_revision(&tx, page_id, revision)?.then_some(tx))
     }
 }

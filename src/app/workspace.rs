@@ -305,6 +305,14 @@ impl Session {
         &self.conflicts
     }
 
+    /// Passes a save's result on, a conflict it met kept for the person first.
+    pub(super) fn noting_conflict<T>(&mut self, saved: Result<T>) -> Result<T> {
+        if let Err(AppError::Conflict(c)) = &saved {
+            self.add_conflict(c);
+        }
+        saved
+    }
+
     pub(super) fn add_conflict(&mut self, c: &super::Conflict) {
         self.conflicts.retain(|o| o.what != c.what);
         self.conflicts.push(c.clone());
@@ -802,13 +810,7 @@ impl Session {
             rule.expression.as_deref(),
             self.bases.get(&rule.id),
         );
-        let (saved, revision) = match saved {
-            Err(AppError::Conflict(c)) => {
-                self.add_conflict(&c);
-                return Err(AppError::Conflict(c));
-            }
-            other => other?,
-        };
+        let (saved, revision) = self.noting_conflict(saved)?;
         self.bases.remove(&rule.id);
         if self.editing.as_deref() == Some(rule.id.as_str()) {
             self.editing_base = Some(saved.logic.clone());
@@ -1073,8 +1075,7 @@ impl Session {
             Err(AppError::Conflict(c)) => {
                 // Not due again until the person chooses.
                 self.policies_since = None;
-                self.add_conflict(&c);
-                return Err(AppError::Conflict(c));
+                return self.noting_conflict(Err(AppError::Conflict(c)));
             }
             Err(e) if e.is_page_gone() => {
                 // Nowhere to save them: not tried again at every tick (the values stay

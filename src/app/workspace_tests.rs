@@ -81,13 +81,7 @@ impl Session {
         let saved = self
             .app
             .replace_assertion_over(&self.page.id, replacing, assertion, base);
-        let (id, _) = match saved {
-            Err(super::AppError::Conflict(c)) => {
-                self.add_conflict(&c);
-                return Err(super::AppError::Conflict(c));
-            }
-            other => other?,
-        };
+        let (id, _) = self.noting_conflict(saved)?;
         self.reload_assertions()?;
         Ok(id)
     }

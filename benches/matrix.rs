@@ -3,9 +3,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use datalogic_rs::bumpalo::Bump;
-use rulebench::core::engine;
-use rulebench::core::matrix::Matrix;
-use rulebench::synth::{self, Spread};
+use rulebench::app::synth::{self, Spread};
+use rulebench_core::engine;
+use rulebench_core::matrix::Matrix;
 use serde_json::{Value, json};
 
 const TARGETS: usize = 10_000;

@@ -6,10 +6,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use rulebench::app::synth::{self, Spread};
 use rulebench::cli::print;
-use rulebench::core::matrix::Matrix;
-use rulebench::core::result::{Names, SelectionResult};
-use rulebench::synth::{self, Spread};
+use rulebench_core::matrix::Matrix;
+use rulebench_core::result::{Names, SelectionResult};
 
 /// A writer that counts bytes and keeps none (the cost of formatting, not of a disk).
 struct Sink(usize);

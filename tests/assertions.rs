@@ -6,9 +6,9 @@ use common::rb;
 use std::path::{Path, PathBuf};
 
 use rulebench::app::{App, AppError};
-use rulebench::core::assertions::{self, Assertion, Limits, PathMatch};
-use rulebench::core::model::Page;
-use rulebench::store::Store;
+use rulebench_core::assertions::{self, Assertion, Limits, PathMatch};
+use rulebench_core::model::Page;
+use rulebench_store::Store;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -737,7 +737,7 @@ fn a_dropped_row_orphans_its_override_and_fails_its_assertion() {
         .unwrap(),
     )
     .unwrap();
-    let keep = |d: &rulebench::core::model::Dataset, drop: &str| -> Vec<Value> {
+    let keep = |d: &rulebench_core::model::Dataset, drop: &str| -> Vec<Value> {
         d.rows
             .iter()
             .filter(|r| r["id"] != drop)
@@ -757,7 +757,7 @@ fn a_dropped_row_orphans_its_override_and_fails_its_assertion() {
             &mut |_| {},
         )
     };
-    use rulebench::core::model::Side;
+    use rulebench_core::model::Side;
     import(&mut app, Side::Target, keep(&page.target, "llama-3.3-70b")).expect("not refused");
     import(&mut app, Side::Source, keep(&page.source, "t3-chat")).expect("not refused");
     let (now, _) = app.page(LLM).unwrap();

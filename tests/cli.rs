@@ -1799,7 +1799,7 @@ fn no_op_changes_ambiguous_names_key_hash_case_and_expr_exit_codes() {
         "{err}"
     );
     // A keyHash in any case.
-    let hash = rulebench::core::model::key_hash("clientType=web|id=t3-chat");
+    let hash = rulebench_core::model::key_hash("clientType=web|id=t3-chat");
     let out = ok(
         env.db(),
         &[

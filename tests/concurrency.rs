@@ -143,7 +143,7 @@ fn concurrent_overrides_keep_every_pair() {
     let db = dir.path().join("o.db");
     let page = App::open(&db).unwrap().page(LLM).unwrap().0;
     let before = page.overrides.len();
-    let keys = |side: &rulebench::core::model::Dataset| -> Vec<String> {
+    let keys = |side: &rulebench_core::model::Dataset| -> Vec<String> {
         side.rows.iter().map(|r| side.row_key(r)).collect()
     };
     let (sources, targets) = (keys(&page.source), keys(&page.target));
@@ -184,7 +184,7 @@ fn concurrent_overrides_keep_every_pair() {
 #[test]
 fn concurrent_cell_edits_of_different_rows_keep_every_value() {
     use rulebench::app::{App, Session};
-    use rulebench::core::model::Side;
+    use rulebench_core::model::Side;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("d.db");
     App::open(&db).unwrap();
@@ -217,7 +217,7 @@ fn concurrent_cell_edits_of_different_rows_keep_every_value() {
 #[test]
 fn concurrent_key_edits_of_different_rows_keep_every_key() {
     use rulebench::app::App;
-    use rulebench::core::model::Side;
+    use rulebench_core::model::Side;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     App::open(&db).unwrap();
@@ -449,7 +449,7 @@ fn concurrent_logic_and_weight_edits_of_one_rule_keep_both() {
 #[test]
 fn concurrent_cell_edits_of_one_row_keep_every_field() {
     use rulebench::app::{App, Session};
-    use rulebench::core::model::Side;
+    use rulebench_core::model::Side;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
     App::open(&db).unwrap();
@@ -481,7 +481,7 @@ fn concurrent_cell_edits_of_one_row_keep_every_field() {
 #[test]
 fn a_cell_edit_never_lands_on_a_row_renumbered_elsewhere() {
     use rulebench::app::{App, Session};
-    use rulebench::core::model::Side;
+    use rulebench_core::model::Side;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("o.db");
     let app = App::open(&db).unwrap();

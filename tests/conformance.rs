@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use rulebench::core::engine;
+use rulebench_core::engine;
 
 /// The official suite: section headers (strings) and `[rule, data, expected]` cases.
 const SUITE: &str = include_str!("data/jsonlogic-tests.json");

@@ -11,8 +11,8 @@ use rulebench::app::App;
 use rulebench::app::dataset::{ImportOptions, Progress};
 use rulebench::app::watch::{Reload, Watcher};
 use rulebench::app::workspace::Session;
-use rulebench::core::dataset::{DataFormat, KeyCase, ParseOptions, parse};
-use rulebench::core::model::{Page, Side};
+use rulebench_core::dataset::{DataFormat, KeyCase, ParseOptions, parse};
+use rulebench_core::model::{Page, Side};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 

@@ -1,6 +1,6 @@
 //! Differential tests.
 //!
-//! (a) Our engine (datalogic-rs, through `rulebench::core::engine`) against jsonlogic-rs,
+//! (a) Our engine (datalogic-rs, through `rulebench_core::engine`) against jsonlogic-rs,
 //!     an independent JSONLogic implementation, on the sample pages, on the engine spec's rules
 //!     over a grid of rows, and on probe rules. Where the two legitimately differ, the
 //!     difference is listed in [`KNOWN_DIFFERENCES`] with its reason; any other difference
@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use rulebench::core::engine::{self, CompiledRule, Outcome};
-use rulebench::core::matrix::{Column, ERROR, FAIL, Matrix, PASS, naive_column};
-use rulebench::core::model::{Page, Rule, Side};
-use rulebench::synth::{self, Rng, Spread};
+use rulebench::app::synth::{self, Rng, Spread};
+use rulebench_core::engine::{self, CompiledRule, Outcome};
+use rulebench_core::matrix::{Column, ERROR, FAIL, Matrix, PASS, naive_column};
+use rulebench_core::model::{Page, Rule, Side};
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers

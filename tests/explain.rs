@@ -6,9 +6,9 @@ mod common;
 use common::rb;
 use std::path::PathBuf;
 
-use rulebench::core::explain::{Explanation, explain, fmt_value};
-use rulebench::core::infix;
-use rulebench::core::model::Rule;
+use rulebench_core::explain::{Explanation, explain, fmt_value};
+use rulebench_core::infix;
+use rulebench_core::model::Rule;
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------------------------------------

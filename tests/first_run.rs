@@ -566,7 +566,7 @@ fn completing_a_hostile_page_id_in_bash_runs_nothing() {
     let db_s = db.to_str().unwrap();
     assert_eq!(run(home.path(), &[], &["--db", db_s, "pages"]).0, 0);
     {
-        let mut store = rulebench::store::Store::open(&db).unwrap();
+        let mut store = rulebench_store::Store::open(&db).unwrap();
         store
             .rename_page("loan-eligibility", "x$(touch PWNED)`touch PWNED2`id")
             .unwrap();

@@ -5,8 +5,8 @@ mod common;
 
 use rulebench::app::App;
 use rulebench::app::dataset::{DataInput, ImportOptions};
-use rulebench::core::model::{Page, Side};
-use rulebench::store::MIGRATIONS;
+use rulebench_core::model::{Page, Side};
+use rulebench_store::MIGRATIONS;
 use serde_json::{Value, json};
 
 use common::rb;

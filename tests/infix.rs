@@ -2,7 +2,7 @@
 //! and what the infix form compiles to evaluates like the JSONLogic written by hand.
 
 use proptest::prelude::*;
-use rulebench::core::infix::{Fields, parse, print};
+use rulebench_core::infix::{Fields, parse, print};
 use serde_json::{Value, json};
 
 fn field() -> impl Strategy<Value = Value> {
@@ -96,7 +96,7 @@ fn seed_004_worked_example_compiles_to_the_same_logic() {
     );
     let data = json!({"source": {"age": 25, "credit_score": 650, "country": "CA"}, "target": {"country": "US"}});
     assert_eq!(
-        rulebench::core::engine::apply(&logic, &data).unwrap(),
+        rulebench_core::engine::apply(&logic, &data).unwrap(),
         json!(false)
     );
 }
@@ -216,12 +216,12 @@ proptest! {
 
     #[test]
     fn token_soup_round_trips_or_fails_cleanly(text in soup()) {
-        rulebench::core::infix::fuzz_roundtrip(text.as_bytes());
+        rulebench_core::infix::fuzz_roundtrip(text.as_bytes());
     }
 
     #[test]
     fn arbitrary_text_never_panics(text in "\\PC{0,40}") {
-        rulebench::core::infix::fuzz_roundtrip(text.as_bytes());
+        rulebench_core::infix::fuzz_roundtrip(text.as_bytes());
     }
 }
 
@@ -407,7 +407,7 @@ proptest! {
         let logic = json!({"==": [{"var": "source.name"}, s]});
         let text = print(&logic).expect("in the grammar");
         prop_assert!(
-            !text.chars().any(rulebench::core::text::is_unsafe),
+            !text.chars().any(rulebench_core::text::is_unsafe),
             "printed raw: {:?}", text
         );
         let back = parse(&text, &Fields::default()).map_err(|e| TestCaseError::fail(e.render(&text)))?;
@@ -436,7 +436,7 @@ fn controls_and_invisible_characters_round_trip_through_expr() {
             !infix
                 .trim_end()
                 .chars()
-                .any(rulebench::core::text::is_unsafe),
+                .any(rulebench_core::text::is_unsafe),
             "{infix:?}"
         );
         let (code, back, err) = rulebench(&["expr", infix.trim_end()]);

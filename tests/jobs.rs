@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use rulebench::app::jobs::{JobResult, Jobs, Mode};
-use rulebench::core::matrix::Matrix;
-use rulebench::core::model::Page;
-use rulebench::synth::{self, Spread};
+use rulebench::app::synth::{self, Spread};
+use rulebench_core::matrix::Matrix;
+use rulebench_core::model::Page;
 use serde_json::json;
 
 fn page() -> Page {
@@ -122,7 +122,7 @@ fn a_stale_result_is_dropped() {
 fn a_cell_edit_is_incremental_and_reaches_the_background() {
     use rulebench::app::App;
     use rulebench::app::workspace::Session;
-    use rulebench::core::model::Side;
+    use rulebench_core::model::Side;
 
     let dir = tempfile::tempdir().unwrap();
     let mut app = App::open(&dir.path().join("t.db")).unwrap();
@@ -153,7 +153,7 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
         ws.select(s);
         let f = fresh.evaluate(s);
         assert_eq!(ws.eval.devices, f.devices, "source {s}");
-        let outcomes = |cols: &[std::sync::Arc<rulebench::core::matrix::Column>]| -> Vec<Vec<u8>> {
+        let outcomes = |cols: &[std::sync::Arc<rulebench_core::matrix::Column>]| -> Vec<Vec<u8>> {
             cols.iter().map(|c| c.outcome.clone()).collect()
         };
         assert_eq!(

@@ -283,7 +283,7 @@ fn run_js(cases: &[(Value, Value)], modules: &PathBuf) -> Vec<Outcome> {
 }
 
 fn run_engine(logic: &Value, data: &Value) -> Outcome {
-    match rulebench::core::engine::apply(logic, data) {
+    match rulebench_core::engine::apply(logic, data) {
         Ok(v) => Outcome::Ok(v),
         Err(_) => Outcome::Error,
     }
@@ -327,7 +327,7 @@ fn sample_page_cases() -> Vec<(Value, Value)> {
         include_str!("../sample-pages/loan-eligibility.json"),
         include_str!("../sample-pages/provider-capabilities.json"),
     ] {
-        let page: rulebench::core::model::Page = serde_json::from_str(text).unwrap();
+        let page: rulebench_core::model::Page = serde_json::from_str(text).unwrap();
         for rule in &page.rules {
             for s in &page.source.rows {
                 for t in &page.target.rows {
@@ -415,7 +415,7 @@ fn the_engine_agrees_with_json_logic_js_on_generated_rules() {
 /// Regressions found in review, each with json-logic-js's answer (no node needed).
 #[test]
 fn missing_in_item_scope_equality_conversions_and_missing_arguments() {
-    let apply = |logic: Value, data: Value| rulebench::core::engine::apply(&logic, &data);
+    let apply = |logic: Value, data: Value| rulebench_core::engine::apply(&logic, &data);
     // `missing` inside a quantifier reads the current item, not the root data.
     assert_eq!(
         apply(

@@ -523,7 +523,7 @@ fn assertion_paths_too_nested_or_with_too_many_filters_are_located_errors() {
     ];
     for path in ok {
         assert!(
-            rulebench::core::assertions::guard_path(&path).is_ok(),
+            rulebench_core::assertions::guard_path(&path).is_ok(),
             "{path}"
         );
     }

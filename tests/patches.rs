@@ -151,7 +151,7 @@ fn patches_are_validated_like_rows() {
 /// Defaults fill first, then the patch sets what it sets (a patch to null stays null).
 #[test]
 fn the_patch_comes_after_the_defaults() {
-    let mut d: rulebench::core::model::Dataset = serde_json::from_value(json!({
+    let mut d: rulebench_core::model::Dataset = serde_json::from_value(json!({
         "name": "T", "key": ["id"], "defaults": {"maxTokens": 4096},
         "patches": [{"key": "id=a", "set": {"maxTokens": null}}],
         "rows": [{"id": "a"}, {"id": "b"}]}))
@@ -202,7 +202,7 @@ fn a_patch_survives_a_linked_file_reload() {
     rows.push(json!({"id": "new", "name": "New", "citations": false}));
     std::fs::write(&data, Value::Array(rows).to_string()).unwrap();
     let mut app = rulebench::app::App::open(&db).unwrap();
-    app.reload_linked("deploy", rulebench::core::model::Side::Target)
+    app.reload_linked("deploy", rulebench_core::model::Side::Target)
         .unwrap();
     let hf: Vec<(String, bool)> = passes(&db)
         .into_iter()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use proptest::prelude::*;
-use rulebench::core::predicates::{
+use rulebench_core::predicates::{
     LogicalOperator, Operand, Operator, Predicate, PredicateList, from_logic, to_logic,
 };
 use serde_json::{Value, json};
@@ -89,14 +89,14 @@ proptest! {
         }
         // The canonical form is a fixed point, and the logic compiles.
         prop_assert_eq!(to_logic(&p.canonical()), logic.clone());
-        prop_assert!(rulebench::core::engine::compile(&logic).is_ok());
+        prop_assert!(rulebench_core::engine::compile(&logic).is_ok());
     }
 
     /// The page-file form reads back to the same list.
     #[test]
     fn the_written_form_reads_back(p in list()) {
         let written = p.to_json();
-        let read = rulebench::core::predicates::read_list(
+        let read = rulebench_core::predicates::read_list(
             &written["predicates"],
             Some(("logical_operator", &written["logical_operator"])),
         );

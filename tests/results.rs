@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use rulebench::app::App;
 use rulebench::cli::print;
-use rulebench::core::assertions::{self, Limits};
-use rulebench::core::matrix::{Matrix, SelectionEval};
-use rulebench::core::model::{Page, key_hash};
-use rulebench::core::result::{CacheState, Names, Needs, SelectionResult};
+use rulebench_core::assertions::{self, Limits};
+use rulebench_core::matrix::{Matrix, SelectionEval};
+use rulebench_core::model::{Page, key_hash};
+use rulebench_core::result::{CacheState, Names, Needs, SelectionResult};
 use serde_json::{Map, Value, json};
 use tempfile::TempDir;
 
@@ -301,7 +301,7 @@ fn awkward_results_print_and_cache_exactly() {
         assert!(
             miss.eval.columns[2]
                 .outcome
-                .contains(&rulebench::core::matrix::ERROR)
+                .contains(&rulebench_core::matrix::ERROR)
         );
         check_printers(&page, &miss);
         let hit = app.evaluate("awkward", key).unwrap();
@@ -456,7 +456,8 @@ fn pruned_results_answer_every_path_as_the_whole_result_does() {
 #[test]
 fn streamed_samples_truncate_as_the_whole_array_would() {
     let page: Page = {
-        let mut p = rulebench::synth::page(300, 6, 4, rulebench::synth::Spread::Realistic, 3);
+        let mut p =
+            rulebench::app::synth::page(300, 6, 4, rulebench::app::synth::Spread::Realistic, 3);
         p.assertions = vec![
             serde_json::from_value(json!({"id": "all", "select": "*",
             "path": "$.targets[*].verdict", "pathMatch": "ALL", "matcher": "toBeOneOf",

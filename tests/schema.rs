@@ -1,6 +1,6 @@
 //! assets/page.schema.json describes the page file the model reads and writes.
 
-use rulebench::core::model::{
+use rulebench_core::model::{
     AggregateMode, ElseMode, Page, PlanTier, RecommendationStrategy, RequiredMode,
 };
 use serde_json::{Value, json};
@@ -45,7 +45,7 @@ fn schema_enums_are_the_models() {
     assert_eq!(
         s.pointer("/$defs/rule/properties/weight/maximum")
             .and_then(Value::as_f64),
-        Some(rulebench::core::validate::MAX_WEIGHT)
+        Some(rulebench_core::validate::MAX_WEIGHT)
     );
     assert_eq!(
         enum_at(&s, "/$defs/devicePolicy/properties/requiredMode"),
@@ -146,7 +146,7 @@ fn schema_properties_match_an_exported_page() {
 /// the matcher names of the registry.
 #[test]
 fn schema_assertions_are_the_models() {
-    use rulebench::core::assertions::{PathMatch, registry};
+    use rulebench_core::assertions::{PathMatch, registry};
     let s = schema();
     assert_eq!(
         enum_at(&s, "/$defs/assertion/properties/pathMatch"),

@@ -13,7 +13,7 @@ use rulebench::app::App;
 use rulebench::app::dataset::ImportOptions;
 use rulebench::app::watch::Watcher;
 use rulebench::app::workspace::Session;
-use rulebench::core::model::Side;
+use rulebench_core::model::Side;
 use serde_json::{Value, json};
 
 const PAGE: &str = "linked";

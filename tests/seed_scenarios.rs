@@ -1,7 +1,7 @@
 //! The compatibility engine's scenarios: one test per scenario, named after it.
 //!
 //! Every test runs on its own temporary database (`App::open` seeds it with the sample
-//! pages). Scenarios about a pure policy also call `rulebench::core` directly, but each
+//! pages). Scenarios about a pure policy also call `rulebench_core` directly, but each
 //! is demonstrated end to end through `App::evaluate` as well. Expected values are
 //! worked out independently of the code under test (by hand for the small pages, by a
 //! reference computation in the test for the sample page).
@@ -9,16 +9,16 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use rulebench::app::synth;
 use rulebench::app::{App, AppError};
-use rulebench::core::diag::Diagnostic;
-use rulebench::core::engine::{self, Outcome};
-use rulebench::core::model::{
+use rulebench_core::diag::Diagnostic;
+use rulebench_core::engine::{self, Outcome};
+use rulebench_core::model::{
     AggregateMode, DevicePolicy, ElseMode, Page, RecommendationStrategy, RequiredMode,
     SelectionPolicy,
 };
-use rulebench::core::validate::{self, MAX_DEPTH, MAX_RULE_BYTES, Schema};
-use rulebench::core::verdict::{self, Candidate, Reason, RuleWeight, Tally};
-use rulebench::synth;
+use rulebench_core::validate::{self, MAX_DEPTH, MAX_RULE_BYTES, Schema};
+use rulebench_core::verdict::{self, Candidate, Reason, RuleWeight, Tally};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -146,7 +146,7 @@ fn cached_rows(app: &App, page: &str, selection_key: &str) -> Vec<(i64, i64, Val
     .expect("query")
     .map(|row| {
         let (rev, num, text) = row.expect("row");
-        let payload = rulebench::core::result::cache_page_as_wire(&text)
+        let payload = rulebench_core::result::cache_page_as_wire(&text)
             .expect("payload_json is a result page");
         (rev, num, payload)
     })

@@ -130,7 +130,7 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
     for (logic, pointer, operator, why) in cases {
         let page = page_with(logic.clone());
         for dialect in Dialect::ALL {
-            let problems = rulebench::core::sql::problems(&page, dialect);
+            let problems = rulebench_core::sql::problems(&page, dialect);
             assert_eq!(problems.len(), 1, "{logic}: {problems:?}");
             let e = &problems[0];
             assert_eq!(e.rule.as_deref(), Some("the-rule"), "{logic}");
@@ -165,9 +165,9 @@ fn names_a_dialect_cannot_hold_are_refused() {
         .to_string(),
     );
     // PostgreSQL cuts names at 63 bytes: two long rule ids would share a column.
-    let e = rulebench::core::sql::problems(&page, Dialect::Postgres);
+    let e = rulebench_core::sql::problems(&page, Dialect::Postgres);
     assert!(e[0].why.contains("63 bytes"), "{e:?}");
-    assert!(rulebench::core::sql::problems(&page, Dialect::Sqlite).is_empty());
+    assert!(rulebench_core::sql::problems(&page, Dialect::Sqlite).is_empty());
     // DuckDB and Spark ignore case in column names: `id` and `ID` are one column.
     let mut request = SqlRequest::new(Dialect::Duckdb);
     request.all = true;

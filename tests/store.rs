@@ -7,8 +7,8 @@ use rusqlite::params;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use rulebench::core::model::{Override, Page, Rule};
-use rulebench::store::{MIGRATIONS, Store, StoreError, ops};
+use rulebench_core::model::{Override, Page, Rule};
+use rulebench_store::{MIGRATIONS, Store, StoreError, ops};
 
 const LLM_CHAT: &str = include_str!("../sample-pages/llm-chat-clients.json");
 const LOANS: &str = include_str!("../sample-pages/loan-eligibility.json");
@@ -676,7 +676,7 @@ fn the_page_table_list_is_every_table_with_a_page_id() {
         .collect::<Result<_, _>>()
         .unwrap();
     with_page_id.retain(|t| t != "drafts");
-    let mut listed: Vec<String> = rulebench::store::PAGE_TABLES
+    let mut listed: Vec<String> = rulebench_store::PAGE_TABLES
         .iter()
         .map(|t| t.to_string())
         .collect();

@@ -1199,7 +1199,7 @@ fn controls_in_a_rule_are_escaped_in_both_views_and_the_clipboard() {
         .unwrap();
     let ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
     let mut b = Bench { _dir: dir, db, ui };
-    let unsafe_in = |t: &str| t.chars().any(rulebench::core::text::is_unsafe);
+    let unsafe_in = |t: &str| t.chars().any(rulebench_core::text::is_unsafe);
     b.go_to_rule("hostile");
     b.press(KeyCode::Char('e'));
     let json_text = b.ui.page().unwrap().editor.text();

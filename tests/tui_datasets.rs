@@ -9,11 +9,11 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rulebench::app::App;
 use rulebench::app::dataset::ImportOptions;
-use rulebench::core::model::Side;
 use rulebench::tui::action::{Action, PaneId};
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::Ui;
 use rulebench::tui::view;
+use rulebench_core::model::Side;
 use serde_json::{Value, json};
 
 const PAGE: &str = "ds";

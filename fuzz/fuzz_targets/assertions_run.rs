@@ -11,10 +11,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(list) = rulebench::core::diag::parse_json::<serde_json::Value>(text) else {
+    let Ok(list) = rulebench_core::diag::parse_json::<serde_json::Value>(text) else {
         return;
     };
     let mut page: serde_json::Value = serde_json::from_str(PAGE).expect("the sample page");
     page["assertions"] = list;
-    let _ = rulebench::app::App::test_text(&page.to_string(), "fuzz.json");
+    let _ = rulebench_app::App::test_text(&page.to_string(), "fuzz.json");
 });

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rulebench::core::dataset::{DataFormat, KeyCase, ParseOptions, parse, parse_compact};
+use rulebench_core::dataset::{DataFormat, KeyCase, ParseOptions, parse, parse_compact};
 
 fuzz_target!(|data: &[u8]| {
     let key = ["id".to_owned()];

@@ -7,5 +7,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    rulebench::core::infix::fuzz_roundtrip(data);
+    rulebench_core::infix::fuzz_roundtrip(data);
 });

@@ -11,8 +11,8 @@ fuzz_target!(|data: &[u8]| {
     };
     // `logic` and `data` are separated by the first newline.
     let (logic, rest) = text.split_once('\n').unwrap_or((text, "null"));
-    let parse = |t: &str| rulebench::core::diag::parse_json::<serde_json::Value>(t).ok();
+    let parse = |t: &str| rulebench_core::diag::parse_json::<serde_json::Value>(t).ok();
     if let (Some(logic), Some(data)) = (parse(logic), parse(rest)) {
-        let _ = rulebench::core::engine::apply(&logic, &data);
+        let _ = rulebench_core::engine::apply(&logic, &data);
     }
 });

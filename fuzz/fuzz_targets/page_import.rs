@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = rulebench::app::App::check_text(text);
-        let _ = rulebench::app::App::parse_page(text, "fuzz.json");
+        let _ = rulebench_app::App::check_text(text);
+        let _ = rulebench_app::App::parse_page(text, "fuzz.json");
     }
 });

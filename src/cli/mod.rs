@@ -1,7 +1,6 @@
 //! The command line (README, Command line). Exit status: 0 success, 1 a check found problems,
 //! 2 bad usage or bad input.
 
-mod bench;
 mod bench_workbench;
 mod dataset;
 mod diff;
@@ -1253,12 +1252,12 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             ..
         } => {
             let spread = if unique {
-                crate::synth::Spread::Unique
+                crate::app::synth::Spread::Unique
             } else {
-                crate::synth::Spread::Realistic
+                crate::app::synth::Spread::Realistic
             };
-            let mut page = crate::synth::page(targets, rules, sources, spread, 42);
-            page.assertions = crate::synth::assertions(&page, assertions);
+            let mut page = crate::app::synth::page(targets, rules, sources, spread, 42);
+            page.assertions = crate::app::synth::assertions(&page, assertions);
             std::fs::write(&path, pretty(&page))
                 .map_err(|e| usage(format!("{}: {e}", path.display())))?;
             write_text(&format!(
@@ -1273,7 +1272,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
             sample,
             write_page: None,
             ..
-        } => write_text(&bench::run(targets, rules, sources, sample))?,
+        } => write_text(&crate::app::bench::run(targets, rules, sources, sample))?,
         Command::Explain {
             page,
             select,

@@ -27,6 +27,25 @@ pub enum MatrixFormat {
     Json,
 }
 
+impl MatrixFormat {
+    /// The format a file name asks for: `.csv`, `.tsv`, `.md`/`.markdown`, `.json`,
+    /// else an aligned table.
+    pub fn for_path(path: &std::path::Path) -> Self {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("csv") => Self::Csv,
+            Some("tsv") => Self::Tsv,
+            Some("md" | "markdown") => Self::Md,
+            Some("json") => Self::Json,
+            _ => Self::Table,
+        }
+    }
+}
+
 fn outcome_word(o: u8) -> &'static str {
     match o {
         PASS => "pass",

@@ -1329,7 +1329,8 @@ mod tests {
         fn ten_thousand_targets_scroll_with_the_cursor() {
             let dir = tempfile::tempdir().unwrap();
             let mut app = App::open(&dir.path().join("m.db")).unwrap();
-            let page = crate::synth::page(10_000, 100, 2, crate::synth::Spread::Realistic, 7);
+            let page =
+                crate::app::synth::page(10_000, 100, 2, crate::app::synth::Spread::Realistic, 7);
             app.import(&serde_json::to_string(&page).unwrap(), "synth", false)
                 .unwrap();
             let mut ui = Ui::new(app, Some(&page.id), Theme::mono()).unwrap();

@@ -8,9 +8,9 @@ use std::process::Command;
 
 use rulebench::app::App;
 use rulebench::app::sql::SqlRequest;
+use rulebench::app::synth::Rng;
 use rulebench::app::types::{Dialect, Page};
-use rulebench::core::matrix::Matrix;
-use rulebench::synth::Rng;
+use rulebench_core::matrix::Matrix;
 use serde_json::{Value, json};
 
 /// One pair's outcome: every rule's pass, score, verdict, reason; the selection's

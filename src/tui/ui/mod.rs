@@ -841,10 +841,7 @@ impl Ui {
                 let lines = query.lines().count();
                 match file {
                     Some(path) => {
-                        std::fs::write(&path, &query).map_err(|e| AppError::Io {
-                            path: path.display().to_string(),
-                            source: e,
-                        })?;
+                        app.export_file(&path, query.as_bytes())?;
                         Ok((
                             format!(
                                 "exported the page as {} SQL to {} ({lines} lines; its data: rulebench sql {page} --dialect {} --data)",
@@ -1124,8 +1121,17 @@ impl Ui {
                         "exporting to {}…",
                         super::theme::safe(&path.display().to_string())
                     ));
-                    self.history_run(move |_, _, _| {
-                        let written = crate::app::export::write_matrix(&path, &result, &rules);
+                    self.history_run(move |app, _, _| {
+                        let format = crate::print::matrix::MatrixFormat::for_path(&path);
+                        let mut bytes = Vec::new();
+                        let written =
+                            crate::print::matrix::write(&mut bytes, &result, &rules, format, true)
+                                .map_err(|source| AppError::Io {
+                                    path: path.display().to_string(),
+                                    source,
+                                })
+                                .and_then(|()| app.export_file(&path, &bytes))
+                                .map(|()| format);
                         HistoryDone::Exported(what, written)
                     });
                 }

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 use datalogic_rs::DataValue;
 use datalogic_rs::bumpalo::Bump;
 
-use crate::core::engine;
-use crate::core::matrix::Matrix;
 use crate::synth::{self, Spread};
+use rulebench_core::engine;
+use rulebench_core::matrix::Matrix;
 
 /// Best of `runs` timings of `f`.
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
@@ -42,7 +42,7 @@ fn sample_pairs(rules: usize, targets: usize, sample: usize) -> Vec<(usize, usiz
 }
 
 /// ns per rule·pair of a plain datalogic-rs loop (rows converted once, contexts prebuilt).
-fn datalogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> f64 {
+fn datalogic_loop(page: &rulebench_core::model::Page, pairs: &[(usize, usize)]) -> f64 {
     let compiled: Vec<_> = page
         .rules
         .iter()
@@ -68,7 +68,7 @@ fn datalogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
 }
 
 #[cfg(feature = "baseline")]
-fn jsonlogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> Option<f64> {
+fn jsonlogic_loop(page: &rulebench_core::model::Page, pairs: &[(usize, usize)]) -> Option<f64> {
     let contexts: Vec<serde_json::Value> = page
         .target
         .rows
@@ -88,7 +88,7 @@ fn jsonlogic_loop(page: &crate::core::model::Page, pairs: &[(usize, usize)]) -> 
 }
 
 #[cfg(not(feature = "baseline"))]
-fn jsonlogic_loop(_: &crate::core::model::Page, _: &[(usize, usize)]) -> Option<f64> {
+fn jsonlogic_loop(_: &rulebench_core::model::Page, _: &[(usize, usize)]) -> Option<f64> {
     None
 }
 

@@ -226,7 +226,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 let raw = &text[at..end];
                 let num: serde_json::Number = serde_json::from_str(raw)
                     .map_err(|_| err(at, format!("`{raw}` is not a number"), None))?;
-                if let Some((_, _, problem)) = crate::core::diag::prescan(raw, 1) {
+                if let Some((_, _, problem)) = crate::diag::prescan(raw, 1) {
                     return Err(err(at, problem.message(), problem.hint()));
                 }
                 out.push(Token {
@@ -659,7 +659,7 @@ fn is_field(path: &str) -> bool {
 
 /// A string literal that reads back as exactly `s`: quotes, backslashes, line breaks
 /// and tabs escaped as usual, and every character a terminal could act on or hide
-/// (controls, bidi, zero-width: [`crate::core::text::is_unsafe`]) as `\u{..}`, so the
+/// (controls, bidi, zero-width: [`crate::text::is_unsafe`]) as `\u{..}`, so the
 /// text is safe to print and copy and parses to the same string.
 fn quote(s: &str) -> String {
     let mut out = String::from("'");
@@ -670,7 +670,7 @@ fn quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if crate::core::text::is_unsafe(c) => {
+            c if crate::text::is_unsafe(c) => {
                 out.push_str(&format!("\\u{{{:x}}}", c as u32));
             }
             c => out.push(c),

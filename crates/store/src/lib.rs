@@ -15,9 +15,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::Value;
 
-use crate::core::assertions::{Assertion, AssertionResult};
-use crate::core::dataset::StoredRow;
-use crate::core::model::{Dataset, Override, PAGE_FORMAT, Page, Rule, Side, key_hash};
+use rulebench_core::assertions::{Assertion, AssertionResult};
+use rulebench_core::dataset::StoredRow;
+use rulebench_core::model::{Dataset, Override, PAGE_FORMAT, Page, Rule, Side, key_hash};
 
 /// Storage failures.
 #[derive(Debug, thiserror::Error)]
@@ -504,7 +504,7 @@ impl Store {
             found,
             changes: changes
                 .into_iter()
-                .map(|c| crate::core::text::sanitize(&c))
+                .map(|c| rulebench_core::text::sanitize(&c))
                 .collect(),
         })
     }
@@ -718,7 +718,7 @@ impl Store {
         Ok(texts)
     }
 
-    fn rows(&self, page_id: &str, side: Side, at: At) -> Result<Vec<crate::core::model::Row>> {
+    fn rows(&self, page_id: &str, side: Side, at: At) -> Result<Vec<rulebench_core::model::Row>> {
         self.row_texts_at(page_id, side, at)?
             .iter()
             .map(|t| serde_json::from_str(t).map_err(corrupt(format!("{} row", side.name()))))

@@ -93,7 +93,7 @@ pub fn update_row(
     page_id: &str,
     side: Side,
     ord: usize,
-    row: &crate::core::model::Row,
+    row: &rulebench_core::model::Row,
     new_key: Option<&str>,
 ) -> Result<()> {
     let changed = tx.execute(
@@ -129,8 +129,8 @@ pub fn set_row_field(
     (ord, key_hash): (usize, &str),
     field: &str,
     value: &Value,
-    key_of: Option<&dyn Fn(&crate::core::model::Row) -> String>,
-) -> Result<crate::core::model::Row> {
+    key_of: Option<&dyn Fn(&rulebench_core::model::Row) -> String>,
+) -> Result<rulebench_core::model::Row> {
     // The row at `ord` must still be the one the caller saw (its keyHash): an
     // import elsewhere renumbers rows, and the edit must not land on another.
     let text: Option<String> = tx
@@ -147,7 +147,7 @@ pub fn set_row_field(
             message: "it changed or moved elsewhere since the page was opened (reopen it)".into(),
         });
     };
-    let mut row: crate::core::model::Row =
+    let mut row: rulebench_core::model::Row =
         serde_json::from_str(&text).map_err(corrupt(format!("{} row", side.name())))?;
     row.insert(field.to_owned(), value.clone());
     let key = key_of.map(|k| k(&row));
@@ -182,8 +182,8 @@ pub fn policies(
     tx: &Transaction<'_>,
     page_id: &str,
 ) -> Result<(
-    crate::core::model::DevicePolicy,
-    crate::core::model::SelectionPolicy,
+    rulebench_core::model::DevicePolicy,
+    rulebench_core::model::SelectionPolicy,
 )> {
     let (device, selection): (String, String) = tx.query_row(
         "SELECT device_policy_json, selection_policy_json FROM pages WHERE id = ?1",
@@ -200,8 +200,8 @@ pub fn policies(
 pub fn write_policies(
     tx: &Transaction<'_>,
     page_id: &str,
-    device: &crate::core::model::DevicePolicy,
-    selection: &crate::core::model::SelectionPolicy,
+    device: &rulebench_core::model::DevicePolicy,
+    selection: &rulebench_core::model::SelectionPolicy,
 ) -> Result<()> {
     tx.execute(
         "UPDATE pages SET device_policy_json = ?2, selection_policy_json = ?3 WHERE id = ?1",

@@ -198,7 +198,7 @@ pub fn deeper_than(value: &serde_json::Value, limit: usize) -> Option<String> {
 }
 
 /// Deepest nesting a JSON text may have before it is parsed at all (a guard for the
-/// parser's stack; rules are held to [`crate::core::validate::MAX_DEPTH`] afterwards).
+/// parser's stack; rules are held to [`crate::validate::MAX_DEPTH`] afterwards).
 pub const MAX_TEXT_DEPTH: usize = 1024;
 
 /// The largest integer compared exactly: 2^53 − 1 (JavaScript's `Number.MAX_SAFE_INTEGER`).

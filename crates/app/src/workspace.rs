@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{App, AppError, Result};
-use crate::core::diag::{Diagnostic, parse_json};
-use crate::core::matrix::{Column, Matrix, SelectionEval};
-use crate::core::model::{DevicePolicy, Override, Page, Rule, SelectionPolicy, Side, key_hash};
-use crate::core::validate::{self, Schema};
+use rulebench_core::diag::{Diagnostic, parse_json};
+use rulebench_core::matrix::{Column, Matrix, SelectionEval};
+use rulebench_core::model::{DevicePolicy, Override, Page, Rule, SelectionPolicy, Side, key_hash};
+use rulebench_core::validate::{self, Schema};
 
 /// What checking an edited rule text found.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +59,7 @@ pub struct Session {
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
     /// Rows changed by cell edits, not yet handed to the background work.
-    cell_edits: Vec<(Side, usize, crate::core::model::Row)>,
+    cell_edits: Vec<(Side, usize, rulebench_core::model::Row)>,
     /// The last step of policies tuned in memory and not saved yet
     /// ([`Session::tune_policies`]).
     policies_since: Option<Instant>,
@@ -68,7 +68,7 @@ pub struct Session {
     /// Rules with unsaved edits here that another process deleted: found when the page
     /// is reopened ([`Session::adopt`]), kept until the user restores or drops them
     /// ([`Session::restore_orphans`], [`Session::drop_orphans`]).
-    orphans: Vec<crate::core::model::Rule>,
+    orphans: Vec<rulebench_core::model::Rule>,
     /// Per rule, from the background work: one outcome for every pair of the current
     /// rows (`Some(true)` passes everywhere, `Some(false)` fails everywhere).
     pub constant: Vec<Option<bool>>,
@@ -205,7 +205,7 @@ impl Session {
                     });
                 }
             } else if let Some((_, rule)) = self.page.rule(&id) {
-                orphans.push(crate::core::model::Rule {
+                orphans.push(rulebench_core::model::Rule {
                     logic,
                     ..rule.clone()
                 });
@@ -424,7 +424,7 @@ impl Session {
             }
             (ConflictOn::Assertion(id), _) => match choice {
                 Choice::KeepMine => {
-                    let mine: crate::core::assertions::Assertion =
+                    let mine: rulebench_core::assertions::Assertion =
                         serde_json::from_value(c.mine.clone())
                             .map_err(|e| AppError::Usage(format!("assertion `{id}`: {e}")))?;
                     self.replace_assertion_over(Some(id), mine, Some(&c.theirs))?;
@@ -641,11 +641,11 @@ impl Session {
     /// The type-aware lint's warnings on rule `rule` over this page's data, with
     /// `constant-over-data` when the background work found the rule has one outcome for
     /// every pair of the current rows.
-    pub fn rule_lint(&self, rule: usize) -> Vec<crate::core::diag::Diagnostic> {
+    pub fn rule_lint(&self, rule: usize) -> Vec<rulebench_core::diag::Diagnostic> {
         let Some(r) = self.page.rules.get(rule) else {
             return vec![];
         };
-        let mut out = crate::core::lint::lint(&r.logic, &self.schema);
+        let mut out = rulebench_core::lint::lint(&r.logic, &self.schema);
         out.extend(self.constant_lint(rule));
         out
     }
@@ -653,9 +653,9 @@ impl Session {
     /// `constant-over-data` for rule `rule`, when the background work found it has one
     /// outcome for every pair of the current rows: a lookup, cheap enough for a frame
     /// (the rest of [`Session::rule_lint`] walks the rule).
-    pub fn constant_lint(&self, rule: usize) -> Option<crate::core::diag::Diagnostic> {
+    pub fn constant_lint(&self, rule: usize) -> Option<rulebench_core::diag::Diagnostic> {
         let passes = (*self.constant.get(rule)?)?;
-        let reads = crate::core::engine::Reads::of(&self.page.rules.get(rule)?.logic);
+        let reads = rulebench_core::engine::Reads::of(&self.page.rules.get(rule)?.logic);
         let reads_data = [&reads.source, &reads.target]
             .iter()
             .any(|s| s.as_ref().is_none_or(|p| !p.is_empty()));
@@ -667,7 +667,7 @@ impl Session {
         } else {
             "fails for every pair: no target can pass it"
         };
-        Some(crate::core::diag::Diagnostic::warning(
+        Some(rulebench_core::diag::Diagnostic::warning(
             "constant-over-data",
             "",
             format!("over the current data this rule {what}"),
@@ -675,8 +675,8 @@ impl Session {
     }
 
     /// The fields of the page's datasets (`source.x`, `target.y`), for infix hints.
-    pub fn infix_fields(&self) -> crate::core::infix::Fields {
-        crate::core::infix::fields_of_schema(&self.schema)
+    pub fn infix_fields(&self) -> rulebench_core::infix::Fields {
+        rulebench_core::infix::fields_of_schema(&self.schema)
     }
 
     /// A rule's logic as infix: as authored when it was written so, else printed from
@@ -685,14 +685,14 @@ impl Session {
         let r = &self.page.rules[rule];
         match &r.expression {
             Some(text) => Ok(text.clone()),
-            None => crate::core::infix::print(&r.logic).map_err(|e| e.to_string()),
+            None => rulebench_core::infix::print(&r.logic).map_err(|e| e.to_string()),
         }
     }
 
     /// Checks an edited infix text for rule `i`: parsed against the page's fields
     /// (located errors with a hint), then as [`Session::try_logic_value`].
     pub fn try_infix(&mut self, i: usize, text: &str) -> Draft {
-        match crate::core::infix::parse(text, &self.infix_fields()) {
+        match rulebench_core::infix::parse(text, &self.infix_fields()) {
             Ok(logic) => {
                 let draft = self.try_logic_value(i, logic, None);
                 // The text is kept as typed (saved with the rule, shown as written).
@@ -701,7 +701,7 @@ impl Session {
                     // Text with a control character is not kept as authored (a page
                     // file refuses it); the logic it reads as is.
                     let text_kept =
-                        (!text.chars().any(crate::core::text::is_unsafe)).then_some(text);
+                        (!text.chars().any(rulebench_core::text::is_unsafe)).then_some(text);
                     let retyped = rule.expression.as_deref() != text_kept;
                     if retyped {
                         rule.expression = text_kept.map(str::to_owned);
@@ -729,8 +729,8 @@ impl Session {
     /// terminal could act on or hide written as a `\uXXXX` escape (the same string to
     /// the parser, so switching views or saving changes nothing).
     pub fn rule_text(&self, rule: usize) -> String {
-        let text = crate::core::text::pretty_json(&self.page.rules[rule].logic, 60);
-        crate::core::text::json_safe(&text).into_owned()
+        let text = rulebench_core::text::pretty_json(&self.page.rules[rule].logic, 60);
+        rulebench_core::text::json_safe(&text).into_owned()
     }
 
     /// Checks an edited logic text for rule `i`; when valid, the matrix shows it at
@@ -879,18 +879,18 @@ impl Session {
         self.revision = revision;
         self.matrix.set_rule_weight(i, saved.required, saved.weight);
         let logic = std::mem::take(&mut self.page.rules[i].logic);
-        self.page.rules[i] = crate::core::model::Rule { logic, ..saved };
+        self.page.rules[i] = rulebench_core::model::Rule { logic, ..saved };
         self.reverdict();
         Ok(self.revision)
     }
 
     /// Rules edited here but deleted elsewhere, waiting for the user's answer.
-    pub fn orphans(&self) -> &[crate::core::model::Rule] {
+    pub fn orphans(&self) -> &[rulebench_core::model::Rule] {
         &self.orphans
     }
 
     /// Lets the orphaned drafts go (the deletion made elsewhere stands).
-    pub fn drop_orphans(&mut self) -> Vec<crate::core::model::Rule> {
+    pub fn drop_orphans(&mut self) -> Vec<rulebench_core::model::Rule> {
         std::mem::take(&mut self.orphans)
     }
 
@@ -1133,7 +1133,7 @@ impl Session {
             side.name(),
             d.row_label(&d.rows[row])
         );
-        let hash = crate::core::model::key_hash(&d.row_key(&d.rows[row]));
+        let hash = rulebench_core::model::key_hash(&d.row_key(&d.rows[row]));
         let (new_row, revision) =
             self.app
                 .store_cell(&self.page.id, side, (row, &hash), field, &value, &what)?;
@@ -1162,7 +1162,7 @@ impl Session {
     }
 
     /// Cell edits since the last call, in order, for the background work.
-    pub fn take_cell_edits(&mut self) -> Vec<(Side, usize, crate::core::model::Row)> {
+    pub fn take_cell_edits(&mut self) -> Vec<(Side, usize, rulebench_core::model::Row)> {
         std::mem::take(&mut self.cell_edits)
     }
 
@@ -1240,8 +1240,8 @@ impl Session {
     }
 
     /// Why rule `rule` passed or failed for (selection, target).
-    pub fn explain(&self, rule: usize, target: usize) -> crate::core::explain::Explanation {
-        crate::core::explain::explain(
+    pub fn explain(&self, rule: usize, target: usize) -> rulebench_core::explain::Explanation {
+        rulebench_core::explain::explain(
             &self.page.rules[rule],
             &self.row(Side::Source, self.selection),
             &self.row(Side::Target, target),
@@ -1251,7 +1251,7 @@ impl Session {
     /// Why a target got its verdict for the selection: the override and its note, the
     /// required rules that failed, or the score against the thresholds.
     pub fn target_why(&self, target: usize) -> String {
-        crate::core::explain::target_why(&self.page, &self.eval, target).text
+        rulebench_core::explain::target_why(&self.page, &self.eval, target).text
     }
 
     /// Clears the override of any (source, target) pair, saved at once.
@@ -1271,12 +1271,12 @@ impl Session {
 
     /// The selection's outcomes as shown (drafts included), as the one typed result
     /// the printers take.
-    pub fn result(&self) -> crate::core::result::SelectionResult {
-        let names = Arc::new(crate::core::result::Names::of_matrix(
+    pub fn result(&self) -> rulebench_core::result::SelectionResult {
+        let names = Arc::new(rulebench_core::result::Names::of_matrix(
             &self.page,
             &self.matrix,
         ));
-        crate::core::result::SelectionResult::new(
+        rulebench_core::result::SelectionResult::new(
             &self.page,
             names,
             self.eval.clone(),
@@ -1290,7 +1290,7 @@ impl App {
     /// Saves a page's policies as a new revision.
     pub fn save_policies(&mut self, page: &Page) -> Result<i64> {
         Ok(self.store.change(&page.id, "policy changed", |tx, _| {
-            crate::store::ops::set_policies(tx, page)
+            rulebench_store::ops::set_policies(tx, page)
         })?)
     }
 }

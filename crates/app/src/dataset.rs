@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{App, AppError, Imported, Result};
-use crate::core::dataset::{self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed};
-use crate::core::diag::Diagnostic;
-use crate::core::model::{Dataset, Page, Side};
-use crate::core::validate::{self, DatasetSchema};
-use crate::store;
+use rulebench_core::dataset::{self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed};
+use rulebench_core::diag::Diagnostic;
+use rulebench_core::model::{Dataset, Page, Side};
+use rulebench_core::validate::{self, DatasetSchema};
+use rulebench_store as store;
 
 /// How far a dataset import is, for a progress bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,13 +182,13 @@ pub fn read_data_file_as(path: &Path, shown: &str, regular_only: bool) -> Result
         if !meta.is_file() {
             return Err(AppError::Usage(format!(
                 "{}: not a regular file (a linked dataset file is reloaded from a regular file only)",
-                crate::core::text::sanitize(shown)
+                rulebench_core::text::sanitize(shown)
             )));
         }
         if meta.len() > MAX_DATA_FILE_BYTES {
             return Err(AppError::Usage(format!(
                 "{}: larger than the limit of {} MiB for a data file",
-                crate::core::text::sanitize(shown),
+                rulebench_core::text::sanitize(shown),
                 MAX_DATA_FILE_BYTES / (1024 * 1024)
             )));
         }
@@ -211,13 +211,13 @@ pub fn read_data_file_as(path: &Path, shown: &str, regular_only: bool) -> Result
     if !readable {
         return Err(AppError::Usage(format!(
             "{}: not a data file (a regular file or a pipe; not a device or a directory)",
-            crate::core::text::sanitize(shown)
+            rulebench_core::text::sanitize(shown)
         )));
     }
     let too_big = || {
         AppError::Usage(format!(
             "{}: larger than the limit of {} MiB for a data file",
-            crate::core::text::sanitize(shown),
+            rulebench_core::text::sanitize(shown),
             MAX_DATA_FILE_BYTES / (1024 * 1024)
         ))
     };
@@ -594,7 +594,7 @@ impl App {
             .iter()
             .map(|r| {
                 let k = d.row_key(r);
-                let h = crate::core::model::key_hash(&k);
+                let h = rulebench_core::model::key_hash(&k);
                 (k, h)
             })
             .collect();
@@ -618,7 +618,7 @@ impl App {
         // another writer made to another row meanwhile stays.
         let d = page.dataset(side);
         let value = &d.rows[row][field];
-        let key_of = |r: &crate::core::model::Row| d.row_key(r);
+        let key_of = |r: &rulebench_core::model::Row| d.row_key(r);
         Ok(self.store.change(page_id, &what, |tx, _| {
             store::ops::set_row_field(
                 tx,
@@ -649,7 +649,7 @@ impl App {
         field: &str,
         value: &serde_json::Value,
         what: &str,
-    ) -> Result<(crate::core::model::Row, i64)> {
+    ) -> Result<(rulebench_core::model::Row, i64)> {
         let mut stored = None;
         let revision = self.store.change(page_id, what, |tx, _| {
             stored = Some(store::ops::set_row_field(
@@ -721,7 +721,7 @@ impl App {
                 .iter()
                 .map(|r| {
                     let k = old.row_key(r);
-                    (crate::core::model::key_hash(&k), k)
+                    (rulebench_core::model::key_hash(&k), k)
                 })
                 .map(|(h, k)| (k, h))
                 .collect()

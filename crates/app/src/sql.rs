@@ -1,9 +1,9 @@
 //! Use cases: a page as SQL (the query and the data) and which rules translate.
 
 use super::{App, AppError, Result};
-use crate::core::diag::Diagnostic;
-use crate::core::model::{Page, Side};
-use crate::core::sql::{self, Dialect, Options};
+use rulebench_core::diag::Diagnostic;
+use rulebench_core::model::{Page, Side};
+use rulebench_core::sql::{self, Dialect, Options};
 
 /// What `rulebench sql` asks for.
 #[derive(Debug, Clone)]

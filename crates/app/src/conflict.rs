@@ -94,7 +94,7 @@ impl Conflict {
             self.revision,
             self.author
                 .as_ref()
-                .map(|a| format!(", by {}", crate::core::text::sanitize(a)))
+                .map(|a| format!(", by {}", rulebench_core::text::sanitize(a)))
                 .unwrap_or_default()
         )
     }
@@ -117,8 +117,8 @@ impl Conflict {
 }
 
 fn show(v: &Value) -> String {
-    let text = crate::core::text::pretty_json(v, 60);
-    crate::core::text::json_safe(&text).into_owned()
+    let text = rulebench_core::text::pretty_json(v, 60);
+    rulebench_core::text::json_safe(&text).into_owned()
 }
 
 /// A line diff of two short texts (longest common subsequence; texts of more than

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{App, AppError, Result, timestamp};
-use crate::core::assertions::{self, ALL_SOURCES, Assertion, Limits, Report};
-use crate::core::diag::{Diagnostic, did_you_mean};
-use crate::core::matrix::Matrix;
-use crate::core::model::{Page, Side, key_hash};
-use crate::core::result::{Names, SelectionResult};
-use crate::store::{self, StoredAssertionResult};
+use rulebench_core::assertions::{self, ALL_SOURCES, Assertion, Limits, Report};
+use rulebench_core::diag::{Diagnostic, did_you_mean};
+use rulebench_core::matrix::Matrix;
+use rulebench_core::model::{Page, Side, key_hash};
+use rulebench_core::result::{Names, SelectionResult};
+use rulebench_store::{self as store, StoredAssertionResult};
 
 /// What pinning did.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,6 +2,7 @@
 //! policies, evaluate. The CLI and the TUI call these and nothing below them.
 
 pub mod assertions;
+pub mod bench;
 pub mod conflict;
 pub use conflict::{Choice, Conflict, ConflictOn};
 pub mod dataset;
@@ -11,25 +12,26 @@ pub mod history;
 pub mod jobs;
 pub mod policy;
 pub mod sql;
-use crate::core::sql::Dialect;
+use rulebench_core::sql::Dialect;
 pub use sql::Checked;
+pub mod synth;
 pub mod watch;
 pub mod workspace;
 pub use workspace::Session;
-mod workspace_tests;
+mod workspace_assertions;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::core::diag::{Diagnostic, did_you_mean, parse_json};
-use crate::core::matrix::{ArenaRows, CompileError, Matrix};
-use crate::core::model::{Override, Page, Rule, Side, key_hash};
-use crate::core::predicates::{self, PredicateList};
-use crate::core::result::{Names, SelectionResult};
-use crate::core::validate::{self, Schema};
-use crate::store::{self, Store, StoreError};
+use rulebench_core::diag::{Diagnostic, did_you_mean, parse_json};
+use rulebench_core::matrix::{ArenaRows, CompileError, Matrix};
+use rulebench_core::model::{Override, Page, Rule, Side, key_hash};
+use rulebench_core::predicates::{self, PredicateList};
+use rulebench_core::result::{Names, SelectionResult};
+use rulebench_core::validate::{self, Schema};
+use rulebench_store::{self as store, Store, StoreError};
 
 bitflags::bitflags! {
     /// What a change touched. Every mutation of the workbench says which of these it
@@ -57,46 +59,46 @@ bitflags::bitflags! {
     }
 }
 
-pub use crate::store::{DraftKind, KeptDraft, PageSummary};
+pub use rulebench_store::{DraftKind, KeptDraft, PageSummary};
 
 /// The core types and pure helpers the fronts use: the fronts reach the core only
 /// through `app` (the benchmark command, which measures the core itself, excepted).
 pub mod types {
-    pub use crate::core::assertions::{Assertion, AssertionResult, Report};
-    pub use crate::core::dataset::DataError;
-    pub use crate::core::diag::{
+    pub use rulebench_core::assertions::{Assertion, AssertionResult, Report};
+    pub use rulebench_core::dataset::DataError;
+    pub use rulebench_core::diag::{
         Diagnostic, MAX_TEXT_DEPTH, Severity, did_you_mean, parse_json, prescan,
     };
-    pub use crate::core::diff::{Flip, ItemChanges, Moved, PageDiff};
-    pub use crate::core::engine::{Reads, apply};
-    pub use crate::core::explain::{Explanation, Kind, Node, fmt_value};
-    pub use crate::core::infix;
-    pub use crate::core::matrix::{ERROR, PASS};
-    pub use crate::core::model::{
+    pub use rulebench_core::diff::{Flip, ItemChanges, Moved, PageDiff};
+    pub use rulebench_core::engine::{Reads, apply};
+    pub use rulebench_core::explain::{Explanation, Kind, Node, fmt_value};
+    pub use rulebench_core::infix;
+    pub use rulebench_core::matrix::{ERROR, PASS};
+    pub use rulebench_core::model::{
         AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, PolicyField,
         RecommendationStrategy, RequiredMode, Row, Rule, SelectionPolicy, Side, key_hash, slugify,
     };
-    pub use crate::core::result::{FeatureKeys, Names, Needs, SelectionResult};
-    pub use crate::core::sql::Dialect;
-    pub use crate::core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};
-    pub use crate::core::validate::DatasetSchema;
-    pub use crate::core::validate::PAGE_SCHEMA;
-    pub use crate::core::verdict::{DeviceVerdict, FULL, Reason, Verdict};
+    pub use rulebench_core::result::{FeatureKeys, Names, Needs, SelectionResult};
+    pub use rulebench_core::sql::Dialect;
+    pub use rulebench_core::text::{is_unsafe, json_safe, sanitize, sanitize_lines};
+    pub use rulebench_core::validate::DatasetSchema;
+    pub use rulebench_core::validate::PAGE_SCHEMA;
+    pub use rulebench_core::verdict::{DeviceVerdict, FULL, Reason, Verdict};
 }
 
 /// The sample pages every new database starts with (embedded in the binary).
 pub const SAMPLE_PAGES: &[(&str, &str)] = &[
     (
         "sample-pages/llm-chat-clients.json",
-        include_str!("../../sample-pages/llm-chat-clients.json"),
+        include_str!("../../../sample-pages/llm-chat-clients.json"),
     ),
     (
         "sample-pages/provider-capabilities.json",
-        include_str!("../../sample-pages/provider-capabilities.json"),
+        include_str!("../../../sample-pages/provider-capabilities.json"),
     ),
     (
         "sample-pages/loan-eligibility.json",
-        include_str!("../../sample-pages/loan-eligibility.json"),
+        include_str!("../../../sample-pages/loan-eligibility.json"),
     ),
 ];
 
@@ -132,7 +134,7 @@ pub enum AppError {
     #[error(transparent)]
     Compile(#[from] CompileError),
     #[error(transparent)]
-    Data(#[from] crate::core::dataset::DataError),
+    Data(#[from] rulebench_core::dataset::DataError),
     /// A save of a value changed elsewhere since the edit began: nothing was written;
     /// the person chooses (keep mine, take theirs, edit a merge).
     #[error("{0}")]
@@ -167,7 +169,7 @@ fn with_data_lint(page: &Page, mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     if !diags.iter().any(Diagnostic::is_error)
         && let Ok(mut matrix) = Matrix::new(page)
     {
-        diags.extend(crate::core::lint::constant_over_data(page, &mut matrix));
+        diags.extend(rulebench_core::lint::constant_over_data(page, &mut matrix));
     }
     diags
 }
@@ -311,10 +313,10 @@ pub struct OpenOptions {
 /// terminal could read otherwise (a control, bidi or zero-width character, a quote or
 /// a backslash): such a page is named by typing (and best renamed: `page rename`).
 pub fn completion_word(id: &str) -> Option<String> {
-    if crate::core::model::is_page_id(id) {
+    if rulebench_core::model::is_page_id(id) {
         return Some(id.to_owned());
     }
-    if id.chars().any(crate::core::text::is_unsafe) || id.contains(['\'', '\\']) {
+    if id.chars().any(rulebench_core::text::is_unsafe) || id.contains(['\'', '\\']) {
         return None;
     }
     Some(format!("'{id}'"))
@@ -324,7 +326,7 @@ pub fn completion_word(id: &str) -> Option<String> {
 /// reads as JSON that stays exact, else a string; JSON with a key written twice is
 /// refused, as everywhere.
 pub fn parse_cell(text: &str) -> std::result::Result<(String, Value), String> {
-    use crate::core::diag::TextProblem;
+    use rulebench_core::diag::TextProblem;
     let usage = || "type field=value (the value as JSON, else a string)".to_owned();
     let (field, value) = text.split_once('=').ok_or_else(usage)?;
     let field = field.trim();
@@ -332,7 +334,7 @@ pub fn parse_cell(text: &str) -> std::result::Result<(String, Value), String> {
         return Err(usage());
     }
     let value = value.trim();
-    let problem = crate::core::diag::prescan(value, crate::core::diag::MAX_TEXT_DEPTH);
+    let problem = rulebench_core::diag::prescan(value, rulebench_core::diag::MAX_TEXT_DEPTH);
     if let Some((_, column, p @ TextProblem::DuplicateKey { .. })) = &problem {
         return Err(format!("{field}: column {column}: {}", p.message()));
     }
@@ -518,23 +520,25 @@ impl App {
     }
 
     /// What changed from `old` to `new` and what it does to outcomes
-    /// ([`crate::core::diff`]): every selection on both sides, or those named (by key,
+    /// ([`rulebench_core::diff`]): every selection on both sides, or those named (by key,
     /// keyHash, id or label, found in `old`).
     pub fn diff(
         &self,
         old: PageRef<'_>,
         new: PageRef<'_>,
         select: Option<&str>,
-    ) -> Result<crate::core::diff::PageDiff> {
+    ) -> Result<rulebench_core::diff::PageDiff> {
         let (old, new) = (self.load_ref(old)?, self.load_ref(new)?);
         let which = match select {
-            None => crate::core::diff::Selections::All,
+            None => rulebench_core::diff::Selections::All,
             Some(sel) => {
                 let s = Self::find_row(&old, Side::Source, sel)?;
-                crate::core::diff::Selections::Keys(vec![old.source.row_key(&old.source.rows[s])])
+                rulebench_core::diff::Selections::Keys(vec![
+                    old.source.row_key(&old.source.rows[s]),
+                ])
             }
         };
-        crate::core::diff::diff(&old, &new, &which).map_err(AppError::Usage)
+        rulebench_core::diff::diff(&old, &new, &which).map_err(AppError::Usage)
     }
 
     /// Deletes a page and everything it owns (rows, rules, history, cached results).
@@ -551,10 +555,10 @@ impl App {
         if id == new_id {
             return Err(AppError::Usage(format!("page `{id}` has that id already")));
         }
-        if !crate::core::model::is_page_id(new_id) {
+        if !rulebench_core::model::is_page_id(new_id) {
             return Err(AppError::Usage(format!(
                 "`{new_id}` is not a page id: use lowercase letters, digits and single hyphens (say `{}`)",
-                crate::core::model::slugify(new_id)
+                rulebench_core::model::slugify(new_id)
             )));
         }
         self.page(id)?;
@@ -635,7 +639,7 @@ impl App {
             (Some(page), mut diags) if !diags.iter().any(Diagnostic::is_error) => {
                 if let Ok(mut matrix) = Matrix::new(&page) {
                     diags.extend(
-                        crate::core::lint::constant_over_data(&page, &mut matrix)
+                        rulebench_core::lint::constant_over_data(&page, &mut matrix)
                             .into_iter()
                             .map(|d| d.locate_in(text)),
                     );
@@ -1076,12 +1080,12 @@ impl App {
     pub fn save_policy_values(
         &mut self,
         page_id: &str,
-        device: &crate::core::model::DevicePolicy,
-        selection: &crate::core::model::SelectionPolicy,
+        device: &rulebench_core::model::DevicePolicy,
+        selection: &rulebench_core::model::SelectionPolicy,
         names: &[&str],
         base: Option<(
-            &crate::core::model::DevicePolicy,
-            &crate::core::model::SelectionPolicy,
+            &rulebench_core::model::DevicePolicy,
+            &rulebench_core::model::SelectionPolicy,
         )>,
     ) -> Result<(Policies, i64)> {
         let mut out = None;
@@ -1195,16 +1199,23 @@ impl App {
         if is_database_file(self.store.path(), path) {
             return Err(AppError::Usage(format!(
                 "{}: that is the database file (or SQLite's file beside it): not a data file or an output",
-                crate::core::text::sanitize(&path.display().to_string())
+                rulebench_core::text::sanitize(&path.display().to_string())
             )));
         }
         Ok(())
     }
 
+    /// Writes an export (a matrix, a query) to `path` whole or not at all; the database
+    /// file and SQLite's files beside it are refused.
+    pub fn export_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.refuse_database_file(path)?;
+        export::write_atomic(path, bytes)
+    }
+
     /// Keeps an edit the person has not saved (a rule's text, tuned policy values, an
     /// assertion half-typed) for this user on a page, to be offered back on the next
     /// open after a quit, a crash or Ctrl-C. Not a page change.
-    pub fn keep_draft(&self, page_id: &str, draft: &crate::store::KeptDraft) -> Result<()> {
+    pub fn keep_draft(&self, page_id: &str, draft: &rulebench_store::KeptDraft) -> Result<()> {
         Ok(self.store.put_draft(page_id, draft)?)
     }
 
@@ -1212,7 +1223,7 @@ impl App {
     pub fn forget_draft(
         &self,
         page_id: &str,
-        kind: crate::store::DraftKind,
+        kind: rulebench_store::DraftKind,
         item: &str,
     ) -> Result<()> {
         Ok(self.store.delete_draft(page_id, kind, item)?)
@@ -1224,7 +1235,7 @@ impl App {
     }
 
     /// This user's kept drafts on a page, oldest first.
-    pub fn drafts(&self, page_id: &str) -> Result<Vec<crate::store::KeptDraft>> {
+    pub fn drafts(&self, page_id: &str) -> Result<Vec<rulebench_store::KeptDraft>> {
         Ok(self.store.drafts(page_id)?)
     }
 
@@ -1243,8 +1254,8 @@ impl App {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
-    pub device_policy: crate::core::model::DevicePolicy,
-    pub selection_policy: crate::core::model::SelectionPolicy,
+    pub device_policy: rulebench_core::model::DevicePolicy,
+    pub selection_policy: rulebench_core::model::SelectionPolicy,
 }
 
 /// Unknown keys of a page file (`None`) or of a schema definition, located in `text`.
@@ -1288,8 +1299,8 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         && let Ok(mut page) = parse_json::<Page>(text)
     {
         page.rules.iter_mut().for_each(Rule::ensure_id);
-        crate::core::assertions::normalize(&mut page);
-        crate::core::dataset::canonicalize_overrides(&mut page);
+        rulebench_core::assertions::normalize(&mut page);
+        rulebench_core::dataset::canonicalize_overrides(&mut page);
         let diags = validate::validate_page(&page)
             .into_iter()
             .map(|d| at_predicates(d, &lists).locate_in(text))
@@ -1313,10 +1324,10 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
                 as fn(&Value) -> std::result::Result<(), serde_json::Error>,
         ),
         ("overrides", |v: &Value| {
-            serde_json::from_value::<crate::core::model::Override>(v.clone()).map(|_| ())
+            serde_json::from_value::<rulebench_core::model::Override>(v.clone()).map(|_| ())
         }),
         ("assertions", |v: &Value| {
-            serde_json::from_value::<crate::core::assertions::Assertion>(v.clone()).map(|_| ())
+            serde_json::from_value::<rulebench_core::assertions::Assertion>(v.clone()).map(|_| ())
         }),
     ] {
         let Some(items) = doc.get(array).and_then(Value::as_array) else {
@@ -1414,8 +1425,8 @@ fn read_page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         }
     };
     page.rules.iter_mut().for_each(Rule::ensure_id);
-    crate::core::assertions::normalize(&mut page);
-    crate::core::dataset::canonicalize_overrides(&mut page);
+    rulebench_core::assertions::normalize(&mut page);
+    rulebench_core::dataset::canonicalize_overrides(&mut page);
     let lists_now: Vec<Option<PredicateList>> = if removed.is_empty() { lists } else { vec![] };
     diags.extend(validate::validate_page(&page).into_iter().map(|d| {
         let d = at_predicates(d, &lists_now);
@@ -1457,8 +1468,8 @@ fn at_predicates(d: Diagnostic, lists: &[Option<PredicateList>]) -> Diagnostic {
 }
 
 fn apply_policy(
-    device: &mut crate::core::model::DevicePolicy,
-    selection: &mut crate::core::model::SelectionPolicy,
+    device: &mut rulebench_core::model::DevicePolicy,
+    selection: &mut rulebench_core::model::SelectionPolicy,
     assignment: &str,
 ) -> Result<()> {
     let Some((name, value)) = assignment.split_once('=') else {

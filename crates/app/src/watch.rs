@@ -23,7 +23,7 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 use super::dataset::Reloaded;
 use super::{App, AppError, Result};
-use crate::core::model::Side;
+use rulebench_core::model::Side;
 
 /// How long a file must stay quiet after a change before it is read.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -296,8 +296,8 @@ impl Worker {
         }
         let (out, app, page_id) = (&self.out, &mut self.app, &self.page_id);
         let mut last = -1.0;
-        let mut report = |p: crate::app::dataset::Progress| {
-            use crate::app::dataset::Progress as P;
+        let mut report = |p: crate::dataset::Progress| {
+            use crate::dataset::Progress as P;
             // Parsing is the first half, writing the second. Small files parse in a
             // blink (and most re-reads change nothing): only big ones report parsing.
             let fraction = match p {

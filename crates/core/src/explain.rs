@@ -1083,7 +1083,7 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::model::Page;
+    use crate::model::Page;
 
     fn rule(logic: Value) -> Rule {
         Rule {
@@ -1513,9 +1513,9 @@ mod tests {
     #[test]
     fn sample_pages_explain_every_pair_consistently_with_the_engine() {
         for text in [
-            include_str!("../../sample-pages/llm-chat-clients.json"),
-            include_str!("../../sample-pages/loan-eligibility.json"),
-            include_str!("../../sample-pages/provider-capabilities.json"),
+            include_str!("../../../sample-pages/llm-chat-clients.json"),
+            include_str!("../../../sample-pages/loan-eligibility.json"),
+            include_str!("../../../sample-pages/provider-capabilities.json"),
         ] {
             let page: Page = serde_json::from_str(text).unwrap();
             for r in &page.rules {

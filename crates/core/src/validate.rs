@@ -482,7 +482,7 @@ pub fn validate_device_policy(p: &super::model::DevicePolicy) -> Vec<Diagnostic>
 }
 
 /// The JSON Schema of page files: the one list of the keys each object may have.
-pub const PAGE_SCHEMA: &str = include_str!("../../assets/page.schema.json");
+pub const PAGE_SCHEMA: &str = include_str!("../../../assets/page.schema.json");
 
 fn page_schema() -> &'static Value {
     static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();

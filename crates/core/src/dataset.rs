@@ -1512,7 +1512,7 @@ mod tests {
                 .iter()
                 .map(|r| StoredRow {
                     key: d.row_key(r),
-                    hash: crate::core::model::key_hash(&d.row_key(r)),
+                    hash: crate::model::key_hash(&d.row_key(r)),
                     json: serde_json::to_string(r).unwrap(),
                 })
                 .collect();

@@ -2,8 +2,8 @@
 
 use super::workspace::Session;
 use super::{AppError, Result};
-use crate::core::assertions::{self, Assertion, Limits, Report};
-use crate::core::result::{Names, SelectionResult};
+use rulebench_core::assertions::{self, Assertion, Limits, Report};
+use rulebench_core::result::{Names, SelectionResult};
 
 impl Session {
     /// Runs the page's assertions on the current (possibly unsaved) state.
@@ -37,7 +37,7 @@ impl Session {
         // Only the assertions changed: the rows are not read again.
         let (page, revision) = self
             .app
-            .page_without(&self.page.id, crate::core::model::Side::Target)?;
+            .page_without(&self.page.id, rulebench_core::model::Side::Target)?;
         self.page.assertions = page.assertions;
         self.revision = revision;
         Ok(())

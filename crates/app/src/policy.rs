@@ -5,12 +5,12 @@
 
 use serde_json::Value;
 
-use crate::core::diag::did_you_mean;
-use crate::core::model::{
+use rulebench_core::diag::did_you_mean;
+use rulebench_core::model::{
     AggregateMode, DevicePolicy, ElseMode, RecommendationStrategy, RequiredMode, SelectionPolicy,
 };
 
-pub use crate::core::model::PolicyField;
+pub use rulebench_core::model::PolicyField;
 
 /// The names of the policy values, in the order the workbench shows them.
 pub fn names() -> Vec<&'static str> {
@@ -29,7 +29,7 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
         _ if t.is_empty() => Err("no value typed".into()),
         _ => Err(format!(
             "`{}` is not a number (type e.g. 0.85 or 85%)",
-            crate::core::text::sanitize(t)
+            rulebench_core::text::sanitize(t)
         )),
     }
 }
@@ -54,7 +54,7 @@ pub fn set(
     let bad = |expected: &str| {
         format!(
             "policy {short}: `{}` is not {expected}",
-            crate::core::text::sanitize(text.trim())
+            rulebench_core::text::sanitize(text.trim())
         )
     };
     let Ok(field) = short.parse::<PolicyField>() else {
@@ -64,7 +64,7 @@ pub fn set(
             .unwrap_or_default();
         return Err(format!(
             "unknown policy `{}`{hint}; names: {}",
-            crate::core::text::sanitize(name),
+            rulebench_core::text::sanitize(name),
             names.join(", ")
         ));
     };

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::core::model::{
+use rulebench_core::model::{
     Dataset, DevicePolicy, Organization, PAGE_FORMAT, Page, PlanTier, Rule, SelectionPolicy,
 };
 
@@ -195,8 +195,8 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
 /// `n` verdict assertions over a synthetic page, the first over every source (`*`): the
 /// shapes people pin (a target's verdict, the selection verdict, the recommendation,
 /// every target's reason).
-pub fn assertions(page: &Page, n: usize) -> Vec<crate::core::assertions::Assertion> {
-    use crate::core::assertions::{Assertion, PathMatch};
+pub fn assertions(page: &Page, n: usize) -> Vec<rulebench_core::assertions::Assertion> {
+    use rulebench_core::assertions::{Assertion, PathMatch};
     let sources = page.source.rows.len().max(1);
     let target = |i: usize| {
         page.target
@@ -293,7 +293,7 @@ mod tests {
         let a = page(50, 12, 3, Spread::Realistic, 7);
         let b = page(50, 12, 3, Spread::Realistic, 7);
         assert_eq!(a, b);
-        let errors: Vec<_> = crate::core::validate::validate_page(&a)
+        let errors: Vec<_> = rulebench_core::validate::validate_page(&a)
             .into_iter()
             .filter(|d| d.is_error())
             .collect();

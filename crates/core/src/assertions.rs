@@ -1617,13 +1617,13 @@ mod tests {
         verdicts: &[u8],
         selection_verdict: u8,
     ) -> SelectionResult {
-        use crate::core::matrix::SelectionEval;
-        use crate::core::verdict::{DeviceVerdict, Reason};
+        use crate::matrix::SelectionEval;
+        use crate::verdict::{DeviceVerdict, Reason};
         let names = Names {
             page_id: p.id.clone(),
             targets: ids
                 .iter()
-                .map(|id| crate::core::result::TargetName {
+                .map(|id| crate::result::TargetName {
                     id: (*id).to_owned(),
                     shown: vec![],
                 })

@@ -18,11 +18,11 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::core::assertions::{self, Limits, Report};
-use crate::core::matrix::Matrix;
-use crate::core::model::{Page, Row, Side};
-use crate::core::result::{Names, SelectionResult};
-use crate::core::verdict::Verdict;
+use rulebench_core::assertions::{self, Limits, Report};
+use rulebench_core::matrix::Matrix;
+use rulebench_core::model::{Page, Row, Side};
+use rulebench_core::result::{Names, SelectionResult};
+use rulebench_core::verdict::Verdict;
 
 /// How long the worker waits for more submissions before it computes.
 const DEBOUNCE: Duration = Duration::from_millis(30);

@@ -6,12 +6,12 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::{App, AppError, Result};
-use crate::core::diag::did_you_mean;
-use crate::core::explain::{self, Node};
-use crate::core::matrix::{ERROR, Matrix};
-use crate::core::model::{Page, Side};
-use crate::core::predicates::{self, PredicateList};
-use crate::core::verdict::Verdict;
+use rulebench_core::diag::did_you_mean;
+use rulebench_core::explain::{self, Node};
+use rulebench_core::matrix::{ERROR, Matrix};
+use rulebench_core::model::{Page, Side};
+use rulebench_core::predicates::{self, PredicateList};
+use rulebench_core::verdict::Verdict;
 
 /// Why one (selection, target) cell is what it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,7 +77,7 @@ pub struct RuleReport {
     pub tree: Node,
     /// The type-aware lint's warnings on the rule (coercion traps in this page's data).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub lint: Vec<crate::core::diag::Diagnostic>,
+    pub lint: Vec<rulebench_core::diag::Diagnostic>,
     /// The rule's structured warning, emitted because it fails for this pair.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<WarningReport>,
@@ -134,7 +134,7 @@ pub struct WarningReport {
 /// the pair and has one, its detail filled in.
 pub fn cell_warning(
     page: &Page,
-    eval: &crate::core::matrix::SelectionEval,
+    eval: &rulebench_core::matrix::SelectionEval,
     rule: usize,
     t: usize,
 ) -> Option<WarningReport> {
@@ -143,7 +143,7 @@ pub fn cell_warning(
     let passed = eval
         .columns
         .get(rule)
-        .is_some_and(|c| c.outcome[t] == crate::core::matrix::PASS);
+        .is_some_and(|c| c.outcome[t] == rulebench_core::matrix::PASS);
     if passed {
         return None;
     }
@@ -154,16 +154,16 @@ pub fn cell_warning(
     let field = |f: &str| -> Option<String> {
         row.get(f)
             .filter(|_| shown(f))
-            .map(crate::core::result::value_text)
+            .map(rulebench_core::result::value_text)
     };
     let label = d.label.as_deref().and_then(field);
     let id = d.row_id(&d.rows[t]);
     let source_key = page.source.row_key(&page.source.rows[eval.selection]);
     Some(WarningReport {
         kind: w.kind.clone(),
-        detail: crate::core::result::render_warning(
+        detail: rulebench_core::result::render_warning(
             &w.detail,
-            &crate::core::result::WarningContext {
+            &rulebench_core::result::WarningContext {
                 rule_id: &r.id,
                 rule_name: &r.name,
                 target_id: &id,
@@ -178,7 +178,7 @@ pub fn cell_warning(
 pub fn explain_cell(
     page: &Page,
     revision: i64,
-    eval: &crate::core::matrix::SelectionEval,
+    eval: &rulebench_core::matrix::SelectionEval,
     t: usize,
     only: Option<usize>,
 ) -> CellExplanation {
@@ -207,7 +207,7 @@ pub fn explain_cell(
         why: why.text,
         override_,
     };
-    let schema = crate::core::validate::Schema::of(page);
+    let schema = rulebench_core::validate::Schema::of(page);
     let mut rules: Vec<RuleReport> = page
         .rules
         .iter()
@@ -222,7 +222,7 @@ pub fn explain_cell(
                 required: rule.required,
                 weight: rule.weight,
                 // The matrix decided the verdict; the explanation agrees with it.
-                passed: outcome.map_or(e.passed, |o| o == crate::core::matrix::PASS),
+                passed: outcome.map_or(e.passed, |o| o == rulebench_core::matrix::PASS),
                 value: e.value,
                 error: e.error.or_else(|| {
                     (outcome == Some(ERROR)).then(|| "the engine raised an error".to_owned())
@@ -232,7 +232,7 @@ pub fn explain_cell(
                 missing: e.missing,
                 predicates: predicates::from_logic(&rule.logic),
                 tree: e.tree,
-                lint: crate::core::lint::lint(&rule.logic, &schema),
+                lint: rulebench_core::lint::lint(&rule.logic, &schema),
                 warning: cell_warning(page, eval, i, t),
                 index: i,
                 logic: rule.logic.clone(),

@@ -4,8 +4,8 @@
 //! none.
 
 use super::{App, AppError, Result, did_you_mean, store};
-use crate::core::model::{Page, key_hash};
-pub use crate::store::RevisionEntry;
+use rulebench_core::model::{Page, key_hash};
+pub use rulebench_store::RevisionEntry;
 
 /// Parses the revision part of `PAGE@N`: `N` (a revision number) or `-K` (K revisions
 /// back from the current one; `-0` is the current one).
@@ -14,7 +14,7 @@ pub fn parse_revision(text: &str) -> std::result::Result<i64, String> {
     let bad = || {
         format!(
             "`{}` is not a revision: write a number (`@12`) or how many back (`@-1`)",
-            crate::core::text::sanitize(t)
+            rulebench_core::text::sanitize(t)
         )
     };
     if let Some(back) = t.strip_prefix('-') {
@@ -262,7 +262,7 @@ impl Restorable {
 /// outcomes, and what can be restored; with the revision compiled for comparing.
 pub struct RevisionDetail {
     pub revision: i64,
-    pub diff: crate::core::diff::PageDiff,
+    pub diff: rulebench_core::diff::PageDiff,
     pub restorable: Vec<Restorable>,
     pub baseline: Baseline,
 }
@@ -279,10 +279,10 @@ impl App {
     ) -> Result<RevisionDetail> {
         let (old, n) = self.page_at(page_id, at)?;
         let (now, _) = self.page(page_id)?;
-        let which = crate::core::diff::Selections::Keys(
+        let which = rulebench_core::diff::Selections::Keys(
             selection.map(|s| vec![s.to_owned()]).unwrap_or_default(),
         );
-        let diff = crate::core::diff::diff(&old, &now, &which).map_err(AppError::Usage)?;
+        let diff = rulebench_core::diff::diff(&old, &now, &which).map_err(AppError::Usage)?;
         let mut restorable = Vec::new();
         if old != now {
             restorable.push(Restorable::Page);
@@ -303,13 +303,13 @@ impl App {
                 _ => {}
             }
         }
-        let pair = |o: &crate::core::model::Override| {
+        let pair = |o: &rulebench_core::model::Override| {
             (
                 o.source_hash().unwrap_or_default(),
                 o.target_hash().unwrap_or_default(),
             )
         };
-        let label = crate::core::model::Override::pair_label;
+        let label = rulebench_core::model::Override::pair_label;
         for o in &old.overrides {
             let same = now.overrides.iter().find(|c| pair(c) == pair(o));
             if same.is_none_or(|c| c.value != o.value || c.note != o.note) {
@@ -364,12 +364,12 @@ impl App {
 pub struct Baseline {
     pub revision: i64,
     page: Page,
-    matrix: crate::core::matrix::Matrix,
+    matrix: rulebench_core::matrix::Matrix,
     sources: std::collections::HashMap<String, usize>,
     targets: std::collections::HashMap<String, usize>,
     rules: std::collections::HashMap<String, usize>,
     /// The outcomes at the revision of the selection last asked for (by its key).
-    eval: Option<(String, crate::core::matrix::SelectionEval)>,
+    eval: Option<(String, rulebench_core::matrix::SelectionEval)>,
     /// Each current target's row at the revision, for the rows of one stamp.
     target_map: Option<(u64, Vec<Option<usize>>)>,
 }
@@ -407,8 +407,8 @@ impl Baseline {
 
     /// Compiles `page`, the page at `revision`.
     pub fn of(page: Page, revision: i64) -> Result<Baseline> {
-        let matrix = crate::core::matrix::Matrix::new(&page)?;
-        let index = |d: &crate::core::model::Dataset| {
+        let matrix = rulebench_core::matrix::Matrix::new(&page)?;
+        let index = |d: &rulebench_core::model::Dataset| {
             d.rows
                 .iter()
                 .enumerate()
@@ -443,7 +443,7 @@ impl Baseline {
     pub fn compare(
         &mut self,
         page: &Page,
-        eval: &crate::core::matrix::SelectionEval,
+        eval: &rulebench_core::matrix::SelectionEval,
         rows_stamp: u64,
     ) -> Comparison {
         let Some(row) = page.source.rows.get(eval.selection) else {

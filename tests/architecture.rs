@@ -430,8 +430,8 @@ fn describe(edges: &BTreeMap<String, BTreeSet<String>>, comp: &[String]) -> Stri
 /// lowers it; a new cycle fails). The goal is zero everywhere.
 const STILL_IN_A_CYCLE: [(&str, usize); 4] = [
     ("rulebench-core", 14),
-    ("rulebench-store", 2),
-    ("rulebench-app", 6),
+    ("rulebench-store", 0),
+    ("rulebench-app", 0),
     ("rulebench", 21),
 ];
 

@@ -827,3 +827,12 @@ impl App {
         })
     }
 }
+
+impl App {
+    /// Imports a page file: all or nothing. A dataset's linked `file` is resolved
+    /// against the directory of `origin` (when it names a file, else the current
+    /// directory) and, when it exists, its rows replace the embedded ones.
+    pub fn import(&mut self, text: &str, origin: &str, replace: bool) -> Result<Imported> {
+        self.import_linked(text, origin, replace, &link_base(origin), true)
+    }
+}

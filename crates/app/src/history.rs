@@ -3,8 +3,10 @@
 //! itself a new revision (nothing is rewound), and restoring what is already there makes
 //! none.
 
-use super::{App, AppError, Result, did_you_mean, store};
+use crate::{App, AppError, Result};
+use rulebench_core::diag::did_you_mean;
 use rulebench_core::model::{Page, key_hash};
+use rulebench_store as store;
 pub use rulebench_store::RevisionEntry;
 
 /// Parses the revision part of `PAGE@N`: `N` (a revision number) or `-K` (K revisions

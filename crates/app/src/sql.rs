@@ -1,9 +1,12 @@
 //! Use cases: a page as SQL (the query and the data) and which rules translate.
 
 use super::{App, AppError, Result};
+use crate::app::{read_page_all, with_data_lint};
 use rulebench_core::diag::Diagnostic;
+use rulebench_core::matrix::Matrix;
 use rulebench_core::model::{Page, Side};
 use rulebench_core::sql::{self, Dialect, Options};
+use rulebench_core::validate;
 
 /// What `rulebench sql` asks for.
 #[derive(Debug, Clone)]
@@ -146,5 +149,33 @@ impl App {
             .into_iter()
             .map(|(id, e)| (id, e.map(|e| e.to_string())))
             .collect()
+    }
+}
+
+impl App {
+    /// Validates a stored page and, given a dialect, says which of its rules translate
+    /// to SQL (the page is read once).
+    pub fn check_page_with(&self, id: &str, sql: Option<Dialect>) -> Result<Checked> {
+        let (page, _) = self.page(id)?;
+        let diagnostics = with_data_lint(&page, validate::validate_page(&page));
+        Ok(Checked::of(Some(&page), diagnostics, sql))
+    }
+
+    /// Validates a page file and, given a dialect, says which of its rules translate to
+    /// SQL (the text is read once).
+    pub fn check_text_with(text: &str, sql: Option<Dialect>) -> Checked {
+        match read_page_all(text) {
+            (Some(page), mut diags) if !diags.iter().any(Diagnostic::is_error) => {
+                if let Ok(mut matrix) = Matrix::new(&page) {
+                    diags.extend(
+                        rulebench_core::lint::constant_over_data(&page, &mut matrix)
+                            .into_iter()
+                            .map(|d| d.locate_in(text)),
+                    );
+                }
+                Checked::of(Some(&page), diags, sql)
+            }
+            (_, diags) => Checked::of(None, diags, sql),
+        }
     }
 }

@@ -1,7 +1,14 @@
 //! The result cache (`compat_results`) and the records of assertion runs: written only
 //! for the revision a page is still at.
 
-use super::*;
+use rusqlite::{Transaction, params};
+
+use rulebench_core::assertions::AssertionResult;
+
+use crate::error::Result;
+use crate::pages::Store;
+use crate::records::*;
+use crate::rows::*;
 
 impl Store {
     /// The cached result pages of a selection at a revision (compact JSON texts, see

@@ -1,7 +1,12 @@
 //! Drafts: what a person typed in the workbench and did not save, per page and user
 //! (schema 7). Not part of a page: no revision, no history.
 
-use super::*;
+use rusqlite::params;
+
+use crate::error::Result;
+use crate::pages::Store;
+use crate::records::*;
+use crate::rows::*;
 
 impl Store {
     /// Keeps (or replaces) a draft of this user on a page. Not a page change.

@@ -1,7 +1,14 @@
 //! A page's history: its revisions, the page as it was at one, a rule's versions,
 //! pruning, and where a page was renamed to.
 
-use super::*;
+use rusqlite::{OptionalExtension, params};
+
+use rulebench_core::model::Rule;
+
+use crate::error::Result;
+use crate::pages::Store;
+use crate::records::*;
+use crate::rows::*;
 
 impl Store {
     /// Loads a page as it was at `revision`, from its history; `None` when there is no

@@ -1,6 +1,16 @@
 //! The steps of a change, each run inside the change's transaction ([`Store::change`]).
 
-use super::*;
+use rusqlite::{OptionalExtension, Transaction, params};
+use serde_json::Value;
+
+use rulebench_core::assertions::Assertion;
+use rulebench_core::dataset::StoredRow;
+use rulebench_core::model::{Dataset, Override, Page, Rule, Side, key_hash};
+
+use crate::error::{Result, StoreError};
+use crate::records::*;
+use crate::rows::*;
+use crate::schema::*;
 
 /// The stored override of a pair by keyHashes: (value, note).
 pub fn override_of(
@@ -227,7 +237,7 @@ pub fn set_policies(tx: &Transaction<'_>, page: &Page) -> Result<()> {
 /// rule as saved; an error when the rule is no longer there.
 /// Who made the page's last revision, when the log says.
 pub fn last_author(tx: &Transaction<'_>, page_id: &str) -> Result<Option<String>> {
-    if super::schema_of(tx)? < 5 {
+    if schema_of(tx)? < 5 {
         return Ok(None);
     }
     Ok(tx
@@ -242,7 +252,7 @@ pub fn last_author(tx: &Transaction<'_>, page_id: &str) -> Result<Option<String>
 
 /// A stored rule, read inside the change's transaction (`None`: no such rule).
 pub fn rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str) -> Result<Option<Rule>> {
-    Ok(super::read_rules(tx, page_id, Some(rule_id), At::Now)?.pop())
+    Ok(read_rules(tx, page_id, Some(rule_id), At::Now)?.pop())
 }
 
 pub fn set_rule_logic(
@@ -253,7 +263,7 @@ pub fn set_rule_logic(
     expression: Option<&str>,
     revision: i64,
 ) -> Result<Rule> {
-    let changed = if super::schema_of(tx)? >= 6 {
+    let changed = if schema_of(tx)? >= 6 {
         tx.execute(
             "UPDATE rules SET logic_json = ?3, expression = ?4 WHERE page_id = ?1 AND id = ?2",
             params![page_id, rule_id, logic.to_string(), expression],
@@ -266,7 +276,7 @@ pub fn set_rule_logic(
     };
     let rule = match (
         changed,
-        super::read_rules(tx, page_id, Some(rule_id), At::Now)?.pop(),
+        read_rules(tx, page_id, Some(rule_id), At::Now)?.pop(),
     ) {
         (1, Some(rule)) => rule,
         _ => {
@@ -302,7 +312,7 @@ pub fn set_rule_meta(
     )?;
     let saved = match (
         changed,
-        super::read_rules(tx, page_id, Some(&rule.id), At::Now)?.pop(),
+        read_rules(tx, page_id, Some(&rule.id), At::Now)?.pop(),
     ) {
         (1, Some(saved)) => saved,
         _ => {
@@ -318,7 +328,7 @@ pub fn set_rule_meta(
 
 /// A page's assertions, read inside the change that edits them.
 pub fn assertions(tx: &Transaction<'_>, page_id: &str) -> Result<Vec<Assertion>> {
-    super::read_assertions(tx, page_id, At::Now)
+    read_assertions(tx, page_id, At::Now)
 }
 
 /// Replaces a page's assertions (in order).

@@ -1,0 +1,292 @@
+//! The row-level reads and writes the page operations share (rules, assertions,
+//! dataset rows, overrides) and the helpers beside them.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use rulebench_core::assertions::Assertion;
+use rulebench_core::dataset::StoredRow;
+use rulebench_core::model::{Dataset, Override, Page, Rule, Side, key_hash};
+
+use crate::error::{Result, StoreError};
+use crate::records::*;
+use crate::schema::schema_of;
+
+/// A path as the path part of an SQLite `file:` URI (`?`, `#` and `%` escaped).
+pub(crate) fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '?' | '#' | '%' => out.push_str(&format!("%{:02X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether page `page_id` is at `revision` now (inside a transaction).
+pub(crate) fn at_revision(tx: &Transaction<'_>, page_id: &str, revision: i64) -> Result<bool> {
+    Ok(tx
+        .query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
+            r.get::<_, i64>(0)
+        })
+        .optional()?
+        == Some(revision))
+}
+
+/// The statement that logs a revision (?5, its author, is stored from schema 5 on).
+pub(crate) fn revision_sql(schema: i64) -> &'static str {
+    if schema >= 5 {
+        "INSERT INTO revisions (page_id, revision, created_at, change, author)
+         VALUES (?1, ?2, ?3, ?4, ?5)"
+    } else {
+        "INSERT INTO revisions (page_id, revision, created_at, change)
+         SELECT ?1, ?2, ?3, ?4 WHERE ?5 IS NULL OR TRUE"
+    }
+}
+
+/// The user's login name, from the environment (`USER`, `LOGNAME` or `USERNAME`).
+pub(crate) fn login_name() -> Option<String> {
+    ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+}
+
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub(crate) fn corrupt(what: impl Into<String>) -> impl FnOnce(serde_json::Error) -> StoreError {
+    let what = what.into();
+    move |source| StoreError::Corrupt { what, source }
+}
+
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("model types serialize")
+}
+
+/// A page's rules in order, or only the one with id `only` (on a connection or inside a
+/// transaction).
+pub(crate) fn read_rules(
+    conn: &Connection,
+    page_id: &str,
+    only: Option<&str>,
+    at: At,
+) -> Result<Vec<Rule>> {
+    // A database older than schema 6 has no `expression` column (tests keep old ones).
+    let expression = if schema_of(conn)? >= 6 {
+        "expression, warning_json"
+    } else {
+        "NULL, NULL"
+    };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id, name, required, weight, category, description, logic_json, {expression}
+         FROM {} WHERE page_id = ?1 AND (?2 IS NULL OR id = ?2) ORDER BY ord",
+        at.table("rules")
+    ))?;
+    let raw = stmt
+        .query_map(params![page_id, only], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, f64>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<String>>(8)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raw.into_iter()
+        .map(
+            |(id, name, required, weight, category, description, logic, expression, warning)| {
+                Ok(Rule {
+                    expression,
+                    warning: warning
+                        .map(|w| serde_json::from_str(&w))
+                        .transpose()
+                        .map_err(corrupt(format!("rule {id}'s warning")))?,
+                    logic: serde_json::from_str(&logic).map_err(corrupt(format!("rule {id}")))?,
+                    id,
+                    name,
+                    required,
+                    weight,
+                    category,
+                    description,
+                })
+            },
+        )
+        .collect()
+}
+
+/// A page's assertions, in order (on a connection or inside a transaction).
+pub(crate) fn read_assertions(conn: &Connection, page_id: &str, at: At) -> Result<Vec<Assertion>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id, json FROM {} WHERE page_id = ?1 ORDER BY ord",
+        at.table("assertions")
+    ))?;
+    let raw = stmt
+        .query_map([page_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    raw.into_iter()
+        .map(|(id, json)| serde_json::from_str(&json).map_err(corrupt(format!("assertion {id}"))))
+        .collect()
+}
+
+pub(crate) fn org_id(page: &Page) -> String {
+    page.organization
+        .as_ref()
+        .map_or_else(|| "local".to_owned(), |o| o.id.clone())
+}
+
+pub(crate) fn insert_rows(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    side: Side,
+    d: &Dataset,
+    on_row: &mut dyn FnMut(usize),
+) -> Result<()> {
+    let rows = d.rows.iter().map(|row| {
+        let key = d.row_key(row);
+        StoredRow {
+            hash: key_hash(&key),
+            key,
+            json: serde_json::to_string(row).expect("rows serialize"),
+        }
+    });
+    insert_stored(tx, page_id, side, rows, on_row)
+}
+
+/// Writes one side's rows, in their stored form and order, over what is stored: a row
+/// that is the same at its place is not written (so a reload that changes one row of
+/// 100,000 logs one row in the history, and costs a comparison for the others), a
+/// changed or new one is, and the rows past the new end are removed.
+pub(crate) fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    side: Side,
+    rows: impl Iterator<Item = R>,
+    on_row: &mut dyn FnMut(usize),
+) -> Result<()> {
+    let mut stmt = tx.prepare(
+        "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (page_id, side, ord) DO UPDATE SET row_key = excluded.row_key,
+             key_hash = excluded.key_hash, row_json = excluded.row_json
+         WHERE dataset_rows.row_json IS NOT excluded.row_json
+            OR dataset_rows.row_key IS NOT excluded.row_key",
+    )?;
+    let mut n = 0;
+    for (ord, row) in rows.enumerate() {
+        let row = row.borrow();
+        stmt.execute(params![
+            page_id,
+            side.name(),
+            ord as i64,
+            row.key,
+            row.hash,
+            row.json
+        ])?;
+        n = ord + 1;
+        on_row(n);
+    }
+    tx.execute(
+        "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord >= ?3",
+        params![page_id, side.name(), n as i64],
+    )?;
+    Ok(())
+}
+
+pub fn upsert_rule(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    org: &str,
+    rule: &Rule,
+    ord: i64,
+) -> Result<()> {
+    // A database older than schema 6 (tests keep old ones) has no `expression`.
+    let with_expression = schema_of(tx)? >= 6;
+    let (col, val, set) = if with_expression {
+        (
+            ", expression, warning_json",
+            ", ?11, ?12",
+            ", expression = excluded.expression, warning_json = excluded.warning_json",
+        )
+    } else {
+        ("", "", "")
+    };
+    let logic = rule.logic.to_string();
+    let warning = rule.warning.as_ref().map(to_json);
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+        &page_id,
+        &org,
+        &rule.id,
+        &ord,
+        &rule.name,
+        &rule.required,
+        &rule.weight,
+        &rule.category,
+        &rule.description,
+        &logic,
+    ];
+    if with_expression {
+        values.push(&rule.expression);
+        values.push(&warning);
+    }
+    tx.execute(
+        &format!(
+            "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json{col})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10{val})
+             ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
+                required = excluded.required, weight = excluded.weight, category = excluded.category,
+                description = excluded.description, logic_json = excluded.logic_json{set}"
+        ),
+        values.as_slice(),
+    )?;
+    Ok(())
+}
+
+pub(crate) fn record_rule(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    rule_id: &str,
+    revision: i64,
+    rule: Option<&Rule>,
+) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO rule_history (page_id, rule_id, revision, rule_json) VALUES (?1, ?2, ?3, ?4)",
+        params![page_id, rule_id, revision, rule.map(to_json)],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn upsert_override(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    o: &Override,
+    ord: i64,
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO overrides (page_id, source_key_hash, target_key_hash, source_key, target_key, value, note, ord)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (page_id, source_key_hash, target_key_hash) DO UPDATE SET
+            source_key = excluded.source_key, target_key = excluded.target_key,
+            value = excluded.value, note = excluded.note",
+        params![
+            page_id,
+            o.source_hash().unwrap_or_default(),
+            o.target_hash().unwrap_or_default(),
+            o.source_key,
+            o.target_key,
+            o.value,
+            o.note,
+            ord
+        ],
+    )?;
+    Ok(())
+}

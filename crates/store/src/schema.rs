@@ -1,0 +1,64 @@
+//! The schema: the page tables, the migrations (`.sql` files embedded at build time)
+//! and the version a database is at.
+
+use rusqlite::Connection;
+
+use crate::error::Result;
+
+/// Every table that holds a page's data by `page_id`, besides `pages` and `drafts`: the
+/// one list (a rename moves them, a fingerprint counts them).
+pub const PAGE_TABLES: &[&str] = &[
+    "dataset_rows",
+    "rules",
+    "overrides",
+    "revisions",
+    "rule_history",
+    "compat_results",
+    "assertions",
+    "assertion_results",
+    "page_log",
+    "row_log",
+    "rule_log",
+    "override_log",
+    "assertion_log",
+];
+
+/// The oldest schema a read-only open reads without migrating it.
+pub const MIN_READ_SCHEMA: i64 = 6;
+
+/// The migrations, in order, each a `.sql` file of `src/store/migrations/` embedded at
+/// build time. Append only: never edit one that has shipped (a test pins their text).
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    include_str!("migrations/001_first_schema.sql"),
+    // 2: the result cache is pruned by revision; a key-value table for the database itself.
+    include_str!("migrations/002_result_cache_by_revision.sql"),
+    // 3: verdict assertions and the results of their runs.
+    include_str!("migrations/003_assertions.sql"),
+    // 4: dataset rows clustered by (page, side, order), without the UNIQUE constraint on
+    // (page, side, key_hash). Keys are checked unique (and case-aware, which SQL cannot)
+    // before every write; nothing looks rows up by keyHash; and the constraint's index,
+    // on random hashes, doubled the time of writing a large dataset.
+    include_str!("migrations/004_rows_by_order.sql"),
+    // 5: whole-page history. Every write to a page's head, rows, rules, overrides and
+    // assertions is logged (by triggers, so no writer can forget) under the page's
+    // revision at the time: the page at revision N is, per item, its latest log entry
+    // at or before N (a NULL payload marks an item gone). A database made before this
+    // migration starts its history at each page's current revision.
+    include_str!("migrations/005_history.sql"),
+    // 6: a rule authored in infix keeps its text (`expression`), and a rule may carry a
+    // structured warning (`warning_json`), in the rules and their log; the rule
+    // triggers are remade to carry them.
+    include_str!("migrations/006_infix_and_warnings.sql"),
+    // 7: drafts. What a person typed in the workbench and did not save (a rule's text,
+    // valid or not; tuned policy values; an assertion half-typed), per page and user,
+    // with the stored value the edit started from: offered back on the next open after
+    // a quit, a crash or Ctrl-C. Not part of a page (no revision, no history).
+    include_str!("migrations/007_drafts.sql"),
+];
+
+/// Inserts or updates a rule at a position.
+/// The schema version of the database `conn` is on.
+pub(crate) fn schema_of(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}

@@ -429,7 +429,7 @@ fn describe(edges: &BTreeMap<String, BTreeSet<String>>, comp: &[String]) -> Stri
 /// Files still in a cycle, per crate: a ratchet while the house is rebuilt (each step
 /// lowers it; a new cycle fails). The goal is zero everywhere.
 const STILL_IN_A_CYCLE: [(&str, usize); 4] = [
-    ("rulebench-core", 14),
+    ("rulebench-core", 0),
     ("rulebench-store", 0),
     ("rulebench-app", 0),
     ("rulebench", 21),

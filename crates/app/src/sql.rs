@@ -1,7 +1,7 @@
 //! Use cases: a page as SQL (the query and the data) and which rules translate.
 
 use super::{App, AppError, Result};
-use crate::app::{read_page_all, with_data_lint};
+use crate::app::with_data_lint;
 use rulebench_core::diag::Diagnostic;
 use rulebench_core::matrix::Matrix;
 use rulebench_core::model::{Page, Side};
@@ -164,7 +164,7 @@ impl App {
     /// Validates a page file and, given a dialect, says which of its rules translate to
     /// SQL (the text is read once).
     pub fn check_text_with(text: &str, sql: Option<Dialect>) -> Checked {
-        match read_page_all(text) {
+        match rulebench_core::read::page_all(text) {
             (Some(page), mut diags) if !diags.iter().any(Diagnostic::is_error) => {
                 if let Ok(mut matrix) = Matrix::new(&page) {
                     diags.extend(

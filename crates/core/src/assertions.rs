@@ -13,13 +13,14 @@
 use std::collections::{HashMap, HashSet};
 
 use regex::RegexBuilder;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 use sha2::{Digest, Sha256};
 
 use super::diag::{Diagnostic, did_you_mean};
 use super::matrix::Matrix;
+pub use super::model::{Assertion, PathMatch};
 use super::model::{Page, slugify};
 use super::result::{self, Names, Needs, SelectionResult};
 
@@ -29,69 +30,6 @@ pub const ALL_SOURCES: &str = "*";
 // ---------------------------------------------------------------------------------------------
 // The model
 // ---------------------------------------------------------------------------------------------
-
-/// One check on the evaluation result of a selection (page file `"assertions": [...]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Assertion {
-    /// Unique within a page; derived from the description (else `assertion-N`) when absent.
-    #[serde(default)]
-    pub id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// A source row (anything [`super::model::Dataset::find_row`] accepts; stored as its key),
-    /// or `*` for every source row.
-    #[serde(default)]
-    pub select: String,
-    /// A JSONPath over the selection's evaluation result; `$`-less sugar is accepted
-    /// (`selectionVerdict`, `targets[0].verdict`, `targets.0.verdict`).
-    #[serde(default)]
-    pub path: String,
-    #[serde(default, skip_serializing_if = "PathMatch::is_any")]
-    pub path_match: PathMatch,
-    /// A matcher name from the [registry](registry): `toEqual`, `toBeNull`, …
-    #[serde(default)]
-    pub matcher: String,
-    /// The matcher's argument (absent for `toBeNull`; `null` is a value).
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub expected: Option<Value>,
-    /// Inverts the aggregated outcome.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub not: bool,
-}
-
-/// `"expected": null` is `Some(Null)`; only a missing key is `None`.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
-
-/// How the values a path resolves to are aggregated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum PathMatch {
-    /// Passes when some value passes (the default).
-    #[default]
-    Any,
-    /// Passes only when every value passes.
-    All,
-}
-
-impl PathMatch {
-    pub fn is_any(&self) -> bool {
-        *self == PathMatch::Any
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PathMatch::Any => "ANY",
-            PathMatch::All => "ALL",
-        }
-    }
-}
 
 /// The limits of the "Security & Safety" and "Configuration" sections.
 #[derive(Debug, Clone, PartialEq)]

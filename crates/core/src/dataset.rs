@@ -21,34 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 use sha2::Digest;
 
+pub use super::model::KeyCase;
 use super::model::{Dataset, Page, Row, Side, key_hash};
-
-/// Whether key lookups (`--select`, `--source`, `--target`, overrides by key,
-/// [`Dataset::find_row`]) respect case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KeyCase {
-    #[default]
-    Sensitive,
-    /// Keys compare lower-cased (the provider tokens: `OPENAI` is `openai`).
-    Insensitive,
-}
-
-impl KeyCase {
-    pub fn is_sensitive(&self) -> bool {
-        *self == KeyCase::Sensitive
-    }
-
-    /// The text keys compare by: lower-cased when insensitive.
-    pub fn fold<'a>(self, text: &'a str) -> Cow<'a, str> {
-        match self {
-            KeyCase::Insensitive if text.chars().any(char::is_uppercase) => {
-                Cow::Owned(text.to_lowercase())
-            }
-            _ => Cow::Borrowed(text),
-        }
-    }
-}
 
 impl Dataset {
     /// The patch of a row (by its key), when it has one.

@@ -166,7 +166,7 @@ pub fn deeper_than(value: &serde_json::Value, limit: usize) -> Option<String> {
     let mut stack = vec![(value, 1usize, String::new())];
     while let Some((v, depth, at)) = stack.pop() {
         match v {
-            Value::Array(items) => {
+            serde_json::Value::Array(items) => {
                 if depth > limit {
                     return Some(at);
                 }
@@ -174,7 +174,7 @@ pub fn deeper_than(value: &serde_json::Value, limit: usize) -> Option<String> {
                     stack.push((x, depth + 1, format!("{at}/{i}")));
                 }
             }
-            Value::Object(map) => {
+            serde_json::Value::Object(map) => {
                 if depth > limit {
                     return Some(at);
                 }
@@ -699,6 +699,27 @@ impl Scanner<'_> {
             }
         }
     }
+}
+
+/// How deep a JSON value nests (a scalar: 0; `[1]`: 1; `{"a": [1]}`: 2).
+pub fn value_depth(value: &serde_json::Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match v {
+            serde_json::Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
+            serde_json::Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Whether a row nests deeper than [`MAX_DEPTH`] levels (the row object is level 1):
+/// the one nesting limit of rules and data, checked wherever a row comes in.
+pub fn row_too_deep(row: &crate::model::Row) -> bool {
+    row.values().any(|v| value_depth(v) + 1 > MAX_DEPTH)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::diag::{Diagnostic, pointer_token};
 use super::model::Side;
-use super::validate::Schema;
+use super::schema::Schema;
 
 /// A `{"var": "side.field"}` (or `[path, default]`) argument: its side, field, path and
 /// whether it has a default.

@@ -6,9 +6,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::assertions::Assertion;
-pub use super::dataset::KeyCase;
-
 /// The only page file format this build reads and writes.
 pub const PAGE_FORMAT: &str = "rulebench.page/v1";
 
@@ -385,93 +382,33 @@ pub struct RuleWarning {
 /// A rule as page files and `rule add` write it: `logic`, or `predicates`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RuleInput {
+pub(crate) struct RuleInput {
     #[serde(default)]
-    id: String,
-    name: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
     #[serde(default)]
-    required: bool,
+    pub(crate) required: bool,
     #[serde(default = "default_weight")]
-    weight: f64,
+    pub(crate) weight: f64,
     #[serde(default = "default_category")]
-    category: String,
+    pub(crate) category: String,
     #[serde(default)]
-    description: Option<String>,
+    pub(crate) description: Option<String>,
     /// `Some(null)` when written as `null` (a valid, always-failing rule).
     #[serde(default, deserialize_with = "present")]
-    logic: Option<Value>,
+    pub(crate) logic: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    predicates: Option<Value>,
+    pub(crate) predicates: Option<Value>,
     #[serde(default, rename = "logical_operator", alias = "logicalOperator")]
-    logical_operator: Option<Value>,
+    pub(crate) logical_operator: Option<Value>,
     #[serde(default)]
-    expression: Option<String>,
+    pub(crate) expression: Option<String>,
     #[serde(default)]
-    warning: Option<RuleWarning>,
+    pub(crate) warning: Option<RuleWarning>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
-}
-
-impl TryFrom<RuleInput> for Rule {
-    type Error = String;
-
-    fn try_from(r: RuleInput) -> Result<Rule, String> {
-        let op = r.logical_operator.as_ref().map(|v| ("logical_operator", v));
-        // An infix `expression`: the logic is parsed from it (and must agree with a
-        // `logic` given too, as exports write both).
-        let parsed = match &r.expression {
-            None => None,
-            Some(text) => {
-                if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
-                    return Err(format!(
-                        "rule `{}`: `expression` holds the control character U+{:04X}: write it as an escape in a JSONLogic string instead",
-                        r.name, c as u32
-                    ));
-                }
-                if r.predicates.is_some() {
-                    return Err(format!(
-                        "rule `{}`: give `predicates` or `expression`, not both",
-                        r.name
-                    ));
-                }
-                let logic =
-                    super::infix::parse(text, &super::infix::Fields::default()).map_err(|e| {
-                        format!(
-                            "rule `{}`: `expression` {}:{}: {}",
-                            r.name, e.line, e.column, e.message
-                        )
-                    })?;
-                if let Some(given) = &r.logic
-                    && given != &logic
-                {
-                    return Err(format!(
-                        "rule `{}`: `expression` and `logic` disagree (the expression reads as {logic}); give one, or both alike",
-                        r.name
-                    ));
-                }
-                Some(logic)
-            }
-        };
-        let logic_in = parsed.as_ref().or(r.logic.as_ref());
-        let (logic, _) = super::predicates::rule_logic(logic_in, r.predicates.as_ref(), op)
-            .map_err(|errors| {
-                let what: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                format!("rule `{}`: {}", r.name, what.join("; "))
-            })?;
-        Ok(Rule {
-            id: r.id,
-            name: r.name,
-            required: r.required,
-            weight: r.weight,
-            category: r.category,
-            description: r.description,
-            logic,
-            expression: r.expression,
-            warning: r.warning,
-        })
-    }
 }
 
 fn default_weight() -> f64 {
@@ -716,6 +653,94 @@ impl Override {
         self.target_key_hash
             .clone()
             .or_else(|| self.target_key.as_deref().map(key_hash))
+    }
+}
+
+// --- assertion and key types (the page file's vocabulary; their behaviour lives in
+// `assertions` and `dataset`) ---
+
+/// One check on the evaluation result of a selection (page file `"assertions": [...]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Assertion {
+    /// Unique within a page; derived from the description (else `assertion-N`) when absent.
+    #[serde(default)]
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// A source row (anything [`super::model::Dataset::find_row`] accepts; stored as its key),
+    /// or `*` for every source row.
+    #[serde(default)]
+    pub select: String,
+    /// A JSONPath over the selection's evaluation result; `$`-less sugar is accepted
+    /// (`selectionVerdict`, `targets[0].verdict`, `targets.0.verdict`).
+    #[serde(default)]
+    pub path: String,
+    #[serde(default, skip_serializing_if = "PathMatch::is_any")]
+    pub path_match: PathMatch,
+    /// A matcher name from the [registry](registry): `toEqual`, `toBeNull`, …
+    #[serde(default)]
+    pub matcher: String,
+    /// The matcher's argument (absent for `toBeNull`; `null` is a value).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub expected: Option<Value>,
+    /// Inverts the aggregated outcome.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not: bool,
+}
+
+/// How the values a path resolves to are aggregated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum PathMatch {
+    /// Passes when some value passes (the default).
+    #[default]
+    Any,
+    /// Passes only when every value passes.
+    All,
+}
+
+impl PathMatch {
+    pub fn is_any(&self) -> bool {
+        *self == PathMatch::Any
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathMatch::Any => "ANY",
+            PathMatch::All => "ALL",
+        }
+    }
+}
+
+/// Whether key lookups (`--select`, `--source`, `--target`, overrides by key,
+/// [`Dataset::find_row`]) respect case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyCase {
+    #[default]
+    Sensitive,
+    /// Keys compare lower-cased (the provider tokens: `OPENAI` is `openai`).
+    Insensitive,
+}
+
+impl KeyCase {
+    pub fn is_sensitive(&self) -> bool {
+        *self == KeyCase::Sensitive
+    }
+
+    /// The text keys compare by: lower-cased when insensitive.
+    pub fn fold<'a>(self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        match self {
+            KeyCase::Insensitive if text.chars().any(char::is_uppercase) => {
+                std::borrow::Cow::Owned(text.to_lowercase())
+            }
+            _ => std::borrow::Cow::Borrowed(text),
+        }
     }
 }
 

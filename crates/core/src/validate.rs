@@ -6,32 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
-use super::dataset::FieldSchema;
 use super::diag::{Diagnostic, did_you_mean, pointer_token};
 use super::engine::{self, item_scoped};
 use super::model::{Dataset, Page, Side};
 
-pub use super::diag::MAX_DEPTH;
-/// How deep a JSON value nests (a scalar: 0; `[1]`: 1; `{"a": [1]}`: 2).
-pub fn value_depth(value: &Value) -> usize {
-    let mut deepest = 0;
-    let mut stack = vec![(value, 0usize)];
-    while let Some((v, depth)) = stack.pop() {
-        deepest = deepest.max(depth);
-        match v {
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, depth + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|i| (i, depth + 1))),
-            _ => {}
-        }
-    }
-    deepest
-}
-
-/// Whether a row nests deeper than [`MAX_DEPTH`] levels (the row object is level 1):
-/// the one nesting limit of rules and data, checked wherever a row comes in.
-pub fn row_too_deep(row: &super::model::Row) -> bool {
-    row.values().any(|v| value_depth(v) + 1 > MAX_DEPTH)
-}
+pub use super::diag::{MAX_DEPTH, row_too_deep, value_depth};
+pub use super::schema::{DatasetSchema, RowFacts, Schema};
 
 /// The largest weight a rule may have (weights are summed: a bound keeps every score a
 /// number).
@@ -78,88 +58,6 @@ pub fn rule_fields(name: &str, weight: f64) -> Vec<Diagnostic> {
 
 /// The largest a rule's logic may be, serialized.
 pub const MAX_RULE_BYTES: usize = 64 * 1024;
-
-/// The fields of a page's two datasets and how many rows carry each.
-#[derive(Debug, Clone, Default)]
-pub struct Schema {
-    pub source: DatasetSchema,
-    pub target: DatasetSchema,
-}
-
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct DatasetSchema {
-    pub rows: usize,
-    /// field → number of rows that have it (`null` included). A field with a default
-    /// counts for every row.
-    pub coverage: BTreeMap<String, usize>,
-    /// field → its inferred types, how many rows hold it as stored, and its default.
-    pub fields: BTreeMap<String, FieldSchema>,
-}
-
-impl DatasetSchema {
-    pub fn of(dataset: &Dataset) -> Self {
-        Self::from_fields(dataset.rows.len(), super::dataset::field_schemas(dataset))
-    }
-
-    /// The schema of `rows` rows whose fields (defaults included) are `fields`.
-    pub fn from_fields(rows: usize, fields: BTreeMap<String, FieldSchema>) -> Self {
-        let coverage = fields
-            .iter()
-            .map(|(k, f)| {
-                (
-                    k.clone(),
-                    if f.default.is_some() { rows } else { f.present },
-                )
-            })
-            .collect();
-        DatasetSchema {
-            rows,
-            coverage,
-            fields,
-        }
-    }
-}
-
-impl Schema {
-    pub fn of(page: &Page) -> Self {
-        Self::of_with(page, None)
-    }
-
-    /// The schema of a page, one side's rows described by `facts` instead.
-    pub fn of_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Self {
-        let side = |side: Side| match facts {
-            Some(f) if f.side == side => DatasetSchema::from_fields(
-                f.rows,
-                super::dataset::with_defaults(f.fields.clone(), page.dataset(side)),
-            ),
-            _ => DatasetSchema::of(page.dataset(side)),
-        };
-        Schema {
-            source: side(Side::Source),
-            target: side(Side::Target),
-        }
-    }
-
-    pub(crate) fn side(&self, side: Side) -> &DatasetSchema {
-        match side {
-            Side::Source => &self.source,
-            Side::Target => &self.target,
-        }
-    }
-
-    /// `source.x` / `target.y` for every known field: did-you-mean candidates.
-    fn qualified_fields(&self) -> Vec<String> {
-        [Side::Source, Side::Target]
-            .iter()
-            .flat_map(|&s| {
-                self.side(s)
-                    .coverage
-                    .keys()
-                    .map(move |f| format!("{}.{f}", s.name()))
-            })
-            .collect()
-    }
-}
 
 /// Argument counts of fixed-arity operators: (min, max).
 fn arity(op: &str) -> Option<(usize, usize)> {
@@ -547,16 +445,6 @@ fn walk_keys(value: &Value, schema: &Value, root: &Value, at: String, out: &mut 
         }
         _ => {}
     }
-}
-
-/// What validation needs of one side's rows when they are not held as trees (a dataset
-/// import of rows kept as stored texts): how many, their fields, their keyHashes. Their
-/// keys were checked (present, unique) while they were read.
-pub struct RowFacts<'a> {
-    pub side: Side,
-    pub rows: usize,
-    pub fields: &'a BTreeMap<String, FieldSchema>,
-    pub hashes: HashSet<String>,
 }
 
 pub fn validate_page(page: &Page) -> Vec<Diagnostic> {

@@ -1,7 +1,7 @@
 //! What differs between the SQL dialects: quoting, literals, types and a few functions.
 
 use super::super::text::is_unsafe;
-use super::expr::Kind;
+use super::types::Kind;
 
 /// A SQL dialect the query is written for: the one list the compiler, the command line
 /// (`--dialect`, `check --sql`) and the workbench's prompt read (a new variant is listed

@@ -15,83 +15,8 @@ use serde_json::Value;
 use super::super::engine;
 use super::super::jsops;
 use super::super::model::Side;
-use super::{Dialect, Schema, SqlError};
-
-/// The type of a field over a dataset's rows.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
-    /// No row holds a value.
-    Null,
-    Text,
-    Int,
-    Num,
-    Bool,
-    /// Arrays whose items are all strings.
-    TextArray,
-    /// Values of several types (`string|integer`).
-    Mixed(String),
-    /// Objects, or arrays of other items.
-    Other(&'static str),
-}
-
-impl Kind {
-    pub fn of(v: &Value) -> Kind {
-        match v {
-            Value::Null => Kind::Null,
-            Value::Bool(_) => Kind::Bool,
-            Value::Number(n) if n.is_i64() || n.is_u64() => Kind::Int,
-            Value::Number(_) => Kind::Num,
-            Value::String(_) => Kind::Text,
-            Value::Array(items) if items.iter().all(Value::is_string) => Kind::TextArray,
-            Value::Array(_) => Kind::Other("arrays of other items than strings"),
-            Value::Object(_) => Kind::Other("objects"),
-        }
-    }
-
-    fn name(&self) -> String {
-        match self {
-            Kind::Null => "null".into(),
-            Kind::Text => "string".into(),
-            Kind::Int => "integer".into(),
-            Kind::Num => "number".into(),
-            Kind::Bool => "boolean".into(),
-            Kind::TextArray => "array".into(),
-            Kind::Mixed(m) => m.clone(),
-            Kind::Other(o) => (*o).into(),
-        }
-    }
-
-    /// The type with another row's.
-    pub fn join(self, other: Kind) -> Kind {
-        match (self, other) {
-            (Kind::Null, k) | (k, Kind::Null) => k,
-            (a, b) if a == b => a,
-            (Kind::Int, Kind::Num) | (Kind::Num, Kind::Int) => Kind::Num,
-            (Kind::Other(o), _) | (_, Kind::Other(o)) => Kind::Other(o),
-            (a, b) => {
-                let mut names: Vec<String> = a
-                    .name()
-                    .split('|')
-                    .chain(b.name().split('|'))
-                    .map(str::to_owned)
-                    .collect();
-                names.sort();
-                names.dedup();
-                Kind::Mixed(names.join("|"))
-            }
-        }
-    }
-
-    /// The type in words, for messages.
-    pub fn describe(&self) -> String {
-        match self {
-            Kind::Null => "no value".into(),
-            Kind::Mixed(m) => format!("values of several types ({m})"),
-            Kind::Other(o) => (*o).to_owned(),
-            k => format!("{} values", k.name()),
-        }
-    }
-}
+use super::dialect::Dialect;
+use super::types::{Kind, Schema, SqlError};
 
 /// A SQL expression's JSON type.
 #[derive(Debug, Clone, Copy, PartialEq)]

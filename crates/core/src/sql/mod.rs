@@ -15,54 +15,19 @@
 
 mod dialect;
 mod expr;
+mod types;
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 pub use dialect::Dialect;
 use expr::Compiler;
-pub use expr::Kind;
+pub use types::{Kind, Schema, SqlError};
 
-use super::diag::Diagnostic;
-use super::model::{AggregateMode, Dataset, ElseMode, Page, RequiredMode, Row, Side, key_hash};
+use super::model::{AggregateMode, Dataset, ElseMode, Page, RequiredMode, Side, key_hash};
 use super::text::sanitize;
 use super::verdict::{RuleWeight, Tally};
-
-/// Why a page does not compile to SQL, and where.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}{}: {why}", .rule.as_ref().map(|r| format!("rule `{r}`")).unwrap_or_else(|| "page".into()), .operator.as_ref().map(|o| format!(", operator `{o}`")).unwrap_or_default())]
-pub struct SqlError {
-    /// The rule, when a rule is the cause.
-    pub rule: Option<String>,
-    /// JSON pointer into the page (`/rules/2/logic/or/0`).
-    pub pointer: String,
-    /// The operator that does not translate, when one is the cause.
-    pub operator: Option<String>,
-    /// Why, in a sentence.
-    pub why: String,
-    /// What to do about it.
-    pub hint: Option<String>,
-}
-
-impl SqlError {
-    fn page(pointer: impl Into<String>, why: impl Into<String>) -> SqlError {
-        SqlError {
-            rule: None,
-            pointer: pointer.into(),
-            operator: None,
-            why: why.into(),
-            hint: None,
-        }
-    }
-
-    /// The error as a diagnostic (code `sql-untranslatable`), for `check --sql`.
-    pub fn diagnostic(&self) -> Diagnostic {
-        Diagnostic::error("sql-untranslatable", self.pointer.clone(), self.to_string())
-            .with_hint(self.hint.clone())
-    }
-}
 
 /// What to compile and how to name the tables.
 #[derive(Debug, Clone)]
@@ -100,55 +65,6 @@ impl Options {
 pub const PAIR_COLUMNS: &[&str] = &["source_key", "target_key", "target_id"];
 pub const VERDICT_COLUMNS: &[&str] = &["score", "verdict", "reason"];
 pub const SELECTION_COLUMNS: &[&str] = &["selection_verdict", "recommended_target"];
-
-/// The columns of one dataset's table, as the page's rows type them.
-#[derive(Debug, Clone)]
-pub struct Schema {
-    pub fields: BTreeMap<String, Kind>,
-    /// Fields whose rows hold them (the table's columns), in first-seen order.
-    pub columns: Vec<String>,
-}
-
-impl Schema {
-    /// The schema of a dataset's rows as stored (`effective`: as rules see them, with
-    /// defaults and patches applied).
-    pub fn of(d: &Dataset, effective: bool) -> Schema {
-        let mut fields: BTreeMap<String, Kind> = BTreeMap::new();
-        let mut columns = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for row in &d.rows {
-            let row: std::borrow::Cow<'_, Row> = if effective {
-                d.effective_row(row)
-            } else {
-                std::borrow::Cow::Borrowed(row)
-            };
-            for (k, v) in row.iter() {
-                if !effective && seen.insert(k.clone()) {
-                    columns.push(k.clone());
-                }
-                let kind = Kind::of(v);
-                let slot = fields.entry(k.clone()).or_insert(Kind::Null);
-                *slot = std::mem::replace(slot, Kind::Null).join(kind);
-            }
-        }
-        if effective {
-            // A field only defaults or patches give.
-            for (k, v) in d
-                .defaults
-                .iter()
-                .chain(d.patches.iter().flat_map(|p| p.set.iter()))
-            {
-                let slot = fields.entry(k.clone()).or_insert(Kind::Null);
-                *slot = std::mem::replace(slot, Kind::Null).join(Kind::of(v));
-            }
-        }
-        Schema { fields, columns }
-    }
-
-    pub fn kind(&self, field: &str) -> Kind {
-        self.fields.get(field).cloned().unwrap_or(Kind::Null)
-    }
-}
 
 /// Compiles a page to one query. The page must be valid.
 pub fn query(page: &Page, options: &Options) -> Result<String, SqlError> {

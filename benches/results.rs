@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rulebench::app::synth::{self, Spread};
-use rulebench::cli::print;
+use rulebench::print::result as print;
 use rulebench_core::matrix::Matrix;
 use rulebench_core::result::{Names, SelectionResult};
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rulebench::app::{App, AppError};
 use rulebench_core::assertions::{self, Assertion, Limits, PathMatch};
+use rulebench_core::diag::Code;
 use rulebench_core::model::Page;
 use rulebench_store::Store;
 use serde_json::{Value, json};
@@ -769,11 +770,11 @@ fn a_dropped_row_orphans_its_override_and_fails_its_assertion() {
     let diags = app.check_page(LLM).unwrap();
     assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
     assert!(
-        diags.iter().any(|d| d.code == "orphaned-override"),
+        diags.iter().any(|d| d.code == Code::OrphanedOverride),
         "{diags:?}"
     );
     assert!(
-        diags.iter().any(|d| d.code == "assertion-orphaned"),
+        diags.iter().any(|d| d.code == Code::AssertionOrphaned),
         "{diags:?}"
     );
     let report = app.run_assertions(LLM).unwrap();

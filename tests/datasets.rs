@@ -12,6 +12,7 @@ use rulebench::app::dataset::{ImportOptions, Progress};
 use rulebench::app::watch::{Reload, Watcher};
 use rulebench::app::workspace::Session;
 use rulebench_core::dataset::{DataFormat, KeyCase, ParseOptions, parse};
+use rulebench_core::diag::Code;
 use rulebench_core::model::{Page, Side};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -663,7 +664,7 @@ fn a_linked_file_is_resolved_against_the_page_file_and_wins() {
     let mut app = App::open(&db).unwrap();
     let done = app.import(&page.to_string(), s(&page_path), false).unwrap();
     assert!(
-        done.warnings.iter().any(|w| w.code == "linked-file"),
+        done.warnings.iter().any(|w| w.code == Code::LinkedFile),
         "{:?}",
         done.warnings
     );

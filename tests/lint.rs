@@ -4,6 +4,7 @@
 
 mod common;
 use common::rb;
+use rulebench_core::diag::Code;
 
 use serde_json::Value;
 
@@ -112,22 +113,22 @@ fn guards_val_reads_and_nested_paths() {
     )
     .unwrap();
     let schema = Schema::of(&page);
-    let codes = |logic: Value| -> Vec<&'static str> {
+    let codes = |logic: Value| -> Vec<Code> {
         validate_logic(&logic, &schema)
             .into_iter()
             .map(|d| d.code)
             .collect()
     };
     let guarded = json!({"and": [{">": [{"var": "target.maxTokens"}, 0]}, {"<": [{"var": "target.maxTokens"}, 5000]}]});
-    assert!(!codes(guarded).contains(&"null-as-zero"));
+    assert!(!codes(guarded).contains(&Code::NullAsZero));
     // Nothing before it tests the field: the `< 5000` is reported.
     let unguarded = json!({"and": [{"!!": [true]}, {"<": [{"var": "target.maxTokens"}, 5000]}]});
-    assert!(codes(unguarded).contains(&"null-as-zero"));
+    assert!(codes(unguarded).contains(&Code::NullAsZero));
     let via_val =
         json!({"and": [{"==": [{"var": "source.region"}, "eu"]}, {"val": ["target", "vision"]}]});
-    assert!(!codes(via_val).contains(&"one-sided"));
+    assert!(!codes(via_val).contains(&Code::OneSided));
     let nested = json!({"<": [{"var": "target.maxTokens.limit"}, 5]});
-    assert!(!codes(nested).contains(&"null-as-zero"));
+    assert!(!codes(nested).contains(&Code::NullAsZero));
 }
 
 /// A rule that reads fields yet has one outcome for every pair of the current rows is
@@ -363,7 +364,7 @@ fn the_live_constant_word_follows_a_deleted_rule() {
     assert!(
         ws.rule_lint(0)
             .iter()
-            .all(|d| d.code != "constant-over-data")
+            .all(|d| d.code != Code::ConstantOverData)
     );
 }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use rulebench::app::App;
-use rulebench::cli::print;
+use rulebench::print::result as print;
 use rulebench_core::assertions::{self, Limits};
 use rulebench_core::matrix::{Matrix, SelectionEval};
 use rulebench_core::model::{Page, key_hash};

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use rulebench::app::synth;
 use rulebench::app::{App, AppError};
-use rulebench_core::diag::Diagnostic;
+use rulebench_core::diag::{Code, Diagnostic};
 use rulebench_core::engine::{self, Outcome};
 use rulebench_core::model::{
     AggregateMode, DevicePolicy, ElseMode, Page, RecommendationStrategy, RequiredMode,
@@ -88,7 +88,7 @@ fn diagnostics(err: AppError) -> Vec<Diagnostic> {
 }
 
 #[track_caller]
-fn find<'a>(diags: &'a [Diagnostic], code: &str) -> &'a Diagnostic {
+fn find(diags: &[Diagnostic], code: Code) -> &Diagnostic {
     match diags.iter().find(|d| d.code == code) {
         Some(d) => d,
         None => panic!("no `{code}` diagnostic in {diags:#?}"),
@@ -425,11 +425,14 @@ fn create_feature_rule_for_streaming_support() {
     // are both rejected, with a location, and nothing is stored.
     let broken = SEED_STREAMING_RULE.replacen("false] },", "false },", 1);
     let diags = diagnostics(app.add_rule(CHAT, &broken, "rule.json", false).unwrap_err());
-    let d = find(&diags, "json-syntax");
+    let d = find(&diags, Code::JsonSyntax);
     assert!(d.line.is_some() && d.column.is_some(), "{d}");
     let bad_op = SEED_STREAMING_RULE.replacen("\"and\"", "\"adn\"", 1);
     let diags = diagnostics(app.add_rule(CHAT, &bad_op, "rule.json", false).unwrap_err());
-    assert_eq!(find(&diags, "unknown-operator").pointer, "/logic/or/1/adn");
+    assert_eq!(
+        find(&diags, Code::UnknownOperator).pointer,
+        "/logic/or/1/adn"
+    );
     assert_eq!(fingerprint(&app), before);
     assert_eq!(revision(&app, CHAT), rev0);
 
@@ -521,7 +524,7 @@ fn create_feature_rule_for_tool_calling() {
     let rev0 = revision(&app, CHAT);
     let broken = SEED_TOOL_RULE.replacen("\"or\"", "\"orr\"", 1);
     let diags = diagnostics(app.add_rule(CHAT, &broken, "rule.json", false).unwrap_err());
-    let d = find(&diags, "unknown-operator");
+    let d = find(&diags, Code::UnknownOperator);
     assert_eq!(d.pointer, "/logic/orr");
     assert_eq!(revision(&app, CHAT), rev0);
 
@@ -642,7 +645,7 @@ fn rule_validation() {
                  {"==": [{"var": "target.supportsStreaming"}, true]}]}
     ]});
     let diags = add(&mut app, &logic);
-    let d = find(&diags, "unknown-operator");
+    let d = find(&diags, Code::UnknownOperator);
     assert!(d.is_error());
     assert_eq!(d.pointer, "/logic/or/1/adn");
     assert!(d.message.contains("adn"), "{d}");
@@ -653,12 +656,12 @@ fn rule_validation() {
         &schema,
     );
     assert!(
-        diags.iter().all(|d| d.code != "unknown-operator"),
+        diags.iter().all(|d| d.code != Code::UnknownOperator),
         "{diags:#?}"
     );
     let diags = validate::validate_logic(&json!({"lenght": [{"var": "target.provider"}]}), &schema);
     assert_eq!(
-        find(&diags, "unknown-operator").hint.as_deref(),
+        find(&diags, Code::UnknownOperator).hint.as_deref(),
         Some("did you mean `length`?")
     );
 
@@ -667,7 +670,7 @@ fn rule_validation() {
         &mut app,
         &json!({"==": [{"var": "target.supportStreaming"}, true]}),
     );
-    let d = find(&diags, "unknown-field");
+    let d = find(&diags, Code::UnknownField);
     assert_eq!(d.pointer, "/logic/==/0/var");
     assert!(d.message.contains("supportStreaming"), "{d}");
     assert_eq!(
@@ -679,7 +682,7 @@ fn rule_validation() {
         &json!({"==": [{"var": "source.needStreaming"}, true]}),
     );
     assert_eq!(
-        find(&diags, "unknown-field").hint.as_deref(),
+        find(&diags, Code::UnknownField).hint.as_deref(),
         Some("did you mean `source.needsStreaming`?")
     );
     // A source field looked up on the target is not in the target schema.
@@ -687,11 +690,11 @@ fn rule_validation() {
         &mut app,
         &json!({"==": [{"var": "target.needsStreaming"}, true]}),
     );
-    assert_eq!(find(&diags, "unknown-field").pointer, "/logic/==/0/var");
+    assert_eq!(find(&diags, Code::UnknownField).pointer, "/logic/==/0/var");
     // A variable outside {source, target}.
     let diags = add(&mut app, &json!({"==": [{"var": "needsStreaming"}, true]}));
     assert_eq!(
-        find(&diags, "var-prefix").hint.as_deref(),
+        find(&diags, Code::VarPrefix).hint.as_deref(),
         Some("did you mean `source.needsStreaming`?")
     );
     // In a page file, the pointer is into the page and the position into the text.
@@ -700,7 +703,7 @@ fn rule_validation() {
         json!({"==": [{"var": "target.supportsStructuredOutput"}, true]});
     let text = serde_json::to_string_pretty(&bad_page).unwrap();
     let diags = diagnostics(app.import(&text, "bad-vars.json", false).unwrap_err());
-    let d = find(&diags, "unknown-field");
+    let d = find(&diags, Code::UnknownField);
     assert_eq!(d.pointer, "/rules/2/logic/==/0/var");
     assert_eq!(
         d.hint.as_deref(),
@@ -717,7 +720,7 @@ fn rule_validation() {
     assert!(
         App::check_text(&text)
             .iter()
-            .any(|d| d.code == "unknown-field")
+            .any(|d| d.code == Code::UnknownField)
     );
 
     // 3. No infinite loops or unsafe operations: nesting and size limits, reported
@@ -749,18 +752,18 @@ fn rule_validation() {
             .unwrap_or_else(|e| panic!("60 levels (array form: {array_form}): {e}"));
         // Deeper than 64 is refused, naming the limit and where.
         let diags = validate::validate_logic(&nest(MAX_DEPTH + 10, array_form), &schema);
-        let d = find(&diags, "too-deep");
+        let d = find(&diags, Code::TooDeep);
         assert!(d.message.contains("64"), "names the limit: {d}");
         let prefix = if array_form { "/!/0/!/0/!/0" } else { "/!/!/!" };
         assert!(d.pointer.starts_with(prefix), "points into the rule: {d}");
         assert_eq!(
-            diags.iter().filter(|d| d.code == "too-deep").count(),
+            diags.iter().filter(|d| d.code == Code::TooDeep).count(),
             1,
             "reported once"
         );
     }
     let diags = add(&mut app, &nest(MAX_DEPTH + 10, false));
-    let d = find(&diags, "too-deep");
+    let d = find(&diags, Code::TooDeep);
     assert!(d.message.contains("64"), "names the limit: {d}");
     assert!(
         d.pointer.starts_with("/logic/!/!/!"),
@@ -783,7 +786,7 @@ fn rule_validation() {
     let big = json!({"in": [{"var": "target.provider"}, list(2_000)]});
     assert!(big.to_string().len() > 64 * 1024);
     let diags = add(&mut app, &big);
-    let d = find(&diags, "rule-too-large");
+    let d = find(&diags, Code::RuleTooLarge);
     assert!(d.message.contains("64 KB"), "names the limit: {d}");
     assert!(d.pointer.starts_with("/logic"), "has a pointer: {d}");
 
@@ -814,7 +817,7 @@ fn rule_validation() {
     // ... and a rule nested deeper than 64 levels in the array form, added as text, is
     // reported as the depth limit with a pointer (not as a JSON syntax error).
     let diags = add(&mut app, &nest(MAX_DEPTH + 10, true));
-    let d = find(&diags, "too-deep");
+    let d = find(&diags, Code::TooDeep);
     assert!(d.message.contains("64"), "names the limit: {d}");
     assert!(
         d.pointer.starts_with("/logic/!/0/!/0/!/0"),
@@ -890,7 +893,7 @@ fn rule_limit_by_tier() {
     );
     let diags = diagnostics(err);
     assert_eq!(
-        find(&diags, "rule-limit").message,
+        find(&diags, Code::RuleLimit).message,
         "Rule limit reached (10/10)"
     );
     assert_eq!(fingerprint(&app), before);
@@ -1685,7 +1688,7 @@ fn create_override() {
         imported
             .warnings
             .iter()
-            .any(|d| d.code == "orphaned-override"),
+            .any(|d| d.code == Code::OrphanedOverride),
         "{:?}",
         imported.warnings
     );

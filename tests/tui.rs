@@ -10,6 +10,7 @@ use rulebench::app::workspace::Draft;
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::Ui;
 use rulebench::tui::view;
+use rulebench_core::diag::Code;
 
 struct Bench {
     _dir: tempfile::TempDir,
@@ -145,7 +146,7 @@ fn invalid_json_shows_line_and_column_and_keeps_the_last_results() {
     let page = b.ui.page().unwrap();
     match &page.editor.draft {
         Some(Draft::Invalid { diagnostics }) => {
-            assert_eq!(diagnostics[0].code, "json-syntax");
+            assert_eq!(diagnostics[0].code, Code::JsonSyntax);
             assert_eq!(diagnostics[0].line, Some(2));
         }
         other => panic!("expected an invalid draft, got {other:?}"),
@@ -185,7 +186,7 @@ fn an_unknown_field_is_an_error_with_a_hint_and_blocks_saving() {
     match &b.ui.page().unwrap().editor.draft {
         Some(Draft::Invalid { diagnostics }) => {
             let d = &diagnostics[0];
-            assert_eq!(d.code, "unknown-field");
+            assert_eq!(d.code, Code::UnknownField);
             assert_eq!(
                 d.hint.as_deref(),
                 Some("did you mean `target.supportsToolCalling`?")
@@ -494,7 +495,7 @@ fn a_broken_assertion_lights_up_as_the_edit_breaks_it() {
             assert!(
                 d.problems
                     .iter()
-                    .any(|p| p.code == "assertion-matcher" && p.message.contains("toEqul")),
+                    .any(|p| p.code == Code::AssertionMatcher && p.message.contains("toEqul")),
                 "{:?}",
                 d.problems
             );
@@ -543,7 +544,7 @@ fn f2_switches_the_editor_to_infix_and_back_with_live_validation() {
     b.chars(" AND");
     match &b.ui.page().unwrap().editor.draft {
         Some(Draft::Invalid { diagnostics }) => {
-            assert_eq!(diagnostics[0].code, "infix-syntax");
+            assert_eq!(diagnostics[0].code, Code::InfixSyntax);
             assert_eq!(diagnostics[0].line, Some(1));
         }
         other => panic!("{other:?}"),

@@ -2,7 +2,12 @@
 //! exports with the same ones (the matrix grid, aligned tables, CSV cells guarded
 //! against formulas). They render the typed result; nothing here reads or writes.
 
+pub mod diff;
+pub mod explain;
+pub mod listing;
 pub mod matrix;
+pub mod report;
+pub mod result;
 
 use std::io::Write;
 

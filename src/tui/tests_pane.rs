@@ -207,7 +207,7 @@ pub fn save_typed(
             Ok(vec![])
         }
         Err(e) => Err(vec![crate::app::types::Diagnostic::error(
-            "assertion",
+            crate::app::types::Code::Assertion,
             "",
             e.to_string(),
         )]),

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{App, AppError, Imported, Result};
 use rulebench_core::dataset::{self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed};
-use rulebench_core::diag::Diagnostic;
+use rulebench_core::diag::{Code, Diagnostic};
 use rulebench_core::model::{Dataset, Page, Side};
 use rulebench_core::validate::{self, DatasetSchema};
 use rulebench_store as store;
@@ -789,7 +789,7 @@ impl App {
                 read_any = true;
             } else {
                 warnings.push(Diagnostic::warning(
-                    "linked-file",
+                    Code::LinkedFile,
                     format!("/{}/file", side.name()),
                     format!(
                         "linked file {} not found; the page's {} embedded {} rows are used",
@@ -814,7 +814,7 @@ impl App {
             }
             let linked: Vec<Diagnostic> = warnings
                 .into_iter()
-                .filter(|w| w.code == "linked-file")
+                .filter(|w| w.code == Code::LinkedFile)
                 .collect();
             warnings = diags;
             warnings.extend(linked);

@@ -4,7 +4,7 @@
 pub use rulebench_core::assertions::{Assertion, AssertionResult, Report};
 pub use rulebench_core::dataset::DataError;
 pub use rulebench_core::diag::{
-    Diagnostic, MAX_TEXT_DEPTH, Severity, did_you_mean, parse_json, prescan,
+    Code, Diagnostic, MAX_TEXT_DEPTH, Severity, did_you_mean, parse_json, prescan,
 };
 pub use rulebench_core::diff::{Flip, ItemChanges, Moved, PageDiff};
 pub use rulebench_core::engine::{Reads, apply};

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{App, AppError, Result};
-use rulebench_core::diag::{Diagnostic, parse_json};
+use rulebench_core::diag::{Code, Diagnostic, parse_json};
 use rulebench_core::matrix::{Column, Matrix, SelectionEval};
 use rulebench_core::model::{DevicePolicy, Override, Page, Rule, SelectionPolicy, Side, key_hash};
 use rulebench_core::validate::{self, Schema};
@@ -667,8 +667,8 @@ impl Session {
         } else {
             "fails for every pair: no target can pass it"
         };
-        Some(rulebench_core::diag::Diagnostic::warning(
-            "constant-over-data",
+        Some(Diagnostic::warning(
+            Code::ConstantOverData,
             "",
             format!("over the current data this rule {what}"),
         ))
@@ -718,7 +718,7 @@ impl Session {
                 diagnostics: vec![Diagnostic {
                     line: Some(e.line),
                     column: Some(e.column),
-                    ..Diagnostic::error("infix-syntax", "", e.message.clone())
+                    ..Diagnostic::error(Code::InfixSyntax, "", e.message.clone())
                         .with_hint(e.hint.clone())
                 }],
             },
@@ -773,7 +773,7 @@ impl Session {
         rule.expression = None;
         if let Err(e) = self.matrix.replace_rule(i, &rule) {
             return Draft::Invalid {
-                diagnostics: vec![Diagnostic::error("compile", "", e.message)],
+                diagnostics: vec![Diagnostic::error(Code::Compile, "", e.message)],
             };
         }
         if !self.unsaved[i] {
@@ -1323,7 +1323,7 @@ mod tests {
             Draft::Valid { warnings, changed } => {
                 assert!(changed);
                 let codes: Vec<_> = warnings.iter().map(|w| w.code).collect();
-                assert_eq!(codes, ["constant-logic"], "logic that reads no field");
+                assert_eq!(codes, [Code::ConstantLogic], "logic that reads no field");
             }
             other => panic!("{other:?}"),
         }
@@ -1333,7 +1333,7 @@ mod tests {
         assert_eq!(ws.revision, rev);
         // Invalid text keeps the last valid results.
         match ws.try_logic(tc, "{\"==\": [1") {
-            Draft::Invalid { diagnostics } => assert_eq!(diagnostics[0].code, "json-syntax"),
+            Draft::Invalid { diagnostics } => assert_eq!(diagnostics[0].code, Code::JsonSyntax),
             other => panic!("{other:?}"),
         }
         assert!(ws.eval.columns[tc].passed(llama));

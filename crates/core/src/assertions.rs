@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use serde_json_path::JsonPath;
 use sha2::{Digest, Sha256};
 
-use super::diag::{Diagnostic, did_you_mean};
+use super::diag::{Code, Diagnostic, did_you_mean};
 use super::matrix::Matrix;
 pub use super::model::{Assertion, PathMatch};
 use super::model::{Page, slugify};
@@ -676,7 +676,7 @@ pub fn orphaned(page: &Page) -> Vec<Diagnostic> {
                     let keys: Vec<String> =
                         page.source.rows.iter().map(|r| page.source.row_key(r)).collect();
                     Diagnostic::warning(
-                        "assertion-orphaned",
+                        Code::AssertionOrphaned,
                         format!("/assertions/{i}/select"),
                         format!(
                             "assertion `{}`: `select` `{select}` matches no source row: it fails when the tests run",
@@ -704,7 +704,7 @@ pub fn compile_all(page: &Page, limits: &Limits) -> Result<Vec<Compiled>, Vec<Di
     if size > limits.max_assertions_bytes {
         diags.push(
             Diagnostic::error(
-                "assertions-too-large",
+                Code::AssertionsTooLarge,
                 "/assertions",
                 format!(
                     "the assertions are {size} bytes; the limit is {} bytes per page",
@@ -724,7 +724,7 @@ pub fn compile_all(page: &Page, limits: &Limits) -> Result<Vec<Compiled>, Vec<Di
             && !a.id.trim().is_empty()
         {
             diags.push(Diagnostic::error(
-                "assertion-id",
+                Code::AssertionId,
                 format!("/assertions/{i}/id"),
                 format!(
                     "assertion id `{}` is used twice (assertions {first} and {i})",
@@ -761,13 +761,13 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
         );
     };
     if a.id.trim().is_empty() {
-        error("assertion-id", "/id", "the id is empty".into(), None);
+        error(Code::AssertionId, "/id", "the id is empty".into(), None);
     }
 
     let select = a.select.trim();
     let selection = if select.is_empty() {
         error(
-            "assertion-select",
+            Code::AssertionSelect,
             "/select",
             "`select` is missing: name a source row by its key, or `*` for every source".into(),
             None,
@@ -785,7 +785,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
 
     let path = if a.path.trim().is_empty() {
         error(
-            "assertion-path",
+            Code::AssertionPath,
             "/path",
             "`path` is missing (a JSONPath such as `$.selectionVerdict`)".into(),
             None,
@@ -795,7 +795,12 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
         match parse_path(&a.path) {
             Ok(p) => Some(p),
             Err(message) => {
-                error("assertion-path", "/path", format!("`path` {message}"), None);
+                error(
+                    Code::AssertionPath,
+                    "/path",
+                    format!("`path` {message}"),
+                    None,
+                );
                 None
             }
         }
@@ -810,7 +815,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
     };
     let matcher = if a.matcher.trim().is_empty() {
         error(
-            "assertion-matcher",
+            Code::AssertionMatcher,
             "/matcher",
             format!("`matcher` is missing (matchers: {})", names()),
             None,
@@ -822,7 +827,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
         let hint = did_you_mean(&a.matcher, REGISTRY.iter().map(|m| m.name))
             .map(|m| format!("did you mean `{m}`?"));
         error(
-            "assertion-matcher",
+            Code::AssertionMatcher,
             "/matcher",
             format!("unknown matcher `{}` (matchers: {})", a.matcher, names()),
             hint,
@@ -837,7 +842,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
         && super::validate::value_depth(e) + 1 > max
     {
         error(
-            "assertion-expected",
+            Code::AssertionExpected,
             "/expected",
             format!("`expected` nests deeper than the limit of {max} levels"),
             None,
@@ -846,7 +851,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
     let check = matcher.and_then(|m| match (m.arity, &a.expected) {
         (Arity::One, None) => {
             error(
-                "assertion-expected",
+                Code::AssertionExpected,
                 "/expected",
                 format!("`expected` is missing: {} needs {}", m.name, m.expects),
                 None,
@@ -855,7 +860,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
         }
         (Arity::None, Some(_)) => {
             error(
-                "assertion-expected",
+                Code::AssertionExpected,
                 "/expected",
                 format!("{} takes no `expected` (use `not` to invert it)", m.name),
                 None,
@@ -867,7 +872,7 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
             Err(e) => {
                 let field = format!("/expected{}", e.pointer);
                 error(
-                    "assertion-expected",
+                    Code::AssertionExpected,
                     &field,
                     format!("`expected` of {}: {}", m.name, e.message),
                     None,
@@ -1401,7 +1406,7 @@ pub fn run_in_memory(
     } else {
         Some(
             Matrix::new(page)
-                .map_err(|e| vec![Diagnostic::error("compile", "/rules", e.to_string())])?,
+                .map_err(|e| vec![Diagnostic::error(Code::Compile, "/rules", e.to_string())])?,
         )
     };
     let names = std::sync::Arc::new(Names::of(page));
@@ -1622,7 +1627,7 @@ mod tests {
         );
     }
 
-    fn errors(assertions: Value) -> Vec<(&'static str, String, String)> {
+    fn errors(assertions: Value) -> Vec<(Code, String, String)> {
         validate(&page(assertions), &Limits::default())
             .into_iter()
             .map(|d| (d.code, d.pointer, d.message))
@@ -1850,7 +1855,7 @@ mod tests {
         assert_eq!(e.len(), 1, "{e:?}");
         assert_eq!(
             (e[0].0, e[0].1.as_str()),
-            ("assertion-path", "/assertions/0/path")
+            (Code::AssertionPath, "/assertions/0/path")
         );
         assert!(
             e[0].2
@@ -1864,7 +1869,7 @@ mod tests {
         );
         assert_eq!(
             (e[0].0, e[0].1.as_str()),
-            ("assertion-expected", "/assertions/0/expected")
+            (Code::AssertionExpected, "/assertions/0/expected")
         );
         assert!(
             e[0].2.contains("assertion `r`") && e[0].2.contains("does not compile"),
@@ -1894,7 +1899,7 @@ mod tests {
         );
         assert_eq!(
             (e[0].0, e[0].1.as_str()),
-            ("assertion-matcher", "/assertions/0/matcher")
+            (Code::AssertionMatcher, "/assertions/0/matcher")
         );
         let d = validate(
             &page(
@@ -1907,7 +1912,7 @@ mod tests {
         let e = errors(json!([{"id": "x", "select": "a", "path": "$", "matcher": "toEqual"}]));
         assert_eq!(
             (e[0].0, e[0].1.as_str()),
-            ("assertion-expected", "/assertions/0/expected")
+            (Code::AssertionExpected, "/assertions/0/expected")
         );
         assert!(
             e[0].2.contains("assertion `x`: `expected` is missing"),
@@ -1938,7 +1943,7 @@ mod tests {
         let e = validate(&p, &Limits::default());
         assert_eq!(
             (e[0].code, e[0].pointer.as_str(), e[0].is_error()),
-            ("assertion-orphaned", "/assertions/0/select", false)
+            (Code::AssertionOrphaned, "/assertions/0/select", false)
         );
 
         let e = errors(
@@ -1998,7 +2003,7 @@ mod tests {
         assert_eq!(e.len(), 1);
         assert_eq!(
             (e[0].0, e[0].1.as_str()),
-            ("assertions-too-large", "/assertions")
+            (Code::AssertionsTooLarge, "/assertions")
         );
         assert!(e[0].2.contains("the limit is 65536 bytes"), "{}", e[0].2);
     }

@@ -4,6 +4,9 @@ use std::fmt;
 
 use serde::Serialize;
 
+mod code;
+pub use code::Code;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -17,7 +20,7 @@ pub enum Severity {
 pub struct Diagnostic {
     pub severity: Severity,
     /// A stable code for scripts: `json-syntax`, `unknown-operator`, `unknown-field`, …
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     /// JSON pointer into the document (`/rules/2/logic/or/0`).
     pub pointer: String,
@@ -31,11 +34,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(
-        code: &'static str,
-        pointer: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn error(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Error,
             code,
@@ -47,11 +46,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(
-        code: &'static str,
-        pointer: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn warning(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(code, pointer, message)
@@ -119,8 +114,8 @@ impl Diagnostic {
             .rsplit_once(" at line ")
             .map_or(message.clone(), |(m, _)| m.to_owned());
         let (code, what) = match err.classify() {
-            serde_json::error::Category::Data => ("json-shape", "unexpected content"),
-            _ => ("json-syntax", "invalid JSON"),
+            serde_json::error::Category::Data => (Code::JsonShape, "unexpected content"),
+            _ => (Code::JsonSyntax, "invalid JSON"),
         };
         // serde_json counts columns from 0 at the start of a line (an empty text is at
         // 1:0); columns here count from 1.
@@ -223,12 +218,12 @@ pub enum TextProblem {
 }
 
 impl TextProblem {
-    /// The diagnostic code: `too-deep` or `big-integer`.
-    pub fn code(&self) -> &'static str {
+    /// The diagnostic code: `too-deep`, `big-integer` or `duplicate-key`.
+    pub fn code(&self) -> Code {
         match self {
-            TextProblem::TooDeep(_) => "too-deep",
-            TextProblem::BigInteger(_) => "big-integer",
-            TextProblem::DuplicateKey { .. } => "duplicate-key",
+            TextProblem::TooDeep(_) => Code::TooDeep,
+            TextProblem::BigInteger(_) => Code::BigInteger,
+            TextProblem::DuplicateKey { .. } => Code::DuplicateKey,
         }
     }
 
@@ -288,7 +283,7 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Box<D
             line: Some(1),
             column: Some(2),
             ..Diagnostic::error(
-                "json-syntax",
+                Code::JsonSyntax,
                 "",
                 "a second byte-order mark (U+FEFF): one may open a file, not two",
             )
@@ -749,10 +744,10 @@ mod tests {
         let d = parse_json::<serde_json::Value>(&absurd).unwrap_err();
         assert_eq!(
             (d.code, d.line, d.column),
-            ("too-deep", Some(1), Some(MAX_TEXT_DEPTH + 1))
+            (Code::TooDeep, Some(1), Some(MAX_TEXT_DEPTH + 1))
         );
         let d = parse_json::<serde_json::Value>("{\n  \"a\": [1,\n}").unwrap_err();
-        assert_eq!((d.code, d.line), ("json-syntax", Some(3)));
+        assert_eq!((d.code, d.line), (Code::JsonSyntax, Some(3)));
         assert!(parse_json::<serde_json::Value>("[\"[[[\\\"\"]").is_ok());
     }
 
@@ -809,7 +804,7 @@ mod tests {
         let d = parse_json::<serde_json::Value>("[18446744073709551615]").unwrap_err();
         assert_eq!(
             (d.code, d.line, d.column),
-            ("big-integer", Some(1), Some(2))
+            (Code::BigInteger, Some(1), Some(2))
         );
         assert!(d.hint.unwrap().contains("\"18446744073709551615\""));
         assert!(exact_number(&9_007_199_254_740_991u64.into()));

@@ -17,7 +17,7 @@
 
 use serde_json::{Value, json};
 
-use super::diag::{Diagnostic, pointer_token};
+use super::diag::{Code, Diagnostic, pointer_token};
 use super::model::Side;
 use super::schema::Schema;
 
@@ -155,7 +155,7 @@ impl Lint<'_> {
                     let guarded = json!({"and": [{"!=": [{"var": path}, null]}, logic]});
                     self.out.push(
                         Diagnostic::warning(
-                            "null-as-zero",
+                            Code::NullAsZero,
                             format!("{ptr}/{i}"),
                             format!(
                                 "`{path}` is null or absent in {nulls} of {} {} rows; JSONLogic reads null as 0 in `{op}`, so those rows pass it",
@@ -171,7 +171,7 @@ impl Lint<'_> {
             if strings > 0 && number_other {
                 self.out.push(
                     Diagnostic::warning(
-                        "string-vs-number",
+                        Code::StringVsNumber,
                         format!("{ptr}/{i}"),
                         format!(
                             "`{path}` holds a string in {strings} {} rows, compared here with a number: JSONLogic converts it (\"\" is 0, \"abc\" is NaN and never compares true)",
@@ -195,7 +195,7 @@ impl Lint<'_> {
                 };
                 self.out.push(
                     Diagnostic::warning(
-                        "bool-vs-string",
+                        Code::BoolVsString,
                         format!("{ptr}/{i}"),
                         format!(
                             "`{path}` is a boolean in {bools} {} rows, compared here with the string \"{s}\": `true == \"true\"` is false in JSONLogic",
@@ -231,7 +231,7 @@ impl Lint<'_> {
                                 );
                                 if s > 0 && arr > 0 {
                                     self.out.push(Diagnostic::warning(
-                                            "in-mixed",
+                                            Code::InMixed,
                                             format!("{op_ptr}/1"),
                                             format!(
                                                 "`{path}` is a string in {s} {side} rows and an array in {arr}: `in` tests a substring in one and an element in the other",
@@ -330,7 +330,7 @@ pub fn constant_over_data(
                     "check the values it compares with (a typo, a unit, a string against a number?)",
                 )
             };
-            Diagnostic::warning("constant-over-data", format!("/rules/{r}/logic"), message)
+            Diagnostic::warning(Code::ConstantOverData, format!("/rules/{r}/logic"), message)
                 .with_hint(Some(hint.into()))
         })
         .collect()
@@ -351,12 +351,12 @@ pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     };
     match [reads_side(&reads.source), reads_side(&reads.target)] {
         [true, false] => l.out.push(Diagnostic::warning(
-            "one-sided",
+            Code::OneSided,
             "",
             "this rule reads no target field: every target gets the same outcome for a selection",
         )),
         [false, true] => l.out.push(Diagnostic::warning(
-            "one-sided",
+            Code::OneSided,
             "",
             "this rule reads no source field: every selection gets the same outcome for a target (a filter on targets)",
         )),

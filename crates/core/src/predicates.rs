@@ -31,7 +31,7 @@
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
-use super::diag::{Diagnostic, did_you_mean, pointer_token};
+use super::diag::{Code, Diagnostic, did_you_mean, pointer_token};
 
 /// A predicate's comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -356,7 +356,7 @@ pub fn rule_logic(
     match (logic, predicates) {
         (Some(_), Some(_)) => Err(vec![
             Diagnostic::error(
-                "logic-or-predicates",
+                Code::LogicOrPredicates,
                 "/predicates",
                 "a rule takes `logic` or `predicates`, not both",
             )
@@ -365,13 +365,13 @@ pub fn rule_logic(
             )),
         ]),
         (None, None) => Err(vec![Diagnostic::error(
-            "logic-or-predicates",
+            Code::LogicOrPredicates,
             "",
             "a rule needs `logic` (JSONLogic) or `predicates` (a predicate list)",
         )]),
         (Some(logic), None) => match logical_operator {
             Some((key, _)) => Err(vec![Diagnostic::error(
-                "logic-or-predicates",
+                Code::LogicOrPredicates,
                 format!("/{}", pointer_token(key)),
                 format!("`{key}` joins `predicates`; this rule has `logic`"),
             )]),
@@ -404,7 +404,7 @@ pub fn read_list(
                         .map(|s| format!("did you mean `{s}`?"));
                     errors.push(
                         Diagnostic::error(
-                            "logical-operator",
+                            Code::LogicalOperator,
                             at,
                             format!("`{key}` must be \"AND\" or \"OR\", got {value}"),
                         )
@@ -419,7 +419,7 @@ pub fn read_list(
         Value::Array(items) if !items.is_empty() => items,
         Value::Array(_) => {
             errors.push(Diagnostic::error(
-                "predicate",
+                Code::Predicate,
                 "/predicates",
                 "`predicates` is empty; a rule needs at least one predicate",
             ));
@@ -428,7 +428,7 @@ pub fn read_list(
         other => {
             errors.push(
                 Diagnostic::error(
-                    "predicate",
+                    Code::Predicate,
                     "/predicates",
                     format!(
                         "`predicates` must be an array of predicates, got {}",
@@ -474,7 +474,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
     let Value::Object(map) = item else {
         errors.push(
             Diagnostic::error(
-                "predicate",
+                Code::Predicate,
                 at,
                 format!(
                     "a predicate must be an object {{field, operator, value}}, got {}",
@@ -495,7 +495,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
                 .or_else(|| Some("a predicate has `field`, `operator` and `value`".into()));
             errors.push(
                 Diagnostic::error(
-                    "predicate",
+                    Code::Predicate,
                     format!("{at}/{}", pointer_token(key)),
                     format!("unknown key `{key}` in a predicate"),
                 )
@@ -507,7 +507,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
         Some(Value::String(f)) if !f.trim().is_empty() => Some(f.clone()),
         Some(other) => {
             errors.push(Diagnostic::error(
-                "predicate",
+                Code::Predicate,
                 format!("{at}/field"),
                 format!(
                     "`field` must name a field (`source.x` or `target.y`), got {}",
@@ -522,7 +522,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
         }
         None => {
             errors.push(
-                Diagnostic::error("predicate", at, "the predicate has no `field`")
+                Diagnostic::error(Code::Predicate, at, "the predicate has no `field`")
                     .with_hint(Some("add `\"field\": \"source.x\"`".into())),
             );
             None
@@ -545,7 +545,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
                     .unwrap_or_else(|| format!("operators: {}", names()));
                 errors.push(
                     Diagnostic::error(
-                        "predicate-operator",
+                        Code::PredicateOperator,
                         format!("{at}/operator"),
                         format!("unknown operator `{s}`"),
                     )
@@ -557,7 +557,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
         Some(other) => {
             errors.push(
                 Diagnostic::error(
-                    "predicate-operator",
+                    Code::PredicateOperator,
                     format!("{at}/operator"),
                     format!("`operator` must be a string, got {}", kind(other)),
                 )
@@ -567,7 +567,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
         }
         None => {
             errors.push(
-                Diagnostic::error("predicate", at, "the predicate has no `operator`")
+                Diagnostic::error(Code::Predicate, at, "the predicate has no `operator`")
                     .with_hint(Some(format!("operators: {}", names()))),
             );
             None
@@ -576,11 +576,13 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
     let value = match map.get("value") {
         None => {
             errors.push(
-                Diagnostic::error("predicate", at, "the predicate has no `value`").with_hint(Some(
-                    "a literal (`18`, `\"USA\"`, `[\"a\", \"b\"]`) or another field \
+                Diagnostic::error(Code::Predicate, at, "the predicate has no `value`").with_hint(
+                    Some(
+                        "a literal (`18`, `\"USA\"`, `[\"a\", \"b\"]`) or another field \
                          (`{\"field\": \"target.x\"}`)"
-                        .into(),
-                )),
+                            .into(),
+                    ),
+                ),
             );
             None
         }
@@ -588,7 +590,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
             (1, Some(Value::String(f))) if !f.trim().is_empty() => Some(Operand::Field(f.clone())),
             (1, Some(other)) => {
                 errors.push(Diagnostic::error(
-                    "predicate",
+                    Code::Predicate,
                     format!("{at}/value/field"),
                     format!("`field` must name a field, got {}", kind(other)),
                 ));
@@ -597,7 +599,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
             _ => {
                 errors.push(
                     Diagnostic::error(
-                        "predicate",
+                        Code::Predicate,
                         format!("{at}/value"),
                         "an object `value` must be {\"field\": \"…\"} (another field)",
                     )
@@ -611,7 +613,7 @@ fn read_predicate(item: &Value, at: &str, errors: &mut Vec<Diagnostic>) -> Optio
         Some(v) if is_literal(v) => Some(Operand::Literal(v.clone())),
         Some(_) => {
             errors.push(Diagnostic::error(
-                "predicate",
+                Code::Predicate,
                 format!("{at}/value"),
                 "an array `value` may hold only literals (strings, numbers, booleans, null)",
             ));
@@ -676,21 +678,21 @@ fn read_expression(
 ) -> Result<Option<PredicateList>, Vec<Diagnostic>> {
     if rule.contains_key("predicates") {
         return Err(vec![Diagnostic::error(
-            "logic-or-predicates",
+            Code::LogicOrPredicates,
             "/predicates",
             "a rule takes `expression` or `predicates`, not both",
         )]);
     }
     let Some(text) = expression.as_str() else {
         return Err(vec![Diagnostic::error(
-            "infix-syntax",
+            Code::InfixSyntax,
             "/expression",
             "`expression` is infix text, a string",
         )]);
     };
     if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
         return Err(vec![Diagnostic::error(
-            "infix-syntax",
+            Code::InfixSyntax,
             "/expression",
             format!(
                 "`expression` holds the control character U+{:04X}",
@@ -702,7 +704,7 @@ fn read_expression(
         Ok(_) => Ok(None),
         Err(e) => Err(vec![
             Diagnostic::error(
-                "infix-syntax",
+                Code::InfixSyntax,
                 "/expression",
                 format!("`expression` {}:{}: {}", e.line, e.column, e.message),
             )

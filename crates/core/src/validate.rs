@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
-use super::diag::{Diagnostic, did_you_mean, pointer_token};
+use super::diag::{Code, Diagnostic, did_you_mean, pointer_token};
 use super::engine::{self, item_scoped};
 use super::model::{Dataset, Page, Side};
 
@@ -24,13 +24,13 @@ pub fn rule_fields(name: &str, weight: f64) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if name.trim().is_empty() {
         out.push(Diagnostic::error(
-            "rule-name",
+            Code::RuleName,
             "/name",
             "the rule name is empty",
         ));
     } else if !name.chars().any(char::is_alphanumeric) {
         out.push(Diagnostic::error(
-            "rule-name",
+            Code::RuleName,
             "/name",
             format!(
                 "the rule name `{}` has no letter or digit (its id is made from them)",
@@ -40,7 +40,7 @@ pub fn rule_fields(name: &str, weight: f64) -> Vec<Diagnostic> {
     }
     if !(weight.is_finite() && (0.0..=MAX_WEIGHT).contains(&weight)) {
         out.push(Diagnostic::error(
-            "weight",
+            Code::Weight,
             "/weight",
             format!(
                 "weight must be a number from 0 to {MAX_WEIGHT}, got {}",
@@ -83,7 +83,7 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     let size = logic.to_string().len();
     if size > MAX_RULE_BYTES {
         out.push(Diagnostic::error(
-            "rule-too-large",
+            Code::RuleTooLarge,
             "",
             format!("rule is {size} bytes; the limit is {MAX_RULE_BYTES} bytes (64 KB)"),
         ));
@@ -103,7 +103,7 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
         && let Err(e) = engine::compile(logic)
     {
         out.push(Diagnostic::error(
-            "compile",
+            Code::Compile,
             "",
             format!("the engine rejects this rule: {e}"),
         ));
@@ -114,7 +114,7 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     if !out.iter().any(Diagnostic::is_error) && !reads_data {
         out.push(
             Diagnostic::warning(
-                "constant-logic",
+                Code::ConstantLogic,
                 "",
                 "this rule reads no field: it has the same outcome for every pair",
             )
@@ -145,7 +145,7 @@ impl Validator<'_> {
             if !self.depth_reported {
                 self.depth_reported = true;
                 self.out.push(Diagnostic::error(
-                    "too-deep",
+                    Code::TooDeep,
                     ptr,
                     format!("rule nests deeper than the limit of {MAX_DEPTH} levels"),
                 ));
@@ -166,7 +166,7 @@ impl Validator<'_> {
                         .map(|s| format!("did you mean `{s}`?"));
                     self.out.push(
                         Diagnostic::error(
-                            "unknown-operator",
+                            Code::UnknownOperator,
                             &op_ptr,
                             format!("unknown operator `{op}`"),
                         )
@@ -202,7 +202,7 @@ impl Validator<'_> {
                 if !map.is_empty() {
                     let keys: Vec<&str> = map.keys().map(String::as_str).collect();
                     self.out.push(Diagnostic::warning(
-                        "object-literal",
+                        Code::ObjectLiteral,
                         ptr,
                         format!(
                             "an object with {} keys ({}) is data, not an operation",
@@ -238,7 +238,7 @@ impl Validator<'_> {
                 format!("{min} to {max}")
             };
             self.out.push(Diagnostic::error(
-                "arity",
+                Code::Arity,
                 ptr,
                 format!(
                     "`{op}` takes {want} argument{}, got {n}",
@@ -260,7 +260,7 @@ impl Validator<'_> {
             // same rule as a string path, as `{"var": "5"}` is.
             Some(v @ (Value::Number(_) | Value::Bool(_))) => self.out.push(
                 Diagnostic::error(
-                    "var-prefix",
+                    Code::VarPrefix,
                     &path_ptr,
                     format!(
                         "variable `{v}` must start with `source.` or `target.` (rules see {{source, target}}; a number indexes an item only inside map, filter, reduce, all, some or none)"
@@ -307,7 +307,7 @@ impl Validator<'_> {
                     .map(|s| format!("did you mean `{s}`?"));
                 self.out.push(
                     Diagnostic::error(
-                        "var-prefix",
+                        Code::VarPrefix,
                         ptr,
                         format!(
                             "variable `{path}` must start with `source.` or `target.` (rules see {{source, target}})"
@@ -326,7 +326,7 @@ impl Validator<'_> {
                     .map(|s| format!("did you mean `{}.{s}`?", side.name()));
                 self.out.push(
                     Diagnostic::error(
-                        "unknown-field",
+                        Code::UnknownField,
                         ptr,
                         format!("no {} row has a field `{field}` (in `{path}`)", side.name()),
                     )
@@ -334,7 +334,7 @@ impl Validator<'_> {
                 );
             }
             Some(&n) if n < schema.rows => self.out.push(Diagnostic::warning(
-                "partial-field",
+                Code::PartialField,
                 ptr,
                 format!(
                     "`{}.{field}` is present in only {n} of {} {} rows; the others read null",
@@ -360,7 +360,7 @@ pub fn validate_device_policy(p: &super::model::DevicePolicy) -> Vec<Diagnostic>
     ] {
         if !(0.0..=1.0).contains(&value) {
             out.push(Diagnostic::error(
-                "threshold",
+                Code::Threshold,
                 format!("/devicePolicy/{name}"),
                 format!("{name} must be between 0 and 1, got {value}"),
             ));
@@ -368,7 +368,7 @@ pub fn validate_device_policy(p: &super::model::DevicePolicy) -> Vec<Diagnostic>
     }
     if p.partial_threshold > p.full_threshold {
         out.push(Diagnostic::error(
-            "threshold",
+            Code::Threshold,
             "/devicePolicy/partialThreshold",
             format!(
                 "partialThreshold ({}) is above fullThreshold ({})",
@@ -420,7 +420,7 @@ fn walk_keys(value: &Value, schema: &Value, root: &Value, at: String, out: &mut 
                 match props.get(key) {
                     Some(sub) => walk_keys(v, sub, root, here, out),
                     None if closed => out.push(
-                        Diagnostic::error("unknown-key", here, format!("unknown key `{key}`"))
+                        Diagnostic::error(Code::UnknownKey, here, format!("unknown key `{key}`"))
                             .with_hint(
                                 did_you_mean(key, props.keys().map(String::as_str))
                                     .map(|k| format!("did you mean `{k}`?"))
@@ -461,7 +461,7 @@ pub fn page_id_slug(id: &str) -> Option<Diagnostic> {
     }
     Some(
         Diagnostic::error(
-            "page-id",
+            Code::PageId,
             "/id",
             format!(
                 "the page id `{}` is not a slug: lowercase letters, digits and single hyphens",
@@ -477,7 +477,7 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
     let mut out = Vec::new();
     if page.format != super::model::PAGE_FORMAT {
         out.push(Diagnostic::error(
-            "format",
+            Code::Format,
             "/format",
             format!(
                 "unsupported format `{}`; expected `{}`",
@@ -487,7 +487,11 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
         ));
     }
     if page.id.trim().is_empty() {
-        out.push(Diagnostic::error("page-id", "/id", "the page id is empty"));
+        out.push(Diagnostic::error(
+            Code::PageId,
+            "/id",
+            "the page id is empty",
+        ));
     }
     for side in [Side::Source, Side::Target] {
         validate_dataset(page.dataset(side), side, &mut out);
@@ -504,7 +508,7 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
         if let Some(&first) = ids.get(rule.id.as_str()) {
             out.push(
                 Diagnostic::error(
-                    "duplicate-rule",
+                    Code::DuplicateRule,
                     format!("{at}/id"),
                     format!(
                         "rule id `{}` is used twice: by rule {first} (`{}`) and rule {i} (`{}`)",
@@ -530,7 +534,7 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
     {
         out.push(
             Diagnostic::error(
-                "rule-limit",
+                Code::RuleLimit,
                 "/rules",
                 format!("Rule limit reached ({limit}/{limit})"),
             )
@@ -562,7 +566,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
     let at = format!("/{}", side.name());
     if d.key.is_empty() {
         out.push(Diagnostic::error(
-            "key",
+            Code::Key,
             format!("{at}/key"),
             "the key names no field",
         ));
@@ -570,7 +574,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
     }
     for field in d.key.iter().filter(|k| d.defaults.contains_key(*k)) {
         out.push(Diagnostic::error(
-            "key-default",
+            Code::KeyDefault,
             format!("{at}/defaults/{}", pointer_token(field)),
             format!("key field `{field}` cannot have a default (every row names its own key)"),
         ));
@@ -579,7 +583,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
     for (i, row) in d.rows.iter().enumerate() {
         if row_too_deep(row) {
             out.push(Diagnostic::error(
-                "too-deep",
+                Code::TooDeep,
                 format!("{at}/rows/{i}"),
                 format!(
                     "{} row {i} nests deeper than the limit of {MAX_DEPTH} levels",
@@ -590,7 +594,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
         for field in &d.key {
             if row.get(field).is_none_or(Value::is_null) {
                 out.push(Diagnostic::error(
-                    "key-field",
+                    Code::KeyField,
                     format!("{at}/rows/{i}"),
                     format!(
                         "{} row {i} has no value for key field `{field}`",
@@ -604,7 +608,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
         if side == Side::Target && d.row_id(row) == "name" {
             out.push(
                 Diagnostic::warning(
-                    "reserved-id",
+                    Code::ReservedId,
                     format!("{at}/rows/{i}"),
                     "a target id `name` collides with the rule name in the result's `features[]` (that entry shows the target's outcome, not the rule name)",
                 )
@@ -614,7 +618,7 @@ fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {
         let key = d.row_key(row);
         if let Some(first) = seen.insert(d.key_case.fold(&key).into_owned(), i) {
             out.push(Diagnostic::error(
-                "duplicate-key",
+                Code::DuplicateKey,
                 format!("{at}/rows/{i}"),
                 format!(
                     "{} rows {first} and {i} have the same key `{key}`",
@@ -637,7 +641,7 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
             && let Some(first) = pairs.insert((s, t), i)
         {
             out.push(Diagnostic::error(
-                "duplicate-override",
+                Code::DuplicateOverride,
                 format!("/overrides/{i}"),
                 format!("overrides {first} and {i} are for the same (source, target) pair"),
             ));
@@ -674,7 +678,7 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
         ] {
             match hash {
                 None => out.push(Diagnostic::error(
-                    "override",
+                    Code::Override,
                     &at,
                     format!("override {i} names no {side} (give {side}Key or {side}KeyHash)"),
                 )),
@@ -682,7 +686,7 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
                 // for it, and the override applies again if the row comes back.
                 Some(h) if !known.contains(&h) => out.push(
                     Diagnostic::warning(
-                        "orphaned-override",
+                        Code::OrphanedOverride,
                         &at,
                         format!(
                             "override {i}: {side} `{}` matches no {side} row: kept, inactive until a row with that key returns",
@@ -738,7 +742,7 @@ fn validate_patches(
             .position(|q| d.key_matches(&q.key, &p.key))
         {
             out.push(Diagnostic::error(
-                "duplicate-patch",
+                Code::DuplicatePatch,
                 format!("{at}/key"),
                 format!(
                     "patches {first} and {i} are for the same row `{}`: merge them into one",
@@ -748,7 +752,7 @@ fn validate_patches(
         }
         if !has_row(&p.key) {
             out.push(Diagnostic::warning(
-                "orphaned-patch",
+                Code::OrphanedPatch,
                 format!("{at}/key"),
                 format!(
                     "patch {i}: no {side_name} row has the key `{}`: kept, inactive until it returns",
@@ -759,7 +763,7 @@ fn validate_patches(
         for field in p.set.keys() {
             if d.key.contains(field) {
                 out.push(Diagnostic::error(
-                    "patch-key-field",
+                    Code::PatchKeyField,
                     format!("{at}/set/{}", pointer_token(field)),
                     format!("patch {i} sets the key field `{field}`: a patch names its row by key, it cannot change it"),
                 ));
@@ -768,7 +772,7 @@ fn validate_patches(
                 // its reload; the patch still sets the field.
                 out.push(
                     Diagnostic::warning(
-                        "unknown-field",
+                        Code::UnknownField,
                         format!("{at}/set/{}", pointer_token(field)),
                         format!("patch {i} sets `{field}`, a field no {side_name} row has"),
                     )
@@ -797,7 +801,7 @@ mod tests {
         s
     }
 
-    fn codes(logic: Value) -> Vec<(&'static str, String, Option<String>)> {
+    fn codes(logic: Value) -> Vec<(Code, String, Option<String>)> {
         validate_logic(&logic, &schema())
             .into_iter()
             .map(|d| (d.code, d.pointer, d.hint))
@@ -808,7 +812,7 @@ mod tests {
     fn unknown_operator_has_did_you_mean() {
         let got = codes(json!({"or": [{"==": [1, 1]}, {"som": [[], true]}]}));
         assert_eq!(got.len(), 1, "{got:?}");
-        assert_eq!(got[0].0, "unknown-operator");
+        assert_eq!(got[0].0, Code::UnknownOperator);
         assert_eq!(got[0].1, "/or/1/som");
         assert_eq!(got[0].2.as_deref(), Some("did you mean `some`?"));
     }
@@ -816,14 +820,14 @@ mod tests {
     #[test]
     fn var_must_name_a_side_and_a_field() {
         let got = codes(json!({"==": [{"var": "target.supportStreaming"}, true]}));
-        assert_eq!(got[0].0, "unknown-field");
+        assert_eq!(got[0].0, Code::UnknownField);
         assert_eq!(got[0].1, "/==/0/var");
         assert_eq!(
             got[0].2.as_deref(),
             Some("did you mean `target.supportsStreaming`?")
         );
         let got = codes(json!({"var": "needsStreaming"}));
-        assert_eq!(got[0].0, "var-prefix");
+        assert_eq!(got[0].0, Code::VarPrefix);
         assert_eq!(
             got[0].2.as_deref(),
             Some("did you mean `source.needsStreaming`?")
@@ -834,10 +838,10 @@ mod tests {
     fn partial_field_is_a_warning() {
         let d = validate_logic(&json!({"var": "source.maxLatencyMs"}), &schema());
         assert_eq!(d.len(), 2);
-        assert_eq!(d[0].code, "partial-field");
+        assert_eq!(d[0].code, Code::PartialField);
         assert!(!d[0].is_error());
         // A rule reading one side only is the lint's (a warning too).
-        assert_eq!(d[1].code, "one-sided");
+        assert_eq!(d[1].code, Code::OneSided);
         assert!(!d[1].is_error());
     }
 
@@ -845,16 +849,19 @@ mod tests {
     fn item_scope_vars_are_not_fields() {
         let got =
             codes(json!({"some": [{"var": "target.supportsStreaming"}, {"==": [{"var": ""}, 1]}]}));
-        assert!(got.iter().all(|(code, ..)| *code == "one-sided"), "{got:?}");
+        assert!(
+            got.iter().all(|(code, ..)| *code == Code::OneSided),
+            "{got:?}"
+        );
     }
 
     #[test]
     fn arity_errors() {
         let got = codes(json!({"==": [1]}));
-        assert_eq!(got[0].0, "arity");
+        assert_eq!(got[0].0, Code::Arity);
         let got = codes(json!({"!": [1, 2]}));
-        assert_eq!(got[0].0, "arity");
-        let constant = |logic| codes(logic).iter().all(|c| c.0 == "constant-logic");
+        assert_eq!(got[0].0, Code::Arity);
+        let constant = |logic| codes(logic).iter().all(|c| c.0 == Code::ConstantLogic);
         assert!(constant(json!({"!": true})));
         assert!(constant(json!({"<": [1, 2, 3]})));
     }
@@ -869,11 +876,11 @@ mod tests {
             json!({"var": "5"}),
         ] {
             let got = codes(json!({"==": [logic.clone(), 1]}));
-            assert_eq!(got[0].0, "var-prefix", "{logic}: {got:?}");
+            assert_eq!(got[0].0, Code::VarPrefix, "{logic}: {got:?}");
         }
         // Inside an item, a number indexes it.
         let got = codes(json!({"some": [{"var": "target.pairs"}, {"==": [{"var": 0}, 1]}]}));
-        assert!(got.iter().all(|c| c.0 != "var-prefix"), "{got:?}");
+        assert!(got.iter().all(|c| c.0 != Code::VarPrefix), "{got:?}");
     }
 
     #[test]
@@ -886,7 +893,7 @@ mod tests {
         ] {
             let got = codes(logic.clone());
             assert_eq!(got.len(), 1, "{logic}: {got:?}");
-            assert_eq!(got[0].0, "constant-logic", "{logic}");
+            assert_eq!(got[0].0, Code::ConstantLogic, "{logic}");
             assert!(got[0].2.as_deref().unwrap().contains("var"), "a hint");
         }
         for logic in [
@@ -896,7 +903,7 @@ mod tests {
         ] {
             let got = codes(logic.clone());
             assert!(
-                got.iter().all(|c| c.0 != "constant-logic"),
+                got.iter().all(|c| c.0 != Code::ConstantLogic),
                 "{logic}: {got:?}"
             );
         }
@@ -904,7 +911,7 @@ mod tests {
         assert!(
             codes(json!({"==": [1]}))
                 .iter()
-                .all(|c| c.0 != "constant-logic")
+                .all(|c| c.0 != Code::ConstantLogic)
         );
     }
 
@@ -916,7 +923,7 @@ mod tests {
         }
         let d = validate_logic(&deep, &schema());
         assert_eq!(d.len(), 1);
-        assert_eq!(d[0].code, "too-deep");
+        assert_eq!(d[0].code, Code::TooDeep);
         assert!(d[0].pointer.starts_with("/!/0/!/0"), "{}", d[0].pointer);
         // Exactly 64 levels pass; 65 do not.
         let mut at_limit = json!(true);
@@ -927,18 +934,18 @@ mod tests {
         assert!(
             validate_logic(&at_limit, &schema())
                 .iter()
-                .all(|d| d.code != "too-deep")
+                .all(|d| d.code != Code::TooDeep)
         );
         let over = json!({"!": at_limit});
         assert_eq!(value_depth(&over), MAX_DEPTH + 1);
         assert!(
             validate_logic(&over, &schema())
                 .iter()
-                .any(|d| d.code == "too-deep")
+                .any(|d| d.code == Code::TooDeep)
         );
         let big = json!({"in": ["x", "y".repeat(70_000)]});
         let d = validate_logic(&big, &schema());
-        assert_eq!(d[0].code, "rule-too-large");
+        assert_eq!(d[0].code, Code::RuleTooLarge);
         assert!(d[0].message.contains("64 KB"));
     }
 }

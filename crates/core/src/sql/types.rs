@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::model::{Dataset, Row};
 
 /// The type of a field over a dataset's rows.
@@ -113,8 +113,12 @@ impl SqlError {
 
     /// The error as a diagnostic (code `sql-untranslatable`), for `check --sql`.
     pub fn diagnostic(&self) -> Diagnostic {
-        Diagnostic::error("sql-untranslatable", self.pointer.clone(), self.to_string())
-            .with_hint(self.hint.clone())
+        Diagnostic::error(
+            Code::SqlUntranslatable,
+            self.pointer.clone(),
+            self.to_string(),
+        )
+        .with_hint(self.hint.clone())
     }
 }
 

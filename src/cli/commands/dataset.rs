@@ -1,21 +1,19 @@
 //! `rulebench dataset import|schema` and `rulebench watch`.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
-use super::output::{render_table, sanitize};
-use super::{Exit, Failure, pretty, usage, write_json, write_text};
 use crate::app::AppError;
 use crate::app::dataset::{DataInput, ImportOptions, Progress};
 use crate::app::types::DataError;
 use crate::app::types::Side;
+use crate::app::types::sanitize;
 use crate::app::types::sanitize_lines;
-use crate::app::watch::{Reload, Watcher};
+use crate::cli::io::{Exit, Failure, pretty, usage, write_json, write_text};
+use crate::print::render_table;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SideArg {
@@ -38,7 +36,7 @@ pub enum DatasetAction {
     /// all rows or none, one new revision
     Import {
         /// The page's id (`rulebench pages` lists them)
-        #[arg(add = super::page_ids())]
+        #[arg(add = crate::cli::common::page_ids())]
         page: String,
         /// Which side's rows
         #[arg(value_enum)]
@@ -63,21 +61,21 @@ pub enum DatasetAction {
     /// A dataset's fields: inferred type, how many rows have each, defaults
     Schema {
         /// The page's id (`rulebench pages` lists them)
-        #[arg(add = super::page_ids())]
+        #[arg(add = crate::cli::common::page_ids())]
         page: String,
         /// Which side's rows
         #[arg(value_enum)]
         side: SideArg,
         /// How to print the result
         #[arg(long, value_enum, default_value = "table")]
-        format: super::ListFormat,
+        format: crate::cli::common::ListFormat,
         /// The same as --format json
         #[arg(long, hide = true)]
         json: bool,
     },
 }
 
-pub fn run(db: &super::Db, action: DatasetAction) -> Result<Exit, Failure> {
+pub fn run(db: &crate::cli::io::Db, action: DatasetAction) -> Result<Exit, Failure> {
     match action {
         DatasetAction::Import {
             page,
@@ -108,7 +106,7 @@ pub fn run(db: &super::Db, action: DatasetAction) -> Result<Exit, Failure> {
             db,
             &page,
             side.into(),
-            json || format == super::ListFormat::Json,
+            json || format == crate::cli::common::ListFormat::Json,
         ),
     }
 }
@@ -160,7 +158,7 @@ impl Bar {
 }
 
 fn import(
-    db: &super::Db,
+    db: &crate::cli::io::Db,
     page: &str,
     side: Side,
     file: &Path,
@@ -170,7 +168,7 @@ fn import(
     let mut bar = Bar::new();
     let stdin;
     let input = if file == Path::new("-") {
-        stdin = super::read_stdin_bytes(super::MAX_PAGE_BYTES)?;
+        stdin = crate::cli::io::read_stdin_bytes(crate::cli::io::MAX_PAGE_BYTES)?;
         DataInput::Bytes {
             name: "<stdin>",
             bytes: &stdin,
@@ -233,7 +231,7 @@ fn import(
     Ok(Exit::Ok)
 }
 
-fn schema(db: &super::Db, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
+fn schema(db: &crate::cli::io::Db, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
     let app = db.open()?;
     let view = app.dataset_schema(page, side)?;
     let s = &view.schema;
@@ -327,59 +325,8 @@ fn schema(db: &super::Db, page: &str, side: Side, as_json: bool) -> Result<Exit,
     Ok(Exit::Ok)
 }
 
-/// `rulebench watch PAGE`: prints each reload until Ctrl-C or end of input.
-pub fn watch(db: &super::Db, page: &str) -> Result<Exit, Failure> {
-    // Opened once here: a missing page or database is said before watching starts.
-    db.open()?.page(page)?;
-    let watcher = Watcher::start(&db.path, page)?;
-    let mut text = String::new();
-    for (side, file) in watcher.files() {
-        text.push_str(&format!(
-            "watching {} of {page}: {}\n",
-            side.name(),
-            sanitize(&file.display().to_string())
-        ));
-    }
-    text.push_str("(Ctrl-C stops)");
-    db.status(&text);
-    // SIGINT and SIGTERM stop watching (stdin is not read: `watch … </dev/null &` runs
-    // until it is told to stop).
-    let (quit_tx, quit_rx) = mpsc::channel::<()>();
-    ctrlc::set_handler(move || {
-        let _ = quit_tx.send(());
-    })
-    .map_err(|e| usage(format!("cannot handle Ctrl-C: {e}")))?;
-    loop {
-        match quit_rx.try_recv() {
-            Ok(()) | Err(mpsc::TryRecvError::Disconnected) => break,
-            Err(mpsc::TryRecvError::Empty) => {}
-        }
-        let Some(event) = watcher.recv_timeout(Duration::from_millis(100)) else {
-            continue;
-        };
-        match event {
-            Reload::Reloaded {
-                side,
-                file,
-                revision,
-                rows,
-            } => write_text(&format!(
-                "reloaded {} from {} (revision {revision}, {rows} rows)\n",
-                side.name(),
-                sanitize(&file.display().to_string())
-            ))?,
-            Reload::Failed { side, message, .. } => eprintln!(
-                "error: {} not reloaded, the last good data stays: {}",
-                side.name(),
-                sanitize_lines(&message)
-            ),
-            Reload::Progress { .. } => {}
-            Reload::Deleted { side, file } => eprintln!(
-                "error: {} was deleted; {} keeps the last good data",
-                sanitize(&file.display().to_string()),
-                side.name()
-            ),
-        }
-    }
-    Ok(Exit::Ok)
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: DatasetAction,
 }

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use super::output::{glyph, render_table, sanitize};
+use super::listing::{glyph, render_table, sanitize};
 use crate::app::types::PASS;
 use crate::app::types::{FeatureKeys, Names, SelectionResult};
 pub use crate::print::{csv_text, csv_writer};

@@ -10,8 +10,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{Failure, usage};
 use crate::app::App;
+use crate::cli::io::{Failure, usage};
 use crate::tui::theme::Theme;
 use crate::tui::ui::Ui;
 use crate::tui::view;

@@ -89,7 +89,7 @@ fn flip(f: &Flip) -> String {
 }
 
 fn verdict(v: u8) -> String {
-    format!("{} {v}", super::output::glyph(u64::from(v)))
+    format!("{} {v}", super::listing::glyph(u64::from(v)))
 }
 
 fn recommended(r: &Option<String>) -> String {

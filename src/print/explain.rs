@@ -4,7 +4,7 @@
 
 use clap::ValueEnum;
 
-use super::output::glyph;
+use super::listing::glyph;
 use crate::app::explain::{CellExplanation, RuleReport};
 use crate::app::types::infix;
 use crate::app::types::sanitize;

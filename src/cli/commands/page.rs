@@ -1,0 +1,178 @@
+//! `rulebench page`: delete or rename a page
+
+use crate::cli::common::{ListFormat, page_ids};
+use crate::cli::io::{Db, Exit, Failure, confirm, pretty, usage, write_json, write_text};
+use crate::print;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: PageAction,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum PageAction {
+    /// Delete a page and everything it owns (asks on a terminal; --yes otherwise)
+    Rm {
+        /// The page's id
+        #[arg(add = page_ids())]
+        page: String,
+        /// Delete without asking
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Give a page a new id (its rules, rows, history and assertions follow)
+    Rename {
+        /// The page's id
+        #[arg(add = page_ids())]
+        page: String,
+        /// The new id: lowercase letters, digits and single hyphens
+        new_id: String,
+    },
+    /// The page's revisions, newest first: when, who, and what changed
+    #[command(after_help = "\
+Every revision can be read back whole: `rulebench export PAGE@N`, `rulebench diff
+PAGE@N PAGE` (or `PAGE@-1 PAGE`: the previous revision against the current one), and
+restored with `rulebench page restore PAGE@N`.")]
+    Log {
+        /// The page's id
+        #[arg(add = page_ids())]
+        page: String,
+        /// How to print the log
+        #[arg(long, value_enum, default_value = "table")]
+        format: ListFormat,
+        /// Only the newest N revisions
+        #[arg(short = 'n', long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Forget a page's history before a revision (the page reads back at it and after;
+    /// asks on a terminal, --yes otherwise)
+    Prune {
+        /// The page and the first revision to keep: PAGE@N, or PAGE@-K
+        #[arg(value_name = "PAGE@N", add = page_ids())]
+        at: String,
+        /// Prune without asking
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Restore the page, a rule, the policies or an override as it was at a revision
+    /// (itself a new revision: nothing is lost)
+    #[command(after_help = "\
+Examples:
+  rulebench page restore my-page@-1                      # undo the last change
+  rulebench page restore my-page@12 --rule has-vision    # a rule, also a deleted one
+  rulebench page restore my-page@12 --policies
+  rulebench page restore my-page@12 --override 'id=ios' 'id=gpt-4o'")]
+    Restore {
+        /// The page and revision: PAGE@N, or PAGE@-K for K revisions back
+        #[arg(value_name = "PAGE@N", add = page_ids())]
+        at: String,
+        /// Only this rule (by id)
+        #[arg(long, value_name = "ID", conflicts_with_all = ["policies", "override_keys"])]
+        rule: Option<String>,
+        /// Only the device and selection policies
+        #[arg(long, conflicts_with = "override_keys")]
+        policies: bool,
+        /// Only the override of this pair (source row key, target row key); removed
+        /// when there was none at that revision
+        #[arg(long = "override", value_names = ["SOURCE", "TARGET"], num_args = 2, id = "override_keys")]
+        override_keys: Option<Vec<String>>,
+    },
+}
+
+pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
+    let Args { action } = args;
+    match action {
+        PageAction::Rm { page, yes } => {
+            let mut app = db.open()?;
+            let (p, _) = app.page(&page)?;
+            if !yes {
+                confirm(&format!(
+                    "delete page {page} ({}: {} rules, {} sources, {} targets)? [y/N] ",
+                    p.name,
+                    p.rules.len(),
+                    p.source.rows.len(),
+                    p.target.rows.len()
+                ))?;
+            }
+            app.delete_page(&page)?;
+            db.status(&format!("deleted page {page}"));
+        }
+        PageAction::Log {
+            page,
+            format,
+            limit,
+        } => {
+            let app = db.open()?;
+            let mut log = app.revisions(&page)?;
+            if let Some(n) = limit {
+                log.truncate(n);
+            }
+            match format {
+                ListFormat::Json => write_json(&pretty(&log))?,
+                ListFormat::Table => write_text(&print::listing::revisions_table(&log))?,
+            }
+        }
+        PageAction::Prune { at, yes } => {
+            let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
+                return Err(usage(format!(
+                    "name the first revision to keep: `{}@N`",
+                    crate::app::types::sanitize(&at)
+                )));
+            };
+            let mut app = db.open()?;
+            let n = app.resolve_revision(page, rev)?;
+            if !yes {
+                confirm(&format!(
+                    "forget the history of {page} before revision {n}? [y/N] "
+                ))?;
+            }
+            let (n, entries, lines) = app.prune_history(page, n)?;
+            db.status(&format!(
+                    "pruned the history of {page} before revision {n} ({entries} log entries, {lines} revisions)"
+                ));
+        }
+        PageAction::Restore {
+            at,
+            rule,
+            policies,
+            override_keys,
+        } => {
+            let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
+                return Err(usage(format!(
+                    "name the revision to restore from: `{}@N` (or `@-1` for the previous one)",
+                    crate::app::types::sanitize(&at)
+                )));
+            };
+            let mut app = db.open()?;
+            let n = app.resolve_revision(page, rev)?;
+            let (what, done) = if let Some(rule) = &rule {
+                (format!("rule {rule}"), app.restore_rule(page, n, rule)?)
+            } else if policies {
+                ("the policies".to_owned(), app.restore_policies(page, n)?)
+            } else if let Some([s, t]) = override_keys.as_deref() {
+                (
+                    format!("override {s} × {t}"),
+                    app.restore_override(page, n, s, t)?,
+                )
+            } else {
+                (format!("page {page}"), app.restore_page(page, n)?)
+            };
+            match done {
+                Some(revision) => db.status(&format!(
+                    "restored {what} from revision {n} (revision {revision})"
+                )),
+                None => db.status(&format!(
+                    "{what} is as at revision {n} already: nothing changed"
+                )),
+            }
+        }
+        PageAction::Rename { page, new_id } => {
+            let revision = db.open()?.rename_page(&page, &new_id)?;
+            db.status(&format!(
+                "renamed page {page} to {new_id} (revision {revision})"
+            ));
+        }
+    };
+    Ok(Exit::Ok)
+}

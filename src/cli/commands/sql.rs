@@ -1,0 +1,73 @@
+//! `rulebench sql`: a page's rules and policies as one SQL query over a source and a target table
+
+use std::path::PathBuf;
+
+use crate::cli::common::{dialect_arg, page_ids};
+use crate::cli::io::{Db, Exit, Failure, write_text};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The page's id (`rulebench pages` lists them), or PAGE@N
+    #[arg(add = page_ids())]
+    pub page: String,
+    /// The SQL dialect to write
+    #[arg(long, value_parser = dialect_arg())]
+    pub dialect: crate::app::types::Dialect,
+    /// Only this source row (its key, keyHash, id or label), with its selection
+    /// verdict and recommended target
+    #[arg(long, value_name = "KEY", conflicts_with_all = ["all", "data"])]
+    pub select: Option<String>,
+    /// Also each source's selection verdict and recommended target
+    #[arg(long, conflicts_with = "data")]
+    pub all: bool,
+    /// Print the DDL and the rows of the page's datasets and overrides instead
+    #[arg(long)]
+    pub data: bool,
+    /// The source table's name
+    #[arg(long, value_name = "NAME")]
+    pub source_table: Option<String>,
+    /// The target table's name
+    #[arg(long, value_name = "NAME")]
+    pub target_table: Option<String>,
+    /// The overrides table's name (source_key, target_key, value); read when the
+    /// page has overrides or this is given
+    #[arg(long, value_name = "NAME")]
+    pub overrides_table: Option<String>,
+    /// Write the SQL here instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
+    let Args {
+        page,
+        dialect,
+        select,
+        all,
+        data,
+        source_table,
+        target_table,
+        overrides_table,
+        output,
+    } = args;
+    let app = db.open()?;
+    let request = crate::app::sql::SqlRequest {
+        dialect,
+        select,
+        all,
+        source_table,
+        target_table,
+        overrides_table,
+    };
+    let text = if data {
+        app.sql_data(&page, &request)?
+    } else {
+        app.sql_query(&page, &request)?
+    };
+    match output {
+        Some(path) => app.export_file(&path, text.as_bytes())?,
+        // String literals spell unsafe characters by code: the text is safe.
+        None => write_text(&text)?,
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,104 @@
+//! `rulebench test PAGE|FILE [--format text|json|junit] [--pin [--select KEY]]`: runs a
+//! page's verdict assertions. Exit 0 when every one passes, 1 when one fails, 2 on bad
+//! input (an invalid assertion is reported with its pointer).
+
+use std::path::Path;
+
+use clap::ValueEnum;
+
+use crate::app::App;
+use crate::app::types::sanitize;
+use crate::cli::io::{Exit, Failure, pretty, usage, write_json, write_text};
+use crate::print::report;
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestFormat {
+    Text,
+    Json,
+    Junit,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A stored page's id, or a page file (- reads stdin)
+    #[arg(value_name = "PAGE|FILE|-", add = crate::cli::common::page_ids())]
+    pub target: String,
+    /// How to print the result
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TestFormat,
+    /// First pin the current verdicts, selection verdict and recommendation as assertions
+    #[arg(long)]
+    pub pin: bool,
+    /// With --pin: only this source row (else every source row)
+    #[arg(long, value_name = "KEY", requires = "pin")]
+    pub select: Option<String>,
+}
+
+pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
+    test_page(
+        db,
+        &args.target,
+        args.format,
+        args.pin,
+        args.select.as_deref(),
+    )
+}
+
+/// Runs the command. `target` is a page file when such a file exists, else a page id.
+fn test_page(
+    db: &crate::cli::io::Db,
+    target: &str,
+    format: TestFormat,
+    pin: bool,
+    select: Option<&str>,
+) -> Result<Exit, Failure> {
+    let path = Path::new(target);
+    let (report, stored) = if target == "-" || path.is_file() {
+        if pin {
+            return Err(usage(format!(
+                "{target}: --pin writes to a stored page (hint: `rulebench import {target}` first)"
+            )));
+        }
+        let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
+        (App::test_text(&text, &origin)?, false)
+    } else {
+        let mut app = db.open()?;
+        if pin {
+            let p = app.pin_assertions(target, select)?;
+            if p.changed {
+                eprintln!(
+                    "pinned {} selection(s) of {}: {} new, {} replaced (revision {})",
+                    p.selections,
+                    sanitize(target),
+                    p.added,
+                    p.replaced,
+                    p.revision
+                );
+            } else {
+                eprintln!(
+                    "pinned {} selection(s) of {}: already pinned, nothing changed (revision {})",
+                    p.selections,
+                    sanitize(target),
+                    p.revision
+                );
+            }
+        }
+        (app.run_assertions(target)?, true)
+    };
+    if report.results.is_empty() {
+        eprintln!(
+            "{}: no assertions (hint: `rulebench test PAGE --pin` pins the current verdicts)",
+            sanitize(target)
+        );
+    }
+    match format {
+        TestFormat::Text => write_text(&report::text(&report, stored))?,
+        TestFormat::Json => write_json(&pretty(&report))?,
+        TestFormat::Junit => write_text(&report::junit(&report))?,
+    }
+    Ok(if report.all_passed() {
+        Exit::Ok
+    } else {
+        Exit::Problems
+    })
+}

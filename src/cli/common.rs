@@ -1,0 +1,79 @@
+//! Argument pieces several commands share: page-id completion, the dialect parser, the
+//! listing formats.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+
+use crate::app::types::sanitize_lines;
+use crate::app::{App, default_db_path};
+
+/// `--format` of the listing commands (`pages`, `dataset schema`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFormat {
+    Table,
+    Json,
+}
+
+/// `rulebench db --format`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoFormat {
+    Text,
+    Json,
+}
+
+/// Completes page ids from the database (`$RULEBENCH_DB`, else the default one),
+/// opened read-only; nothing when there is none.
+/// The `--db` of the command line being completed (the shell passes its words after
+/// `--`), when it names one: completion then reads that database.
+pub fn db_in_words(words: impl IntoIterator<Item = String>) -> Option<PathBuf> {
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        if w == "--db" {
+            return words.next().filter(|v| !v.is_empty()).map(PathBuf::from);
+        }
+        if let Some(v) = w.strip_prefix("--db=") {
+            return (!v.is_empty()).then(|| PathBuf::from(v));
+        }
+    }
+    None
+}
+
+pub fn page_ids() -> clap_complete::engine::ArgValueCompleter {
+    clap_complete::engine::ArgValueCompleter::new(|current: &std::ffi::OsStr| {
+        let path = db_in_words(std::env::args().skip_while(|a| a != "--").skip(1))
+            .or_else(|| {
+                std::env::var_os("RULEBENCH_DB")
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(default_db_path);
+        let prefix = current.to_string_lossy();
+        App::open_read_only(&path)
+            .and_then(|app| app.pages())
+            .map(|pages| {
+                pages
+                    .into_iter()
+                    .filter(|p| p.id.starts_with(prefix.as_ref()))
+                    .filter_map(|p| {
+                        Some(
+                            clap_complete::engine::CompletionCandidate::new(
+                                crate::app::completion_word(&p.id)?,
+                            )
+                            .help(Some(sanitize_lines(&p.name).into())),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
+}
+
+/// `--dialect` / `--sql`: a dialect by name, its possible values listed from the one
+/// enum (`core::sql::Dialect`).
+pub fn dialect_arg() -> impl clap::builder::TypedValueParser<Value = crate::app::types::Dialect> {
+    use crate::app::types::Dialect;
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Dialect::ALL.iter().map(|d| d.name()))
+        .map(|name: String| Dialect::parse(&name).expect("a possible value"))
+}

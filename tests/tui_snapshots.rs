@@ -4,11 +4,11 @@
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::layout::Rect;
 use rulebench::app::App;
+use rulebench::tui::action::PaneId;
 use rulebench::tui::theme::Theme;
-use rulebench::tui::ui::{PageUi, Ui};
-use rulebench::tui::{editor, explain, matrix, overrides, policy, rules, sources, view};
+use rulebench::tui::ui::Ui;
+use rulebench::tui::view;
 
 fn ui(page: Option<&str>) -> (tempfile::TempDir, Ui) {
     let dir = tempfile::tempdir().unwrap();
@@ -79,12 +79,13 @@ fn screen(ui: &Ui, w: u16, h: u16) -> String {
     mask(t.backend().to_string())
 }
 
-type PaneRender = fn(&mut ratatui::Frame, Rect, &PageUi, &Theme, bool);
-
-fn pane(ui: &Ui, render: PaneRender, w: u16, h: u16) -> String {
+/// One pane of the page, drawn alone through the [`Pane`] trait, focused.
+fn pane(ui: &Ui, id: PaneId, w: u16, h: u16) -> String {
     let page = ui.page().unwrap();
+    let theme = Theme::mono();
+    let pane = page.panes().into_iter().find(|p| p.id() == id).unwrap();
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| render(f, f.area(), page, &Theme::mono(), true))
+    t.draw(|f| pane.render(f, f.area(), &page.look(&theme, true)))
         .unwrap();
     mask(t.backend().to_string())
 }
@@ -113,13 +114,13 @@ fn every_pane() {
     for _ in 0..8 {
         press(&mut ui, KeyCode::Right);
     }
-    insta::assert_snapshot!("sources", pane(&ui, sources::render, 40, 10));
-    insta::assert_snapshot!("rules", pane(&ui, rules::render, 60, 12));
-    insta::assert_snapshot!("matrix", pane(&ui, matrix::render, 120, 24));
-    insta::assert_snapshot!("editor", pane(&ui, editor::render, 70, 16));
-    insta::assert_snapshot!("explain", pane(&ui, explain::render, 60, 30));
-    insta::assert_snapshot!("policy", pane(&ui, policy::render, 44, 18));
-    insta::assert_snapshot!("overrides", pane(&ui, overrides::render, 60, 8));
+    insta::assert_snapshot!("sources", pane(&ui, PaneId::Sources, 40, 10));
+    insta::assert_snapshot!("rules", pane(&ui, PaneId::Rules, 60, 12));
+    insta::assert_snapshot!("matrix", pane(&ui, PaneId::Matrix, 120, 24));
+    insta::assert_snapshot!("editor", pane(&ui, PaneId::Editor, 70, 16));
+    insta::assert_snapshot!("explain", pane(&ui, PaneId::Explain, 60, 30));
+    insta::assert_snapshot!("policy", pane(&ui, PaneId::Policy, 44, 18));
+    insta::assert_snapshot!("overrides", pane(&ui, PaneId::Overrides, 60, 8));
 }
 
 #[test]
@@ -128,7 +129,7 @@ fn editor_with_an_error() {
     press(&mut ui, KeyCode::Char('2'));
     press(&mut ui, KeyCode::Char('e'));
     press(&mut ui, KeyCode::Char('x'));
-    insta::assert_snapshot!(pane(&ui, editor::render, 90, 14));
+    insta::assert_snapshot!(pane(&ui, PaneId::Editor, 90, 14));
 }
 
 #[test]

@@ -83,6 +83,18 @@ impl PaneId {
 
 pub use crate::app::Changed;
 
+/// Work done off the key thread that came back (verdicts of every source, the page's
+/// assertions), as an event through the pump. Two are equal when they are the same
+/// result.
+#[derive(Debug, Clone)]
+pub struct JobDone(pub std::sync::Arc<crate::app::jobs::JobResult>);
+
+impl PartialEq for JobDone {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     // ── global ──
@@ -209,6 +221,10 @@ pub enum Action {
     /// The page or the selection changed: what, as flags. Reaches only the panes that
     /// show any of it ([`PaneId::concerns`]).
     Changed(Changed),
+    /// Background work came back (reaches every pane; the ones it is for take it).
+    JobDone(JobDone),
+    /// A key typed into the focused pane's text (the rule editor), not a command.
+    Typed(ratatui::crossterm::event::KeyEvent),
     /// The search query of the rules pane.
     SearchRules(String),
     /// The filter of the page picker.
@@ -226,6 +242,7 @@ impl Action {
                 | Action::RuleSelected(_)
                 | Action::TargetSelected(_)
                 | Action::Changed(_)
+                | Action::JobDone(_)
                 | Action::SearchRules(_)
                 | Action::FilterTargets(_)
                 | Action::FilterSources(..)

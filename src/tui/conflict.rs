@@ -67,12 +67,12 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, t: &Theme) {
     let h = (lines.len() as u16 + 2)
         .min(area.height.saturating_sub(2))
         .max(8);
-    let rect = super::view::centered(area, 90, h);
+    let rect = super::widgets::centered(area, 90, h);
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines)
             .scroll((s.scroll, 0))
-            .block(super::view::pane_block("Changed elsewhere", t, true)),
+            .block(super::widgets::pane_block("Changed elsewhere", t, true)),
         rect,
     );
 }

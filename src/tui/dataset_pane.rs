@@ -11,9 +11,10 @@ use ratatui_textarea::TextArea;
 use serde_json::Value;
 
 use super::action::Action;
-use super::theme::{Theme, safe};
-use super::ui::{Ctx, Modal, PageUi, PromptFor};
-use super::view::pane_block;
+use super::modal::{Modal, PromptFor};
+use super::pane::{Ctx, Look, Pane};
+use super::theme::safe;
+use super::widgets::pane_block;
 use crate::app::types::DatasetSchema;
 use crate::app::types::{Dataset, Row, Side};
 use crate::app::workspace::Session;
@@ -255,9 +256,10 @@ fn fields(d: &Dataset) -> Vec<String> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let st = &page.dataset;
-    let d = page.ws.page.dataset(st.side);
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let st = &state;
+    let d = look.ws.page.dataset(st.side);
     let mut title = format!("Dataset · {} ({} rows)", st.side.name(), d.rows.len());
     if !st.query.is_empty() {
         title.push_str(&format!(" · /{} {}", safe(&st.query), st.matches.len()));
@@ -273,7 +275,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         title.push_str(&format!(" · fields {}–{last} of {nf} (← →)", first + 1));
     }
     let mut block = pane_block(
-        &super::view::numbered(super::action::PaneId::Dataset, &title),
+        &super::widgets::numbered(super::action::PaneId::Dataset, &title),
         theme,
         focused,
     );
@@ -377,5 +379,19 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             Paragraph::new(Line::from(spans)).wrap(Wrap { trim: true }),
             detail_area,
         );
+    }
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Dataset
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
     }
 }

@@ -2,8 +2,6 @@
 //! compiles and recomputes that rule's column; errors show with line:col while the last
 //! valid results stay (dimmed); valid edits are saved after a short pause.
 
-use std::time::Instant;
-
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -13,9 +11,10 @@ use ratatui::widgets::Paragraph;
 use ratatui_textarea::TextArea;
 
 use super::action::{Action, Changed, PaneId};
+use super::pane::{Ctx, Look, Pane};
 use super::theme::{Theme, safe};
-use super::ui::{Ctx, PageUi, SAVE_DEBOUNCE};
-use super::view::pane_block;
+pub use super::widgets::diagnostic_lines;
+use super::widgets::pane_block;
 use crate::app::workspace::{Draft, Session};
 
 pub struct State {
@@ -29,8 +28,6 @@ pub struct State {
     pub active: bool,
     /// The result of checking the current text.
     pub draft: Option<Draft>,
-    /// When the pending valid edit is due to be saved.
-    due: Option<Instant>,
     /// The text is the infix form of the rule (F2), not JSONLogic.
     pub infix: bool,
     /// The text of a rule deleted elsewhere while it was being edited (its id, the
@@ -52,13 +49,12 @@ impl State {
             rule_id: String::new(),
             active: false,
             draft: None,
-            due: None,
             infix: false,
             orphaned: None,
         }
     }
 
-    fn load(&mut self, ws: &Session, rule: usize) {
+    fn load(&mut self, ws: &mut Session, rule: usize) {
         self.rule = rule;
         let id = ws
             .page
@@ -78,7 +74,7 @@ impl State {
         }
         self.rule_id = id;
         self.draft = None;
-        self.due = None;
+        ws.cancel_rule_save();
         let text = match ws.page.rules.get(rule) {
             None => String::new(),
             Some(_) if self.infix => match ws.rule_infix(rule) {
@@ -108,19 +104,6 @@ impl State {
         matches!(self.draft, Some(Draft::Invalid { .. }))
     }
 
-    pub fn due_at(&self) -> Option<Instant> {
-        self.due
-    }
-
-    pub fn save_due(&self, now: Instant) -> bool {
-        self.due.is_some_and(|d| d <= now)
-    }
-
-    /// The pending edit has been saved (or given up).
-    pub fn saved(&mut self) {
-        self.due = None;
-    }
-
     /// Checks the text and, when valid, shows it in the matrix at once.
     fn check(&mut self, ws: &mut Session) -> Vec<Action> {
         if self.rule >= ws.page.rules.len() {
@@ -134,7 +117,7 @@ impl State {
         let follow = match &draft {
             Draft::Valid { changed, .. } => {
                 if ws.is_unsaved(self.rule) {
-                    self.due = Some(Instant::now() + SAVE_DEBOUNCE);
+                    ws.schedule_rule_save(self.rule);
                 }
                 // Only a changed rule changes what the other panes show.
                 if *changed {
@@ -144,7 +127,7 @@ impl State {
                 }
             }
             Draft::Invalid { .. } => {
-                self.due = None;
+                ws.cancel_rule_save();
                 vec![]
             }
         };
@@ -187,6 +170,7 @@ pub fn type_key(state: &mut State, ws: &mut Session, key: KeyEvent) -> Vec<Actio
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     match action {
+        Action::Typed(key) if state.active => type_key(state, ctx.ws, *key),
         Action::RuleSelected(i) if !state.active || *i != state.rule => {
             if state.active {
                 save(state, ctx);
@@ -213,7 +197,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             if state.is_invalid() {
                 // Invalid text is not dropped without asking: y discards it, n (or Esc)
                 // goes on editing.
-                *ctx.modal = Some(super::ui::Modal::Confirm {
+                *ctx.modal = Some(super::modal::Modal::Confirm {
                     message: "The rule text is invalid (the last valid version is what shows). Discard your edit? y discards · n keeps editing".into(),
                     on_yes: Action::DiscardDraft,
                     on_no: None,
@@ -315,7 +299,7 @@ fn save(state: &mut State, ctx: &mut Ctx<'_>) {
             Err(e) => ctx.status.app_error(&e),
         }
     }
-    state.due = None;
+    ctx.ws.cancel_rule_save();
 }
 
 /// JSON colouring for one line: keys, strings, numbers, literals.
@@ -373,79 +357,10 @@ fn colour_line(line: &str, theme: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
-/// `text` cut into lines of at most `width` display columns.
-fn wrap_to(text: &str, width: usize) -> Vec<String> {
-    use unicode_width::UnicodeWidthChar;
-    let width = width.max(8);
-    let mut out = vec![String::new()];
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width {
-            out.push(String::new());
-            used = 0;
-        }
-        out.last_mut().expect("one line at least").push(c);
-        used += w;
-    }
-    out
-}
-
-/// The diagnostics panel: for the first diagnostic with a position, the line of text it
-/// is on with a caret under its column; then every diagnostic, message and hint,
-/// wrapped to `width` (nothing is cut). `true` marks the dim lines (the quoted text).
-pub fn diagnostic_lines(
-    diags: &[crate::app::types::Diagnostic],
-    text: &[String],
-    width: usize,
-) -> Vec<(bool, String)> {
-    let mut out = Vec::new();
-    if let Some(d) = diags.iter().find(|d| d.line.is_some()) {
-        let (line, col) = (d.line.unwrap_or(1), d.column.unwrap_or(1).max(1));
-        if let Some(src) = text.get(line - 1) {
-            let number = format!("{line:>3}");
-            let gutter = format!("{number} │ ");
-            let room = width.saturating_sub(gutter.chars().count() + 1).max(8);
-            // Scrolled so that the column is in sight.
-            let start = (col - 1).saturating_sub(room.saturating_sub(8));
-            let shown: String = src.chars().skip(start).take(room).collect();
-            out.push((true, format!("{gutter}{}", safe(&shown))));
-            // The caret under the column as shown: measured on the text as it is drawn
-            // (escaped: a tab shows as `\t`), in display columns.
-            let before: String = src.chars().skip(start).take(col - 1 - start).collect();
-            let caret_at = unicode_width::UnicodeWidthStr::width(safe(&before).as_str());
-            out.push((
-                false,
-                format!(
-                    "{} │ {}^",
-                    " ".repeat(number.chars().count()),
-                    " ".repeat(caret_at)
-                ),
-            ));
-        }
-    }
-    for d in diags {
-        let at = match (d.line, d.column) {
-            (Some(l), Some(c)) => format!(" {l}:{c}"),
-            _ => String::new(),
-        };
-        let glyph = match d.severity {
-            crate::app::types::Severity::Error => "✗",
-            crate::app::types::Severity::Warning => "⚠",
-        };
-        let head = format!("{glyph} {}{at}: {}", d.code, safe(&d.message));
-        out.extend(wrap_to(&head, width).into_iter().map(|l| (false, l)));
-        if let Some(hint) = &d.hint {
-            let hint = format!("  hint: {}", safe(hint));
-            out.extend(wrap_to(&hint, width).into_iter().map(|l| (false, l)));
-        }
-    }
-    out
-}
-
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let st = &page.editor;
-    let ws = &page.ws;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let st = &state;
+    let ws = &look.ws;
     let name = ws
         .page
         .rules
@@ -459,7 +374,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     };
     let view = if st.infix { "infix" } else { "JSONLogic" };
     let block = pane_block(
-        &super::view::numbered(
+        &super::widgets::numbered(
             super::action::PaneId::Editor,
             &format!("Rule editor · {view} (F2): {name}{state}"),
         ),
@@ -513,4 +428,18 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         frame.render_widget(Paragraph::new(lines), text_area);
     }
     frame.render_widget(Paragraph::new(diags), diag_area);
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Editor
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
+    }
 }

@@ -11,9 +11,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::action::Action;
+use super::pane::{Ctx, Look, Pane};
 use super::theme::{self, Theme, safe, verdict_glyph};
-use super::ui::{Ctx, PageUi};
-use super::view::pane_block;
+use super::widgets::pane_block;
+use crate::app::jobs::JobResult;
 use crate::app::types::{ERROR, PASS};
 use crate::app::types::{Explanation, Kind, fmt_value};
 use crate::app::workspace::Session;
@@ -275,15 +276,16 @@ pub fn wrap(text: &Text, width: usize) -> Vec<Text> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let st = &page.explain;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let st = &state;
     let title = if st.title.is_empty() {
         "Explanation"
     } else {
         &st.title
     };
     let block = pane_block(
-        &super::view::numbered(super::action::PaneId::Explain, title),
+        &super::widgets::numbered(super::action::PaneId::Explain, title),
         theme,
         focused,
     );
@@ -316,6 +318,31 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Explain
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        if let Action::JobDone(done) = action {
+            // The explanation shows the rule's lint, the live constant-over-data one
+            // included.
+            if let JobResult::Verdicts { constant, .. } = done.0.as_ref()
+                && ctx.ws.constant != *constant
+            {
+                ctx.ws.constant = constant.clone();
+                self.refresh(ctx.ws);
+            }
+            return vec![];
+        }
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
+    }
 }
 
 #[cfg(test)]

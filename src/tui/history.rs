@@ -203,7 +203,7 @@ impl State {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, s: &State, comparing: Option<i64>, t: &Theme) {
-    let rect = super::view::centered(
+    let rect = super::widgets::centered(
         area,
         area.width.saturating_sub(8).clamp(40, 110),
         area.height.saturating_sub(4),
@@ -220,7 +220,7 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, comparing: Option<i64>, 
                 .to_owned()
         }
     };
-    let block = super::view::pane_block(&title, t, true);
+    let block = super::widgets::pane_block(&title, t, true);
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     if let Some(d) = &s.detail {

@@ -64,13 +64,13 @@ impl State {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, s: &State, t: &Theme) {
-    let rect = super::view::centered(
+    let rect = super::widgets::centered(
         area,
         area.width.saturating_sub(6).clamp(40, 100),
         area.height.saturating_sub(2).clamp(8, 30),
     );
     frame.render_widget(Clear, rect);
-    let block = super::view::pane_block(
+    let block = super::widgets::pane_block(
         &format!(
             "{} · Ctrl-S saves · Esc cancels",
             super::theme::safe(&s.title)
@@ -86,7 +86,7 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, t: &Theme) {
             t.warn(),
         )]
     } else {
-        super::editor::diagnostic_lines(&s.problems, s.textarea.lines(), inner.width as usize)
+        super::widgets::diagnostic_lines(&s.problems, s.textarea.lines(), inner.width as usize)
             .into_iter()
             .map(|(dim, l)| Line::styled(l, if dim { t.dim() } else { t.fail() }))
             .collect()

@@ -14,9 +14,10 @@ use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
 
 use super::action::{Action, PaneId};
+use super::modal::{Modal, PromptFor};
+use super::pane::{Ctx, Look, Pane};
 use super::theme::{self, Theme, safe, verdict_glyph};
-use super::ui::{Ctx, Modal, PageUi, PromptFor};
-use super::view::pane_block;
+use super::widgets::pane_block;
 use crate::app::types::{Dataset, Rule};
 use crate::app::types::{ERROR, PASS};
 
@@ -648,8 +649,9 @@ fn follow(offset: usize, cursor: usize, visible: usize, len: usize) -> usize {
     off.min(len.saturating_sub(visible))
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let ws = &page.ws;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let ws = &look.ws;
     let rules = &ws.page.rules;
     let targets = &ws.page.target;
     let nt = targets.rows.len();
@@ -664,21 +666,21 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             )
         });
     }
-    if let Some(view) = page.matrix.describe(nt) {
+    if let Some(view) = state.describe(nt) {
         title.push_str(&format!(" · {view}"));
     }
-    if let Some(row) = targets.rows.get(page.matrix.target) {
+    if let Some(row) = targets.rows.get(state.target) {
         title.push_str(&format!(
             " · ▸ {} ({}/{nt})",
             safe(&targets.row_label(row)),
-            page.matrix.target + 1
+            state.target + 1
         ));
     }
-    if page.editor.is_invalid() {
+    if look.draft_invalid {
         title.push_str(" · dimmed: the editor's text is invalid");
     }
     let block = pane_block(
-        &super::view::numbered(super::action::PaneId::Matrix, &title),
+        &super::widgets::numbered(super::action::PaneId::Matrix, &title),
         theme,
         focused,
     );
@@ -690,7 +692,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         Some("This page has no targets.")
     } else if !ws.has_sources() {
         Some("This page has no sources: nothing to evaluate.")
-    } else if page.matrix.shown_len(nt) == 0 {
+    } else if state.shown_len(nt) == 0 {
         Some("No target shown: / changes the filter, f what is shown.")
     } else {
         None
@@ -702,21 +704,21 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     if inner.width < 4 || inner.height < 3 {
         return;
     }
-    if page.matrix.transposed {
-        draw_transposed(frame.buffer_mut(), inner, page, theme);
+    if state.transposed {
+        draw_transposed(frame.buffer_mut(), inner, state, look, theme);
     } else {
-        draw(frame.buffer_mut(), inner, page, theme);
+        draw(frame.buffer_mut(), inner, state, look, theme);
     }
 }
 
 /// Draws the visible slice of the matrix into `inner`.
-fn draw(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
-    let ws = &page.ws;
-    let st = &page.matrix;
+fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &Theme) {
+    let ws = &look.ws;
+    let st = &state;
     let rules = &ws.page.rules;
     let targets = &ws.page.target;
     let nt = st.shown_len(targets.rows.len());
-    let dim_cells = page.editor.is_invalid();
+    let dim_cells = look.draft_invalid;
     let rows = shown_rows(rules, &st.collapsed);
     let folded = |r: usize| st.collapsed.contains(&rules[r].category);
 
@@ -1035,14 +1037,14 @@ fn cell(
 
 /// Draws the transposed matrix: a row per shown target (label, verdict, score, then a
 /// glyph per rule in display order), the natural view for thousands of targets.
-fn draw_transposed(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) {
-    let ws = &page.ws;
-    let st = &page.matrix;
+fn draw_transposed(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &Theme) {
+    let ws = &look.ws;
+    let st = &state;
     let rules = &ws.page.rules;
     let targets = &ws.page.target;
     let n = st.shown_len(targets.rows.len());
     let order = rule_order(rules);
-    let dim_cells = page.editor.is_invalid();
+    let dim_cells = look.draft_invalid;
     let right = inner.right();
     let put = |buf: &mut Buffer, x: u16, y: u16, text: &str, width: usize, style: Style| {
         if x < right {
@@ -1156,6 +1158,20 @@ fn draw_transposed(buf: &mut Buffer, inner: Rect, page: &PageUi, theme: &Theme) 
                 );
             }
         }
+    }
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Matrix
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
     }
 }
 

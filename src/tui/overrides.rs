@@ -10,9 +10,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 
 use super::action::{Action, Changed};
-use super::theme::{FAIL, OVERRIDE, PASS, Theme, safe};
-use super::ui::{Ctx, PageUi};
-use super::view::pane_block;
+use super::pane::{Ctx, Look, Pane};
+use super::theme::{FAIL, OVERRIDE, PASS, safe};
+use super::widgets::pane_block;
 use crate::app::types::{Dataset, Override, Side, key_hash};
 use crate::app::workspace::Session;
 
@@ -22,7 +22,7 @@ pub const HERE: &str = "◆";
 /// One override, resolved to its rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    /// Index in `page.overrides`.
+    /// Index in `state`.
     pub index: usize,
     pub source_hash: Option<String>,
     pub target_hash: Option<String>,
@@ -160,7 +160,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             Some((Some((s, t)), _)) => {
                 // An override and its note are not deleted without asking.
                 let p = &ctx.ws.page;
-                *ctx.modal = Some(super::ui::Modal::Confirm {
+                *ctx.modal = Some(super::modal::Modal::Confirm {
                     message: format!(
                         "Clear the override of {} × {} and its note? y/n",
                         p.source.row_label(&p.source.rows[s]),
@@ -194,9 +194,10 @@ fn unknown_row(key: Option<&str>, hash: Option<&str>) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let st = &page.overrides;
-    let p = &page.ws.page;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let st = &state;
+    let p = &look.ws.page;
     let here = st
         .entries
         .iter()
@@ -211,7 +212,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         format!("Overrides ({})", st.entries.len())
     };
     let mut block = pane_block(
-        &super::view::numbered(super::action::PaneId::Overrides, &title),
+        &super::widgets::numbered(super::action::PaneId::Overrides, &title),
         theme,
         focused,
     );
@@ -302,6 +303,20 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             .wrap(Wrap { trim: true }),
             note_area,
         );
+    }
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Overrides
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
     }
 }
 

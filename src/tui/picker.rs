@@ -5,9 +5,9 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Row, Table, TableState};
 
 use super::action::Action;
+use super::modal::{Modal, PromptFor};
 use super::theme::{Theme, safe};
-use super::ui::{Modal, PromptFor};
-use super::view::pane_block;
+use super::widgets::pane_block;
 use crate::app::PageSummary;
 use crate::app::{App, AppError};
 

@@ -11,9 +11,10 @@ use ratatui::widgets::Paragraph;
 use serde::Serialize;
 
 use super::action::{Action, Changed};
+use super::modal::{Modal, PromptFor};
+use super::pane::{Ctx, Look, Pane};
 use super::theme::{Theme, verdict_glyph};
-use super::ui::{Ctx, Modal, PageUi, PromptFor};
-use super::view::pane_block;
+use super::widgets::pane_block;
 use crate::app::types::DeviceVerdict;
 use crate::app::types::{
     AggregateMode, DevicePolicy, ElseMode, RecommendationStrategy, RequiredMode, SelectionPolicy,
@@ -490,13 +491,14 @@ fn fit(text: &str, width: usize) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let ws = &page.ws;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let ws = &look.ws;
     let device = &ws.page.device_policy;
     let selection = &ws.page.selection_policy;
-    let current = FIELDS[page.policy.field.min(FIELDS.len() - 1)];
+    let current = FIELDS[state.field.min(FIELDS.len() - 1)];
     let mut block = pane_block(
-        &super::view::numbered(super::action::PaneId::Policy, "Policy"),
+        &super::widgets::numbered(super::action::PaneId::Policy, "Policy"),
         theme,
         focused,
     );
@@ -516,7 +518,7 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         .iter()
         .enumerate()
         .map(|(i, &f)| {
-            let here = i == page.policy.field;
+            let here = i == state.field;
             let value = fit(
                 &f.value(device, selection),
                 width.saturating_sub(label_w + 2),
@@ -564,6 +566,20 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
         ));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Policy
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
+    }
 }
 
 #[cfg(test)]

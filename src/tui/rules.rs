@@ -9,9 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
 use super::action::{Action, Changed, PaneId};
-use super::theme::{Theme, safe};
-use super::ui::{Ctx, Modal, PageUi, PromptFor, Status};
-use super::view::pane_block;
+use super::modal::{Modal, PromptFor};
+use super::pane::{Ctx, Look, Pane, Status};
+pub use super::rule_form::Form;
+use super::theme::safe;
+use super::widgets::pane_block;
 use crate::app::types::Rule;
 use crate::app::workspace::Session;
 
@@ -223,9 +225,10 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let ws = &page.ws;
-    let st = &page.rules;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let ws = &look.ws;
+    let st = &state;
     let items: Vec<ListItem> = st
         .order
         .iter()
@@ -264,40 +267,13 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     };
     let list = List::new(items)
         .block(pane_block(
-            &super::view::numbered(super::action::PaneId::Rules, &title),
+            &super::widgets::numbered(super::action::PaneId::Rules, &title),
             theme,
             focused,
         ))
         .highlight_style(theme.selected());
     let mut ls = ListState::default().with_selected((!st.order.is_empty()).then_some(st.cursor));
     frame.render_stateful_widget(list, area, &mut ls);
-}
-
-/// The small form for a rule's name, required flag, weight and category.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Form {
-    pub rule: usize,
-    pub name: String,
-    pub required: bool,
-    pub weight: String,
-    pub category: String,
-    /// 0 name, 1 required, 2 weight, 3 category.
-    pub field: usize,
-    pub error: Option<String>,
-}
-
-impl Form {
-    pub fn of(i: usize, r: &Rule) -> Form {
-        Form {
-            rule: i,
-            name: r.name.clone(),
-            required: r.required,
-            weight: r.weight.to_string(),
-            category: r.category.clone(),
-            field: 0,
-            error: None,
-        }
-    }
 }
 
 pub enum FormResult {
@@ -311,7 +287,7 @@ pub fn form_key(
     form: &mut Form,
     action: Option<Action>,
     key: KeyEvent,
-    page: &mut PageUi,
+    ws: &mut crate::app::workspace::Session,
     status: &mut Status,
 ) -> FormResult {
     fn text(f: &mut Form) -> Option<&mut String> {
@@ -337,7 +313,7 @@ pub fn form_key(
                 form.error = Some(format!("weight `{}` is not a number", form.weight));
                 return FormResult::Open;
             };
-            return match page.ws.update_rule_meta(
+            return match ws.update_rule_meta(
                 form.rule,
                 &form.name,
                 form.required,
@@ -347,7 +323,7 @@ pub fn form_key(
                 Ok(rev) => {
                     status.info(format!(
                         "saved rule {} (revision {rev})",
-                        page.ws.page.rules[form.rule].id
+                        ws.page.rules[form.rule].id
                     ));
                     FormResult::Closed(vec![Action::Changed(Changed::RULES)])
                 }
@@ -366,6 +342,20 @@ pub fn form_key(
         }
     }
     FormResult::Open
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Rules
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState};
 
 use super::action::{Action, Changed};
-use super::theme::{Theme, safe, verdict_glyph};
-use super::ui::{Ctx, Modal, PageUi, PromptFor};
-use super::view::pane_block;
+use super::modal::{Modal, PromptFor};
+use super::pane::{Ctx, Look, Pane};
+use super::theme::{safe, verdict_glyph};
+use super::widgets::pane_block;
+use crate::app::jobs::JobResult;
 use crate::app::workspace::Session;
 
 #[derive(Debug, Default)]
@@ -172,14 +174,15 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let d = &page.ws.page.source;
-    let listed = page.sources.listed(d.rows.len());
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let d = &look.ws.page.source;
+    let listed = state.listed(d.rows.len());
     let items: Vec<ListItem> = listed
         .iter()
         .map(|&i| {
             let row = &d.rows[i];
-            let v = page.sources.verdicts.get(i).copied().unwrap_or(0);
+            let v = state.verdicts.get(i).copied().unwrap_or(0);
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{} ", verdict_glyph(v)), theme.verdict(v)),
                 Span::raw(safe(&d.row_label(row))),
@@ -191,23 +194,43 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
     } else {
         format!("{} ({} of {})", safe(&d.name), listed.len(), d.rows.len())
     };
-    if !page.sources.filter.is_empty() {
-        title.push_str(&format!(" /{}", safe(&page.sources.filter)));
+    if !state.filter.is_empty() {
+        title.push_str(&format!(" /{}", safe(&state.filter)));
     }
-    if page.sources.by_verdict {
+    if state.by_verdict {
         title.push_str(" · by verdict");
     }
-    if page.sources.pending {
+    if state.pending {
         title.push_str(" · computing…");
     }
     let list = List::new(items)
         .block(pane_block(
-            &super::view::numbered(super::action::PaneId::Sources, &title),
+            &super::widgets::numbered(super::action::PaneId::Sources, &title),
             theme,
             focused,
         ))
         .highlight_style(theme.selected());
-    let selected = listed.iter().position(|&i| i == page.sources.selected);
+    let selected = listed.iter().position(|&i| i == state.selected);
     let mut st = ListState::default().with_selected(selected);
     frame.render_stateful_widget(list, area, &mut st);
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Sources
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        if let Action::JobDone(done) = action {
+            if let JobResult::Verdicts { verdicts, .. } = done.0.as_ref() {
+                self.set_verdicts(verdicts.clone());
+            }
+            return vec![];
+        }
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
+    }
 }

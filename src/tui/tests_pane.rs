@@ -9,9 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 
 use super::action::{Action, Changed};
-use super::theme::{Theme, safe};
-use super::ui::{Ctx, Modal, PageUi};
-use super::view::pane_block;
+use super::modal::Modal;
+use super::pane::{Ctx, Look, Pane};
+use super::theme::safe;
+use super::widgets::pane_block;
+use crate::app::jobs::JobResult;
 use crate::app::types::{Assertion, Report};
 
 #[derive(Debug, Default)]
@@ -214,8 +216,9 @@ pub fn save_typed(
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focused: bool) {
-    let st = &page.tests;
+fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
+    let (theme, focused) = (look.theme, look.focused);
+    let st = &state;
     let running = if st.pending { " · running…" } else { "" };
     let only = if st.only_failures {
         " · failures only"
@@ -227,10 +230,10 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             "Tests ({} passed, {} failed){only}{running}",
             r.passed, r.failed
         ),
-        None => format!("Tests ({}){running}", page.ws.page.assertions.len()),
+        None => format!("Tests ({}){running}", look.ws.page.assertions.len()),
     };
     let block = pane_block(
-        &super::view::numbered(super::action::PaneId::Tests, &title),
+        &super::widgets::numbered(super::action::PaneId::Tests, &title),
         theme,
         focused,
     );
@@ -293,5 +296,25 @@ pub fn render(frame: &mut Frame, area: Rect, page: &PageUi, theme: &Theme, focus
             Paragraph::new(Line::styled(safe(&message), theme.fail())).wrap(Wrap { trim: true }),
             detail_area,
         );
+    }
+}
+
+impl Pane for State {
+    fn id(&self) -> super::action::PaneId {
+        super::action::PaneId::Tests
+    }
+
+    fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
+        if let Action::JobDone(done) = action {
+            if let JobResult::Tests { report, .. } = done.0.as_ref() {
+                self.set_report(report.clone());
+            }
+            return vec![];
+        }
+        update(self, ctx, action)
+    }
+
+    fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
+        render(frame, area, self, look)
     }
 }

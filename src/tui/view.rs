@@ -1,98 +1,16 @@
 //! The screen: header, panes, status bar, and any dialog on top.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Block, BorderType, Borders, Clear, List, ListItem, ListState, Paragraph, Wrap,
-};
+use ratatui::widgets::{Clear, List, ListItem, ListState, Paragraph, Wrap};
 
-use super::action::PaneId;
 use super::keymap;
+pub use super::layout::{layout, layout_with};
 use super::theme::{Theme, safe, verdict_glyph};
 use super::ui::{Level, Modal, PageUi, Screen, Ui};
-use super::{
-    dataset_pane, editor, explain, matrix, overrides, palette, picker, policy, rules, sources,
-    tests_pane,
-};
-
-/// A pane's frame: its title, highlighted when focused.
-/// A pane's title with its number (`2 Rules (8)`): the key that focuses it.
-pub fn numbered(pane: PaneId, title: &str) -> String {
-    format!("{} {title}", pane.number())
-}
-
-pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
-    let (style, kind) = if focused {
-        (theme.focused_border(), BorderType::Thick)
-    } else {
-        (theme.border(), BorderType::Plain)
-    };
-    Block::default()
-        .borders(Borders::ALL)
-        .border_type(kind)
-        .border_style(style)
-        .title(Span::styled(
-            // Titles name stored things (pages, rules, assertions): escaped here, once.
-            format!(" {} ", safe(title)),
-            if focused {
-                theme.accent()
-            } else {
-                theme.title()
-            },
-        ))
-}
-
-/// Where each pane goes; panes not shown on a narrow screen are absent.
-pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
-    layout_with(area, focus, PaneId::Overrides)
-}
-
-/// [`layout`], with `shared` (Overrides or Dataset) in the wide layout's bottom-right slot.
-pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Rect)> {
-    let wide = area.width >= 120;
-    let [left, rest] = Layout::horizontal([
-        Constraint::Length(area.width.min(160) / 5 + 8),
-        Constraint::Min(20),
-    ])
-    .areas(area);
-    let [sources_area, rules_area] =
-        Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
-    let mut out = vec![(PaneId::Sources, sources_area), (PaneId::Rules, rules_area)];
-    if wide {
-        let [center, right] =
-            Layout::horizontal([Constraint::Min(40), Constraint::Length(44)]).areas(rest);
-        let [matrix_area, editor_area] =
-            Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
-                .areas(center);
-        let [explain_area, policy_area, tests_area, overrides_area] = Layout::vertical([
-            Constraint::Percentage(36),
-            Constraint::Percentage(32),
-            Constraint::Percentage(18),
-            Constraint::Percentage(14),
-        ])
-        .areas(right);
-        out.extend([
-            (PaneId::Matrix, matrix_area),
-            (PaneId::Editor, editor_area),
-            (PaneId::Explain, explain_area),
-            (PaneId::Policy, policy_area),
-            (PaneId::Tests, tests_area),
-            (shared, overrides_area),
-        ]);
-    } else {
-        // Narrow: the matrix on top, the focused one of the others below it.
-        let [matrix_area, lower] =
-            Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(rest);
-        out.push((PaneId::Matrix, matrix_area));
-        let lower_pane = match focus {
-            PaneId::Sources | PaneId::Rules | PaneId::Matrix => PaneId::Editor,
-            other => other,
-        };
-        out.push((lower_pane, lower));
-    }
-    out
-}
+pub use super::widgets::{centered, numbered, pane_block};
+use super::{palette, picker};
 
 pub fn render(frame: &mut Frame, ui: &Ui) {
     let area = frame.area();
@@ -121,16 +39,8 @@ pub fn render(frame: &mut Frame, ui: &Ui) {
             for (pane, rect) in panes {
                 let focused = pane == page.focus;
                 let t = &ui.theme;
-                match pane {
-                    PaneId::Sources => sources::render(frame, rect, page, t, focused),
-                    PaneId::Rules => rules::render(frame, rect, page, t, focused),
-                    PaneId::Matrix => matrix::render(frame, rect, page, t, focused),
-                    PaneId::Editor => editor::render(frame, rect, page, t, focused),
-                    PaneId::Explain => explain::render(frame, rect, page, t, focused),
-                    PaneId::Policy => policy::render(frame, rect, page, t, focused),
-                    PaneId::Overrides => overrides::render(frame, rect, page, t, focused),
-                    PaneId::Tests => tests_pane::render(frame, rect, page, t, focused),
-                    PaneId::Dataset => dataset_pane::render(frame, rect, page, t, focused),
+                if let Some(p) = page.panes().into_iter().find(|p| p.id() == pane) {
+                    p.render(frame, rect, &page.look(t, focused));
                 }
             }
         }
@@ -255,17 +165,6 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
     }
     // No room for both: the message wins, wrapped onto nothing (cut at the edge).
     frame.render_widget(Paragraph::new(left), area);
-}
-
-/// A centred rectangle of at most `w` × `h`.
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let [v] = Layout::vertical([Constraint::Length(h.min(area.height))])
-        .flex(Flex::Center)
-        .areas(area);
-    let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))])
-        .flex(Flex::Center)
-        .areas(v);
-    r
 }
 
 fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {

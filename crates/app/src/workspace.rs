@@ -63,6 +63,9 @@ pub struct Session {
     /// The last step of policies tuned in memory and not saved yet
     /// ([`Session::tune_policies`]).
     policies_since: Option<Instant>,
+    /// The rule whose valid edited text waits to be saved, and when it is due
+    /// ([`Session::schedule_rule_save`]).
+    rule_due: Option<(usize, Instant)>,
     /// The policy values tuned since the last save (only these are saved).
     tuned: Vec<&'static str>,
     /// Rules with unsaved edits here that another process deleted: found when the page
@@ -98,6 +101,9 @@ fn plain(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// How long typing in a rule pauses before its valid text is saved (one revision a burst).
+pub const RULE_SAVE_DELAY: std::time::Duration = std::time::Duration::from_millis(600);
 
 /// How long policy tuning pauses before the policies are saved (one revision a burst).
 pub const POLICY_SAVE_DELAY: std::time::Duration = std::time::Duration::from_millis(700);
@@ -137,6 +143,7 @@ impl Session {
             conflicts_raised: 0,
             rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             policies_since: None,
+            rule_due: None,
             tuned: Vec::new(),
             cell_edits: Vec::new(),
             orphans: Vec::new(),
@@ -1055,6 +1062,33 @@ impl Session {
     /// When tuned policies are due to be saved (a pause after the last step).
     pub fn policies_due_at(&self) -> Option<Instant> {
         self.policies_since.map(|at| at + POLICY_SAVE_DELAY)
+    }
+
+    /// A valid edit of rule `rule` waits to be saved: saved [`RULE_SAVE_DELAY`] after the
+    /// last keystroke (each one puts it off), one revision a burst of typing.
+    pub fn schedule_rule_save(&mut self, rule: usize) {
+        self.rule_due = Some((rule, Instant::now() + RULE_SAVE_DELAY));
+    }
+
+    /// No rule edit waits to be saved any more (it was saved, or its text no longer
+    /// validates).
+    pub fn cancel_rule_save(&mut self) {
+        self.rule_due = None;
+    }
+
+    /// When the edited rule is due to be saved.
+    pub fn rule_save_due_at(&self) -> Option<Instant> {
+        self.rule_due.map(|(_, at)| at)
+    }
+
+    /// Saves the edited rule when it is due at `now`: which rule, and how it went.
+    pub fn save_rule_if_due(&mut self, now: Instant) -> Option<(usize, Result<i64>)> {
+        let (rule, at) = self.rule_due?;
+        if at > now {
+            return None;
+        }
+        self.rule_due = None;
+        Some((rule, self.save_rule(rule)))
     }
 
     /// Saves tuned policies as one revision.

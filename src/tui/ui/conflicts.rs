@@ -1,7 +1,10 @@
 //! Conflicts in the workbench: the dialog that shows a value changed elsewhere, and the
 //! person's choice.
 
-use super::*;
+use crate::tui::action::{Action, Changed, PaneId};
+use crate::tui::modal::Modal;
+
+use super::shell::*;
 
 impl Ui {
     /// Shows the oldest conflict waiting for the person (unless put off, or another

@@ -1,7 +1,12 @@
 //! Drafts in the workbench: what the person typed and did not save is kept in the
 //! database while typing and on quitting, offered back on the next open, and put back.
 
-use super::*;
+use std::time::{Duration, Instant};
+
+use crate::tui::action::{Action, Changed, PaneId};
+use crate::tui::modal::Modal;
+
+use super::shell::*;
 
 impl Ui {
     /// Keeps what the person typed and has not saved in the database (a rule's text,

@@ -1,0 +1,56 @@
+//! Where each pane goes on the page screen, by the screen's size and the focus.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+
+use super::action::PaneId;
+
+/// Where each pane goes; panes not shown on a narrow screen are absent.
+pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
+    layout_with(area, focus, PaneId::Overrides)
+}
+
+/// [`layout`], with `shared` (Overrides or Dataset) in the wide layout's bottom-right slot.
+pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Rect)> {
+    let wide = area.width >= 120;
+    let [left, rest] = Layout::horizontal([
+        Constraint::Length(area.width.min(160) / 5 + 8),
+        Constraint::Min(20),
+    ])
+    .areas(area);
+    let [sources_area, rules_area] =
+        Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(left);
+    let mut out = vec![(PaneId::Sources, sources_area), (PaneId::Rules, rules_area)];
+    if wide {
+        let [center, right] =
+            Layout::horizontal([Constraint::Min(40), Constraint::Length(44)]).areas(rest);
+        let [matrix_area, editor_area] =
+            Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(center);
+        let [explain_area, policy_area, tests_area, overrides_area] = Layout::vertical([
+            Constraint::Percentage(36),
+            Constraint::Percentage(32),
+            Constraint::Percentage(18),
+            Constraint::Percentage(14),
+        ])
+        .areas(right);
+        out.extend([
+            (PaneId::Matrix, matrix_area),
+            (PaneId::Editor, editor_area),
+            (PaneId::Explain, explain_area),
+            (PaneId::Policy, policy_area),
+            (PaneId::Tests, tests_area),
+            (shared, overrides_area),
+        ]);
+    } else {
+        // Narrow: the matrix on top, the focused one of the others below it.
+        let [matrix_area, lower] =
+            Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(rest);
+        out.push((PaneId::Matrix, matrix_area));
+        let lower_pane = match focus {
+            PaneId::Sources | PaneId::Rules | PaneId::Matrix => PaneId::Editor,
+            other => other,
+        };
+        out.push((lower_pane, lower));
+    }
+    out
+}

@@ -1,12 +1,16 @@
 //! The typed result and its printers: the JSON printer writes the result JSON byte for
 //! byte as the first round's tree builder did (kept here as the oracle), the cache pages
-//! give back the same result, the other formats agree with it, and assertions that read
-//! only part of a result see what they would see on the whole.
+//! give back the same result, the other formats agree with it (for one selection and
+//! streamed for every selection of a page), and assertions that read only part of a
+//! result see what they would see on the whole.
 
 use std::sync::Arc;
 
+use clap::ValueEnum;
 use rulebench::app::App;
-use rulebench::print::result as print;
+use rulebench::print::result::{
+    CSV_HEADER, Format, JsonlBuilder, PrinterBuilder, ResultSink, SummaryBuilder,
+};
 use rulebench_core::assertions::{self, Limits};
 use rulebench_core::matrix::{Matrix, SelectionEval};
 use rulebench_core::model::{Page, key_hash};
@@ -96,9 +100,17 @@ fn oracle(page: &Page, eval: &SelectionEval, revision: i64, at: &str, cache: &st
     })
 }
 
-fn pretty_bytes(r: &SelectionResult) -> String {
+/// Prints `r` alone, `begin` to `finish` (as `evaluate --select` calls a printer).
+fn print_through(printer: &mut dyn ResultSink, r: &SelectionResult) {
+    printer.begin(&r.names, r.page_id(), "selection").unwrap();
+    printer.selection(r).unwrap();
+    printer.finish().unwrap();
+}
+
+/// What the printer of `format` writes for `r` alone.
+fn print_one(format: Format, r: &SelectionResult) -> String {
     let mut out = Vec::new();
-    print::json(&mut out, r, &print::Fragments::new(&r.names, Some(0))).unwrap();
+    print_through(PrinterBuilder::new(format).build(&mut out).as_mut(), r);
     String::from_utf8(out).unwrap()
 }
 
@@ -113,8 +125,8 @@ fn check_printers(page: &Page, r: &SelectionResult) {
     let cache = r.cache.as_str();
     let expected = oracle(page, &r.eval, r.revision, &r.evaluated_at, cache);
     assert_eq!(
-        pretty_bytes(r),
-        serde_json::to_string_pretty(&expected).unwrap(),
+        print_one(Format::Json, r),
+        format!("{}\n", serde_json::to_string_pretty(&expected).unwrap()),
         "pretty JSON of {} {}",
         page.id,
         r.selection_key
@@ -122,7 +134,10 @@ fn check_printers(page: &Page, r: &SelectionResult) {
     assert_eq!(r.wire(), expected);
 
     let mut line = Vec::new();
-    print::json_line(&mut line, r, &print::Fragments::new(&r.names, None)).unwrap();
+    print_through(
+        &mut JsonlBuilder::new().per_selection(true).build(&mut line),
+        r,
+    );
     let text = String::from_utf8(line).unwrap();
     assert_eq!(text.matches('\n').count(), 1, "one line: {text}");
     assert_eq!(
@@ -131,10 +146,24 @@ fn check_printers(page: &Page, r: &SelectionResult) {
     );
 
     // Summary: per target its verdict, score, reason and the rules that fail.
-    let mut summary = Vec::new();
-    print::summary(&mut summary, r, false).unwrap();
-    let summary: Value = serde_json::from_slice(&summary).unwrap();
+    let text = print_one(Format::Summary, r);
     let targets = expected["targets"].as_array().unwrap();
+    assert_eq!(
+        text.lines().count(),
+        targets.len() + 2,
+        "a line per target: {text}"
+    );
+    let mut one_line = Vec::new();
+    print_through(
+        &mut SummaryBuilder::new()
+            .per_selection(true)
+            .build(&mut one_line),
+        r,
+    );
+    let one_line = String::from_utf8(one_line).unwrap();
+    assert_eq!(one_line.lines().count(), 1, "{one_line}");
+    let summary: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&one_line).unwrap(), summary);
     assert_eq!(summary["targets"].as_array().unwrap().len(), targets.len());
     for (s, t) in summary["targets"].as_array().unwrap().iter().zip(targets) {
         assert_eq!(
@@ -168,14 +197,20 @@ fn check_printers(page: &Page, r: &SelectionResult) {
         assert_eq!(summary[key], expected[key], "{key}");
     }
 
-    // CSV: one record per target, through a CSV parser.
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(print::CSV_HEADER).unwrap();
-    print::csv_rows(&mut w, r, true).unwrap();
-    let bytes = w.into_inner().unwrap();
-    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    // CSV and TSV: the header, then one record per target, through a CSV parser.
+    let text = print_one(Format::Csv, r);
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(reader.headers().unwrap(), &CSV_HEADER[..]);
     let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(records.len(), targets.len());
+    let tsv = print_one(Format::Tsv, r);
+    let tsv: Vec<csv::StringRecord> = csv::ReaderBuilder::new()
+        .delimiter(b'\t')
+        .from_reader(tsv.as_bytes())
+        .records()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(tsv, records, "TSV is CSV with tabs");
     for (rec, t) in records.iter().zip(targets) {
         assert_eq!(&rec[3], t["id"].as_str().unwrap());
         assert_eq!(
@@ -191,10 +226,7 @@ fn check_printers(page: &Page, r: &SelectionResult) {
     }
 
     // JSON Lines per target: each line is the target's entry with the selection key.
-    let mut lines = Vec::new();
-    print::target_lines(&mut lines, r).unwrap();
-    let lines: Vec<Value> = String::from_utf8(lines)
-        .unwrap()
+    let lines: Vec<Value> = print_one(Format::Jsonl, r)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -205,6 +237,33 @@ fn check_printers(page: &Page, r: &SelectionResult) {
         l.as_object_mut().unwrap().remove("selectionKey");
         assert_eq!(&l, t);
     }
+
+    // The table: a head line, a blank line, the header and its rule, a line per target
+    // (its id and verdict; the recommended one starred).
+    let text = print_one(Format::Table, r);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4 + targets.len(), "{text}");
+    assert!(lines[0].contains("selection verdict"), "{text}");
+    for (line, t) in lines[4..].iter().zip(targets) {
+        let id = rulebench::print::sanitize(t["id"].as_str().unwrap());
+        assert!(line.contains(&id), "{id} in {line}");
+        assert!(line.contains(&format!(" {} ", t["verdict"])), "{line}");
+        assert_eq!(
+            line.starts_with('★'),
+            expected["recommendedTargetId"] == t["id"],
+            "{line}"
+        );
+    }
+
+    // Markdown: the head, a row for the selection with a cell per target, the legend.
+    let text = print_one(Format::Md, r);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(rows[0].starts_with("| selection | selection | recommended |"));
+    let cells = |row: &str| row.matches('|').count() - row.matches("\\|").count();
+    assert_eq!(cells(rows[2]), 4 + targets.len(), "{}", rows[2]);
+    assert!(text.starts_with(&format!("# {}\n", r.page_id())), "{text}");
+    assert!(text.ends_with("cells show verdict and score.\n"), "{text}");
 }
 
 /// `evaluate` reads target rows from their stored text into the engine's form; the
@@ -248,6 +307,140 @@ fn sample_pages_print_byte_for_byte_as_the_tree_did_on_miss_and_hit() {
                 r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
             };
             assert_eq!(outcomes(&hit), outcomes(&miss));
+        }
+    }
+}
+
+/// A printer that also keeps, for the test, the result JSON of each selection it is
+/// handed (what the printer should have written).
+struct Recording<'a> {
+    printer: Box<dyn ResultSink + 'a>,
+    wires: Vec<Value>,
+}
+
+impl ResultSink for Recording<'_> {
+    fn begin(&mut self, names: &Names, page_name: &str, source_name: &str) -> std::io::Result<()> {
+        self.printer.begin(names, page_name, source_name)
+    }
+    fn selection(&mut self, r: &SelectionResult) -> std::io::Result<()> {
+        self.wires.push(r.wire());
+        self.printer.selection(r)
+    }
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.printer.finish()
+    }
+}
+
+/// Every format of `evaluate --all`, streamed as the command streams it: the page's
+/// head, each selection as it is evaluated, the end. Returns the output and the
+/// selections' result JSON.
+fn print_all(app: &App, id: &str, format: Format) -> (String, Vec<Value>) {
+    let mut out = Vec::new();
+    let evaluations = app.evaluate_all(id).unwrap();
+    let wires = {
+        let mut sink = Recording {
+            printer: PrinterBuilder::new(format).all(true).build(&mut out),
+            wires: Vec::new(),
+        };
+        let p = evaluations.page();
+        sink.begin(evaluations.names(), &p.name, &p.source.name)
+            .unwrap();
+        for r in evaluations {
+            sink.selection(&r).unwrap();
+        }
+        sink.finish().unwrap();
+        sink.wires
+    };
+    (String::from_utf8(out).unwrap(), wires)
+}
+
+/// The structure of every format of `--all`, on the sample pages, the awkward page and
+/// a page without source rows: the JSON array is the selections' results byte for byte,
+/// JSON Lines and summaries a line per selection, tables one per selection, CSV a
+/// record per selection × target, Markdown a row per selection.
+#[test]
+fn every_format_streams_every_selection_of_a_page() {
+    let (_dir, mut app) = open();
+    app.import(&awkward_page().to_string(), "awkward.json", false)
+        .unwrap();
+    let empty = json!({"format": "rulebench.page/v1", "id": "empty", "name": "Empty",
+        "source": {"name": "S", "key": ["id"], "rows": []},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]}});
+    app.import(&empty.to_string(), "empty.json", false).unwrap();
+    for id in SAMPLES.into_iter().chain(["awkward", "empty"]) {
+        let (page, _) = app.page(id).unwrap();
+        let sources = page.source.rows.len();
+        let targets = page.target.rows.len();
+        for format in Format::value_variants() {
+            let (text, wires) = print_all(&app, id, *format);
+            assert_eq!(wires.len(), sources, "{id} {format:?}");
+            let lines: Vec<&str> = text.lines().collect();
+            match format {
+                Format::Json => {
+                    assert_eq!(
+                        text,
+                        format!("{}\n", serde_json::to_string_pretty(&wires).unwrap()),
+                        "{id}: --all JSON is the array of results"
+                    );
+                }
+                Format::Jsonl => {
+                    assert_eq!(lines.len(), sources, "{id}");
+                    for (line, wire) in lines.iter().zip(&wires) {
+                        assert_eq!(*line, serde_json::to_string(wire).unwrap());
+                    }
+                }
+                Format::Summary => {
+                    assert_eq!(lines.len(), sources, "{id}");
+                    for (line, wire) in lines.iter().zip(&wires) {
+                        let s: Value = serde_json::from_str(line).unwrap();
+                        assert_eq!(s["selectionKey"], wire["selectionKey"]);
+                        assert_eq!(s["recommendedTargetId"], wire["recommendedTargetId"]);
+                        assert_eq!(s["targets"].as_array().unwrap().len(), targets);
+                    }
+                }
+                Format::Table => {
+                    // A table of 4 + targets lines per selection, a blank line between.
+                    let expected = (sources * (4 + targets) + sources).saturating_sub(1);
+                    assert_eq!(lines.len(), expected, "{id}:\n{text}");
+                    assert_eq!(text.matches("selection verdict").count(), sources);
+                }
+                Format::Csv | Format::Tsv => {
+                    let mut reader = csv::ReaderBuilder::new()
+                        .delimiter(if *format == Format::Tsv { b'\t' } else { b',' })
+                        .from_reader(text.as_bytes());
+                    assert_eq!(reader.headers().unwrap(), &CSV_HEADER[..]);
+                    let records: Vec<csv::StringRecord> =
+                        reader.records().map(Result::unwrap).collect();
+                    assert_eq!(records.len(), sources * targets, "{id} {format:?}");
+                    for (rec, (s, t)) in records
+                        .iter()
+                        .zip((0..sources).flat_map(|s| (0..targets).map(move |t| (s, t))))
+                    {
+                        let wire = &wires[s];
+                        assert_eq!(
+                            &rec[0],
+                            rulebench::print::csv_text(
+                                wire["selectionKey"].as_str().unwrap(),
+                                true
+                            )
+                        );
+                        let target = &wire["targets"][t];
+                        assert_eq!(&rec[5], target["score"].to_string());
+                    }
+                }
+                Format::Md => {
+                    let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with('|')).collect();
+                    assert_eq!(rows.len(), 2 + sources, "{id}:\n{text}");
+                    assert_eq!(
+                        lines[0],
+                        format!(
+                            "# {}",
+                            rulebench::print::sanitize(&page.name).replace('|', "\\|")
+                        )
+                    );
+                    assert!(text.ends_with("cells show verdict and score.\n"), "{text}");
+                }
+            }
         }
     }
 }

@@ -18,7 +18,7 @@ fn main() {
             // A usage error echoes what was typed: escaped, as every other message.
             eprint!(
                 "{}",
-                rulebench::app::types::sanitize_lines(&e.render().to_string())
+                rulebench::app::text::sanitize_lines(&e.render().to_string())
             );
             std::process::exit(e.exit_code());
         }
@@ -38,7 +38,7 @@ fn report(outcome: Result<Exit, cli::Failure>) -> i32 {
             // Messages carry stored ids, hints and echoed arguments: escaped.
             eprintln!(
                 "error: {}",
-                rulebench::app::types::sanitize_lines(&failure.message)
+                rulebench::app::text::sanitize_lines(&failure.message)
             );
             failure.code
         }

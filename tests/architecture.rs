@@ -481,3 +481,39 @@ fn the_cycle_check_finds_a_ring() {
     let found = cycles(&edges);
     assert_eq!(found, vec![vec!["a.rs", "b.rs", "c.rs"]]);
 }
+
+#[test]
+fn the_app_crate_re_exports_core_types_and_no_core_function() {
+    // `rulebench_app::types` is the door of the core's *types* to the fronts; a function
+    // (or a whole module) of the core re-exported there would let a front run the core
+    // past the use cases. Types and constants start with a capital letter.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/app/src/types.rs");
+    let file = syn::parse_file(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    fn names(tree: &syn::UseTree, out: &mut Vec<String>) {
+        match tree {
+            syn::UseTree::Path(p) => names(&p.tree, out),
+            syn::UseTree::Name(n) => out.push(n.ident.to_string()),
+            syn::UseTree::Rename(r) => out.push(r.rename.to_string()),
+            syn::UseTree::Glob(_) => out.push("*".into()),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| names(t, out)),
+        }
+    }
+    let mut found = Vec::new();
+    for item in &file.items {
+        match item {
+            syn::Item::Use(u) => names(&u.tree, &mut found),
+            syn::Item::Fn(f) => found.push(format!("fn {}", f.sig.ident)),
+            _ => {}
+        }
+    }
+    assert!(found.len() > 10, "{found:?}");
+    let wrong: Vec<&String> = found
+        .iter()
+        .filter(|n| !n.starts_with(|c: char| c.is_ascii_uppercase()))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "crates/app/src/types.rs re-exports what is not a type or a constant: {wrong:?} \
+         (a use case in the app crate instead)"
+    );
+}

@@ -375,7 +375,7 @@ fn dataset_import_keeps_an_override_added_while_it_read_the_file() {
         .iter()
         .find(|r| r["id"] == "OLLAMA")
         .unwrap();
-    let hash = rulebench::app::types::key_hash(&page.target.row_key(row));
+    let hash = rulebench::app::text::key_hash(&page.target.row_key(row));
     assert!(
         page.overrides
             .iter()

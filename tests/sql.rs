@@ -194,7 +194,7 @@ fn strings_that_must_not_reach_a_terminal_are_spelled_by_code_and_mean_the_same(
             assert!(
                 !text
                     .chars()
-                    .any(|c| rulebench::app::types::is_unsafe(c) && c != '\n'),
+                    .any(|c| rulebench::app::text::is_unsafe(c) && c != '\n'),
                 "{}: {text}",
                 dialect.name()
             );

@@ -125,7 +125,8 @@ fn leaving_the_editor_drops_the_editing_hint() {
 /// (a tab shows as `\t`) moves it as far as it is drawn.
 #[test]
 fn the_caret_counts_characters_as_drawn() {
-    use rulebench::app::types::{Diagnostic, parse_json};
+    use rulebench::app::expr::read_json as parse_json;
+    use rulebench::app::types::Diagnostic;
     let caret = |text: &str| -> (String, String) {
         let d: Diagnostic = *parse_json::<serde_json::Value>(text).unwrap_err();
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use crate::app::types::sanitize_lines;
+use crate::app::text::sanitize_lines;
 use crate::app::{App, default_db_path};
 
 /// `--format` of the listing commands (`pages`, `dataset schema`).

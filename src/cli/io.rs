@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::app::types::sanitize_lines;
+use crate::app::text::sanitize_lines;
 use crate::app::{App, AppError, default_db_path};
 
 /// The database the global options name, and how to open it.
@@ -191,7 +191,7 @@ pub fn write_text(text: &str) -> Result<(), Failure> {
 
 /// Writes JSON text to stdout: such characters become `\uXXXX` escapes, the same JSON.
 pub fn write_json(text: &str) -> Result<(), Failure> {
-    write_out(&crate::app::types::json_safe(text))
+    write_out(&crate::app::text::json_safe(text))
 }
 
 /// Writes text as it is: only for text already made safe (through [`write_text`] or
@@ -252,7 +252,7 @@ pub fn with_schema(page: &crate::app::types::Page) -> Value {
 pub fn pretty(v: &impl serde::Serialize) -> String {
     let s = serde_json::to_string_pretty(v).expect("serializable");
     // Stored strings may hold terminal controls serde leaves raw: escaped, same JSON.
-    let mut s = crate::app::types::json_safe(&s).into_owned();
+    let mut s = crate::app::text::json_safe(&s).into_owned();
     s.push('\n');
     s
 }

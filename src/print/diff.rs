@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use clap::ValueEnum;
 use serde_json::json;
 
-use crate::app::types::sanitize;
+use crate::app::text::sanitize;
 use crate::app::types::{Flip, ItemChanges, Moved, PageDiff};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,7 +249,7 @@ pub fn json(d: &PageDiff, old: &str, new: &str) -> String {
         "diff": d,
     });
     let mut text =
-        crate::app::types::json_safe(&serde_json::to_string_pretty(&doc).expect("diffs serialize"))
+        crate::app::text::json_safe(&serde_json::to_string_pretty(&doc).expect("diffs serialize"))
             .into_owned();
     text.push('\n');
     text

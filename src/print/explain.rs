@@ -6,9 +6,9 @@ use clap::ValueEnum;
 
 use super::listing::glyph;
 use crate::app::explain::{CellExplanation, RuleReport};
-use crate::app::types::infix;
-use crate::app::types::sanitize;
-use crate::app::types::{Kind, Node, fmt_value};
+use crate::app::text::fmt_value;
+use crate::app::text::sanitize;
+use crate::app::types::{Kind, Node};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExplainFormat {
@@ -84,7 +84,7 @@ fn rule(out: &mut String, r: &RuleReport, tree: bool) {
         line(out, 4, &format!("⚠ {}: {}{hint}", d.code, d.message));
     }
     if tree {
-        let logic = match infix::print(&r.logic) {
+        let logic = match crate::app::expr::to_infix(&r.logic) {
             Ok(text) => text,
             Err(_) => r.logic.to_string(),
         };

@@ -11,7 +11,7 @@ pub fn glyph(verdict: u64) -> &'static str {
     }
 }
 
-pub use crate::app::types::sanitize;
+pub use crate::app::text::sanitize;
 
 pub use crate::print::render_table;
 

@@ -9,7 +9,8 @@ use clap::ValueEnum;
 use serde_json::{Value, json};
 
 use super::{csv_text, csv_writer, render_table};
-use crate::app::types::{ERROR, PASS, Rule, SelectionResult, fmt_value, sanitize};
+use crate::app::text::{fmt_value, sanitize};
+use crate::app::types::{ERROR, PASS, Rule, SelectionResult};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatrixFormat {
@@ -228,7 +229,7 @@ pub fn write<W: Write>(
                 "overrides": r.eval.overrides,
             });
             let text = serde_json::to_string_pretty(&doc).expect("serializable");
-            w.write_all(crate::app::types::json_safe(&text).as_bytes())?;
+            w.write_all(crate::app::text::json_safe(&text).as_bytes())?;
             w.write_all(b"\n")
         }
     }

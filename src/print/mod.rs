@@ -11,7 +11,7 @@ pub mod result;
 
 use std::io::Write;
 
-pub use crate::app::types::sanitize;
+pub use crate::app::text::sanitize;
 
 /// Columns measured in display width (CJK and emoji take two), not in characters.
 pub fn render_table(header: &[String], rows: &[Vec<String>]) -> String {

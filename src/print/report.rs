@@ -1,7 +1,8 @@
 //! Assertion reports (`rulebench test`): text, one PASS/FAIL line per assertion, and
 //! JUnit XML for CI.
 
-use crate::app::types::{Report, sanitize};
+use crate::app::text::sanitize;
+use crate::app::types::Report;
 
 /// The text report: one PASS / FAIL line per assertion with its claim or message.
 pub fn text(report: &Report, stored: bool) -> String {
@@ -97,7 +98,7 @@ fn xml(text: &str) -> String {
             '\n' => out.push_str("&#10;"),
             '\t' => out.push_str("&#9;"),
             '\r' => out.push_str("&#13;"),
-            c if crate::app::types::is_unsafe(c) || matches!(c, '\u{fffe}' | '\u{ffff}') => {
+            c if crate::app::text::is_unsafe(c) || matches!(c, '\u{fffe}' | '\u{ffff}') => {
                 out.extend(c.escape_default())
             }
             c => out.push(c),

@@ -15,8 +15,9 @@ use super::pane::{Ctx, Look, Pane};
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::widgets::pane_block;
 use crate::app::jobs::JobResult;
+use crate::app::text::fmt_value;
 use crate::app::types::{ERROR, PASS};
-use crate::app::types::{Explanation, Kind, fmt_value};
+use crate::app::types::{Explanation, Kind};
 use crate::app::workspace::Session;
 
 /// How a piece of text is styled (the theme is applied at render).

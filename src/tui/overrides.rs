@@ -13,7 +13,8 @@ use super::action::{Action, Changed};
 use super::pane::{Ctx, Look, Pane};
 use super::theme::{FAIL, OVERRIDE, PASS, safe};
 use super::widgets::pane_block;
-use crate::app::types::{Dataset, Override, Side, key_hash};
+use crate::app::text::key_hash;
+use crate::app::types::{Dataset, Override, Side};
 use crate::app::workspace::Session;
 
 /// Marks the overrides of the current selection.

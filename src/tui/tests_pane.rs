@@ -186,7 +186,7 @@ pub fn save_typed(
     replacing: Option<String>,
     base: Option<&serde_json::Value>,
 ) -> Result<Vec<Action>, Vec<crate::app::types::Diagnostic>> {
-    let mut a: Assertion = crate::app::types::parse_json(text).map_err(|d| vec![*d])?;
+    let mut a: Assertion = crate::app::expr::read_json(text).map_err(|d| vec![*d])?;
     if let Some(id) = &replacing
         && a.id.is_empty()
     {

@@ -108,5 +108,5 @@ pub const RECOMMENDED: &str = "★";
 
 /// Untrusted text made safe for the terminal: control characters escaped.
 pub fn safe(text: &str) -> String {
-    crate::app::types::sanitize(text)
+    crate::app::text::sanitize(text)
 }

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use crate::app::AppError;
 use crate::app::dataset::{DataInput, ImportOptions, Progress};
+use crate::app::text::sanitize;
+use crate::app::text::sanitize_lines;
 use crate::app::types::DataError;
 use crate::app::types::Side;
-use crate::app::types::sanitize;
-use crate::app::types::sanitize_lines;
 use crate::cli::io::{Exit, Failure, pretty, usage, write_json, write_text};
 use crate::print::render_table;
 

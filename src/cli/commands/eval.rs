@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::app::types::parse_json;
+use crate::app::expr::read_json as parse_json;
 use crate::cli::io::{Exit, Failure, MAX_RULE_FILE_BYTES, read_input, usage, write_json};
 
 #[derive(clap::Args, Debug)]
@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<Exit, Failure> {
     };
     let (logic, data) = (parse("logic", &logic)?, parse("data", &data)?);
     let result =
-        crate::app::types::apply(&logic, &data).map_err(|e| usage(format!("--logic: {e}")))?;
+        crate::app::expr::eval(&logic, &data).map_err(|e| usage(format!("--logic: {e}")))?;
     write_json(&format!("{result}\n"))?;
     Ok(Exit::Ok)
 }

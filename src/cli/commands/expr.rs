@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use crate::app::types::infix::{self, Fields};
-use crate::app::types::parse_json;
+use crate::app::expr::read_json as parse_json;
+use crate::app::expr::{self, Fields};
 use crate::cli::io::{Db, Exit, Failure, usage, write_json};
 
 #[derive(clap::Args, Debug)]
@@ -25,8 +25,8 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         page,
     } = args;
     let fields = match page {
-        Some(id) => crate::app::types::infix::fields_of(&db.open()?.page(&id)?.0),
-        None => crate::app::types::infix::Fields::default(),
+        Some(id) => expr::fields_of(&db.open()?.page(&id)?.0),
+        None => Fields::default(),
     };
     // JSONLogic, or infix whose strings are JSON strings: escaped as JSON.
     write_json(&convert(&expression, to_infix, &fields)?)?;
@@ -38,10 +38,10 @@ pub fn convert(text: &str, to_infix: bool, fields: &Fields) -> Result<String, Fa
     if to_infix {
         let logic: Value = parse_json(text).map_err(|d| usage(format!("--to-infix: {d}")))?;
         // Logic outside the infix grammar is bad input for this command: exit 2.
-        return infix::print(&logic)
+        return expr::to_infix(&logic)
             .map(|s| format!("{s}\n"))
             .map_err(|e| usage(e.to_string()));
     }
-    let logic = infix::parse(text, fields).map_err(|e| usage(e.render(text)))?;
+    let logic = expr::to_logic(text, fields).map_err(|e| usage(e.render(text)))?;
     Ok(format!("{logic}\n"))
 }

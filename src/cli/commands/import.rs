@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::app::types::sanitize_lines;
+use crate::app::text::sanitize_lines;
 use crate::cli::io::{Db, Exit, Failure, MAX_PAGE_BYTES, read_arg, usage};
 
 #[derive(clap::Args, Debug)]

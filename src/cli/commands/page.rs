@@ -117,7 +117,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
                 return Err(usage(format!(
                     "name the first revision to keep: `{}@N`",
-                    crate::app::types::sanitize(&at)
+                    crate::app::text::sanitize(&at)
                 )));
             };
             let mut app = db.open()?;
@@ -141,7 +141,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
                 return Err(usage(format!(
                     "name the revision to restore from: `{}@N` (or `@-1` for the previous one)",
-                    crate::app::types::sanitize(&at)
+                    crate::app::text::sanitize(&at)
                 )));
             };
             let mut app = db.open()?;

@@ -1,6 +1,6 @@
 //! `rulebench rule`: add or remove one rule
 
-use crate::app::types::sanitize_lines;
+use crate::app::text::sanitize_lines;
 use crate::cli::common::page_ids;
 use crate::cli::io::{Db, Exit, Failure, MAX_RULE_FILE_BYTES, read_arg};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use clap::ValueEnum;
 
 use crate::app::App;
-use crate::app::types::sanitize;
+use crate::app::text::sanitize;
 use crate::cli::io::{Exit, Failure, pretty, usage, write_json, write_text};
 use crate::print::report;
 

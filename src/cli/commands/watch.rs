@@ -4,7 +4,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::app::types::{sanitize, sanitize_lines};
+use crate::app::text::{sanitize, sanitize_lines};
 use crate::app::watch::{Reload, Watcher};
 use crate::cli::common::page_ids;
 use crate::cli::io::{Db, Exit, Failure, usage, write_text};

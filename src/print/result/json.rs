@@ -119,14 +119,12 @@ pub(super) struct Fragments {
 
 pub(super) fn json_string(s: &str) -> Vec<u8> {
     let text = serde_json::to_string(s).expect("strings serialize");
-    crate::app::types::json_safe(&text)
-        .into_owned()
-        .into_bytes()
+    crate::app::text::json_safe(&text).into_owned().into_bytes()
 }
 
 /// Writes a JSON string, escaped, terminal controls included (see `json_safe`).
 pub(super) fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
-    if s.chars().any(crate::app::types::is_unsafe) {
+    if s.chars().any(crate::app::text::is_unsafe) {
         return w.write_all(&json_string(s));
     }
     serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
@@ -190,7 +188,7 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
     match (value, indent) {
         (Value::Array(_) | Value::Object(_), Some(indent)) => {
             let text = serde_json::to_string_pretty(value).expect("values serialize");
-            let text = crate::app::types::json_safe(&text);
+            let text = crate::app::text::json_safe(&text);
             let mut first = true;
             for line in text.split('\n') {
                 if !first {
@@ -204,7 +202,7 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
         }
         _ => {
             let text = serde_json::to_string(value).expect("values serialize");
-            w.write_all(crate::app::types::json_safe(&text).as_bytes())
+            w.write_all(crate::app::text::json_safe(&text).as_bytes())
         }
     }
 }

@@ -78,7 +78,7 @@ fn target_lines<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> {
         entry.insert("selectionKey".into(), Value::from(r.selection_key.clone()));
         entry.extend(r.target_value(t, &all));
         let text = serde_json::to_string(&entry).map_err(io::Error::other)?;
-        w.write_all(crate::app::types::json_safe(&text).as_bytes())?;
+        w.write_all(crate::app::text::json_safe(&text).as_bytes())?;
         w.write_all(b"\n")?;
     }
     Ok(())

@@ -73,7 +73,7 @@ fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::Resu
     );
     head.insert("evaluatedAt".into(), Value::from(r.evaluated_at.clone()));
     let text = serde_json::to_string(&head).map_err(io::Error::other)?;
-    let text = crate::app::types::json_safe(&text).into_owned();
+    let text = crate::app::text::json_safe(&text).into_owned();
     // `{…}` → `{…,"targets":[`
     w.write_all(&text.as_bytes()[..text.len() - 1])?;
     w.write_all(b",\"targets\":[")?;

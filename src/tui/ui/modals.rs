@@ -427,7 +427,7 @@ impl Ui {
                     } else {
                         // A typo (`needVision`) would silently make a new field: asked.
                         let names = d.field_names();
-                        let hint = crate::app::types::did_you_mean(
+                        let hint = crate::app::text::did_you_mean(
                             &field,
                             names.iter().map(String::as_str),
                         )

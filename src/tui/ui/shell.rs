@@ -648,7 +648,7 @@ impl Ui {
                     let selection = d
                         .rows
                         .get(p.ws.selection)
-                        .map(|r| crate::app::types::slugify(&d.row_label(r)))
+                        .map(|r| crate::app::text::slugify(&d.row_label(r)))
                         .unwrap_or_default();
                     let name = format!("{}-{selection}.csv", p.ws.page.id);
                     let mut input = TextArea::default();
@@ -720,7 +720,7 @@ impl Ui {
                                 text.extend(line.iter().map(|(_, s)| s.as_str()));
                             }
                             // What the panes show is escaped already; this is its text.
-                            Some(("the explanation", crate::app::types::sanitize_lines(&text)))
+                            Some(("the explanation", crate::app::text::sanitize_lines(&text)))
                         }
                         PaneId::Rules | PaneId::Editor => {
                             // The rule under the cursor (a position in the listed
@@ -738,7 +738,7 @@ impl Ui {
                                 .map(|j| {
                                     (
                                         "the rule's JSON",
-                                        crate::app::types::json_safe(&j).into_owned(),
+                                        crate::app::text::json_safe(&j).into_owned(),
                                     )
                                 })
                         }

@@ -16,7 +16,9 @@ use serde_json::{Map, Value, json};
 
 use rulebench::app::synth::{self, Rng, Spread};
 use rulebench_core::engine::{self, CompiledRule, Outcome};
-use rulebench_core::matrix::{Column, ERROR, FAIL, Matrix, PASS, naive_column};
+use rulebench_core::matrix::{
+    Column, ERROR, FAIL, Matrix, Outcome as CellOutcome, PASS, naive_column,
+};
 use rulebench_core::model::{Page, Rule, Side};
 
 // ---------------------------------------------------------------------------------------
@@ -672,12 +674,11 @@ fn jsonlogic_rs_differs_only_as_documented_on_probe_rules() {
 // (b) the fast matrix against naive evaluation
 // ---------------------------------------------------------------------------------------
 
-fn outcome_name(o: u8) -> &'static str {
+fn outcome_name(o: CellOutcome) -> &'static str {
     match o {
         PASS => "pass",
         FAIL => "fail",
         ERROR => "error",
-        _ => "?",
     }
 }
 
@@ -691,7 +692,7 @@ struct Harness {
     problems: Vec<String>,
     /// Naive columns by (rule logic, selection): naive evaluation is pure, so each is
     /// computed once however often the matrix is checked.
-    naive: HashMap<(String, usize), Arc<Vec<u8>>>,
+    naive: HashMap<(String, usize), Arc<Vec<CellOutcome>>>,
 }
 
 impl Harness {
@@ -713,7 +714,7 @@ impl Harness {
         }
     }
 
-    fn naive(&mut self, logic: &Value, selection: usize) -> Arc<Vec<u8>> {
+    fn naive(&mut self, logic: &Value, selection: usize) -> Arc<Vec<CellOutcome>> {
         let (sources, targets) = (&self.sources, &self.targets);
         self.naive
             .entry((logic.to_string(), selection))
@@ -1128,7 +1129,7 @@ fn matrix_outcomes_of_the_tricky_rules_are_not_all_alike() {
     let mut varying = 0;
     for rule in &page.rules {
         let compiled = compile(&rule.logic);
-        let outcomes: std::collections::BTreeSet<u8> = sources
+        let outcomes: std::collections::HashSet<CellOutcome> = sources
             .iter()
             .flat_map(|s| naive_column(&compiled, s, &targets))
             .collect();

@@ -2,6 +2,7 @@
 //! the key thread on the worker's own copy of the page, tagged with the generation
 //! they were computed for; a stale result never surfaces.
 
+use rulebench_core::verdict::Verdict;
 use std::time::Duration;
 
 use rulebench::app::jobs::{JobResult, Jobs, Mode};
@@ -17,14 +18,14 @@ fn page() -> Page {
 }
 
 /// What the verdicts of a page are, computed directly.
-fn expected(p: &Page) -> Vec<u8> {
+fn expected(p: &Page) -> Vec<Verdict> {
     let mut m = Matrix::new(p).unwrap();
     (0..p.source.rows.len())
         .map(|s| m.evaluate(s).selection_verdict)
         .collect()
 }
 
-fn verdicts_of(results: &[JobResult]) -> Option<(u64, Vec<u8>)> {
+fn verdicts_of(results: &[JobResult]) -> Option<(u64, Vec<Verdict>)> {
     results.iter().find_map(|r| match r {
         JobResult::Verdicts {
             generation,
@@ -63,7 +64,10 @@ fn inline_jobs_answer_at_once_with_what_the_matrix_says() {
     assert_eq!(jobs.generation(), 2);
     let results = jobs.poll();
     assert_eq!(verdicts_of(&results), Some((2, expected(&p))));
-    assert!(expected(&p).iter().all(|&v| v == 0), "every rule fails now");
+    assert!(
+        expected(&p).iter().all(|&v| v == Verdict::None),
+        "every rule fails now"
+    );
     // New rows (a reload) travel to the worker.
     p.target.rows.truncate(3);
     assert!(jobs.sync(&p, 1, 7));
@@ -153,7 +157,7 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
         ws.select(s);
         let f = fresh.evaluate(s);
         assert_eq!(ws.eval.devices, f.devices, "source {s}");
-        let outcomes = |cols: &[std::sync::Arc<rulebench_core::matrix::Column>]| -> Vec<Vec<u8>> {
+        let outcomes = |cols: &[std::sync::Arc<rulebench_core::matrix::Column>]| -> Vec<Vec<rulebench_core::matrix::Outcome>> {
             cols.iter().map(|c| c.outcome.clone()).collect()
         };
         assert_eq!(

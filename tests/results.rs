@@ -278,7 +278,7 @@ fn same_as_full_page(page: &Page, r: &SelectionResult) {
     assert_eq!(r.eval.overrides, full.overrides);
     assert_eq!(r.eval.notes, full.notes);
     assert_eq!(r.eval.recommended, full.recommended);
-    let outcomes = |e: &SelectionEval| -> Vec<Vec<u8>> {
+    let outcomes = |e: &SelectionEval| -> Vec<Vec<rulebench_core::matrix::Outcome>> {
         e.columns.iter().map(|c| c.outcome.clone()).collect()
     };
     assert_eq!(outcomes(&r.eval), outcomes(&full));
@@ -303,7 +303,7 @@ fn sample_pages_print_byte_for_byte_as_the_tree_did_on_miss_and_hit() {
             assert_eq!(hit.eval.devices, miss.eval.devices);
             assert_eq!(hit.eval.overrides, miss.eval.overrides);
             assert_eq!(hit.eval.notes, miss.eval.notes);
-            let outcomes = |r: &SelectionResult| -> Vec<Vec<u8>> {
+            let outcomes = |r: &SelectionResult| -> Vec<Vec<rulebench_core::matrix::Outcome>> {
                 r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
             };
             assert_eq!(outcomes(&hit), outcomes(&miss));
@@ -500,7 +500,7 @@ fn awkward_results_print_and_cache_exactly() {
         let hit = app.evaluate("awkward", key).unwrap();
         assert_eq!(hit.cache, CacheState::Hit);
         check_printers(&page, &hit);
-        let outcomes = |r: &SelectionResult| -> Vec<Vec<u8>> {
+        let outcomes = |r: &SelectionResult| -> Vec<Vec<rulebench_core::matrix::Outcome>> {
             r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
         };
         assert_eq!(outcomes(&hit), outcomes(&miss));

@@ -1399,12 +1399,20 @@ fn configure_selection_policy() {
 fn selection_verdict_any_full() {
     let policy = seed_selection_policy();
     assert_eq!(
-        verdict::selection_verdict(&policy, &[0, 0, 2, 1]),
+        verdict::selection_verdict(
+            &policy,
+            &[
+                verdict::NONE,
+                verdict::NONE,
+                verdict::FULL,
+                verdict::PARTIAL
+            ]
+        ),
         verdict::FULL
     );
-    let c = |id, verdict, score| Candidate {
+    let c = |id, verdict: u64, score| Candidate {
         id,
-        verdict,
+        verdict: verdict::Verdict::from_number(verdict).unwrap(),
         score,
         priority: 0.0,
     };
@@ -1450,7 +1458,15 @@ fn selection_verdict_any_full() {
 fn selection_verdict_any_partial() {
     let policy = seed_selection_policy();
     assert_eq!(
-        verdict::selection_verdict(&policy, &[0, 0, 1, 1]),
+        verdict::selection_verdict(
+            &policy,
+            &[
+                verdict::NONE,
+                verdict::NONE,
+                verdict::PARTIAL,
+                verdict::PARTIAL
+            ]
+        ),
         verdict::PARTIAL
     );
 
@@ -1482,12 +1498,15 @@ fn selection_verdict_any_partial() {
 fn selection_verdict_none_compatible() {
     let policy = seed_selection_policy();
     assert_eq!(
-        verdict::selection_verdict(&policy, &[0, 0, 0, 0]),
+        verdict::selection_verdict(
+            &policy,
+            &[verdict::NONE, verdict::NONE, verdict::NONE, verdict::NONE]
+        ),
         verdict::NONE
     );
     let c = |id, score| Candidate {
         id,
-        verdict: 0,
+        verdict: verdict::NONE,
         score,
         priority: 0.0,
     };
@@ -1526,9 +1545,9 @@ fn selection_verdict_none_compatible() {
 fn recommendation_tie_breaker() {
     // Pure: among verdict-2 targets the highest score wins, whatever the order or ids;
     // equal scores fall back to the smallest id.
-    let c = |id, verdict, score| Candidate {
+    let c = |id, verdict: u64, score| Candidate {
         id,
-        verdict,
+        verdict: verdict::Verdict::from_number(verdict).unwrap(),
         score,
         priority: 0.0,
     };

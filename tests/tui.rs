@@ -89,7 +89,7 @@ fn editing_a_rule_flips_cells_moves_verdicts_and_saves_a_revision() {
             "clientType=web|id=t3-chat"
         );
         assert!(!ws.eval.columns[tc].passed(llama));
-        assert_eq!(ws.eval.devices[gpt].verdict, 2);
+        assert_eq!(ws.eval.devices[gpt].verdict.number(), 2);
     }
     let revision = b.ui.page().unwrap().ws.revision;
     b.go_to_rule("tool-calling");
@@ -113,7 +113,7 @@ fn editing_a_rule_flips_cells_moves_verdicts_and_saves_a_revision() {
     // The cells flipped and the verdicts moved at once, before any save.
     assert!(page.ws.eval.columns[tc].passed(llama));
     assert!(!page.ws.eval.columns[tc].passed(gpt));
-    assert_eq!(page.ws.eval.devices[gpt].verdict, 1);
+    assert_eq!(page.ws.eval.devices[gpt].verdict.number(), 1);
     assert!(page.ws.changed_since_save(tc, gpt));
     assert!(page.ws.is_unsaved(tc));
     assert_eq!(page.ws.revision, revision);
@@ -356,7 +356,10 @@ fn the_readme_keymap_is_the_keymap() {
 fn a_threshold_change_moves_a_verdict_and_is_saved() {
     let mut b = open("llm-chat-clients");
     let llama = b.target("llama-3.3-70b");
-    assert_eq!(b.ui.page().unwrap().ws.eval.devices[llama].verdict, 1);
+    assert_eq!(
+        b.ui.page().unwrap().ws.eval.devices[llama].verdict.number(),
+        1
+    );
     // Policy pane, fullThreshold (second field), down from 1.0 to 0.6 in steps of 0.05.
     b.press(KeyCode::Char('6'));
     b.press(KeyCode::Home);
@@ -367,7 +370,8 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
     let page = b.ui.page().unwrap();
     assert_eq!(page.ws.page.device_policy.full_threshold, 0.6);
     assert_eq!(
-        page.ws.eval.devices[llama].verdict, 2,
+        page.ws.eval.devices[llama].verdict.number(),
+        2,
         "score 0.6 now reaches full"
     );
     // A burst of steps is one revision, saved when the tuning pauses.
@@ -391,7 +395,10 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
     b.press(KeyCode::Enter);
     b.chars("0.95");
     b.press(KeyCode::Enter);
-    assert_eq!(b.ui.page().unwrap().ws.eval.devices[llama].verdict, 1);
+    assert_eq!(
+        b.ui.page().unwrap().ws.eval.devices[llama].verdict.number(),
+        1
+    );
     let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
     assert_eq!(stored.device_policy.full_threshold, 0.95);
 }
@@ -400,7 +407,7 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
 fn an_override_forces_a_verdict_with_its_note() {
     let mut b = open("llm-chat-clients");
     let o3 = b.target("o3");
-    assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict, 1);
+    assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict.number(), 1);
     b.press(KeyCode::Char('3'));
     for _ in 0..o3 {
         b.press(KeyCode::Right);
@@ -410,7 +417,7 @@ fn an_override_forces_a_verdict_with_its_note() {
     b.press(KeyCode::Enter);
     let page = b.ui.page().unwrap();
     let d = page.ws.eval.devices[o3];
-    assert_eq!((d.verdict, d.reason.as_str()), (2, "override"));
+    assert_eq!((d.verdict.number(), d.reason.as_str()), (2, "override"));
     assert_eq!(page.ws.revision, 2);
     let screen = b.screen(180, 48);
     assert!(screen.contains("⚑"), "{screen}");
@@ -418,11 +425,11 @@ fn an_override_forces_a_verdict_with_its_note() {
     // `o` again forces incompatible, a third time clears it (after asking).
     b.press(KeyCode::Char('o'));
     b.press(KeyCode::Enter);
-    assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict, 0);
+    assert_eq!(b.ui.page().unwrap().ws.eval.devices[o3].verdict.number(), 0);
     b.press(KeyCode::Char('o'));
     b.press(KeyCode::Char('y'));
     let d = b.ui.page().unwrap().ws.eval.devices[o3];
-    assert_eq!((d.verdict, d.reason.as_str()), (1, "partial"));
+    assert_eq!((d.verdict.number(), d.reason.as_str()), (1, "partial"));
     assert_eq!(b.ui.page().unwrap().ws.revision, 4);
 }
 

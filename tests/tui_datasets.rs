@@ -79,7 +79,7 @@ impl Bench {
     fn verdict(&self, target: &str) -> u8 {
         let ws = &self.ui.page().unwrap().ws;
         let t = ws.page.target.find_row(target).unwrap();
-        ws.eval.devices[t].verdict
+        ws.eval.devices[t].verdict.number()
     }
 
     fn stored(&self) -> Value {

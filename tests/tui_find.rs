@@ -111,7 +111,12 @@ fn s_sorts_by_verdict_score_and_label() {
     let v: Vec<(u8, f64)> = b
         .shown()
         .iter()
-        .map(|&t| (ws.eval.devices[t].verdict, ws.eval.devices[t].score))
+        .map(|&t| {
+            (
+                ws.eval.devices[t].verdict.number(),
+                ws.eval.devices[t].score,
+            )
+        })
         .collect();
     assert!(
         v.windows(2)
@@ -248,7 +253,10 @@ fn sources_filter_and_sort_by_verdict() {
     b.chars("s");
     let p = b.ui.page().unwrap();
     let listed = p.sources.listed(n);
-    let v: Vec<u8> = listed.iter().map(|&i| p.sources.verdicts[i]).collect();
+    let v: Vec<u8> = listed
+        .iter()
+        .map(|&i| p.sources.verdicts[i].number())
+        .collect();
     assert_eq!(listed.len(), n);
     assert!(v.windows(2).all(|w| w[0] <= w[1]), "{v:?}");
     assert_eq!(v[0], 0, "the sample has an incompatible source");

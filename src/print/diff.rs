@@ -8,7 +8,7 @@ use clap::ValueEnum;
 use serde_json::json;
 
 use crate::app::text::sanitize;
-use crate::app::types::{Flip, ItemChanges, Moved, PageDiff};
+use crate::app::types::{Flip, ItemChanges, Moved, PageDiff, Verdict};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffFormat {
@@ -88,8 +88,8 @@ fn flip(f: &Flip) -> String {
     )
 }
 
-fn verdict(v: u8) -> String {
-    format!("{} {v}", super::listing::glyph(u64::from(v)))
+fn verdict(v: Verdict) -> String {
+    format!("{} {v}", super::listing::glyph(v))
 }
 
 fn recommended(r: &Option<String>) -> String {

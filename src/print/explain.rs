@@ -31,7 +31,7 @@ pub fn text(e: &CellExplanation, tree: bool) -> String {
         &format!(
             "{who} for {}: {} {} {}",
             e.selection_key,
-            glyph(u64::from(t.verdict)),
+            glyph(t.verdict),
             t.verdict,
             t.why
         ),

@@ -3,15 +3,16 @@
 use crate::app::PageSummary;
 
 /// Glyph of a verdict: ● full, ◐ partial, ○ none.
-pub fn glyph(verdict: u64) -> &'static str {
+pub fn glyph(verdict: Verdict) -> &'static str {
     match verdict {
-        2 => "●",
-        1 => "◐",
-        _ => "○",
+        Verdict::Full => "●",
+        Verdict::Partial => "◐",
+        Verdict::None => "○",
     }
 }
 
 pub use crate::app::text::sanitize;
+use crate::app::types::Verdict;
 
 pub use crate::print::render_table;
 

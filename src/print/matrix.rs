@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{csv_text, csv_writer, render_table};
 use crate::app::text::{fmt_value, sanitize};
-use crate::app::types::{ERROR, PASS, Rule, SelectionResult};
+use crate::app::types::{Outcome, Rule, SelectionResult};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatrixFormat {
@@ -47,19 +47,15 @@ impl MatrixFormat {
     }
 }
 
-fn outcome_word(o: u8) -> &'static str {
-    match o {
-        PASS => "pass",
-        ERROR => "error",
-        _ => "fail",
-    }
+fn outcome_word(o: Outcome) -> &'static str {
+    o.word()
 }
 
-fn outcome_glyph(o: u8) -> &'static str {
+fn outcome_glyph(o: Outcome) -> &'static str {
     match o {
-        PASS => "✓",
-        ERROR => "!",
-        _ => "✗",
+        Outcome::Pass => "✓",
+        Outcome::Error => "!",
+        Outcome::Fail => "✗",
     }
 }
 
@@ -68,7 +64,7 @@ fn outcome_glyph(o: u8) -> &'static str {
 fn grid(
     r: &SelectionResult,
     rules: &[Rule],
-    cell: impl Fn(u8) -> String,
+    cell: impl Fn(Outcome) -> String,
     text: impl Fn(&str) -> String,
 ) -> (Vec<String>, Vec<Vec<String>>) {
     let n = r.target_count();

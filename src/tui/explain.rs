@@ -29,7 +29,7 @@ pub enum Tone {
     Warn,
     Dim,
     Title,
-    Verdict(u8),
+    Verdict(crate::app::types::Verdict),
 }
 
 impl Tone {
@@ -100,7 +100,12 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
     let mut out: Vec<Text> = Vec::new();
     let d = &ws.page.target;
     let label = safe(&d.row_label(&d.rows[target]));
-    let v = ws.eval.devices.get(target).map_or(0, |d| d.verdict);
+    let v = ws
+        .eval
+        .devices
+        .get(target)
+        .map(|d| d.verdict)
+        .unwrap_or_default();
     out.push(vec![
         (Tone::Verdict(v), format!("{} {label}", verdict_glyph(v))),
         (Tone::Plain, format!(": {}", safe(&ws.target_why(target)))),

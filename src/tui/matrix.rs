@@ -18,8 +18,9 @@ use super::modal::{Modal, PromptFor};
 use super::pane::{Ctx, Look, Pane};
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::widgets::pane_block;
+use crate::app::types::Outcome;
+use crate::app::types::PASS;
 use crate::app::types::{Dataset, Rule};
-use crate::app::types::{ERROR, PASS};
 
 /// Width of the frozen rule-name column.
 pub const NAME_WIDTH: u16 = 22;
@@ -310,7 +311,7 @@ impl State {
             })
             .collect();
         let score = |t: usize| devices.get(t).map_or(0.0, |d| d.score);
-        let verdict = |t: usize| devices.get(t).map_or(0, |d| d.verdict);
+        let verdict = |t: usize| devices.get(t).map(|d| d.verdict).unwrap_or_default();
         match self.sort {
             Sort::Page => {}
             Sort::Verdict => order.sort_by(|&a, &b| {
@@ -1019,12 +1020,12 @@ fn cell(
     theme: &Theme,
     rule: usize,
     target: usize,
-    outcome: u8,
+    outcome: Outcome,
 ) -> (&'static str, Style, bool) {
     let (glyph, style) = match outcome {
-        PASS => (theme::PASS, theme.pass()),
-        ERROR => ("!", theme.warn()),
-        _ => (theme::FAIL, theme.fail()),
+        Outcome::Pass => (theme::PASS, theme.pass()),
+        Outcome::Error => ("!", theme.warn()),
+        Outcome::Fail => (theme::FAIL, theme.fail()),
     };
     let changed = ws.changed_since_save(rule, target);
     let style = if changed {

@@ -18,6 +18,7 @@ use super::widgets::pane_block;
 use crate::app::types::DeviceVerdict;
 use crate::app::types::{
     AggregateMode, DevicePolicy, ElseMode, RecommendationStrategy, RequiredMode, SelectionPolicy,
+    Verdict,
 };
 
 /// How much `←`/`→`/`-`/`+` move a threshold.
@@ -374,7 +375,7 @@ pub struct Summary {
 pub fn summarize(devices: &[DeviceVerdict]) -> Summary {
     let mut s = Summary::default();
     for d in devices {
-        s.counts[usize::from(d.verdict.min(2))] += 1;
+        s.counts[usize::from(d.verdict.number())] += 1;
         s.buckets[bucket_of(d.score)] += 1;
     }
     s
@@ -544,9 +545,13 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let summary = summarize(&ws.eval.devices);
     let total: usize = summary.counts.iter().sum();
     let mut counts = vec![];
-    for v in [2u8, 1, 0] {
+    for v in [Verdict::Full, Verdict::Partial, Verdict::None] {
         counts.push(Span::styled(
-            format!("{} {}", verdict_glyph(v), summary.counts[usize::from(v)]),
+            format!(
+                "{} {}",
+                verdict_glyph(v),
+                summary.counts[usize::from(v.number())]
+            ),
             theme.verdict(v),
         ));
         counts.push(Span::raw("  "));
@@ -725,8 +730,8 @@ mod tests {
         for k in 0..10 {
             assert_eq!(bucket_of(f64::from(k) / 10.0), k as usize);
         }
-        let dv = |verdict, score| DeviceVerdict {
-            verdict,
+        let dv = |verdict: u64, score| DeviceVerdict {
+            verdict: Verdict::from_number(verdict).unwrap(),
             score,
             reason: Reason::Full,
         };

@@ -12,6 +12,7 @@ use super::pane::{Ctx, Look, Pane};
 use super::theme::{safe, verdict_glyph};
 use super::widgets::pane_block;
 use crate::app::jobs::JobResult;
+use crate::app::types::Verdict;
 use crate::app::workspace::Session;
 
 #[derive(Debug, Default)]
@@ -19,7 +20,7 @@ pub struct State {
     pub selected: usize,
     /// Selection verdict of every source row (from the background work; the
     /// selection's own is kept live).
-    pub verdicts: Vec<u8>,
+    pub verdicts: Vec<Verdict>,
     /// The background work has not caught up with the last change yet.
     pub pending: bool,
     /// The filter (`/`): every word in the label, key or summary fields.
@@ -44,14 +45,14 @@ impl State {
     }
 
     /// Every source's verdict, computed in the background.
-    pub fn set_verdicts(&mut self, verdicts: Vec<u8>) {
+    pub fn set_verdicts(&mut self, verdicts: Vec<Verdict>) {
         self.verdicts = verdicts;
         self.pending = false;
         if self.by_verdict
             && let Some(order) = &mut self.order
         {
             let v = &self.verdicts;
-            order.sort_by_key(|&i| (v.get(i).copied().unwrap_or(0), i));
+            order.sort_by_key(|&i| (v.get(i).copied().unwrap_or_default(), i));
         }
     }
 
@@ -90,7 +91,7 @@ impl State {
             })
             .collect();
         if self.by_verdict {
-            let v = |i: usize| self.verdicts.get(i).copied().unwrap_or(0);
+            let v = |i: usize| self.verdicts.get(i).copied().unwrap_or_default();
             order.sort_by_key(|&i| (v(i), i));
         }
         self.order = Some(order);
@@ -182,7 +183,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         .iter()
         .map(|&i| {
             let row = &d.rows[i];
-            let v = state.verdicts.get(i).copied().unwrap_or(0);
+            let v = state.verdicts.get(i).copied().unwrap_or_default();
             ListItem::new(Line::from(vec![
                 Span::styled(format!("{} ", verdict_glyph(v)), theme.verdict(v)),
                 Span::raw(safe(&d.row_label(row))),

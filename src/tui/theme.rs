@@ -3,6 +3,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::app::types::Verdict;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
     pub color: bool,
@@ -79,21 +81,21 @@ impl Theme {
         }
     }
 
-    pub fn verdict(&self, verdict: u8) -> Style {
+    pub fn verdict(&self, verdict: Verdict) -> Style {
         match verdict {
-            2 => self.pass(),
-            1 => self.warn(),
-            _ => self.fail(),
+            Verdict::Full => self.pass(),
+            Verdict::Partial => self.warn(),
+            Verdict::None => self.fail(),
         }
     }
 }
 
 /// ● full, ◐ partial, ○ none.
-pub fn verdict_glyph(verdict: u8) -> &'static str {
+pub fn verdict_glyph(verdict: Verdict) -> &'static str {
     match verdict {
-        2 => "●",
-        1 => "◐",
-        _ => "○",
+        Verdict::Full => "●",
+        Verdict::Partial => "◐",
+        Verdict::None => "○",
     }
 }
 

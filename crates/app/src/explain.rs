@@ -288,7 +288,10 @@ mod tests {
             .explain("llm-chat-clients", "t3-chat", "llama-3.3-70b", None)
             .unwrap();
         assert_eq!(e.selection_key, "clientType=web|id=t3-chat");
-        assert_eq!((e.target.verdict, e.target.reason.as_str()), (1, "partial"));
+        assert_eq!(
+            (e.target.verdict.number(), e.target.reason.as_str()),
+            (1, "partial")
+        );
         assert_eq!(
             e.target.why,
             "partial · score 0.60 = 6 / 10 optional weight (full ≥ 1, partial ≥ 0.4)"

@@ -11,6 +11,7 @@ use rulebench_core::diag::{Code, Diagnostic, parse_json};
 use rulebench_core::matrix::{Column, Matrix, SelectionEval};
 use rulebench_core::model::{DevicePolicy, Override, Page, Rule, SelectionPolicy, Side, key_hash};
 use rulebench_core::validate::{self, Schema};
+use rulebench_core::verdict::Verdict;
 
 /// What checking an edited rule text found.
 #[derive(Debug, Clone, PartialEq)]
@@ -1261,7 +1262,7 @@ impl Session {
     }
 
     /// The selection verdict every source row would get (for the sources pane).
-    pub fn selection_verdicts(&mut self) -> Vec<u8> {
+    pub fn selection_verdicts(&mut self) -> Vec<Verdict> {
         (0..self.page.source.rows.len())
             .map(|s| self.matrix.evaluate(s).selection_verdict)
             .collect()
@@ -1351,7 +1352,7 @@ mod tests {
         let llama = target(&ws, "llama-3.3-70b");
         let (tc, _) = ws.page.rule("tool-calling").unwrap();
         assert!(!ws.eval.columns[tc].passed(llama));
-        assert_eq!(ws.eval.devices[llama].verdict, 1);
+        assert_eq!(ws.eval.devices[llama].verdict.number(), 1);
         let rev = ws.revision;
         match ws.try_logic(tc, "true") {
             Draft::Valid { warnings, changed } => {
@@ -1392,17 +1393,17 @@ mod tests {
         device.full_threshold = 0.5;
         ws.set_policies(device, ws.page.selection_policy.clone())
             .unwrap();
-        assert_eq!(ws.eval.devices[llama].verdict, 2);
+        assert_eq!(ws.eval.devices[llama].verdict.number(), 2);
         let gpt = target(&ws, "gpt-4.1");
         ws.set_override(gpt, Some((false, Some("outage".into()))))
             .unwrap();
-        assert_eq!(ws.eval.devices[gpt].verdict, 0);
+        assert_eq!(ws.eval.devices[gpt].verdict.number(), 0);
         assert_eq!(
             ws.override_of(gpt).and_then(|o| o.note.as_deref()),
             Some("outage")
         );
         ws.set_override(gpt, None).unwrap();
-        assert_eq!(ws.eval.devices[gpt].verdict, 2);
+        assert_eq!(ws.eval.devices[gpt].verdict.number(), 2);
         assert!(ws.override_of(gpt).is_none());
     }
 

@@ -1579,14 +1579,15 @@ mod tests {
             devices: verdicts
                 .iter()
                 .map(|&verdict| DeviceVerdict {
-                    verdict,
+                    verdict: crate::verdict::Verdict::from_number(u64::from(verdict)).unwrap(),
                     score: 1.0,
                     reason: Reason::Full,
                 })
                 .collect(),
             overrides: vec![None; ids.len()],
             notes: Default::default(),
-            selection_verdict,
+            selection_verdict: crate::verdict::Verdict::from_number(u64::from(selection_verdict))
+                .unwrap(),
             recommended: None,
         };
         SelectionResult::new(p, std::sync::Arc::new(names), eval, 1, "now")

@@ -113,12 +113,8 @@ pub enum Selections {
     Keys(Vec<String>),
 }
 
-fn outcome_word(o: u8) -> &'static str {
-    match o {
-        super::matrix::PASS => "pass",
-        super::matrix::ERROR => "error",
-        _ => "fail",
-    }
+fn outcome_word(o: super::matrix::Outcome) -> &'static str {
+    o.word()
 }
 
 /// The fields of two JSON objects that differ, in order (keys of `a`, then new ones).

@@ -20,16 +20,44 @@ use super::engine::{self, CompiledRule, FieldPath};
 use super::model::{DevicePolicy, Page, Rule, SelectionPolicy};
 use super::verdict::{self, Candidate, DeviceVerdict, RuleWeight, Tally, Verdict};
 
-/// A rule's outcome for one target.
-pub const FAIL: u8 = 0;
-pub const PASS: u8 = 1;
+/// A rule's outcome for one target: one byte in a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::VariantArray)]
+#[repr(u8)]
+pub enum Outcome {
+    /// The rule's logic is falsy for the pair.
+    #[default]
+    Fail = 0,
+    /// The rule's logic is truthy for the pair.
+    Pass = 1,
+    /// The engine raised an error (the rule fails).
+    Error = 2,
+}
+
+impl Outcome {
+    /// Whether the rule passed.
+    pub fn passed(self) -> bool {
+        self == Outcome::Pass
+    }
+
+    /// Its word: `pass`, `fail`, `error`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+pub const FAIL: Outcome = Outcome::Fail;
+pub const PASS: Outcome = Outcome::Pass;
 /// The engine raised an error (the rule fails).
-pub const ERROR: u8 = 2;
+pub const ERROR: Outcome = Outcome::Error;
 
 /// The outcomes of one rule for every target, for one selection.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
-    pub outcome: Vec<u8>,
+    pub outcome: Vec<Outcome>,
     /// How many engine evaluations computing it took (distinct groups).
     pub evaluations: usize,
     /// How many targets pass (counted once, when the column is built).
@@ -43,11 +71,11 @@ impl Column {
 
     /// A column of outcomes ([`PASS`], [`FAIL`], [`ERROR`]), computed with
     /// `evaluations` engine calls.
-    pub fn of(outcome: Vec<u8>, evaluations: usize) -> Column {
+    pub fn of(outcome: Vec<Outcome>, evaluations: usize) -> Column {
         Self::new(outcome, evaluations)
     }
 
-    fn new(outcome: Vec<u8>, evaluations: usize) -> Column {
+    fn new(outcome: Vec<Outcome>, evaluations: usize) -> Column {
         let passes = outcome.iter().filter(|&&o| o == PASS).count();
         Column {
             outcome,
@@ -898,7 +926,7 @@ impl Matrix {
         &mut self,
         selection: usize,
         work: &[(usize, Vec<u32>, Arc<Grouping>)],
-    ) -> Vec<Vec<u8>> {
+    ) -> Vec<Vec<Outcome>> {
         let targets = self.target.rows.rows();
         let n = targets.len();
         let chunk = chunk_len(n);
@@ -911,7 +939,7 @@ impl Matrix {
         }
         let src = self.source.rows.rows()[selection];
         let rules = &self.rules;
-        let results: Vec<Vec<(u32, u32, u8)>> = buckets
+        let results: Vec<Vec<(u32, u32, Outcome)>> = buckets
             .par_iter()
             .map(|bucket| {
                 let mut scratch = Bump::new();
@@ -931,7 +959,7 @@ impl Matrix {
                     .collect()
             })
             .collect();
-        let mut per_group: Vec<Vec<u8>> = work
+        let mut per_group: Vec<Vec<Outcome>> = work
             .iter()
             .map(|(_, _, g)| vec![FAIL; g.representatives.len()])
             .collect();
@@ -944,7 +972,7 @@ impl Matrix {
 
 /// Evaluates every pair naively (no grouping, no cache): the reference the fast path
 /// is tested against, and the baseline of the benchmark.
-pub fn naive_column(rule: &CompiledRule, source: &Value, targets: &[Value]) -> Vec<u8> {
+pub fn naive_column(rule: &CompiledRule, source: &Value, targets: &[Value]) -> Vec<Outcome> {
     targets
         .iter()
         .map(|t| match engine::evaluate_rows(&rule.logic, source, t) {

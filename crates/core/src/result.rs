@@ -16,12 +16,12 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::matrix::{Column, ERROR, FAIL, PASS, SelectionEval};
+use super::matrix::{Column, ERROR, FAIL, Outcome, PASS, SelectionEval};
 use super::model::Page;
 use super::verdict::{DeviceVerdict, Reason, Verdict};
 
 const _: () = assert!(
-    PASS == 1 && FAIL == 0,
+    PASS as u8 == 1 && FAIL as u8 == 0,
     "cache pages decode bits as outcomes"
 );
 
@@ -749,20 +749,20 @@ fn unhex(hex: &str, n: usize) -> Result<Vec<u8>, String> {
 }
 
 /// Appends the `n` bits of a hex bitset to `out` as outcomes (1 pass, 0 fail).
-fn push_bits(out: &mut Vec<u8>, hex: &str, n: usize) -> Result<(), String> {
+fn push_bits(out: &mut Vec<Outcome>, hex: &str, n: usize) -> Result<(), String> {
     let digit = hex_digit;
     let hex = hex.as_bytes();
     if hex.len() != 2 * n.div_ceil(8) {
         return Err(format!("a bitset of {n} bits has {} hex digits", hex.len()));
     }
     // Each byte's eight outcomes, least significant bit first.
-    const SPREAD: [[u8; 8]; 256] = {
-        let mut table = [[0u8; 8]; 256];
+    const SPREAD: [[Outcome; 8]; 256] = {
+        let mut table = [[FAIL; 8]; 256];
         let mut b = 0;
         while b < 256 {
             let mut k = 0;
             while k < 8 {
-                table[b][k] = ((b >> k) & 1) as u8;
+                table[b][k] = if (b >> k) & 1 == 1 { PASS } else { FAIL };
                 k += 1;
             }
             b += 1;
@@ -896,7 +896,7 @@ impl SelectionResult {
             .collect();
         // The stored count is checked against the pages at the end: size by both.
         let cap = n.min(texts.len() * TARGETS_PER_PAGE);
-        let mut outcome: Vec<Vec<u8>> = vec![Vec::with_capacity(cap); rules.len()];
+        let mut outcome: Vec<Vec<Outcome>> = vec![Vec::with_capacity(cap); rules.len()];
         let mut targets = Vec::with_capacity(cap);
         let mut devices = Vec::with_capacity(cap);
         let mut overrides = Vec::with_capacity(cap);

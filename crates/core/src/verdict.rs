@@ -5,12 +5,93 @@ use serde::Serialize;
 
 use super::model::{AggregateMode, DevicePolicy, ElseMode, RequiredMode, SelectionPolicy};
 
-/// 0 incompatible, 1 partial, 2 fully compatible.
-pub type Verdict = u8;
+/// How compatible a target is with a selection (or a selection with its targets):
+/// 0 incompatible, 1 partial, 2 fully compatible; ordered, and written as its number.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde_repr::Serialize_repr,
+    serde_repr::Deserialize_repr,
+    strum::VariantArray,
+)]
+#[repr(u8)]
+pub enum Verdict {
+    /// Incompatible (0).
+    #[default]
+    None = 0,
+    /// Partially compatible (1).
+    Partial = 1,
+    /// Fully compatible (2).
+    Full = 2,
+}
 
-pub const NONE: Verdict = 0;
-pub const PARTIAL: Verdict = 1;
-pub const FULL: Verdict = 2;
+impl Verdict {
+    /// Its number: 0, 1 or 2 (the result JSON, the cache, SQL).
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// The verdict of a number, when it is one.
+    pub fn from_number(n: u64) -> Option<Verdict> {
+        match n {
+            0 => Some(Verdict::None),
+            1 => Some(Verdict::Partial),
+            2 => Some(Verdict::Full),
+            _ => None,
+        }
+    }
+
+    /// Its word: `none`, `partial`, `full`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::None => "none",
+            Verdict::Partial => "partial",
+            Verdict::Full => "full",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    /// The number, as tables and the result JSON show it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+impl From<Verdict> for u8 {
+    fn from(v: Verdict) -> Self {
+        v.number()
+    }
+}
+
+impl From<Verdict> for u64 {
+    fn from(v: Verdict) -> Self {
+        u64::from(v.number())
+    }
+}
+
+impl From<Verdict> for i64 {
+    fn from(v: Verdict) -> Self {
+        i64::from(v.number())
+    }
+}
+
+impl From<Verdict> for serde_json::Value {
+    fn from(v: Verdict) -> Self {
+        serde_json::Value::from(v.number())
+    }
+}
+
+pub const NONE: Verdict = Verdict::None;
+pub const PARTIAL: Verdict = Verdict::Partial;
+pub const FULL: Verdict = Verdict::Full;
 
 /// Why a target got its verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -210,6 +291,21 @@ pub fn recommend<'a>(selection: Verdict, candidates: &[Candidate<'a>]) -> Option
 mod tests {
     use super::*;
 
+    #[test]
+    fn verdicts_are_ordered_and_written_as_their_number() {
+        use strum::VariantArray;
+        assert_eq!(Verdict::VARIANTS, [NONE, PARTIAL, FULL]);
+        assert!(NONE < PARTIAL && PARTIAL < FULL);
+        for v in Verdict::VARIANTS {
+            let text = serde_json::to_string(v).unwrap();
+            assert_eq!(text, v.number().to_string());
+            assert_eq!(serde_json::from_str::<Verdict>(&text).unwrap(), *v);
+            assert_eq!(Verdict::from_number(u64::from(v.number())), Some(*v));
+        }
+        assert_eq!(Verdict::from_number(3), None);
+        assert!(serde_json::from_str::<Verdict>("3").is_err());
+    }
+
     fn w(required: bool, weight: f64) -> RuleWeight {
         RuleWeight { required, weight }
     }
@@ -249,10 +345,10 @@ mod tests {
     fn all_devices_full_mode() {
         let mut p = SelectionPolicy::default();
         p.aggregate.mode = AggregateMode::AllDevicesFullIsCompatible;
-        assert_eq!(selection_verdict(&p, &[2, 2]), FULL);
-        assert_eq!(selection_verdict(&p, &[2, 0]), PARTIAL);
+        assert_eq!(selection_verdict(&p, &[FULL, FULL]), FULL);
+        assert_eq!(selection_verdict(&p, &[FULL, NONE]), PARTIAL);
         p.aggregate.else_mode = ElseMode::None;
-        assert_eq!(selection_verdict(&p, &[2, 0]), NONE);
+        assert_eq!(selection_verdict(&p, &[FULL, NONE]), NONE);
         assert_eq!(selection_verdict(&p, &[]), NONE);
     }
 
@@ -265,10 +361,10 @@ mod tests {
             priority,
         };
         let cands = [
-            c("b", 2, 1.0, 0.0),
-            c("a", 2, 1.0, 0.0),
-            c("z", 2, 1.0, 5.0),
-            c("y", 1, 1.0, 9.0),
+            c("b", FULL, 1.0, 0.0),
+            c("a", FULL, 1.0, 0.0),
+            c("z", FULL, 1.0, 5.0),
+            c("y", PARTIAL, 1.0, 9.0),
         ];
         assert_eq!(recommend(FULL, &cands), Some("z"));
         assert_eq!(recommend(FULL, &cands[..2]), Some("a"));

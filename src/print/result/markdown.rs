@@ -75,12 +75,12 @@ fn markdown_row<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> {
         w,
         "| {} | {} {v} | {} |",
         md_cell(&r.selection_key),
-        glyph(u64::from(v)),
+        glyph(v),
         md_cell(r.recommended_id().unwrap_or("—")),
     )?;
     for t in 0..r.target_count() {
         let d = r.device(t);
-        write!(w, " {} {:.2} |", glyph(u64::from(d.verdict)), d.score)?;
+        write!(w, " {} {:.2} |", glyph(d.verdict), d.score)?;
     }
     w.write_all(b"\n")
 }

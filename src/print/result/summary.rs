@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::json::{json_string, number, write_str};
 use super::sink::ResultSink;
-use crate::app::types::{PASS, SelectionResult};
+use crate::app::types::{Outcome, PASS, SelectionResult};
 
 /// Builds a [`Summary`] printer.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +56,7 @@ impl<W: Write> ResultSink for Summary<W> {
 /// verdict, score, reason and failing rule ids (one target per line unless `one_line`).
 fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::Result<()> {
     let rule_ids: Vec<Vec<u8>> = r.names.rules.iter().map(|x| json_string(&x.id)).collect();
-    let columns: Vec<&[u8]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
+    let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
     let nl: &[u8] = if one_line { b"" } else { b"\n" };
     let mut head = serde_json::Map::new();
     head.insert("pageId".into(), Value::from(r.page_id()));

@@ -71,7 +71,7 @@ fn table<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> {
                     String::new()
                 },
                 sanitize(&r.names.targets[t].id),
-                format!("{} {}", glyph(u64::from(d.verdict)), d.verdict),
+                format!("{} {}", glyph(d.verdict), d.verdict),
                 format!("{:.2}", d.score),
                 d.reason.as_str().to_owned(),
                 failing.join(", "),

@@ -32,17 +32,12 @@ pub use crate::app::types::PolicyField as Field;
 
 pub const FIELDS: &[Field] = Field::ALL;
 
-const REQUIRED_MODES: [RequiredMode; 3] = [
-    RequiredMode::AnyRequiredFailIs0,
-    RequiredMode::AnyRequiredFailCapsAtPartial,
-    RequiredMode::IgnoreRequired,
-];
-const AGGREGATE_MODES: [AggregateMode; 2] = [
-    AggregateMode::AnyDeviceFullIsCompatible,
-    AggregateMode::AllDevicesFullIsCompatible,
-];
-const ELSE_MODES: [ElseMode; 2] = [ElseMode::AnyDevicePartialIsPartial, ElseMode::None];
-const STRATEGIES: [RecommendationStrategy; 1] = [RecommendationStrategy::HighestVerdictThenScore];
+// The values each mode cycles through: listed by the enums themselves.
+const REQUIRED_MODES: &[RequiredMode] = <RequiredMode as strum::VariantArray>::VARIANTS;
+const AGGREGATE_MODES: &[AggregateMode] = <AggregateMode as strum::VariantArray>::VARIANTS;
+const ELSE_MODES: &[ElseMode] = <ElseMode as strum::VariantArray>::VARIANTS;
+const STRATEGIES: &[RecommendationStrategy] =
+    <RecommendationStrategy as strum::VariantArray>::VARIANTS;
 
 /// What the pane shows of a policy value.
 trait Shown {
@@ -176,15 +171,15 @@ fn cycled(
 ) -> (DevicePolicy, SelectionPolicy) {
     let (mut d, mut s) = (device.clone(), selection.clone());
     match field {
-        Field::RequiredMode => d.required_mode = cycle(&REQUIRED_MODES, d.required_mode, forward),
+        Field::RequiredMode => d.required_mode = cycle(REQUIRED_MODES, d.required_mode, forward),
         Field::AggregateMode => {
-            s.aggregate.mode = cycle(&AGGREGATE_MODES, s.aggregate.mode, forward)
+            s.aggregate.mode = cycle(AGGREGATE_MODES, s.aggregate.mode, forward)
         }
         Field::ElseMode => {
-            s.aggregate.else_mode = cycle(&ELSE_MODES, s.aggregate.else_mode, forward)
+            s.aggregate.else_mode = cycle(ELSE_MODES, s.aggregate.else_mode, forward)
         }
         Field::Strategy => {
-            s.recommendation.strategy = cycle(&STRATEGIES, s.recommendation.strategy, forward)
+            s.recommendation.strategy = cycle(STRATEGIES, s.recommendation.strategy, forward)
         }
         Field::FullThreshold | Field::PartialThreshold => {}
     }
@@ -651,24 +646,24 @@ mod tests {
     fn enums_cycle_both_ways_and_wrap() {
         use RequiredMode as R;
         assert_eq!(
-            cycle(&REQUIRED_MODES, R::AnyRequiredFailIs0, true),
+            cycle(REQUIRED_MODES, R::AnyRequiredFailIs0, true),
             R::AnyRequiredFailCapsAtPartial
         );
         assert_eq!(
-            cycle(&REQUIRED_MODES, R::IgnoreRequired, true),
+            cycle(REQUIRED_MODES, R::IgnoreRequired, true),
             R::AnyRequiredFailIs0
         );
         assert_eq!(
-            cycle(&REQUIRED_MODES, R::AnyRequiredFailIs0, false),
+            cycle(REQUIRED_MODES, R::AnyRequiredFailIs0, false),
             R::IgnoreRequired
         );
         assert_eq!(
-            cycle(&ELSE_MODES, ElseMode::None, true),
+            cycle(ELSE_MODES, ElseMode::None, true),
             ElseMode::AnyDevicePartialIsPartial
         );
         assert_eq!(
             cycle(
-                &STRATEGIES,
+                STRATEGIES,
                 RecommendationStrategy::HighestVerdictThenScore,
                 true
             ),

@@ -895,14 +895,17 @@ impl App {
         page_id: &str,
         device: &rulebench_core::model::DevicePolicy,
         selection: &rulebench_core::model::SelectionPolicy,
-        names: &[&str],
+        names: &[crate::policy::PolicyField],
         base: Option<(
             &rulebench_core::model::DevicePolicy,
             &rulebench_core::model::SelectionPolicy,
         )>,
     ) -> Result<(Policies, i64)> {
         let mut out = None;
-        let what = format!("policy {}", names.join(" "));
+        let what = format!(
+            "policy {}",
+            names.iter().map(|f| f.name()).collect::<Vec<_>>().join(" ")
+        );
         let revision = self
             .store
             .change_checked(page_id, &what, |tx, rev| -> Result<()> {
@@ -910,7 +913,7 @@ impl App {
                 // With `base` (the stored values the tuning started from), a value
                 // changed elsewhere meanwhile is a conflict, never written over.
                 if let Some(base) = base {
-                    let moved: Vec<&str> = policy::changed(base, (&d, &s))
+                    let moved: Vec<crate::policy::PolicyField> = policy::changed(base, (&d, &s))
                         .into_iter()
                         .filter(|n| names.contains(n))
                         .collect();
@@ -918,7 +921,7 @@ impl App {
                         return Err(AppError::Conflict(Box::new(Conflict {
                             page_id: page_id.to_owned(),
                             what: ConflictOn::Policy(
-                                moved.iter().map(|n| (*n).to_owned()).collect(),
+                                moved.iter().map(|n| n.name().to_owned()).collect(),
                             ),
                             mine: policy::values(&moved, (device, selection)),
                             theirs: policy::values(&moved, (&d, &s)),
@@ -928,7 +931,7 @@ impl App {
                         })));
                     }
                 }
-                for name in names {
+                for &name in names {
                     policy::copy(name, (device, selection), (&mut d, &mut s));
                 }
                 let diags = validate::validate_device_policy(&d);

@@ -34,9 +34,41 @@ pub fn parse_threshold(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A mode's name as the page file writes it: upper case, `_` between words.
-fn mode_name(text: &str) -> Value {
-    Value::String(text.trim().to_uppercase().replace(['-', ' '], "_"))
+/// The names of a mode's values, as the page file writes them (listed from the enum).
+fn names_of<T: strum::VariantArray + Copy + Into<&'static str>>() -> Vec<&'static str> {
+    T::VARIANTS.iter().map(|v| (*v).into()).collect()
+}
+
+/// The values a policy field takes, for help texts: its modes' names, or `None` for a
+/// threshold (a number).
+pub fn mode_names(field: PolicyField) -> Option<Vec<&'static str>> {
+    match field {
+        PolicyField::RequiredMode => Some(names_of::<RequiredMode>()),
+        PolicyField::AggregateMode => Some(names_of::<AggregateMode>()),
+        PolicyField::ElseMode => Some(names_of::<ElseMode>()),
+        PolicyField::Strategy => Some(names_of::<RecommendationStrategy>()),
+        PolicyField::FullThreshold | PolicyField::PartialThreshold => None,
+    }
+}
+
+/// `A, B or C`.
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// A mode typed by a person: its name in any case, `-` or spaces for `_`.
+fn mode<T>(text: &str) -> Result<T, String>
+where
+    T: strum::VariantArray + Copy + Into<&'static str> + std::str::FromStr,
+{
+    text.trim()
+        .replace(['-', ' '], "_")
+        .parse::<T>()
+        .map_err(|_| one_of(&names_of::<T>()))
 }
 
 /// Sets one policy value by name (`fullThreshold`, or with its object as in
@@ -75,50 +107,34 @@ pub fn set(
         PolicyField::PartialThreshold => {
             device.partial_threshold = parse_threshold(text).map_err(|e| format!("{short}: {e}"))?
         }
-        PolicyField::RequiredMode => device.required_mode =
-            serde_json::from_value::<RequiredMode>(mode_name(text)).map_err(|_| {
-                bad("ANY_REQUIRED_FAIL_IS_0, ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL or IGNORE_REQUIRED")
-            })?,
-        PolicyField::AggregateMode => {
-            selection.aggregate.mode = serde_json::from_value::<AggregateMode>(mode_name(text))
-                .map_err(|_| {
-                    bad("ANY_DEVICE_FULL_IS_COMPATIBLE or ALL_DEVICES_FULL_IS_COMPATIBLE")
-                })?
-        }
-        PolicyField::ElseMode => {
-            selection.aggregate.else_mode = serde_json::from_value::<ElseMode>(mode_name(text))
-                .map_err(|_| bad("ANY_DEVICE_PARTIAL_IS_PARTIAL or NONE"))?
-        }
+        PolicyField::RequiredMode => device.required_mode = mode(text).map_err(|e| bad(&e))?,
+        PolicyField::AggregateMode => selection.aggregate.mode = mode(text).map_err(|e| bad(&e))?,
+        PolicyField::ElseMode => selection.aggregate.else_mode = mode(text).map_err(|e| bad(&e))?,
         PolicyField::Strategy => {
-            selection.recommendation.strategy =
-                serde_json::from_value::<RecommendationStrategy>(mode_name(text))
-                    .map_err(|_| bad("HIGHEST_VERDICT_THEN_SCORE"))?
+            selection.recommendation.strategy = mode(text).map_err(|e| bad(&e))?
         }
     }
     Ok(())
 }
 
-/// The names of the values that differ between two pairs of policies.
+/// The values that differ between two pairs of policies.
 pub fn changed(
     a: (&DevicePolicy, &SelectionPolicy),
     b: (&DevicePolicy, &SelectionPolicy),
-) -> Vec<&'static str> {
+) -> Vec<PolicyField> {
     PolicyField::ALL
         .iter()
-        .filter(|f| field_value(**f, a) != field_value(**f, b))
-        .map(|f| f.name())
+        .copied()
+        .filter(|f| field_value(*f, a) != field_value(*f, b))
         .collect()
 }
 
-/// Copies the value `name` from one pair of policies to another.
+/// Copies one value from one pair of policies to another.
 pub fn copy(
-    name: &str,
+    field: PolicyField,
     from: (&DevicePolicy, &SelectionPolicy),
     to: (&mut DevicePolicy, &mut SelectionPolicy),
 ) {
-    let Ok(field) = name.parse::<PolicyField>() else {
-        return;
-    };
     let (d, s) = from;
     let (td, ts) = to;
     match field {
@@ -131,12 +147,12 @@ pub fn copy(
     }
 }
 
-/// Values by name, as one JSON object (`{"fullThreshold": 0.9}`).
-pub fn values(names: &[&str], policies: (&DevicePolicy, &SelectionPolicy)) -> Value {
+/// Values, as one JSON object by name (`{"fullThreshold": 0.9}`).
+pub fn values(fields: &[PolicyField], policies: (&DevicePolicy, &SelectionPolicy)) -> Value {
     Value::Object(
-        names
+        fields
             .iter()
-            .map(|n| ((*n).to_owned(), value_of(n, policies)))
+            .map(|f| (f.name().to_owned(), field_value(*f, policies)))
             .collect(),
     )
 }

@@ -68,7 +68,7 @@ pub struct Session {
     /// ([`Session::schedule_rule_save`]).
     rule_due: Option<(usize, Instant)>,
     /// The policy values tuned since the last save (only these are saved).
-    tuned: Vec<&'static str>,
+    tuned: Vec<super::policy::PolicyField>,
     /// Rules with unsaved edits here that another process deleted: found when the page
     /// is reopened ([`Session::adopt`]), kept until the user restores or drops them
     /// ([`Session::restore_orphans`], [`Session::drop_orphans`]).
@@ -240,7 +240,7 @@ impl Session {
                 fresh.page.device_policy.clone(),
                 fresh.page.selection_policy.clone(),
             );
-            for name in &self.tuned {
+            for &name in &self.tuned {
                 super::policy::copy(
                     name,
                     (&self.page.device_policy, &self.page.selection_policy),
@@ -255,7 +255,7 @@ impl Session {
                 fresh.tuned = std::mem::take(&mut self.tuned);
                 // A tuned value changed elsewhere since the tuning began: asked.
                 if let Some(base) = self.policy_base.take() {
-                    let moved: Vec<&str> =
+                    let moved: Vec<super::policy::PolicyField> =
                         super::policy::changed((&base.0, &base.1), (&stored.0, &stored.1))
                             .into_iter()
                             .filter(|n| fresh.tuned.contains(n))
@@ -264,7 +264,7 @@ impl Session {
                         fresh.add_conflict(&super::Conflict {
                             page_id: fresh.page.id.clone(),
                             what: super::ConflictOn::Policy(
-                                moved.iter().map(|n| (*n).to_owned()).collect(),
+                                moved.iter().map(|n| n.name().to_owned()).collect(),
                             ),
                             mine: super::policy::values(
                                 &moved,
@@ -404,10 +404,13 @@ impl Session {
                             self.page.device_policy.clone(),
                             self.page.selection_policy.clone(),
                         );
-                        for name in names {
-                            super::policy::copy(name, (&bd, &bs), (&mut d, &mut s));
+                        // The conflict names its values as the page file does.
+                        let fields: Vec<super::policy::PolicyField> =
+                            names.iter().filter_map(|n| n.parse().ok()).collect();
+                        for &field in &fields {
+                            super::policy::copy(field, (&bd, &bs), (&mut d, &mut s));
                         }
-                        self.tuned.retain(|n| !names.iter().any(|m| m == n));
+                        self.tuned.retain(|n| !fields.contains(n));
                         self.policy_base = Some((bd, bs));
                         self.matrix.set_policies(&d, &s);
                         self.page.device_policy = d;
@@ -530,7 +533,7 @@ impl Session {
         // `tune_policies` lists only the values that differ from the page's; a kept
         // value equal to the page's is still the person's, and is saved (or asked).
         for name in values.keys() {
-            if let Ok(n) = name.parse::<super::policy::PolicyField>().map(|f| f.name())
+            if let Ok(n) = name.parse::<super::policy::PolicyField>()
                 && !self.tuned.contains(&n)
             {
                 self.tuned.push(n);

@@ -538,12 +538,26 @@ impl PolicyField {
 }
 
 /// What a failing required rule does to a target's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE", ascii_case_insensitive)]
 pub enum RequiredMode {
     /// Any failing required rule gives verdict 0 (README, Verdicts).
     #[default]
     #[serde(rename = "ANY_REQUIRED_FAIL_IS_0")]
+    #[strum(serialize = "ANY_REQUIRED_FAIL_IS_0")]
     AnyRequiredFailIs0,
     /// Extension: a failing required rule caps the verdict at 1 (partial).
     AnyRequiredFailCapsAtPartial,
@@ -571,8 +585,21 @@ pub struct Aggregate {
 }
 
 /// When the selection is fully compatible (verdict 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE", ascii_case_insensitive)]
 pub enum AggregateMode {
     /// Some target has verdict 2.
     #[default]
@@ -582,8 +609,21 @@ pub enum AggregateMode {
 }
 
 /// When a selection that is not fully compatible is partial (verdict 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE", ascii_case_insensitive)]
 pub enum ElseMode {
     /// Some target has verdict 1 (or 2).
     #[default]
@@ -599,8 +639,21 @@ pub struct Recommendation {
     pub strategy: RecommendationStrategy,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE", ascii_case_insensitive)]
 pub enum RecommendationStrategy {
     /// Highest verdict, then score, then priority (extension), then smallest id.
     #[default]
@@ -747,6 +800,25 @@ impl KeyCase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_mode_is_named_the_same_by_serde_and_by_its_variant_list() {
+        fn check<T>()
+        where
+            T: strum::VariantArray + Copy + Into<&'static str> + Serialize + std::str::FromStr,
+            T: PartialEq + std::fmt::Debug,
+        {
+            for v in T::VARIANTS {
+                let name: &'static str = (*v).into();
+                assert_eq!(serde_json::to_value(v).unwrap(), serde_json::json!(name));
+                assert_eq!(name.to_lowercase().parse::<T>().ok(), Some(*v));
+            }
+        }
+        check::<RequiredMode>();
+        check::<AggregateMode>();
+        check::<ElseMode>();
+        check::<RecommendationStrategy>();
+    }
     use serde_json::json;
 
     fn dataset(key: &[&str]) -> Dataset {

@@ -12,15 +12,7 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 pub enum PolicyAction {
     /// Set policy values by name, e.g. `fullThreshold=0.9 requiredMode=ANY_REQUIRED_FAIL_IS_0`
-    #[command(after_help = "\
-NAMES AND VALUES:
-  requiredMode      ANY_REQUIRED_FAIL_IS_0 | ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL | IGNORE_REQUIRED
-  fullThreshold     a score from 0 to 1, or a percentage (0.9, 90%)
-  partialThreshold  a score from 0 to 1 (at most fullThreshold)
-  mode              ANY_DEVICE_FULL_IS_COMPATIBLE | ALL_DEVICES_FULL_IS_COMPATIBLE
-  elseMode          ANY_DEVICE_PARTIAL_IS_PARTIAL | NONE
-  strategy          HIGHEST_VERDICT_THEN_SCORE
-Mode names are case-insensitive; `-` and spaces read as `_`. Only the values named change.")]
+    #[command(after_help = names_and_values())]
     Set {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
@@ -42,4 +34,24 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         serde_json::json!({"devicePolicy": p.device_policy, "selectionPolicy": p.selection_policy})
     ));
     Ok(Exit::Ok)
+}
+
+/// The help's list of policy names and their values: the modes listed by their enums.
+fn names_and_values() -> String {
+    use crate::app::policy::{PolicyField, mode_names};
+    let mut out = String::from("NAMES AND VALUES:\n");
+    for &field in PolicyField::ALL {
+        let values = match (field, mode_names(field)) {
+            (_, Some(names)) => names.join(" | "),
+            (PolicyField::PartialThreshold, None) => {
+                "a score from 0 to 1 (at most fullThreshold)".to_owned()
+            }
+            (_, None) => "a score from 0 to 1, or a percentage (0.9, 90%)".to_owned(),
+        };
+        out.push_str(&format!("  {:<16}  {values}\n", field.name()));
+    }
+    out.push_str(
+        "Mode names are case-insensitive; `-` and spaces read as `_`. Only the values named change.",
+    );
+    out
 }

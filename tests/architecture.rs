@@ -517,3 +517,27 @@ fn the_app_crate_re_exports_core_types_and_no_core_function() {
          (a use case in the app crate instead)"
     );
 }
+
+#[test]
+fn the_model_is_a_leaf_and_validation_does_not_lint() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let edges = graph(&root.join("crates/core/src"));
+    // The page model is types: it imports no other file of the core.
+    assert!(
+        edges["model.rs"].is_empty(),
+        "model.rs imports {:?}",
+        edges["model.rs"]
+    );
+    // Validation and the lint are steps of their own; `check` composes them.
+    assert!(
+        !edges["validate.rs"].contains("lint.rs"),
+        "{:?}",
+        edges["validate.rs"]
+    );
+    assert!(
+        !edges["lint.rs"].contains("validate.rs"),
+        "{:?}",
+        edges["lint.rs"]
+    );
+    assert!(edges["check.rs"].contains("lint.rs") && edges["check.rs"].contains("validate.rs"));
+}

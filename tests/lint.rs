@@ -101,8 +101,9 @@ fn the_sample_pages_raise_no_lint_warning() {
 /// their first segment.
 #[test]
 fn guards_val_reads_and_nested_paths() {
+    use rulebench_core::check::logic as validate_logic;
     use rulebench_core::model::Page;
-    use rulebench_core::validate::{Schema, validate_logic};
+    use rulebench_core::validate::Schema;
     use serde_json::json;
     let page: Page = serde_json::from_str(
         &std::fs::read_to_string(concat!(

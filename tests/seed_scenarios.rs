@@ -17,7 +17,7 @@ use rulebench_core::model::{
     AggregateMode, DevicePolicy, ElseMode, Page, RecommendationStrategy, RequiredMode,
     SelectionPolicy,
 };
-use rulebench_core::validate::{self, MAX_DEPTH, MAX_RULE_BYTES, Schema};
+use rulebench_core::validate::{MAX_DEPTH, MAX_RULE_BYTES, Schema};
 use rulebench_core::verdict::{self, Candidate, Reason, RuleWeight, Tally};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -635,7 +635,7 @@ fn rule_validation() {
 
     // A valid rule raises no error.
     let seed: Value = serde_json::from_str(SEED_STREAMING_RULE).unwrap();
-    let diags = validate::validate_logic(&seed["logic"], &schema);
+    let diags = rulebench_core::check::logic(&seed["logic"], &schema);
     assert!(diags.iter().all(|d| !d.is_error()), "{diags:#?}");
 
     // 1. Valid JSONLogic operators are used (with a did-you-mean hint).
@@ -651,7 +651,7 @@ fn rule_validation() {
     assert!(d.message.contains("adn"), "{d}");
     assert_eq!(d.hint.as_deref(), Some("did you mean `and`?"));
     assert!(d.line.is_some(), "located in the rule text: {d}");
-    let diags = validate::validate_logic(
+    let diags = rulebench_core::check::logic(
         &json!({"some": [[1], {"===": [{"var": ""}, 1]}], "x": 1}),
         &schema,
     );
@@ -659,7 +659,8 @@ fn rule_validation() {
         diags.iter().all(|d| d.code != Code::UnknownOperator),
         "{diags:#?}"
     );
-    let diags = validate::validate_logic(&json!({"lenght": [{"var": "target.provider"}]}), &schema);
+    let diags =
+        rulebench_core::check::logic(&json!({"lenght": [{"var": "target.provider"}]}), &schema);
     assert_eq!(
         find(&diags, Code::UnknownOperator).hint.as_deref(),
         Some("did you mean `length`?")
@@ -743,7 +744,7 @@ fn rule_validation() {
     for array_form in [true, false] {
         // 60 levels are fine, as a value and as the text of a rule.
         assert!(
-            validate::validate_logic(&nest(60, array_form), &schema)
+            rulebench_core::check::logic(&nest(60, array_form), &schema)
                 .iter()
                 .all(|d| !d.is_error()),
             "60 levels (array form: {array_form})"
@@ -751,7 +752,7 @@ fn rule_validation() {
         App::parse_rule(&page, &rule_text(&nest(60, array_form)), "probe.json")
             .unwrap_or_else(|e| panic!("60 levels (array form: {array_form}): {e}"));
         // Deeper than 64 is refused, naming the limit and where.
-        let diags = validate::validate_logic(&nest(MAX_DEPTH + 10, array_form), &schema);
+        let diags = rulebench_core::check::logic(&nest(MAX_DEPTH + 10, array_form), &schema);
         let d = find(&diags, Code::TooDeep);
         assert!(d.message.contains("64"), "names the limit: {d}");
         let prefix = if array_form { "/!/0/!/0/!/0" } else { "/!/!/!" };
@@ -778,7 +779,7 @@ fn rule_validation() {
     let small = json!({"in": [{"var": "target.provider"}, list(500)]});
     assert!(small.to_string().len() < MAX_RULE_BYTES);
     assert!(
-        validate::validate_logic(&small, &schema)
+        rulebench_core::check::logic(&small, &schema)
             .iter()
             .all(|d| !d.is_error())
     );
@@ -799,7 +800,7 @@ fn rule_validation() {
     let deepest = (1..=MAX_DEPTH)
         .rev()
         .find(|&n| {
-            validate::validate_logic(&nest(n, true), &schema)
+            rulebench_core::check::logic(&nest(n, true), &schema)
                 .iter()
                 .all(|d| !d.is_error())
         })

@@ -308,7 +308,7 @@ fn revalidate(
     file: &str,
 ) -> Result<(Vec<Diagnostic>, bool)> {
     let overrides_changed = dataset::rekey_overrides(page, side, old_keys);
-    let diags = validate::validate_page(page);
+    let diags = rulebench_core::check::page(page);
     if diags.iter().any(Diagnostic::is_error) {
         return Err(AppError::Invalid {
             origin: format!(
@@ -504,7 +504,7 @@ impl App {
                 compact.rows.iter().map(|r| r.hash.clone()).collect()
             },
         };
-        let warnings = validate::validate_page_with(&page, Some(&facts));
+        let warnings = rulebench_core::check::page_with(&page, Some(&facts));
         if warnings.iter().any(Diagnostic::is_error) {
             return Err(AppError::Invalid {
                 origin: format!(
@@ -603,7 +603,7 @@ impl App {
         // The row as it is stored now (its keyHash), for the write to check.
         let old_hash = old_keys[row].1.clone();
         let overrides_changed = dataset::rekey_overrides(&mut page, side, || old_keys);
-        let diags = validate::validate_page(&page);
+        let diags = rulebench_core::check::page(&page);
         if diags.iter().any(Diagnostic::is_error) {
             return Err(AppError::Invalid {
                 origin: format!(
@@ -802,7 +802,7 @@ impl App {
         }
         if read_any {
             dataset::canonicalize_overrides(&mut page);
-            let diags: Vec<Diagnostic> = validate::validate_page(&page)
+            let diags: Vec<Diagnostic> = rulebench_core::check::page(&page)
                 .into_iter()
                 .map(|d| d.locate_in(text))
                 .collect();

@@ -6,7 +6,6 @@ use rulebench_core::diag::Diagnostic;
 use rulebench_core::matrix::Matrix;
 use rulebench_core::model::{Page, Side};
 use rulebench_core::sql::{self, Dialect, Options};
-use rulebench_core::validate;
 
 /// What `rulebench sql` asks for.
 #[derive(Debug, Clone)]
@@ -157,7 +156,7 @@ impl App {
     /// to SQL (the page is read once).
     pub fn check_page_with(&self, id: &str, sql: Option<Dialect>) -> Result<Checked> {
         let (page, _) = self.page(id)?;
-        let diagnostics = with_data_lint(&page, validate::validate_page(&page));
+        let diagnostics = with_data_lint(&page, rulebench_core::check::page(&page));
         Ok(Checked::of(Some(&page), diagnostics, sql))
     }
 

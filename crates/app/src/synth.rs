@@ -293,7 +293,7 @@ mod tests {
         let a = page(50, 12, 3, Spread::Realistic, 7);
         let b = page(50, 12, 3, Spread::Realistic, 7);
         assert_eq!(a, b);
-        let errors: Vec<_> = rulebench_core::validate::validate_page(&a)
+        let errors: Vec<_> = rulebench_core::check::page(&a)
             .into_iter()
             .filter(|d| d.is_error())
             .collect();

@@ -761,7 +761,7 @@ impl Session {
     /// Checks logic for rule `i` (from the JSON editor, or compiled from infix); `text`
     /// is the JSON it came from, to locate diagnostics in.
     pub fn try_logic_value(&mut self, i: usize, logic: Value, text: Option<&str>) -> Draft {
-        let diags: Vec<Diagnostic> = validate::validate_logic(&logic, &self.schema)
+        let diags: Vec<Diagnostic> = rulebench_core::check::logic(&logic, &self.schema)
             .into_iter()
             .map(|d| match text {
                 Some(t) => d.locate_in(t),

@@ -2,6 +2,7 @@
 //! No I/O, no terminal, no SQLite.
 
 pub mod assertions;
+pub mod check;
 pub mod dataset;
 pub mod diag;
 pub mod diff;

@@ -111,7 +111,7 @@ pub fn page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         page.rules.iter_mut().for_each(Rule::ensure_id);
         crate::assertions::normalize(&mut page);
         crate::dataset::canonicalize_overrides(&mut page);
-        let diags = validate::validate_page(&page)
+        let diags = crate::check::page(&page)
             .into_iter()
             .map(|d| at_predicates(d, &lists).locate_in(text))
             .chain(validate::page_id_slug(&page.id).map(|d| d.locate_in(text)))
@@ -238,7 +238,7 @@ pub fn page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
     crate::assertions::normalize(&mut page);
     crate::dataset::canonicalize_overrides(&mut page);
     let lists_now: Vec<Option<PredicateList>> = if removed.is_empty() { lists } else { vec![] };
-    diags.extend(validate::validate_page(&page).into_iter().map(|d| {
+    diags.extend(crate::check::page(&page).into_iter().map(|d| {
         let d = at_predicates(d, &lists_now);
         let pointer = original(&d.pointer);
         Diagnostic { pointer, ..d }.locate_in(text)

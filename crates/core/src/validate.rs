@@ -79,6 +79,12 @@ fn arity(op: &str) -> Option<(usize, usize)> {
 
 /// Validates one rule's logic against a page's schema. Pointers are relative to the logic.
 pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
+    validate_logic_reads(logic, schema).0
+}
+
+/// As [`validate_logic`], and whether the logic reads any field (the lint runs on
+/// logic that reads data and validates: [`crate::check::logic`]).
+pub fn validate_logic_reads(logic: &Value, schema: &Schema) -> (Vec<Diagnostic>, bool) {
     let mut out = Vec::new();
     let size = logic.to_string().len();
     if size > MAX_RULE_BYTES {
@@ -87,7 +93,7 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
             "",
             format!("rule is {size} bytes; the limit is {MAX_RULE_BYTES} bytes (64 KB)"),
         ));
-        return out;
+        return (out, false);
     }
     let ops: HashSet<&'static str> = engine::operator_names().into_iter().collect();
     let mut v = Validator {
@@ -108,9 +114,6 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
             format!("the engine rejects this rule: {e}"),
         ));
     }
-    if !out.iter().any(Diagnostic::is_error) && reads_data {
-        out.extend(super::lint::lint(logic, schema));
-    }
     if !out.iter().any(Diagnostic::is_error) && !reads_data {
         out.push(
             Diagnostic::warning(
@@ -124,7 +127,7 @@ pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
             )),
         );
     }
-    out
+    (out, reads_data)
 }
 
 struct Validator<'a> {
@@ -447,8 +450,10 @@ fn walk_keys(value: &Value, schema: &Value, root: &Value, at: String, out: &mut 
     }
 }
 
+/// A page validated, each rule's logic checked by [`validate_logic`] (no lint:
+/// [`crate::check::page`] adds it).
 pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
-    validate_page_with(page, None)
+    validate_page_with(page, None, &validate_logic)
 }
 
 /// A page file's id must be a slug: ids are typed in shells, completed, and named in
@@ -472,8 +477,14 @@ pub fn page_id_slug(id: &str) -> Option<Diagnostic> {
     )
 }
 
-/// [`validate_page`] with one side's rows described by `facts` (its `rows` are empty).
-pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diagnostic> {
+/// [`validate_page`] with one side's rows described by `facts` (its `rows` are empty),
+/// each rule's logic checked by `rule_check` (validation takes the check to use, so
+/// that it never calls the lint itself: [`crate::check::page_with`] passes it in).
+pub fn validate_page_with(
+    page: &Page,
+    facts: Option<&RowFacts<'_>>,
+    rule_check: &dyn Fn(&Value, &Schema) -> Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if page.format != super::model::PAGE_FORMAT {
         out.push(Diagnostic::error(
@@ -524,7 +535,7 @@ pub fn validate_page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diag
             ids.insert(rule.id.as_str(), i);
         }
         out.extend(
-            validate_logic(&rule.logic, &schema)
+            rule_check(&rule.logic, &schema)
                 .into_iter()
                 .map(|d| d.under(&format!("{at}/logic"))),
         );
@@ -836,7 +847,7 @@ mod tests {
 
     #[test]
     fn partial_field_is_a_warning() {
-        let d = validate_logic(&json!({"var": "source.maxLatencyMs"}), &schema());
+        let d = crate::check::logic(&json!({"var": "source.maxLatencyMs"}), &schema());
         assert_eq!(d.len(), 2);
         assert_eq!(d[0].code, Code::PartialField);
         assert!(!d[0].is_error());

@@ -160,3 +160,42 @@ fn s_copies_or_exports_the_page_as_sql() {
     assert!(b.screen(200, 50).contains("`oracle` is not a dialect"));
     assert!(b.ui.clipboard.is_none());
 }
+
+/// The workbench's exports write through the app's one export: whole or not at all (no
+/// temporary file left beside), and never over the database or SQLite's files beside it.
+#[test]
+fn exports_are_whole_and_never_over_the_database() {
+    let mut b = open();
+    let db = b.db();
+    let sql = |b: &mut Bench, text: String| {
+        b.ui.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
+        if let Some(Modal::Prompt { input, .. }) = &mut b.ui.modal {
+            input.select_all();
+            input.cut();
+            input.insert_str(text);
+        }
+        b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        b.ui.settle();
+    };
+    sql(&mut b, format!("sqlite {}", db.display()));
+    assert!(
+        b.screen(200, 50).contains("that is the database file"),
+        "{}",
+        b.screen(200, 50)
+    );
+    let (code, pages, _) = common::rb(&db, &["pages"]);
+    assert_eq!(code, 0, "the database still opens");
+    assert!(pages.contains(LLM), "{pages}");
+
+    // A file written: whole, nothing left beside it.
+    let path = b.dir.path().join("out.sql");
+    sql(&mut b, format!("sqlite {}", path.display()));
+    let (_, printed, _) = common::rb(&db, &["sql", LLM, "--dialect", "sqlite", "--all"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), printed);
+    let left: Vec<_> = std::fs::read_dir(b.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("rulebench-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

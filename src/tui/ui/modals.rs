@@ -19,8 +19,9 @@ impl Ui {
         let mut words = text.split_whitespace();
         let Some(dialect) = words.next().and_then(Dialect::parse) else {
             self.status.error(format!(
-                "`{}` is not a dialect: sqlite, duckdb, postgres or spark",
-                crate::tui::theme::safe(text.trim())
+                "`{}` is not a dialect: {}",
+                crate::tui::theme::safe(text.trim()),
+                Dialect::names(", ")
             ));
             return;
         };

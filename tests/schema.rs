@@ -49,35 +49,28 @@ fn schema_enums_are_the_models() {
     );
     assert_eq!(
         enum_at(&s, "/$defs/devicePolicy/properties/requiredMode"),
-        names(&[
-            RequiredMode::AnyRequiredFailIs0,
-            RequiredMode::AnyRequiredFailCapsAtPartial,
-            RequiredMode::IgnoreRequired
-        ])
+        names(<RequiredMode as strum::VariantArray>::VARIANTS)
     );
     assert_eq!(
         enum_at(
             &s,
             "/$defs/selectionPolicy/properties/aggregate/properties/mode"
         ),
-        names(&[
-            AggregateMode::AnyDeviceFullIsCompatible,
-            AggregateMode::AllDevicesFullIsCompatible
-        ])
+        names(<AggregateMode as strum::VariantArray>::VARIANTS)
     );
     assert_eq!(
         enum_at(
             &s,
             "/$defs/selectionPolicy/properties/aggregate/properties/elseMode"
         ),
-        names(&[ElseMode::AnyDevicePartialIsPartial, ElseMode::None])
+        names(<ElseMode as strum::VariantArray>::VARIANTS)
     );
     assert_eq!(
         enum_at(
             &s,
             "/$defs/selectionPolicy/properties/recommendation/properties/strategy"
         ),
-        names(&[RecommendationStrategy::HighestVerdictThenScore])
+        names(<RecommendationStrategy as strum::VariantArray>::VARIANTS)
     );
     assert_eq!(
         enum_at(&s, "/$defs/organization/properties/planTier"),
@@ -241,4 +234,48 @@ fn the_schema_and_the_loader_agree_on_every_fixture() {
         }
     }
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+}
+
+/// The schema says which matchers take `expected` and which refuse it, as the registry
+/// does: a new matcher that takes one is not accepted without it by the schema while the
+/// loader refuses it.
+#[test]
+fn the_schema_knows_which_matchers_take_expected() {
+    use rulebench_core::assertions::{Arity, REGISTRY};
+    let s = schema();
+    let conditions = s
+        .pointer("/$defs/assertion/allOf")
+        .and_then(Value::as_array)
+        .expect("the assertion's conditions");
+    let mut takes = Vec::new();
+    let mut refuses = Vec::new();
+    for c in conditions {
+        let matcher = &c["if"]["properties"]["matcher"];
+        let names: Vec<String> = match (&matcher["const"], &matcher["enum"]) {
+            (Value::String(one), _) => vec![one.clone()],
+            (_, Value::Array(many)) => many
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => continue,
+        };
+        if c["then"]["required"] == serde_json::json!(["expected"]) {
+            takes.extend(names);
+        } else if c["then"]["not"]["required"] == serde_json::json!(["expected"]) {
+            refuses.extend(names);
+        }
+    }
+    takes.sort();
+    refuses.sort();
+    let of = |arity: Arity| {
+        let mut names: Vec<String> = REGISTRY
+            .iter()
+            .filter(|m| m.arity == arity)
+            .map(|m| m.name.to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(takes, of(Arity::One), "matchers that require expected");
+    assert_eq!(refuses, of(Arity::None), "matchers that refuse expected");
 }

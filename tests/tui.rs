@@ -1233,3 +1233,23 @@ fn controls_in_a_rule_are_escaped_in_both_views_and_the_clipboard() {
     let back: serde_json::Value = serde_json::from_str(&copied).unwrap();
     assert_eq!(back["logic"]["=="][1], literal);
 }
+
+/// The page holds every pane once, in Tab order: the pump reaches each of them.
+#[test]
+fn the_page_lists_every_pane_once_in_tab_order() {
+    let b = open("llm-chat-clients");
+    let ids: Vec<rulebench::tui::action::PaneId> =
+        b.ui.page()
+            .unwrap()
+            .panes()
+            .iter()
+            .map(|p| p.id())
+            .collect();
+    let mut sorted = ids.clone();
+    sorted.sort_by_key(|p| p.number());
+    assert_eq!(
+        sorted,
+        rulebench::tui::action::PaneId::ALL.to_vec(),
+        "every pane, once"
+    );
+}

@@ -1,8 +1,9 @@
 //! Actions: what a key (or the palette, or a pane) asks for. Panes never call each
 //! other; they react to actions and emit follow-up events.
 
-/// The panes of the page screen, in Tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The panes of the page screen, in Tab order (the order of the variants: their list
+/// is derived, and every list of panes is as long as it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum PaneId {
     Sources,
     Rules,
@@ -16,17 +17,35 @@ pub enum PaneId {
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 9] = [
-        PaneId::Sources,
-        PaneId::Rules,
-        PaneId::Matrix,
-        PaneId::Editor,
-        PaneId::Explain,
-        PaneId::Policy,
-        PaneId::Overrides,
-        PaneId::Tests,
-        PaneId::Dataset,
-    ];
+    /// How many panes there are: every array of panes has this length, so a new pane
+    /// does not compile until each lists it.
+    pub const COUNT: usize = <PaneId as strum::VariantArray>::VARIANTS.len();
+
+    /// Every pane, in Tab order.
+    pub const ALL: [PaneId; PaneId::COUNT] = {
+        let mut all = [PaneId::Sources; PaneId::COUNT];
+        let mut i = 0;
+        while i < PaneId::COUNT {
+            all[i] = <PaneId as strum::VariantArray>::VARIANTS[i];
+            i += 1;
+        }
+        all
+    };
+
+    /// Whether the pane shares the wide layout's bottom-right slot (the last of them
+    /// focused is shown there).
+    pub fn shares_slot(self) -> bool {
+        match self {
+            PaneId::Overrides | PaneId::Dataset => true,
+            PaneId::Sources
+            | PaneId::Rules
+            | PaneId::Matrix
+            | PaneId::Editor
+            | PaneId::Explain
+            | PaneId::Policy
+            | PaneId::Tests => false,
+        }
+    }
 
     /// The pane's number: its key (`1`–`9`), shown in its title; Tab follows it.
     pub fn number(self) -> usize {

@@ -88,6 +88,18 @@ pub fn bindings() -> &'static [Binding] {
     ALL.get_or_init(build)
 }
 
+/// The SQL dialects as help says them: `sqlite, duckdb, postgres or spark`.
+fn dialects() -> String {
+    let names: Vec<&str> = crate::app::types::Dialect::ALL
+        .iter()
+        .map(|d| d.name())
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
 fn build() -> Vec<Binding> {
     use Action as A;
     use Context as C;
@@ -355,7 +367,14 @@ fn build() -> Vec<Binding> {
             C::Global,
             [(K::Char('S'), SHIFT), (K::Char('S'), NONE)],
             A::SqlPage,
-            "copy/export this page as SQL (dialect sqlite, duckdb, postgres or spark; as `rulebench sql --all`)"
+            // Built once with the list: the dialects named from their enum.
+            Box::leak(
+                format!(
+                    "copy/export this page as SQL (dialect {}; as `rulebench sql --all`)",
+                    dialects()
+                )
+                .into_boxed_str()
+            )
         ),
         bind!(
             C::Pane(PaneId::Matrix),
@@ -835,6 +854,16 @@ pub fn markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_pane_can_be_focused_by_a_key() {
+        for pane in PaneId::ALL {
+            assert!(
+                bindings().iter().any(|b| b.action == Action::Focus(pane)),
+                "no key focuses {pane:?}"
+            );
+        }
+    }
 
     fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, mods)

@@ -48,7 +48,12 @@ pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Re
         out.push((PaneId::Matrix, matrix_area));
         let lower_pane = match focus {
             PaneId::Sources | PaneId::Rules | PaneId::Matrix => PaneId::Editor,
-            other => other,
+            PaneId::Editor
+            | PaneId::Explain
+            | PaneId::Policy
+            | PaneId::Overrides
+            | PaneId::Tests
+            | PaneId::Dataset => focus,
         };
         out.push((lower_pane, lower));
     }

@@ -451,11 +451,12 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
     if chance(&mut rng, 50) {
         target["patches"] = json!([{"key": "id=t-1", "set": {"n": 4, "b": true}}]);
     }
-    let required_mode = *rng.pick(&[
-        "ANY_REQUIRED_FAIL_IS_0",
-        "ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL",
-        "IGNORE_REQUIRED",
-    ]);
+    // Every mode, listed by its enum: a new one is generated (and checked) at once.
+    fn names<T: strum::VariantArray + Copy + Into<&'static str>>() -> Vec<&'static str> {
+        T::VARIANTS.iter().map(|m| (*m).into()).collect()
+    }
+    use rulebench_core::model::{AggregateMode, ElseMode, RequiredMode};
+    let required_mode = *rng.pick(&names::<RequiredMode>());
     let full = *rng.pick(&[1.0, 0.9, 0.75]);
     let partial = *rng.pick(&[0.4, 0.3, 0.0]);
     json!({
@@ -469,8 +470,8 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
         "devicePolicy": {"requiredMode": required_mode, "fullThreshold": full, "partialThreshold": partial},
         "selectionPolicy": {
             "aggregate": {
-                "mode": *rng.pick(&["ANY_DEVICE_FULL_IS_COMPATIBLE", "ALL_DEVICES_FULL_IS_COMPATIBLE"]),
-                "elseMode": *rng.pick(&["ANY_DEVICE_PARTIAL_IS_PARTIAL", "NONE"]),
+                "mode": *rng.pick(&names::<AggregateMode>()),
+                "elseMode": *rng.pick(&names::<ElseMode>()),
             },
             "recommendation": {"strategy": "HIGHEST_VERDICT_THEN_SCORE"}
         },

@@ -1011,10 +1011,11 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
         tally.add(p, w, c.passed(target));
     }
     let (passed, total) = (tally.passed_weight, tally.total_weight);
-    let scored = if p.required_mode == RequiredMode::IgnoreRequired {
-        "rule weight"
-    } else {
-        "optional weight"
+    let scored = match p.required_mode {
+        RequiredMode::IgnoreRequired => "rule weight",
+        RequiredMode::AnyRequiredFailIs0 | RequiredMode::AnyRequiredFailCapsAtPartial => {
+            "optional weight"
+        }
     };
     let score = if total > 0.0 {
         format!(
@@ -1033,10 +1034,9 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
                 .iter()
                 .map(|&i| page.rules[i].name.as_str())
                 .collect();
-            let capped = if p.required_mode == RequiredMode::AnyRequiredFailCapsAtPartial {
-                " (capped at partial)"
-            } else {
-                ""
+            let capped = match p.required_mode {
+                RequiredMode::AnyRequiredFailCapsAtPartial => " (capped at partial)",
+                RequiredMode::AnyRequiredFailIs0 | RequiredMode::IgnoreRequired => "",
             };
             format!(
                 "required rule failed{capped}: {} · {score}",

@@ -163,7 +163,12 @@ pub struct Tally {
 impl Tally {
     /// Whether a rule's weight counts in the score under a policy.
     pub fn scores(policy: &DevicePolicy, rule: RuleWeight) -> bool {
-        !rule.required || policy.required_mode == RequiredMode::IgnoreRequired
+        match policy.required_mode {
+            RequiredMode::IgnoreRequired => true,
+            RequiredMode::AnyRequiredFailIs0 | RequiredMode::AnyRequiredFailCapsAtPartial => {
+                !rule.required
+            }
+        }
     }
 
     /// Counts one rule's outcome.
@@ -215,21 +220,26 @@ pub fn device_verdict(
             (NONE, Reason::LowScore)
         }
     };
-    let (verdict, reason) = match (overridden, policy.required_mode, tally.required_failed) {
+    let (verdict, reason) = match (overridden, tally.required_failed) {
         // An override decides before any rule: true forces 2, false forces 0.
-        (Some(true), _, _) => (FULL, Reason::Override),
-        (Some(false), _, _) => (NONE, Reason::Override),
-        // A failing required rule makes the target incompatible.
-        (None, RequiredMode::AnyRequiredFailIs0, true) => (NONE, Reason::RequiredFail),
-        // Extension: a failing required rule caps the target at partial; a low
-        // score still gives 0, and the reason names the required failure.
-        (None, RequiredMode::AnyRequiredFailCapsAtPartial, true) => match by_score(score) {
-            (NONE, reason) => (NONE, reason),
-            _ => (PARTIAL, Reason::RequiredFail),
+        (Some(true), _) => (FULL, Reason::Override),
+        (Some(false), _) => (NONE, Reason::Override),
+        // Every required rule passes: the weighted score against the thresholds
+        // decides.
+        (None, false) => by_score(score),
+        // A required rule failed: what that does is the mode's (every mode says).
+        (None, true) => match policy.required_mode {
+            // The target is incompatible.
+            RequiredMode::AnyRequiredFailIs0 => (NONE, Reason::RequiredFail),
+            // Extension: capped at partial; a low score still gives 0, and the reason
+            // names the required failure.
+            RequiredMode::AnyRequiredFailCapsAtPartial => match by_score(score) {
+                (NONE, reason) => (NONE, reason),
+                _ => (PARTIAL, Reason::RequiredFail),
+            },
+            // Extension: required rules are weighted in like the others.
+            RequiredMode::IgnoreRequired => by_score(score),
         },
-        // Every required rule passes (or required rules are just weighted in):
-        // the weighted score against the thresholds decides.
-        (None, _, _) => by_score(score),
     };
     DeviceVerdict {
         verdict,

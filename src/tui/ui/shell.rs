@@ -73,7 +73,7 @@ pub struct PageUi {
 
 impl PageUi {
     /// The panes, in the order events reach them.
-    pub fn panes(&self) -> [&dyn Pane; 9] {
+    pub fn panes(&self) -> [&dyn Pane; PaneId::COUNT] {
         [
             &self.sources,
             &self.rules,
@@ -95,7 +95,7 @@ impl PageUi {
         &mut Session,
         &mut PaneId,
         &mut Vec<PaneId>,
-        [&mut dyn Pane; 9],
+        [&mut dyn Pane; PaneId::COUNT],
     ) {
         (
             &mut self.ws,
@@ -894,14 +894,14 @@ pub(super) fn route(
             } else {
                 page.focus.prev()
             };
-            if matches!(page.focus, PaneId::Overrides | PaneId::Dataset) {
+            if page.focus.shares_slot() {
                 page.shared = page.focus;
             }
             return vec![];
         }
         Action::Focus(p) => {
             page.focus = p;
-            if matches!(p, PaneId::Overrides | PaneId::Dataset) {
+            if p.shares_slot() {
                 page.shared = p;
             }
             return vec![];
@@ -920,7 +920,7 @@ pub(super) fn route(
         }
         _ => {}
     }
-    if matches!(page.focus, PaneId::Overrides | PaneId::Dataset) {
+    if page.focus.shares_slot() {
         page.shared = page.focus;
     }
     let (ws, focus, reached, panes) = page.split();

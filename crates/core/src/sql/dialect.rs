@@ -53,7 +53,9 @@ impl Dialect {
     pub fn ident(self, name: &str) -> String {
         match self {
             Dialect::Spark => format!("`{}`", name.replace('`', "``")),
-            _ => format!("\"{}\"", name.replace('"', "\"\"")),
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Postgres => {
+                format!("\"{}\"", name.replace('"', "\"\""))
+            }
         }
     }
 
@@ -62,7 +64,7 @@ impl Dialect {
     pub fn fold_ident(self, name: &str) -> String {
         match self {
             Dialect::Duckdb | Dialect::Spark => name.to_lowercase(),
-            _ => name.to_owned(),
+            Dialect::Sqlite | Dialect::Postgres => name.to_owned(),
         }
     }
 
@@ -74,7 +76,11 @@ impl Dialect {
                 "a name cannot hold control, bidirectional or zero-width characters".into(),
             );
         }
-        if self == Dialect::Postgres && name.len() > 63 {
+        let longest = match self {
+            Dialect::Postgres => Some(63),
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Spark => None,
+        };
+        if longest.is_some_and(|n| name.len() > n) {
             return Err(format!(
                 "PostgreSQL cuts names at 63 bytes and this one has {}",
                 name.len()
@@ -91,12 +97,15 @@ impl Dialect {
     /// by code, so the SQL text is safe to print and means the same string.
     pub fn string(self, text: &str) -> String {
         let unsafe_char = |c: char| is_unsafe(c) && !matches!(c, '\n' | '\t');
-        if self != Dialect::Spark && text.chars().any(unsafe_char) {
-            let chr = if self == Dialect::Sqlite {
-                "char"
-            } else {
-                "chr"
-            };
+        // The function that makes a character of its code (Spark escapes in literals).
+        let chr = match self {
+            Dialect::Sqlite => Some("char"),
+            Dialect::Duckdb | Dialect::Postgres => Some("chr"),
+            Dialect::Spark => None,
+        };
+        if let Some(chr) = chr
+            && text.chars().any(unsafe_char)
+        {
             let mut parts: Vec<String> = Vec::new();
             let mut run = String::new();
             for c in text.chars() {
@@ -142,7 +151,9 @@ impl Dialect {
                 out.push('\'');
                 out
             }
-            _ => format!("'{}'", text.replace('\'', "''")),
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Postgres => {
+                format!("'{}'", text.replace('\'', "''"))
+            }
         }
     }
 
@@ -155,6 +166,15 @@ impl Dialect {
             Dialect::Postgres => format!("CAST({f:?} AS DOUBLE PRECISION)"),
             // A decimal constant would be a DECIMAL first; an exponent makes a DOUBLE.
             Dialect::Duckdb | Dialect::Spark => format!("{f:e}"),
+        }
+    }
+
+    /// Whether a CTE can be marked `NOT MATERIALIZED` (computed where it is read).
+    pub fn not_materialized(self) -> bool {
+        match self {
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Postgres => true,
+            // Spark inlines its CTEs and has no such clause.
+            Dialect::Spark => false,
         }
     }
 
@@ -174,7 +194,7 @@ impl Dialect {
         match self {
             Dialect::Spark => format!("CAST({e} AS STRING)"),
             Dialect::Duckdb => format!("CAST({e} AS VARCHAR)"),
-            _ => format!("CAST({e} AS TEXT)"),
+            Dialect::Sqlite | Dialect::Postgres => format!("CAST({e} AS TEXT)"),
         }
     }
 
@@ -182,7 +202,8 @@ impl Dialect {
     pub fn binary_order(self, e: &str) -> String {
         match self {
             Dialect::Postgres => format!("{e} COLLATE \"C\""),
-            _ => e.to_owned(),
+            // Their default collation is binary already.
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Spark => e.to_owned(),
         }
     }
 
@@ -255,7 +276,9 @@ impl Dialect {
                 "CREATE TABLE {} (\n{columns}\n) USING parquet;",
                 self.ident(table)
             ),
-            _ => format!("CREATE TABLE {} (\n{columns}\n);", self.ident(table)),
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Postgres => {
+                format!("CREATE TABLE {} (\n{columns}\n);", self.ident(table))
+            }
         }
     }
 }

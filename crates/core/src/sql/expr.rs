@@ -1216,13 +1216,16 @@ impl<'a> Compiler<'a> {
                         .map(|(x, _)| x.as_str())
                         .collect::<Vec<_>>()
                         .join(", ");
-                    let f = match (d, op) {
-                        (Dialect::Sqlite, "min") => "min",
-                        (Dialect::Sqlite, _) => "max",
-                        (_, "min") => "LEAST",
-                        _ => "GREATEST",
+                    let min = op == "min";
+                    // SQLite's scalar min/max are null when an argument is; the others'
+                    // LEAST/GREATEST skip nulls.
+                    let (f, skips_nulls) = match d {
+                        Dialect::Sqlite => (if min { "min" } else { "max" }, false),
+                        Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => {
+                            (if min { "LEAST" } else { "GREATEST" }, true)
+                        }
                     };
-                    if nullable && d != Dialect::Sqlite {
+                    if nullable && skips_nulls {
                         // LEAST/GREATEST skip nulls; JavaScript's NaN wins.
                         let any_null = nums
                             .iter()

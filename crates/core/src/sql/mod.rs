@@ -367,7 +367,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         );
     }
     q.push('\n');
-    if d != Dialect::Spark {
+    if d.not_materialized() {
         // Each step is computed where it is read, never stored: the pairs are read twice
         // with the selection columns (per source, then per pair), and a stored step
         // would hold every pair in memory (10 GB at 100M pairs in DuckDB, against 0.4 GB

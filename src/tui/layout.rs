@@ -59,3 +59,27 @@ pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Re
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every pane has a place in the wide layout when it has the focus (a pane left
+    /// out of it would be focused and never drawn).
+    #[test]
+    fn every_pane_is_drawn_in_the_wide_layout_when_focused() {
+        let area = Rect::new(0, 0, 200, 50);
+        for pane in PaneId::ALL {
+            let shared = if pane.shares_slot() {
+                pane
+            } else {
+                PaneId::Overrides
+            };
+            let shown = layout_with(area, pane, shared);
+            assert!(
+                shown.iter().any(|(p, r)| *p == pane && r.area() > 0),
+                "{pane:?} is not drawn: {shown:?}"
+            );
+        }
+    }
+}

@@ -77,12 +77,14 @@ impl Dialect {
             );
         }
         let longest = match self {
-            Dialect::Postgres => Some(63),
+            Dialect::Postgres => Some(("PostgreSQL", 63)),
             Dialect::Sqlite | Dialect::Duckdb | Dialect::Spark => None,
         };
-        if longest.is_some_and(|n| name.len() > n) {
+        if let Some((engine, n)) = longest
+            && name.len() > n
+        {
             return Err(format!(
-                "PostgreSQL cuts names at 63 bytes and this one has {}",
+                "{engine} cuts names at {n} bytes and this one has {}",
                 name.len()
             ));
         }
@@ -121,7 +123,7 @@ impl Dialect {
             if !run.is_empty() {
                 parts.push(self.plain_string(&run));
             }
-            return format!("({})", parts.join(" || "));
+            return format!("({})", self.concat(&parts));
         }
         self.plain_string(text)
     }
@@ -241,25 +243,56 @@ impl Dialect {
 
     /// The column type of a field.
     pub fn column_type(self, kind: &Kind) -> &'static str {
-        match (self, kind) {
-            (Dialect::Sqlite, Kind::Text) => "TEXT",
-            (Dialect::Sqlite, Kind::Int | Kind::Bool) => "INTEGER",
-            (Dialect::Sqlite, Kind::Num) => "REAL",
-            (Dialect::Duckdb, Kind::Text) => "VARCHAR",
-            (Dialect::Duckdb, Kind::TextArray) => "VARCHAR[]",
-            (Dialect::Postgres, Kind::Text) => "TEXT",
-            (Dialect::Postgres, Kind::TextArray) => "TEXT[]",
-            (Dialect::Postgres, Kind::Num) => "DOUBLE PRECISION",
-            (Dialect::Spark, Kind::Text) => "STRING",
-            (Dialect::Spark, Kind::TextArray) => "ARRAY<STRING>",
-            (_, Kind::Int) => "BIGINT",
-            (_, Kind::Num) => "DOUBLE",
-            (_, Kind::Bool) => "BOOLEAN",
-            // Arrays of strings as JSON text in SQLite; anything else (mixed, objects,
-            // other arrays, never a value) as its JSON text.
-            (Dialect::Spark, _) => "STRING",
-            (Dialect::Duckdb, _) => "VARCHAR",
-            (_, _) => "TEXT",
+        // Per dialect (a new one says all of its types); arrays of strings as JSON text
+        // in SQLite, and anything else (mixed, objects, other arrays, never a value) as
+        // its JSON text.
+        match self {
+            Dialect::Sqlite => match kind {
+                Kind::Int | Kind::Bool => "INTEGER",
+                Kind::Num => "REAL",
+                Kind::Text | Kind::TextArray | Kind::Null | Kind::Mixed(_) | Kind::Other(_) => {
+                    "TEXT"
+                }
+            },
+            Dialect::Duckdb => match kind {
+                Kind::Int => "BIGINT",
+                Kind::Num => "DOUBLE",
+                Kind::Bool => "BOOLEAN",
+                Kind::TextArray => "VARCHAR[]",
+                Kind::Text | Kind::Null | Kind::Mixed(_) | Kind::Other(_) => "VARCHAR",
+            },
+            Dialect::Postgres => match kind {
+                Kind::Int => "BIGINT",
+                Kind::Num => "DOUBLE PRECISION",
+                Kind::Bool => "BOOLEAN",
+                Kind::TextArray => "TEXT[]",
+                Kind::Text | Kind::Null | Kind::Mixed(_) | Kind::Other(_) => "TEXT",
+            },
+            Dialect::Spark => match kind {
+                Kind::Int => "BIGINT",
+                Kind::Num => "DOUBLE",
+                Kind::Bool => "BOOLEAN",
+                Kind::TextArray => "ARRAY<STRING>",
+                Kind::Text | Kind::Null | Kind::Mixed(_) | Kind::Other(_) => "STRING",
+            },
+        }
+    }
+
+    /// Text expressions joined end to end.
+    pub fn concat(self, parts: &[String]) -> String {
+        match self {
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => {
+                parts.join(" || ")
+            }
+        }
+    }
+
+    /// A boolean `NULL`.
+    pub fn null_bool(self) -> &'static str {
+        match self {
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => {
+                "CAST(NULL AS BOOLEAN)"
+            }
         }
     }
 

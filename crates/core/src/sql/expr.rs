@@ -368,7 +368,7 @@ impl<'a> Compiler<'a> {
                 Ok(match pieces.len() {
                     0 => Ex::Lit(Value::String(String::new())),
                     1 => Ex::sql(pieces.remove(0), Ty::Text, Nulls::No),
-                    _ => Ex::sql(format!("({})", pieces.join(" || ")), Ty::Text, Nulls::No),
+                    _ => Ex::sql(format!("({})", self.d.concat(&pieces)), Ty::Text, Nulls::No),
                 })
             }
             "%" => Err(err(

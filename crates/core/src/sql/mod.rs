@@ -279,7 +279,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         if o.overrides_table.is_some() {
             "ov.value"
         } else {
-            "CAST(NULL AS BOOLEAN)"
+            d.null_bool()
         }
     );
     if let Some(table) = &o.overrides_table {
@@ -446,12 +446,13 @@ fn rows_cte(
             }
         };
         let prefix = d.string(&format!("{}{field}=", if i == 0 { "" } else { "|" }));
-        key_parts.push(format!("{prefix} || {text}"));
+        key_parts.push(prefix);
+        key_parts.push(text);
     }
     let key = if key_parts.is_empty() {
         "''".to_owned()
     } else {
-        key_parts.join(" || ")
+        d.concat(&key_parts)
     };
     // Each patch names rows by key (any case, with `keyCase: insensitive`): the keys of
     // the page's rows it names, and its own.

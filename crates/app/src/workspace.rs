@@ -305,6 +305,15 @@ impl Session {
             }
         }
         fresh.conflicts_raised += self.conflicts_raised;
+        // A rule edit waiting to be saved still is, on the same rule (by id: the fresh
+        // page may order its rules otherwise), when its draft was carried over.
+        if let Some((i, at)) = self.rule_due
+            && let Some(id) = self.page.rules.get(i).map(|r| r.id.clone())
+            && let Some(j) = fresh.page.rules.iter().position(|r| r.id == id)
+            && fresh.is_unsaved(j)
+        {
+            fresh.rule_due = Some((j, at));
+        }
         *self = fresh;
     }
 
@@ -1345,6 +1354,33 @@ mod tests {
 
     fn target(ws: &Session, id: &str) -> usize {
         ws.page.target.find_row(id).unwrap()
+    }
+
+    /// A rule edit waiting to be saved when the page is reopened (another process
+    /// changed it) is still saved after the pause, on the same rule.
+    #[test]
+    fn a_rule_save_waiting_survives_a_reopen() {
+        let (_d, app) = app();
+        let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
+        let i = ws.page.rules.len() - 1;
+        let id = ws.page.rules[i].id.clone();
+        assert!(matches!(ws.try_logic(i, "true"), Draft::Valid { .. }));
+        ws.schedule_rule_save(i);
+        let fresh = Session::open(&app, "llm-chat-clients").unwrap();
+        ws.adopt(fresh);
+        assert!(
+            ws.rule_save_due_at().is_some(),
+            "still due after the reopen"
+        );
+        let later = Instant::now() + RULE_SAVE_DELAY * 2;
+        let (rule, saved) = ws.save_rule_if_due(later).expect("saved when due");
+        assert_eq!(ws.page.rules[rule].id, id);
+        saved.unwrap();
+        let stored = Session::open(&app, "llm-chat-clients").unwrap();
+        assert_eq!(
+            stored.page.rule(&id).unwrap().1.logic,
+            serde_json::json!(true)
+        );
     }
 
     #[test]

@@ -139,12 +139,13 @@ struct Paths<'a> {
     bindings: Vec<(String, Option<Vec<String>>)>,
 }
 
+/// `#[cfg(test)]` exactly (`cfg(not(test))` and features named like tests are code).
 fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("cfg")
             && a.meta
                 .require_list()
-                .is_ok_and(|l| l.tokens.to_string().contains("test"))
+                .is_ok_and(|l| l.tokens.to_string().trim() == "test")
     })
 }
 

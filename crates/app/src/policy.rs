@@ -157,12 +157,6 @@ pub fn values(fields: &[PolicyField], policies: (&DevicePolicy, &SelectionPolicy
     )
 }
 
-/// A value by name, as JSON (for comparing; `null` for no such name).
-pub fn value_of(name: &str, policies: (&DevicePolicy, &SelectionPolicy)) -> Value {
-    name.parse::<PolicyField>()
-        .map_or(Value::Null, |f| field_value(f, policies))
-}
-
 /// A policy value, as JSON.
 pub fn field_value(field: PolicyField, (d, s): (&DevicePolicy, &SelectionPolicy)) -> Value {
     let v = match field {

@@ -77,13 +77,16 @@ fn arity(op: &str) -> Option<(usize, usize)> {
     })
 }
 
-/// Validates one rule's logic against a page's schema. Pointers are relative to the logic.
-pub fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
+/// Validates one rule's logic against a page's schema, without the lint (this module's
+/// tests; every edge calls [`crate::check::logic`]). Pointers are relative to the logic.
+#[cfg(test)]
+fn validate_logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     validate_logic_reads(logic, schema).0
 }
 
-/// As [`validate_logic`], and whether the logic reads any field (the lint runs on
-/// logic that reads data and validates: [`crate::check::logic`]).
+/// Validates one rule's logic against a page's schema (pointers relative to the logic),
+/// and says whether it reads any field: the lint runs on logic that validates and reads
+/// data ([`crate::check::logic`]).
 pub fn validate_logic_reads(logic: &Value, schema: &Schema) -> (Vec<Diagnostic>, bool) {
     let mut out = Vec::new();
     let size = logic.to_string().len();
@@ -450,12 +453,6 @@ fn walk_keys(value: &Value, schema: &Value, root: &Value, at: String, out: &mut 
     }
 }
 
-/// A page validated, each rule's logic checked by [`validate_logic`] (no lint:
-/// [`crate::check::page`] adds it).
-pub fn validate_page(page: &Page) -> Vec<Diagnostic> {
-    validate_page_with(page, None, &validate_logic)
-}
-
 /// A page file's id must be a slug: ids are typed in shells, completed, and named in
 /// file names and URLs, and a slug holds nothing a shell or a terminal would read as
 /// anything but text. Checked where page files come in (import, `check FILE`), not on
@@ -477,7 +474,7 @@ pub fn page_id_slug(id: &str) -> Option<Diagnostic> {
     )
 }
 
-/// [`validate_page`] with one side's rows described by `facts` (its `rows` are empty),
+/// A page validated, one side's rows described by `facts` (its `rows` are empty),
 /// each rule's logic checked by `rule_check` (validation takes the check to use, so
 /// that it never calls the lint itself: [`crate::check::page_with`] passes it in).
 pub fn validate_page_with(

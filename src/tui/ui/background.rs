@@ -51,11 +51,13 @@ impl Ui {
         };
         match (&self.db, self.job_mode) {
             (Some(db), Mode::Background) => {
-                let tx = self.background.0.clone();
+                self.reopens += 1;
+                let number = self.reopens;
+                let reply = Reply::new(self.background.0.clone(), Some(number));
                 let (db, id) = (db.clone(), p.ws.page.id.clone());
                 std::thread::spawn(move || {
                     let opened = App::open(&db).and_then(|app| Session::open(&app, &id));
-                    let _ = tx.send(Came::Reopened(Box::new(opened)));
+                    reply.send(Came::Reopened(number, Box::new(opened)));
                 });
                 self.reopening = true;
                 self.in_flight += 1;
@@ -139,8 +141,19 @@ impl Ui {
         while let Ok(came) = self.background.1.try_recv() {
             self.in_flight = self.in_flight.saturating_sub(1);
             match came {
-                Came::Reopened(opened) => self.take_reopened(*opened),
+                // Only the latest reopen is taken in: an earlier one read an older state.
+                Came::Reopened(number, opened) if number == self.reopens => {
+                    self.take_reopened(*opened)
+                }
+                Came::Reopened(..) => {}
                 Came::History(done) => self.history_done(done),
+                Came::Lost { reopen } => {
+                    if reopen == Some(self.reopens) {
+                        self.reopening = false;
+                    }
+                    self.status
+                        .error("work off the key thread ended without an answer".to_owned());
+                }
             }
         }
     }
@@ -186,28 +199,26 @@ impl Ui {
                 .rows
                 .get(p.ws.selection)
                 .map(|r| p.ws.page.source.row_key(r));
-        let tx = self.background.0.clone();
         match (&self.db, self.job_mode) {
             (Some(db), Mode::Background) => {
+                let reply = Reply::new(self.background.0.clone(), None);
                 let db = db.clone();
                 std::thread::spawn(move || {
                     let done = match App::open(&db) {
                         Ok(mut app) => f(&mut app, page, selection),
                         Err(e) => HistoryDone::Failed(e),
                     };
-                    let _ = tx.send(Came::History(done));
+                    reply.send(Came::History(done));
                 });
                 self.in_flight += 1;
             }
+            // Here and now (tests, scripts): its answer is taken at once, nothing else
+            // from the channel in the middle of a key.
             _ => match self.app.reopen() {
-                Ok(mut app) => {
-                    let _ = tx.send(Came::History(f(&mut app, page, selection)));
-                    self.in_flight += 1;
-                }
+                Ok(mut app) => self.history_done(f(&mut app, page, selection)),
                 Err(e) => self.status.app_error(&e),
             },
         }
-        self.take_background();
     }
 
     pub(super) fn history_done(&mut self, done: HistoryDone) {
@@ -481,5 +492,57 @@ impl Ui {
                 },
             )
             .map_or(idle, |at| at.saturating_duration_since(now).min(idle))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workbench() -> (tempfile::TempDir, Ui) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("bg.db");
+        let app = App::open(&db).unwrap();
+        let theme = crate::tui::theme::Theme::mono();
+        let ui = Ui::workbench(app, Some("llm-chat-clients"), theme, Some(db)).unwrap();
+        (dir, ui)
+    }
+
+    fn wait(ui: &mut Ui) {
+        let started = Instant::now();
+        while ui.in_flight > 0 && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+            ui.take_background();
+        }
+        assert_eq!(ui.in_flight, 0, "every worker answered");
+    }
+
+    /// Two reopens under way at once: only the latest is taken in, once, with its
+    /// message; the earlier one, which may come back last, is dropped.
+    #[test]
+    fn only_the_latest_reopen_is_taken_in() {
+        let (_d, mut ui) = workbench();
+        ui.reopen("first".into());
+        ui.reopen("second".into());
+        wait(&mut ui);
+        assert!(!ui.reopening);
+        let adopted = ui
+            .profile_notes
+            .iter()
+            .filter(|n| n.starts_with("reload=adopted"))
+            .count();
+        assert_eq!(adopted, 1, "{:?}", ui.profile_notes);
+        let (message, _) = ui.status.message.clone().unwrap();
+        assert!(message.contains("second"), "{message}");
+    }
+
+    /// A worker that ends without an answer (a panic) still counts as answered: the
+    /// workbench is not left busy for ever.
+    #[test]
+    fn a_worker_lost_is_answered_for() {
+        let (_d, mut ui) = workbench();
+        ui.history_run(|_, _, _| panic!("a worker that fails"));
+        wait(&mut ui);
+        assert!(!ui.busy() || ui.jobs.as_ref().is_some_and(Jobs::pending));
     }
 }

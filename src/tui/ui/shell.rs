@@ -23,10 +23,49 @@ use crate::tui::{
 
 /// What came back on the background channel.
 pub(super) enum Came {
-    /// The open page, read again on a connection of its own.
-    Reopened(Box<Result<Session, AppError>>),
+    /// The open page, read again on a connection of its own, for the reopen of this
+    /// number (only the latest is taken in).
+    Reopened(u64, Box<Result<Session, AppError>>),
     /// A step of the History dialog, an export or a compiled query.
     History(HistoryDone),
+    /// A worker ended without an answer (it panicked): what it was for is given up.
+    Lost {
+        /// The number of the reopen it was, if one.
+        reopen: Option<u64>,
+    },
+}
+
+/// The end of the background channel a worker answers on: whatever happens to the
+/// worker, exactly one answer arrives (a lost one when it ends without sending), so the
+/// count of work under way never sticks.
+pub(super) struct Reply {
+    tx: Option<std::sync::mpsc::Sender<Came>>,
+    reopen: Option<u64>,
+}
+
+impl Reply {
+    pub(super) fn new(tx: std::sync::mpsc::Sender<Came>, reopen: Option<u64>) -> Reply {
+        Reply {
+            tx: Some(tx),
+            reopen,
+        }
+    }
+
+    pub(super) fn send(mut self, came: Came) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(came);
+        }
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Came::Lost {
+                reopen: self.reopen,
+            });
+        }
+    }
 }
 
 /// What work off the key thread (the History dialog's, an export) brought, each
@@ -165,6 +204,9 @@ pub struct Ui {
     /// A page is being reopened on a background thread (its linked file changed, or
     /// another process changed it).
     pub(super) reopening: bool,
+    /// The number of the latest reopen: an earlier one that comes back after it is
+    /// dropped (the latest reads the newer state).
+    pub(super) reopens: u64,
     /// What the status line says once the reopened page is in.
     pub(super) pending_reopen_message: Option<String>,
     /// When the stored revision was last compared with the session's (changes made by
@@ -243,6 +285,7 @@ impl Ui {
             watcher: None,
             jobs: None,
             reopening: false,
+            reopens: 0,
             pending_reopen_message: None,
             checked_at: None,
             job_mode,

@@ -47,10 +47,6 @@ impl MatrixFormat {
     }
 }
 
-fn outcome_word(o: Outcome) -> &'static str {
-    o.word()
-}
-
 fn outcome_glyph(o: Outcome) -> &'static str {
     match o {
         Outcome::Pass => "✓",
@@ -150,7 +146,7 @@ pub fn write<W: Write>(
             let (header, rows) = grid(
                 r,
                 rules,
-                |o| outcome_word(o).to_owned(),
+                |o: Outcome| o.word().to_owned(),
                 |s| csv_text(s, guard),
             );
             let mut csv = csv_writer(w, format == MatrixFormat::Tsv);
@@ -207,7 +203,7 @@ pub fn write<W: Write>(
                         "required": meta.map(|m| m.required),
                         "weight": meta.map(|m| m.weight),
                         "outcomes": (0..n)
-                            .map(|t| outcome_word(r.eval.columns[i].outcome[t]))
+                            .map(|t| r.eval.columns[i].outcome[t].word())
                             .collect::<Vec<_>>(),
                     })
                 })

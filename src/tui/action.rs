@@ -116,6 +116,9 @@ impl PartialEq for JobDone {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
+    /// A key typed into the focused pane's text (the rule editor), not a command: it
+    /// goes to the focused pane alone.
+    Typed(ratatui::crossterm::event::KeyEvent),
     // ── global ──
     Quit,
     /// Ctrl-C: save what is valid and leave at once.
@@ -242,8 +245,6 @@ pub enum Action {
     Changed(Changed),
     /// Background work came back (reaches every pane; the ones it is for take it).
     JobDone(JobDone),
-    /// A key typed into the focused pane's text (the rule editor), not a command.
-    Typed(ratatui::crossterm::event::KeyEvent),
     /// The search query of the rules pane.
     SearchRules(String),
     /// The filter of the page picker.

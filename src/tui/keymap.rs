@@ -94,10 +94,7 @@ fn dialects() -> String {
         .iter()
         .map(|d| d.name())
         .collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => names.join(""),
-    }
+    crate::app::text::one_of(&names)
 }
 
 fn build() -> Vec<Binding> {

@@ -51,15 +51,6 @@ pub fn mode_names(field: PolicyField) -> Option<Vec<&'static str>> {
     }
 }
 
-/// `A, B or C`.
-fn one_of(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
-}
-
 /// A mode typed by a person: its name in any case, `-` or spaces for `_`.
 fn mode<T>(text: &str) -> Result<T, String>
 where
@@ -68,7 +59,7 @@ where
     text.trim()
         .replace(['-', ' '], "_")
         .parse::<T>()
-        .map_err(|_| one_of(&names_of::<T>()))
+        .map_err(|_| crate::text::one_of(&names_of::<T>()))
 }
 
 /// Sets one policy value by name (`fullThreshold`, or with its object as in

@@ -48,3 +48,12 @@ pub fn slugify(name: &str) -> String {
 pub fn key_hash(key: &str) -> String {
     rulebench_core::model::key_hash(key)
 }
+
+/// Names as a sentence lists them: `a`, `a or b`, `a, b or c`.
+pub fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}

@@ -21,7 +21,9 @@ impl Ui {
             self.status.error(format!(
                 "`{}` is not a dialect: {}",
                 crate::tui::theme::safe(text.trim()),
-                Dialect::names(", ")
+                crate::app::text::one_of(
+                    &Dialect::ALL.iter().map(|d| d.name()).collect::<Vec<_>>()
+                )
             ));
             return;
         };

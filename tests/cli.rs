@@ -1828,3 +1828,75 @@ fn stdin_named_twice_is_refused() {
     assert_eq!(code, 2);
     assert!(err.contains("stdin (-) can be read once"), "{err}");
 }
+
+/// A reader that stops early (`| head -1`) ends every format quietly with 0: CSV and TSV
+/// kept the closed pipe's kind inside the CSV writer's error and exited 2 ("stdout:
+/// Broken pipe") on outputs larger than the pipe's buffer.
+#[test]
+fn a_closed_pipe_ends_every_format_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pipe.db");
+    let page = dir.path().join("big.json");
+    let page_arg = page.to_str().unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "bench",
+            "--write-page",
+            page_arg,
+            "--targets",
+            "3000",
+            "--rules",
+            "8",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = rb(&db, &["--no-seed", "import", page_arg]);
+    assert_eq!(code, 0, "{err}");
+    let id = "synthetic-3000x8";
+    for format in ["csv", "tsv", "json", "jsonl", "summary", "table", "md"] {
+        let mut child = command(&db, &["evaluate", id, "--all", "--format", format])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn rulebench");
+        // Read a little, then close the pipe while it still writes (megabytes).
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 64];
+        std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `-o -` is stdout, as everywhere else (it wrote a file named `-`).
+#[test]
+fn dash_o_dash_is_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    for args in [
+        &["export", "llm-chat-clients", "-o", "-"][..],
+        &["sql", "llm-chat-clients", "--dialect", "sqlite", "-o", "-"][..],
+    ] {
+        let out = command(&db, args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(out.stdout.len() > 100, "{args:?}: printed on stdout");
+        assert!(!dir.path().join("-").exists(), "{args:?}: no file named -");
+    }
+}

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use clap::ValueEnum;
 use serde_json::{Value, json};
 
-use super::{csv_text, csv_writer, render_table};
+use super::{csv_io, csv_text, csv_writer, render_table};
 use crate::app::text::{fmt_value, sanitize};
 use crate::app::types::{Outcome, Rule, SelectionResult};
 
@@ -150,9 +150,9 @@ pub fn write<W: Write>(
                 |s| csv_text(s, guard),
             );
             let mut csv = csv_writer(w, format == MatrixFormat::Tsv);
-            csv.write_record(&header)?;
+            csv.write_record(&header).map_err(csv_io)?;
             for row in rows {
-                csv.write_record(&row)?;
+                csv.write_record(&row).map_err(csv_io)?;
             }
             csv.flush()
         }

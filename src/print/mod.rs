@@ -46,6 +46,26 @@ pub fn render_table(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A CSV writer's error as an I/O error, keeping the I/O error's own kind when it is
+/// one: a closed pipe stays `BrokenPipe` (a reader that stopped, not a failure).
+pub fn csv_io(e: csv::Error) -> std::io::Error {
+    if e.is_io_error()
+        && let csv::ErrorKind::Io(io) = e.into_kind()
+    {
+        return io;
+    }
+    std::io::Error::other("a CSV record could not be written")
+}
+
+/// A JSON writer's error as an I/O error, keeping the I/O error's kind when it is one
+/// (a closed pipe stays `BrokenPipe`).
+pub fn json_io(e: serde_json::Error) -> std::io::Error {
+    match e.io_error_kind() {
+        Some(kind) => std::io::Error::new(kind, e),
+        None => std::io::Error::other(e),
+    }
+}
+
 /// A CSV writer, or a TSV one.
 pub fn csv_writer<W: Write>(w: W, tabs: bool) -> csv::Writer<W> {
     csv::WriterBuilder::new()

@@ -11,7 +11,7 @@ pub struct Args {
     /// was at revision N (PAGE@-1: the previous one)
     #[arg(add = page_ids())]
     pub page: String,
-    /// Write the page file here instead of stdout
+    /// Write the page file here instead of stdout (`-`: stdout)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -19,12 +19,13 @@ pub struct Args {
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let Args { page, output } = args;
     let app = db.open()?;
-    if let Some(path) = &output {
+    if let Some(path) = output.as_ref().filter(|p| p.as_os_str() != "-") {
         app.refuse_database_file(path)?;
     }
     let (page, _) = app.page_spec(&page)?;
     let text = pretty(&with_schema(&page));
-    match output {
+    // `-o -` is stdout, as everywhere else.
+    match output.filter(|p| p.as_os_str() != "-") {
         // Whole or not at all: a reader never sees half a page file.
         Some(path) => app.export_file(&path, text.as_bytes())?,
         None => write_text(&text)?,

@@ -33,7 +33,7 @@ pub struct Args {
     /// page has overrides or this is given
     #[arg(long, value_name = "NAME")]
     pub overrides_table: Option<String>,
-    /// Write the SQL here instead of stdout
+    /// Write the SQL here instead of stdout (`-`: stdout)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -64,7 +64,8 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     } else {
         app.sql_query(&page, &request)?
     };
-    match output {
+    // `-o -` is stdout, as everywhere else.
+    match output.filter(|p| p.as_os_str() != "-") {
         Some(path) => app.export_file(&path, text.as_bytes())?,
         // String literals spell unsafe characters by code: the text is safe.
         None => write_text(&text)?,

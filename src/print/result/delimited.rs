@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use super::sink::ResultSink;
 use crate::app::types::{Names, SelectionResult};
-use crate::print::{csv_text, csv_writer};
+use crate::print::{csv_io, csv_text, csv_writer};
 
 /// Builds a [`Csv`] printer.
 #[derive(Clone, Debug)]
@@ -64,11 +64,11 @@ pub struct Csv<W: Write> {
 
 impl<W: Write> ResultSink for Csv<W> {
     fn begin(&mut self, _names: &Names, _page_name: &str, _source_name: &str) -> io::Result<()> {
-        Ok(self.w.write_record(CSV_HEADER)?)
+        self.w.write_record(CSV_HEADER).map_err(csv_io)
     }
 
     fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
-        Ok(csv_rows(&mut self.w, r, self.guard)?)
+        csv_rows(&mut self.w, r, self.guard).map_err(csv_io)
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -127,7 +127,7 @@ pub(super) fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
     if s.chars().any(crate::app::text::is_unsafe) {
         return w.write_all(&json_string(s));
     }
-    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
+    serde_json::to_writer(&mut *w, s).map_err(crate::print::json_io)
 }
 
 impl Fragments {
@@ -208,7 +208,7 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
 }
 
 pub(super) fn number<W: Write>(w: &mut W, score: f64) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, &score).map_err(io::Error::other)
+    serde_json::to_writer(&mut *w, &score).map_err(crate::print::json_io)
 }
 
 /// The result JSON of one selection: pretty (2 spaces) at the fragments' indent, or

@@ -64,9 +64,9 @@ pub struct Session {
     /// The last step of policies tuned in memory and not saved yet
     /// ([`Session::tune_policies`]).
     policies_since: Option<Instant>,
-    /// The rule whose valid edited text waits to be saved, and when it is due
+    /// The rule (by id) whose valid edited text waits to be saved, and when it is due
     /// ([`Session::schedule_rule_save`]).
-    rule_due: Option<(usize, Instant)>,
+    rule_due: Option<(String, Instant)>,
     /// The policy values tuned since the last save (only these are saved).
     tuned: Vec<super::policy::PolicyField>,
     /// Rules with unsaved edits here that another process deleted: found when the page
@@ -307,12 +307,11 @@ impl Session {
         fresh.conflicts_raised += self.conflicts_raised;
         // A rule edit waiting to be saved still is, on the same rule (by id: the fresh
         // page may order its rules otherwise), when its draft was carried over.
-        if let Some((i, at)) = self.rule_due
-            && let Some(id) = self.page.rules.get(i).map(|r| r.id.clone())
+        if let Some((id, at)) = self.rule_due.take()
             && let Some(j) = fresh.page.rules.iter().position(|r| r.id == id)
             && fresh.is_unsaved(j)
         {
-            fresh.rule_due = Some((j, at));
+            fresh.rule_due = Some((id, at));
         }
         *self = fresh;
     }
@@ -1080,7 +1079,9 @@ impl Session {
     /// A valid edit of rule `rule` waits to be saved: saved [`RULE_SAVE_DELAY`] after the
     /// last keystroke (each one puts it off), one revision a burst of typing.
     pub fn schedule_rule_save(&mut self, rule: usize) {
-        self.rule_due = Some((rule, Instant::now() + RULE_SAVE_DELAY));
+        if let Some(r) = self.page.rules.get(rule) {
+            self.rule_due = Some((r.id.clone(), Instant::now() + RULE_SAVE_DELAY));
+        }
     }
 
     /// No rule edit waits to be saved any more (it was saved, or its text no longer
@@ -1091,16 +1092,18 @@ impl Session {
 
     /// When the edited rule is due to be saved.
     pub fn rule_save_due_at(&self) -> Option<Instant> {
-        self.rule_due.map(|(_, at)| at)
+        self.rule_due.as_ref().map(|(_, at)| *at)
     }
 
     /// Saves the edited rule when it is due at `now`: which rule, and how it went.
     pub fn save_rule_if_due(&mut self, now: Instant) -> Option<(usize, Result<i64>)> {
-        let (rule, at) = self.rule_due?;
+        let (id, at) = self.rule_due.clone()?;
         if at > now {
             return None;
         }
         self.rule_due = None;
+        // By id: rules may have moved (or gone) since the edit was scheduled.
+        let rule = self.page.rules.iter().position(|r| r.id == id)?;
         Some((rule, self.save_rule(rule)))
     }
 
@@ -1354,6 +1357,29 @@ mod tests {
 
     fn target(ws: &Session, id: &str) -> usize {
         ws.page.target.find_row(id).unwrap()
+    }
+
+    /// A rule edit waiting to be saved is saved on its rule even when a rule before it
+    /// is deleted meanwhile (the index moves; it was kept by index and saved the wrong
+    /// rule, or none past the end).
+    #[test]
+    fn a_rule_save_waiting_follows_its_rule_by_id() {
+        let (_d, app) = app();
+        let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
+        let i = ws.page.rules.len() - 1;
+        let id = ws.page.rules[i].id.clone();
+        assert!(matches!(ws.try_logic(i, "true"), Draft::Valid { .. }));
+        ws.schedule_rule_save(i);
+        ws.delete_rule(0).unwrap();
+        let later = Instant::now() + RULE_SAVE_DELAY * 2;
+        let (rule, saved) = ws.save_rule_if_due(later).expect("saved when due");
+        assert_eq!(ws.page.rules[rule].id, id);
+        saved.unwrap();
+        let stored = Session::open(&app, "llm-chat-clients").unwrap();
+        assert_eq!(
+            stored.page.rule(&id).unwrap().1.logic,
+            serde_json::json!(true)
+        );
     }
 
     /// A rule edit waiting to be saved when the page is reopened (another process

@@ -92,11 +92,8 @@ impl Theme {
 
 /// ● full, ◐ partial, ○ none.
 pub fn verdict_glyph(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Full => "●",
-        Verdict::Partial => "◐",
-        Verdict::None => "○",
-    }
+    // The printers' glyphs: the workbench and the command line draw verdicts alike.
+    crate::print::listing::glyph(verdict)
 }
 
 pub const PASS: &str = "✓";

@@ -1359,6 +1359,27 @@ mod tests {
         ws.page.target.find_row(id).unwrap()
     }
 
+    /// Edits the last rule to `true` and schedules its save: the rule's id.
+    fn pending_save_on_the_last_rule(ws: &mut Session) -> String {
+        let i = ws.page.rules.len() - 1;
+        assert!(matches!(ws.try_logic(i, "true"), Draft::Valid { .. }));
+        ws.schedule_rule_save(i);
+        ws.page.rules[i].id.clone()
+    }
+
+    /// Once due, the pending save is made on rule `id`, and the database has it.
+    fn saved_when_due(app: &App, ws: &mut Session, id: &str) {
+        let later = Instant::now() + RULE_SAVE_DELAY * 2;
+        let (rule, saved) = ws.save_rule_if_due(later).expect("saved when due");
+        assert_eq!(ws.page.rules[rule].id, id);
+        saved.unwrap();
+        let stored = Session::open(app, "llm-chat-clients").unwrap();
+        assert_eq!(
+            stored.page.rule(id).unwrap().1.logic,
+            serde_json::json!(true)
+        );
+    }
+
     /// A rule edit waiting to be saved is saved on its rule even when a rule before it
     /// is deleted meanwhile (the index moves; it was kept by index and saved the wrong
     /// rule, or none past the end).
@@ -1366,20 +1387,9 @@ mod tests {
     fn a_rule_save_waiting_follows_its_rule_by_id() {
         let (_d, app) = app();
         let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
-        let i = ws.page.rules.len() - 1;
-        let id = ws.page.rules[i].id.clone();
-        assert!(matches!(ws.try_logic(i, "true"), Draft::Valid { .. }));
-        ws.schedule_rule_save(i);
+        let id = pending_save_on_the_last_rule(&mut ws);
         ws.delete_rule(0).unwrap();
-        let later = Instant::now() + RULE_SAVE_DELAY * 2;
-        let (rule, saved) = ws.save_rule_if_due(later).expect("saved when due");
-        assert_eq!(ws.page.rules[rule].id, id);
-        saved.unwrap();
-        let stored = Session::open(&app, "llm-chat-clients").unwrap();
-        assert_eq!(
-            stored.page.rule(&id).unwrap().1.logic,
-            serde_json::json!(true)
-        );
+        saved_when_due(&app, &mut ws, &id);
     }
 
     /// A rule edit waiting to be saved when the page is reopened (another process
@@ -1388,25 +1398,14 @@ mod tests {
     fn a_rule_save_waiting_survives_a_reopen() {
         let (_d, app) = app();
         let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
-        let i = ws.page.rules.len() - 1;
-        let id = ws.page.rules[i].id.clone();
-        assert!(matches!(ws.try_logic(i, "true"), Draft::Valid { .. }));
-        ws.schedule_rule_save(i);
+        let id = pending_save_on_the_last_rule(&mut ws);
         let fresh = Session::open(&app, "llm-chat-clients").unwrap();
         ws.adopt(fresh);
         assert!(
             ws.rule_save_due_at().is_some(),
             "still due after the reopen"
         );
-        let later = Instant::now() + RULE_SAVE_DELAY * 2;
-        let (rule, saved) = ws.save_rule_if_due(later).expect("saved when due");
-        assert_eq!(ws.page.rules[rule].id, id);
-        saved.unwrap();
-        let stored = Session::open(&app, "llm-chat-clients").unwrap();
-        assert_eq!(
-            stored.page.rule(&id).unwrap().1.logic,
-            serde_json::json!(true)
-        );
+        saved_when_due(&app, &mut ws, &id);
     }
 
     #[test]

@@ -113,10 +113,6 @@ pub enum Selections {
     Keys(Vec<String>),
 }
 
-fn outcome_word(o: super::matrix::Outcome) -> &'static str {
-    o.word()
-}
-
 /// The fields of two JSON objects that differ, in order (keys of `a`, then new ones).
 fn changed_fields(
     a: &serde_json::Map<String, Value>,
@@ -300,12 +296,12 @@ fn selection_move(
                 Some(j) if new_eval.columns[*j].outcome[u] == a => {}
                 Some(j) => flips.push(Flip {
                     rule: old.rules[i].id.clone(),
-                    old: Some(outcome_word(a)),
-                    new: Some(outcome_word(new_eval.columns[*j].outcome[u])),
+                    old: Some(a.word()),
+                    new: Some(new_eval.columns[*j].outcome[u].word()),
                 }),
                 None => flips.push(Flip {
                     rule: old.rules[i].id.clone(),
-                    old: Some(outcome_word(a)),
+                    old: Some(a.word()),
                     new: None,
                 }),
             }
@@ -314,7 +310,7 @@ fn selection_move(
             flips.push(Flip {
                 rule: new.rules[j].id.clone(),
                 old: None,
-                new: Some(outcome_word(new_eval.columns[j].outcome[u])),
+                new: Some(new_eval.columns[j].outcome[u].word()),
             });
         }
         let (a, b) = (&old_eval.devices[t], &new_eval.devices[u]);

@@ -34,11 +34,6 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Whether the rule passed.
-    pub fn passed(self) -> bool {
-        self == Outcome::Pass
-    }
-
     /// Its word: `pass`, `fail`, `error`.
     pub fn word(self) -> &'static str {
         match self {

@@ -47,15 +47,6 @@ impl Verdict {
             _ => None,
         }
     }
-
-    /// Its word: `none`, `partial`, `full`.
-    pub fn word(self) -> &'static str {
-        match self {
-            Verdict::None => "none",
-            Verdict::Partial => "partial",
-            Verdict::Full => "full",
-        }
-    }
 }
 
 impl std::fmt::Display for Verdict {

@@ -154,6 +154,7 @@ fn csv_blank_lines_are_skipped_and_lines_stay_right() {
         key: &key,
         key_case: KeyCase::Sensitive,
         skip_bad: false,
+        read: rulebench_core::dataset::READ_AS_IS,
     };
     let parsed = parse(
         b"id,n\na,1\n\nb,2\n",
@@ -643,6 +644,7 @@ fn the_sample_csv_holds_the_embedded_rows() {
             key: &page.target.key,
             key_case: page.target.key_case,
             skip_bad: false,
+            read: rulebench_core::dataset::READ_AS_IS,
         },
         &mut |_| {},
     )

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 
 use crate::app::text::sanitize_lines;
+use crate::app::types::{ColumnType, DataFormat, ReadOptions};
 use crate::app::{App, default_db_path};
 
 /// `--format` of the listing commands (`pages`, `dataset schema`).
@@ -76,4 +77,55 @@ pub fn dialect_arg() -> impl clap::builder::TypedValueParser<Value = crate::app:
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(Dialect::ALL.iter().map(|d| d.name()))
         .map(|name: String| Dialect::parse(&name).expect("a possible value"))
+}
+
+/// How a data file is read: the flags of `dataset import` and `page init`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReadArgs {
+    /// The data file's format: csv, tsv, json, jsonl, parquet, arrow, excel [default: told
+    /// by the extension, else by the content]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_data_format)]
+    pub input_format: Option<DataFormat>,
+    /// A JSON object whose members are rows: the field that takes each member's name
+    /// [default: the dataset's key, when it is one field]
+    #[arg(long, value_name = "FIELD")]
+    pub name_field: Option<String>,
+    /// An Excel workbook's sheet, by name or 1-based index [default: the first]
+    #[arg(long, value_name = "NAME|N")]
+    pub sheet: Option<String>,
+    /// A column's type, one of string, number, integer, boolean, json (repeat for more
+    /// columns) [default: inferred from the cells]
+    #[arg(long = "type", value_name = "FIELD=TYPE", value_parser = parse_column_type)]
+    pub types: Vec<(String, ColumnType)>,
+}
+
+impl ReadArgs {
+    pub fn options(&self) -> ReadOptions {
+        ReadOptions {
+            format: self.input_format,
+            name_field: self.name_field.clone(),
+            sheet: self.sheet.clone(),
+            types: self.types.iter().cloned().collect(),
+        }
+    }
+}
+
+fn parse_data_format(s: &str) -> Result<DataFormat, String> {
+    s.parse::<DataFormat>().map_err(|_| {
+        "one of csv, tsv, json, jsonl, parquet, arrow, excel".to_owned()
+    })
+}
+
+fn parse_column_type(s: &str) -> Result<(String, ColumnType), String> {
+    let (field, ty) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("`{s}`: FIELD=TYPE (say `price=number`)"))?;
+    let field = field.trim();
+    if field.is_empty() {
+        return Err(format!("`{s}` names no field"));
+    }
+    let ty = ty.trim().parse::<ColumnType>().map_err(|_| {
+        format!("`{ty}` is not a type: one of string, number, integer, boolean, json")
+    })?;
+    Ok((field.to_owned(), ty))
 }

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{App, AppError, Imported, Result};
-use rulebench_core::dataset::{self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed};
+use rulebench_core::dataset::{
+    self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed, ReadOptions, RowPlace,
+};
 use rulebench_core::diag::{Code, Diagnostic};
 use rulebench_core::model::{Dataset, Page, Side};
 use rulebench_core::validate::{self, DatasetSchema};
@@ -39,6 +41,9 @@ pub struct ImportOptions {
     pub link: bool,
     /// Import the good rows and report the bad ones instead of refusing the file.
     pub skip_bad: bool,
+    /// How to read the file (format, name field, sheet, stated types). When none is
+    /// given and the file is the dataset's linked one, the dataset's own are used.
+    pub read: ReadOptions,
 }
 
 /// What a dataset import did.
@@ -53,6 +58,8 @@ pub struct DatasetImported {
     pub rows: usize,
     /// Bad rows left out (`--skip-bad`).
     pub skipped: Vec<BadRow>,
+    /// Where the bad rows are (lines, table rows, sheet rows).
+    pub place: RowPlace,
     /// Validation warnings of the page with the new rows.
     pub warnings: Vec<Diagnostic>,
     /// The dataset's link after the import.
@@ -116,15 +123,63 @@ pub fn link_base(origin: &str) -> PathBuf {
     absolute(&dir)
 }
 
-/// The signature of the two ways to parse a data file ([`dataset::parse`],
-/// [`dataset::parse_compact`]).
-type Parser<T> = fn(
-    &[u8],
-    &str,
-    DataFormat,
-    &ParseOptions<'_>,
-    &mut dyn FnMut(u64),
-) -> std::result::Result<T, dataset::DataError>;
+/// The two forms a data file is read into: rows as trees ([`Parsed`]) or as stored
+/// texts ([`dataset::Compact`]).
+trait ReadInto: Sized {
+    fn text(
+        bytes: &[u8],
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'_>,
+        progress: &mut dyn FnMut(u64),
+    ) -> std::result::Result<Self, dataset::DataError>;
+    fn table(
+        table: dataset::Table,
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'_>,
+    ) -> std::result::Result<Self, dataset::DataError>;
+}
+
+impl ReadInto for Parsed {
+    fn text(
+        bytes: &[u8],
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'_>,
+        progress: &mut dyn FnMut(u64),
+    ) -> std::result::Result<Self, dataset::DataError> {
+        dataset::parse(bytes, file, format, opts, progress)
+    }
+    fn table(
+        table: dataset::Table,
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'_>,
+    ) -> std::result::Result<Self, dataset::DataError> {
+        dataset::parse_table(table, file, format, opts)
+    }
+}
+
+impl ReadInto for dataset::Compact {
+    fn text(
+        bytes: &[u8],
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'_>,
+        progress: &mut dyn FnMut(u64),
+    ) -> std::result::Result<Self, dataset::DataError> {
+        dataset::parse_compact(bytes, file, format, opts, progress)
+    }
+    fn table(
+        table: dataset::Table,
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'_>,
+    ) -> std::result::Result<Self, dataset::DataError> {
+        dataset::compact_table(table, file, format, opts)
+    }
+}
 
 /// Reads a data file and parses it with a dataset's key, telling `progress` how far.
 /// Where a data file's bytes come from: a file, or bytes read already (stdin).
@@ -236,12 +291,9 @@ pub fn read_data_file_as(path: &Path, shown: &str, regular_only: bool) -> Result
     Ok(bytes)
 }
 
-fn read_with<T>(
-    parser: Parser<T>,
+fn read_with<T: ReadInto>(
     input: DataInput<'_>,
-    key: &[String],
-    key_case: KeyCase,
-    skip_bad: bool,
+    how: &Reading<'_>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<T> {
     let shown = input.shown();
@@ -259,44 +311,63 @@ fn read_with<T>(
     };
     let total = bytes.len() as u64;
     progress(Progress::Parsing { done: 0, total });
-    let format = DataFormat::detect(path, bytes);
+    let format = how
+        .read
+        .format
+        .unwrap_or_else(|| DataFormat::detect(path, bytes));
     let opts = ParseOptions {
-        key,
-        key_case,
-        skip_bad,
+        key: how.key,
+        key_case: how.key_case,
+        skip_bad: how.skip_bad,
+        read: how.read,
     };
-    Ok(parser(bytes, &shown, format, &opts, &mut |done| {
+    if format.is_binary() {
+        let table = crate::readers::decode(bytes, &shown, format, how.read)?;
+        progress(Progress::Parsing { done: total, total });
+        return Ok(T::table(table, &shown, format, &opts)?);
+    }
+    Ok(T::text(bytes, &shown, format, &opts, &mut |done| {
         progress(Progress::Parsing { done, total })
     })?)
+}
+
+/// How to read a data file: the dataset's key and key case, how the file is read, and
+/// whether bad rows are left out.
+#[derive(Clone, Copy)]
+struct Reading<'a> {
+    key: &'a [String],
+    key_case: KeyCase,
+    read: &'a ReadOptions,
+    skip_bad: bool,
+}
+
+impl<'a> Reading<'a> {
+    fn of(d: &'a Dataset, read: &'a ReadOptions, skip_bad: bool) -> Self {
+        Reading {
+            key: &d.key,
+            key_case: d.key_case,
+            read,
+            skip_bad,
+        }
+    }
 }
 
 /// Reads a data file into rows ready to store (see [`dataset::parse_compact`]).
 fn read_compact(
     path: DataInput<'_>,
-    key: &[String],
-    key_case: KeyCase,
-    skip_bad: bool,
+    how: &Reading<'_>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<dataset::Compact> {
-    read_with(
-        dataset::parse_compact,
-        path,
-        key,
-        key_case,
-        skip_bad,
-        progress,
-    )
+    read_with(path, how, progress)
 }
 
 /// Reads and parses a data file with a dataset's key.
 fn read_rows(
     path: DataInput<'_>,
-    key: &[String],
-    key_case: KeyCase,
-    skip_bad: bool,
+    how: &Reading<'_>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Parsed> {
-    read_with(dataset::parse, path, key, key_case, skip_bad, progress)
+    read_with(path, how, progress)
 }
 
 /// Validates a page whose `side` rows replaced those of `old`; errors refuse the change,
@@ -416,18 +487,29 @@ impl App {
             }
             d.key = key.clone();
         }
+        // No reading flag, and the dataset's own file: read it as the dataset says.
+        let read = if opts.read.is_default() && d.file.as_deref() == Some(&*file.to_string_lossy())
+        {
+            d.read.clone()
+        } else {
+            opts.read.clone()
+        };
+        let how = Reading::of(d, &read, opts.skip_bad);
         // Rows whose keys compare exactly, and that no assertion names (assertions name
         // source rows), are kept in their stored form: no row is held as a JSON tree.
         if d.key_case.is_sensitive() && (side == Side::Target || no_assertions) {
-            let compact = read_compact(input, &d.key, d.key_case, opts.skip_bad, progress)?;
+            let compact = read_compact(input, &how, progress)?;
+            dataset_mut(&mut page, side).read = read;
             return self.store_compact(page, side, path, &shown, opts, compact, progress);
         }
-        let parsed = read_rows(input, &d.key, d.key_case, opts.skip_bad, progress)?;
+        let parsed = read_rows(input, &how, progress)?;
+        d.read = read;
         let unlinked = apply_options(d, opts, &parsed.fields, shown.as_str(), &file)?;
         let Parsed {
             rows,
             skipped,
             format,
+            place,
             ..
         } = parsed;
         d.rows = rows;
@@ -467,6 +549,7 @@ impl App {
             revision,
             rows: n,
             skipped,
+            place,
             warnings,
             linked,
             unlinked,
@@ -541,6 +624,7 @@ impl App {
             revision,
             rows: n,
             skipped: compact.skipped,
+            place: compact.place,
             warnings,
             linked,
             unlinked,
@@ -701,9 +785,7 @@ impl App {
         // place blocked the watcher, and the workbench's quit with it, for good).
         let parsed = read_rows(
             DataInput::Linked(Path::new(&file)),
-            &d.key,
-            d.key_case,
-            false,
+            &Reading::of(d, &d.read, false),
             progress,
         )?;
         if parsed.rows == d.rows {
@@ -780,9 +862,7 @@ impl App {
             if path.is_file() {
                 let parsed = read_rows(
                     DataInput::File(&path),
-                    &d.key,
-                    d.key_case,
-                    false,
+                    &Reading::of(d, &d.read, false),
                     &mut |_| {},
                 )?;
                 d.rows = parsed.rows;

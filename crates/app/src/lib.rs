@@ -13,6 +13,7 @@ pub mod expr;
 pub mod history;
 pub mod jobs;
 pub mod policy;
+pub mod readers;
 pub mod sql;
 pub use sql::Checked;
 pub mod synth;

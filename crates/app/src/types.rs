@@ -3,7 +3,7 @@
 //! `Session`, [`crate::expr`], [`crate::text`]), never a core function re-exported.
 
 pub use rulebench_core::assertions::{Assertion, AssertionResult, Report};
-pub use rulebench_core::dataset::DataError;
+pub use rulebench_core::dataset::{ColumnType, DataError, DataFormat, ReadOptions, RowPlace};
 pub use rulebench_core::diag::{Code, Diagnostic, MAX_TEXT_DEPTH, Severity};
 pub use rulebench_core::diff::{Flip, ItemChanges, Moved, PageDiff};
 pub use rulebench_core::engine::Reads;

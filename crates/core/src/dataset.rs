@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 use sha2::Digest;
 
-pub use super::model::KeyCase;
+pub use super::model::{ColumnType, DataFormat, KeyCase, ReadOptions};
 use super::model::{Dataset, Page, Row, Side, key_hash};
 
 impl Dataset {
@@ -232,6 +232,26 @@ pub struct FieldSchema {
     /// The dataset's default for it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
+    /// The key of the first row holding each type (for the mixed-types warning).
+    #[serde(skip)]
+    pub first: BTreeMap<&'static str, String>,
+}
+
+impl FieldSchema {
+    /// The kinds of value the field holds, integers and fractions as one (`number`),
+    /// each with the key of a row holding it: more than one is a mixed field.
+    pub fn kinds(&self) -> Vec<(&'static str, usize, &str)> {
+        let mut out: Vec<(&'static str, usize, &str)> = Vec::new();
+        for (t, n) in &self.types {
+            let kind = if *t == "integer" { "number" } else { *t };
+            let first = self.first.get(t).map_or("", String::as_str);
+            match out.iter_mut().find(|(k, _, _)| *k == kind) {
+                Some(slot) => slot.1 += n,
+                None => out.push((kind, *n, first)),
+            }
+        }
+        out
+    }
 }
 
 impl FieldSchema {
@@ -275,7 +295,7 @@ pub fn value_type(v: &Value) -> &'static str {
 pub fn field_schemas(d: &Dataset) -> BTreeMap<String, FieldSchema> {
     let mut index: HashMap<String, FieldSchema> = HashMap::new();
     for row in &d.rows {
-        tally(&mut index, row);
+        tally(&mut index, row, &|| d.row_key(row));
     }
     with_defaults(index.into_iter().collect(), d)
 }
@@ -292,7 +312,7 @@ pub fn with_defaults(
 }
 
 /// Counts one row into the field schemas.
-fn tally(index: &mut HashMap<String, FieldSchema>, row: &Row) {
+fn tally(index: &mut HashMap<String, FieldSchema>, row: &Row, key: &dyn Fn() -> String) {
     for (k, v) in row {
         // Most rows share one set of fields: allocate a name once.
         let f = match index.get_mut(k.as_str()) {
@@ -302,7 +322,13 @@ fn tally(index: &mut HashMap<String, FieldSchema>, row: &Row) {
         f.present += 1;
         match v {
             Value::Null => f.nulls += 1,
-            v => *f.types.entry(value_type(v)).or_insert(0) += 1,
+            v => {
+                let t = value_type(v);
+                *f.types.entry(t).or_insert(0) += 1;
+                if !f.first.contains_key(t) {
+                    f.first.insert(t, key());
+                }
+            }
         }
     }
 }
@@ -311,51 +337,129 @@ fn tally(index: &mut HashMap<String, FieldSchema>, row: &Row) {
 // Data files
 // ---------------------------------------------------------------------------------------------
 
-/// The formats a dataset file can have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DataFormat {
-    /// A header row, then one row per record.
-    Csv,
-    /// An array of objects.
-    Json,
-    /// One object per line.
-    JsonLines,
-}
-
 impl DataFormat {
     pub fn name(self) -> &'static str {
         match self {
             DataFormat::Csv => "CSV",
+            DataFormat::Tsv => "TSV",
             DataFormat::Json => "JSON",
             DataFormat::JsonLines => "JSON Lines",
+            DataFormat::Parquet => "Parquet",
+            DataFormat::Arrow => "Arrow IPC",
+            DataFormat::Excel => "Excel",
         }
     }
 
-    /// The format an extension names: `.csv`, `.json`, `.jsonl` / `.ndjson`.
+    /// The word `--input-format` takes for it (`csv`, `jsonl`, `parquet`, …).
+    pub fn word(self) -> &'static str {
+        self.into()
+    }
+
+    /// Whether the format is binary (decoded by the app's readers, not by [`parse`]).
+    pub fn is_binary(self) -> bool {
+        matches!(
+            self,
+            DataFormat::Parquet | DataFormat::Arrow | DataFormat::Excel
+        )
+    }
+
+    /// The format an extension names: `.csv`, `.tsv` / `.tab`, `.json`, `.jsonl` /
+    /// `.ndjson`, `.parquet` / `.pq`, `.arrow` / `.feather` / `.ipc` / `.arrows`,
+    /// `.xlsx` / `.xlsm` / `.xlsb` / `.xls` / `.ods`.
     pub fn from_path(path: &Path) -> Option<DataFormat> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "csv" => Some(DataFormat::Csv),
+            "tsv" | "tab" => Some(DataFormat::Tsv),
             "json" => Some(DataFormat::Json),
             "jsonl" | "ndjson" => Some(DataFormat::JsonLines),
+            "parquet" | "pq" => Some(DataFormat::Parquet),
+            "arrow" | "feather" | "ipc" | "arrows" => Some(DataFormat::Arrow),
+            "xlsx" | "xlsm" | "xlsb" | "xls" | "ods" => Some(DataFormat::Excel),
             _ => None,
         }
     }
 
-    /// Guesses from the content: `[` opens JSON, `{` JSON Lines, anything else is CSV.
+    /// Guesses from the content: Parquet, Arrow and Excel by their magic bytes; `[`
+    /// opens JSON; `{` opens JSON Lines when the first line is a whole object and more
+    /// follows it (else one JSON object, keyed rows); else CSV, or TSV when the first
+    /// line has tabs and no commas.
     pub fn sniff(bytes: &[u8]) -> DataFormat {
+        if bytes.starts_with(b"PAR1") {
+            return DataFormat::Parquet;
+        }
+        if bytes.starts_with(b"ARROW1") || bytes.starts_with(&[0xFF, 0xFF, 0xFF, 0xFF]) {
+            return DataFormat::Arrow;
+        }
+        if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
+            return DataFormat::Excel;
+        }
         let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
-        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        let start = bytes
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(bytes.len());
+        let bytes = &bytes[start..];
+        match bytes.first() {
             Some(b'[') => DataFormat::Json,
-            Some(b'{') => DataFormat::JsonLines,
-            _ => DataFormat::Csv,
+            Some(b'{') => {
+                let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+                let Ok(first) = std::str::from_utf8(&bytes[..end]) else {
+                    return DataFormat::JsonLines;
+                };
+                match serde_json::from_str::<Value>(first.trim()) {
+                    // A pretty-printed object: its first line is not a whole value.
+                    Err(_) => DataFormat::Json,
+                    Ok(Value::Object(members)) => {
+                        let more = bytes[end..].iter().any(|b| !b.is_ascii_whitespace());
+                        // One line, two or more members, all objects: rows keyed by
+                        // name (`jq -c` of a keyed file), not one row.
+                        if !more && members.len() > 1 && members.values().all(Value::is_object) {
+                            DataFormat::Json
+                        } else {
+                            DataFormat::JsonLines
+                        }
+                    }
+                    Ok(_) => DataFormat::JsonLines,
+                }
+            }
+            _ => {
+                let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+                let first = &bytes[..end];
+                if first.contains(&b'\t') && !first.contains(&b',') {
+                    DataFormat::Tsv
+                } else {
+                    DataFormat::Csv
+                }
+            }
         }
     }
 
     /// The extension's format, else a guess from the content.
     pub fn detect(path: &Path, bytes: &[u8]) -> DataFormat {
         Self::from_path(path).unwrap_or_else(|| Self::sniff(bytes))
+    }
+}
+
+/// Where a data file's rows are: lines of text, rows of a table (Parquet, Arrow), or
+/// rows of a sheet (Excel).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "sheet")]
+pub enum RowPlace {
+    #[default]
+    Line,
+    Row,
+    Sheet(String),
+}
+
+impl RowPlace {
+    /// `file:12`, `file: row 12`, `file: sheet `S` row 12`.
+    pub fn at(&self, file: &str, n: usize) -> String {
+        match self {
+            RowPlace::Line => format!("{file}:{n}"),
+            RowPlace::Row => format!("{file}: row {n}"),
+            RowPlace::Sheet(sheet) => format!("{file}: sheet `{sheet}` row {n}"),
+        }
     }
 }
 
@@ -388,21 +492,22 @@ pub enum DataError {
     #[error("{file}: {message}")]
     File { file: String, message: String },
     /// Some rows are bad; `good` rows are not.
-    #[error("{}", render_bad_rows(file, bad, *good))]
+    #[error("{}", render_bad_rows(file, bad, *good, place))]
     BadRows {
         file: String,
         bad: Vec<BadRow>,
         good: usize,
+        place: RowPlace,
     },
 }
 
-fn render_bad_rows(file: &str, bad: &[BadRow], good: usize) -> String {
+fn render_bad_rows(file: &str, bad: &[BadRow], good: usize, place: &RowPlace) -> String {
     if let [one] = bad {
-        return format!("{file}:{}: {}", one.line, one.message);
+        return format!("{}: {}", place.at(file, one.line), one.message);
     }
     let mut out = format!("{file}: {} bad rows ({good} good):", bad.len());
     for b in bad.iter().take(BAD_ROWS_SHOWN) {
-        out.push_str(&format!("\n  {file}:{}: {}", b.line, b.message));
+        out.push_str(&format!("\n  {}: {}", place.at(file, b.line), b.message));
     }
     if bad.len() > BAD_ROWS_SHOWN {
         out.push_str(&format!("\n  … and {} more", bad.len() - BAD_ROWS_SHOWN));
@@ -418,6 +523,28 @@ pub struct ParseOptions<'a> {
     pub key_case: KeyCase,
     /// Keep the good rows and report the bad ones instead of refusing the file.
     pub skip_bad: bool,
+    /// How the file is read (name field, stated types; format and sheet are the
+    /// caller's).
+    pub read: &'a ReadOptions,
+}
+
+/// Reading as the file says (no name field, sheet or stated types).
+pub const READ_AS_IS: &ReadOptions = &ReadOptions {
+    format: None,
+    name_field: None,
+    sheet: None,
+    types: BTreeMap::new(),
+};
+
+impl ParseOptions<'_> {
+    /// The field that takes a keyed JSON object's member names: the stated one, else
+    /// the dataset's key when it is one field.
+    fn name_field(&self) -> Option<&str> {
+        self.read.name_field.as_deref().or(match self.key {
+            [one] => Some(one.as_str()),
+            _ => None,
+        })
+    }
 }
 
 /// The rows of a data file.
@@ -431,6 +558,21 @@ pub struct Parsed {
     pub skipped: Vec<BadRow>,
     /// Field names in order of first appearance (CSV: the header).
     pub fields: Vec<String>,
+    /// Where rows are (what `lines` and `skipped` count).
+    pub place: RowPlace,
+}
+
+/// Rows decoded from a binary file (Parquet, Arrow, Excel) by the app's readers, with
+/// where each is; [`parse_table`] and [`compact_table`] check them as [`parse`] does.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    /// (1-based row number in `place`, row).
+    pub rows: Vec<(usize, Row)>,
+    /// Rows that could not be decoded.
+    pub bad: Vec<BadRow>,
+    /// Column names in order.
+    pub fields: Vec<String>,
+    pub place: RowPlace,
 }
 
 /// Parses a data file into rows, checking that every row has its key and that keys are
@@ -442,9 +584,39 @@ pub fn parse(
     opts: &ParseOptions<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Parsed, DataError> {
-    let (raw, text_len) = read_raw(bytes, file, format, progress)?;
+    let (raw, text_len) = read_raw(bytes, file, format, opts, progress)?;
     progress(text_len);
+    parse_raw(raw, file, format, opts)
+}
+
+/// Checks rows decoded from a binary file ([`Table`]) as [`parse`] checks a text file's.
+pub fn parse_table(
+    table: Table,
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+) -> Result<Parsed, DataError> {
+    parse_raw(Raw::typed(table, file, opts)?, file, format, opts)
+}
+
+/// [`parse_compact`] of rows decoded from a binary file ([`Table`]).
+pub fn compact_table(
+    table: Table,
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+) -> Result<Compact, DataError> {
+    compact_raw(Raw::typed(table, file, opts)?, file, format, opts)
+}
+
+fn parse_raw(
+    raw: Raw,
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+) -> Result<Parsed, DataError> {
     let fields = raw.fields.clone();
+    let place = raw.place.clone();
     let mut rows = Vec::with_capacity(raw.rows.len());
     let mut lines = Vec::with_capacity(raw.rows.len());
     let skipped = check_rows(raw, file, format, opts, &mut |line, row| {
@@ -457,6 +629,7 @@ pub fn parse(
         lines,
         skipped,
         fields,
+        place,
     })
 }
 
@@ -479,7 +652,12 @@ impl std::hash::Hasher for DigestHasher {
 /// [`parse_compact`] of CSV records with exactly compared keys: each record is written
 /// as its row's JSON text straight from its cells (the same text as the typed row's),
 /// with no row tree on the way.
-fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact, DataError> {
+fn compact_csv(
+    raw: Raw,
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+) -> Result<Compact, DataError> {
     let Raw {
         rows: RawRows::Csv {
             header,
@@ -488,6 +666,7 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
         },
         mut bad,
         fields,
+        place,
     } = raw
     else {
         unreachable!("called on CSV records");
@@ -523,24 +702,15 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
     let mut seen: HashMap<[u8; 32], usize, std::hash::BuildHasherDefault<DigestHasher>> =
         HashMap::with_capacity_and_hasher(records.len(), Default::default());
     let mut rows = Vec::with_capacity(records.len());
+    let kinds: Vec<ColumnType> = kinds.into_iter().map(ColumnKind::ty).collect();
     // A cell as its typed value's JSON (or, for a key, as the key writes it); returns
     // the value's type.
-    let write_cell = |out: &mut String, cell: &str, kind: ColumnKind, bare: bool| {
+    let write_cell = |out: &mut String, cell: &str, ty: ColumnType, bare: bool| {
         if cell.is_empty() {
             out.push_str("null");
-            "null"
-        } else if kind.all_bool {
-            out.push_str(if cell.eq_ignore_ascii_case("true") {
-                "true"
-            } else {
-                "false"
-            });
-            "boolean"
-        } else if kind.all_number {
-            let n = number(cell).expect("checked when the column was typed");
-            out.push_str(&n.to_string());
-            if n.is_f64() { "number" } else { "integer" }
-        } else {
+            return "null";
+        }
+        if ty == ColumnType::String {
             if bare {
                 out.push_str(cell);
             } else {
@@ -548,8 +718,20 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
                 serde_json::to_writer(&mut w, cell).expect("strings serialize");
                 *out = String::from_utf8(w).expect("JSON is UTF-8");
             }
-            "string"
+            return "string";
         }
+        if ty == ColumnType::Number
+            && let Some(n) = number(cell)
+        {
+            out.push_str(&n.to_string());
+            return if n.is_f64() { "number" } else { "integer" };
+        }
+        let v = convert_cell(cell, ty).expect("checked when the record was read");
+        match &v {
+            Value::String(s) if bare => out.push_str(s),
+            v => out.push_str(&v.to_string()),
+        }
+        value_type(&v)
     };
     for (line, record) in records {
         if let Some((_, k)) = key_columns.iter().find(|(i, _)| record[*i].is_empty()) {
@@ -600,7 +782,12 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
             f.present += 1;
             match t {
                 "null" => f.nulls += 1,
-                t => *f.types.entry(t).or_insert(0) += 1,
+                t => {
+                    *f.types.entry(t).or_insert(0) += 1;
+                    if !f.first.contains_key(t) {
+                        f.first.insert(t, key.clone());
+                    }
+                }
             }
         }
         json.push('}');
@@ -617,6 +804,7 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
             file: file.to_owned(),
             bad,
             good: rows.len(),
+            place,
         });
     }
     let schema = header
@@ -625,11 +813,12 @@ fn compact_csv(raw: Raw, file: &str, opts: &ParseOptions<'_>) -> Result<Compact,
         .filter(|(_, f)| f.present > 0)
         .collect();
     Ok(Compact {
-        format: DataFormat::Csv,
+        format,
         rows,
         skipped: bad,
         fields,
         schema,
+        place,
     })
 }
 
@@ -638,12 +827,19 @@ fn read_raw(
     bytes: &[u8],
     file: &str,
     format: DataFormat,
+    opts: &ParseOptions<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Raw, u64), DataError> {
     let file_err = |message: String| DataError::File {
         file: file.to_owned(),
         message,
     };
+    if format.is_binary() {
+        return Err(file_err(format!(
+            "{} is read by the app's readers (dataset::parse_table)",
+            format.name()
+        )));
+    }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(file_err(
             "the file is empty (a deleted or half-written file is never read as no rows)"
@@ -661,9 +857,11 @@ fn read_raw(
         }
     })?;
     let raw = match format {
-        DataFormat::Csv => parse_csv(text, file, progress)?,
-        DataFormat::Json => parse_json_array(text, file)?,
-        DataFormat::JsonLines => parse_json_lines(text, progress),
+        DataFormat::Csv => parse_csv(text, file, b',', &opts.read.types, progress)?,
+        DataFormat::Tsv => parse_csv(text, file, b'\t', &opts.read.types, progress)?,
+        DataFormat::Json => parse_json(text, file, opts.name_field())?.with_types(file, opts)?,
+        DataFormat::JsonLines => parse_json_lines(text, progress).with_types(file, opts)?,
+        DataFormat::Parquet | DataFormat::Arrow | DataFormat::Excel => unreachable!("refused"),
     };
     Ok((raw, bytes.len() as u64))
 }
@@ -673,6 +871,61 @@ struct Raw {
     rows: RawRows,
     bad: Vec<BadRow>,
     fields: Vec<String>,
+    place: RowPlace,
+}
+
+impl Raw {
+    /// A binary file's decoded rows, with their stated types applied.
+    fn typed(table: Table, file: &str, opts: &ParseOptions<'_>) -> Result<Raw, DataError> {
+        Raw {
+            rows: RawRows::Rows(table.rows),
+            bad: table.bad,
+            fields: table.fields,
+            place: table.place,
+        }
+        .with_types(file, opts)
+    }
+
+    /// Applies the stated column types to decoded rows: a value that does not convert
+    /// makes its row bad. A stated field no row has is an error.
+    fn with_types(mut self, file: &str, opts: &ParseOptions<'_>) -> Result<Raw, DataError> {
+        let types = &opts.read.types;
+        if types.is_empty() {
+            return Ok(self);
+        }
+        if let Some(missing) = types.keys().find(|f| !self.fields.contains(f)) {
+            return Err(DataError::File {
+                file: file.to_owned(),
+                message: format!(
+                    "--type {missing}=…: no row has a field `{missing}` (fields: {})",
+                    self.fields.join(", ")
+                ),
+            });
+        }
+        let RawRows::Rows(rows) = std::mem::replace(&mut self.rows, RawRows::Rows(vec![])) else {
+            return Ok(self);
+        };
+        let mut kept = Vec::with_capacity(rows.len());
+        'rows: for (line, mut row) in rows {
+            for (field, ty) in types {
+                if let Some(v) = row.get_mut(field) {
+                    match coerce(std::mem::take(v), *ty) {
+                        Ok(new) => *v = new,
+                        Err(message) => {
+                            self.bad.push(BadRow {
+                                line,
+                                message: format!("field `{field}`: {message}"),
+                            });
+                            continue 'rows;
+                        }
+                    }
+                }
+            }
+            kept.push((line, row));
+        }
+        self.rows = RawRows::Rows(kept);
+        Ok(self)
+    }
 }
 
 /// The rows of a file as read. CSV records stay records (compact) until each is typed
@@ -702,15 +955,18 @@ impl RawRows {
                 header,
                 kinds,
                 records,
-            } => Box::new(records.into_iter().map(move |(line, record)| {
-                let row: Row = header
-                    .iter()
-                    .zip(record.iter())
-                    .zip(&kinds)
-                    .map(|((h, cell), kind)| (h.clone(), typed(cell, *kind)))
-                    .collect();
-                (line, row)
-            })),
+            } => {
+                let types: Vec<ColumnType> = kinds.into_iter().map(ColumnKind::ty).collect();
+                Box::new(records.into_iter().map(move |(line, record)| {
+                    let row: Row = header
+                        .iter()
+                        .zip(record.iter())
+                        .zip(&types)
+                        .map(|((h, cell), ty)| (h.clone(), typed(cell, *ty)))
+                        .collect();
+                    (line, row)
+                }))
+            }
         }
     }
 }
@@ -735,6 +991,8 @@ pub struct Compact {
     pub fields: Vec<String>,
     /// Each field's types and coverage over the rows (no defaults).
     pub schema: BTreeMap<String, FieldSchema>,
+    /// Where rows are (what `skipped` counts).
+    pub place: RowPlace,
 }
 
 /// Parses a data file into rows ready to store, checking keys as [`parse`] does. Each
@@ -747,12 +1005,22 @@ pub fn parse_compact(
     opts: &ParseOptions<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Compact, DataError> {
-    let (raw, text_len) = read_raw(bytes, file, format, progress)?;
+    let (raw, text_len) = read_raw(bytes, file, format, opts, progress)?;
     progress(text_len);
+    compact_raw(raw, file, format, opts)
+}
+
+fn compact_raw(
+    raw: Raw,
+    file: &str,
+    format: DataFormat,
+    opts: &ParseOptions<'_>,
+) -> Result<Compact, DataError> {
     if matches!(raw.rows, RawRows::Csv { .. }) && opts.key_case.is_sensitive() {
-        return compact_csv(raw, file, opts);
+        return compact_csv(raw, file, format, opts);
     }
     let fields = raw.fields.clone();
+    let place = raw.place.clone();
     let keyed = Dataset {
         key: opts.key.to_vec(),
         key_case: opts.key_case,
@@ -761,8 +1029,8 @@ pub fn parse_compact(
     let mut rows = Vec::with_capacity(raw.rows.len());
     let mut index: HashMap<String, FieldSchema> = HashMap::new();
     let skipped = check_rows(raw, file, format, opts, &mut |_, row| {
-        tally(&mut index, &row);
         let key = keyed.row_key(&row);
+        tally(&mut index, &row, &|| key.clone());
         rows.push(StoredRow {
             hash: super::model::key_hash(&key),
             key,
@@ -775,6 +1043,7 @@ pub fn parse_compact(
         skipped,
         fields,
         schema: index.into_iter().collect(),
+        place,
     })
 }
 
@@ -791,9 +1060,16 @@ fn check_rows(
         rows,
         mut bad,
         fields,
+        place,
     } = raw;
-    if format == DataFormat::Csv
-        && let Some(missing) = opts.key.iter().find(|k| !fields.contains(k))
+    let word = match place {
+        RowPlace::Line => "line",
+        RowPlace::Row | RowPlace::Sheet(_) => "row",
+    };
+    if matches!(
+        format,
+        DataFormat::Csv | DataFormat::Tsv | DataFormat::Parquet | DataFormat::Arrow | DataFormat::Excel
+    ) && let Some(missing) = opts.key.iter().find(|k| !fields.contains(k))
     {
         return Err(DataError::File {
             file: file.to_owned(),
@@ -837,7 +1113,7 @@ fn check_rows(
             bad.push(BadRow {
                 line,
                 message: format!(
-                    "duplicate key `{}`: line {first} has it too",
+                    "duplicate key `{}`: {word} {first} has it too",
                     keyed.row_key(&row)
                 ),
             });
@@ -853,6 +1129,7 @@ fn check_rows(
             file: file.to_owned(),
             bad,
             good,
+            place,
         });
     }
     Ok(bad)
@@ -874,11 +1151,14 @@ fn line_col(bytes: &[u8], offset: usize) -> (usize, usize) {
 // CSV
 // ---------------------------------------------------------------------------------------------
 
-/// What every non-empty cell of a column can be.
+/// What every non-empty cell of a column can be, or its stated type.
 #[derive(Debug, Clone, Copy)]
 struct ColumnKind {
     all_bool: bool,
     all_number: bool,
+    /// Every cell a JSON array or object (`["openai","azure"]`).
+    all_json: bool,
+    stated: Option<ColumnType>,
 }
 
 impl Default for ColumnKind {
@@ -886,13 +1166,156 @@ impl Default for ColumnKind {
         ColumnKind {
             all_bool: true,
             all_number: true,
+            all_json: true,
+            stated: None,
         }
     }
 }
 
+impl ColumnKind {
+    /// The type the column's cells are read as.
+    fn ty(self) -> ColumnType {
+        match self.stated {
+            Some(t) => t,
+            None if self.all_bool => ColumnType::Boolean,
+            None if self.all_number => ColumnType::Number,
+            None if self.all_json => ColumnType::Json,
+            None => ColumnType::String,
+        }
+    }
+
+    /// Narrows the inferred type by one non-empty cell.
+    fn see(&mut self, cell: &str) {
+        if self.all_bool && !is_bool(cell) {
+            self.all_bool = false;
+        }
+        if self.all_number && number(cell).is_none() {
+            self.all_number = false;
+        }
+        if self.all_json && !looks_like_json(cell) {
+            self.all_json = false;
+        }
+    }
+}
+
+/// A cell that is a JSON array or object (and parses as one, within the depth limit).
+fn looks_like_json(cell: &str) -> bool {
+    let t = cell.trim();
+    (t.starts_with('[') && t.ends_with(']') || t.starts_with('{') && t.ends_with('}'))
+        && super::diag::prescan(t, super::diag::MAX_TEXT_DEPTH).is_none()
+        && serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok()
+}
+
+/// A cell read as `ty`: the value, or why it is not one. An empty cell is `null`.
+pub fn convert_cell(cell: &str, ty: ColumnType) -> Result<Value, String> {
+    if cell.is_empty() {
+        return Ok(Value::Null);
+    }
+    let shown = || {
+        let short: String = cell.chars().take(40).collect();
+        let more = if short.len() < cell.len() { "…" } else { "" };
+        format!("{}{more}", crate::text::sanitize(&short))
+    };
+    match ty {
+        ColumnType::String => Ok(Value::String(cell.to_owned())),
+        ColumnType::Number => lenient_number(cell)
+            .map(Value::Number)
+            .ok_or_else(|| format!("`{}` is not a number", shown())),
+        ColumnType::Integer => lenient_number(cell)
+            .and_then(|n| whole(&n))
+            .map(Value::from)
+            .ok_or_else(|| format!("`{}` is not a whole number (within ±2^53)", shown())),
+        ColumnType::Boolean => match cell.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(Value::Bool(true)),
+            "false" | "0" | "no" => Ok(Value::Bool(false)),
+            _ => Err(format!(
+                "`{}` is not a boolean (true/false, 1/0, yes/no)",
+                shown()
+            )),
+        },
+        ColumnType::Json => {
+            let t = cell.trim();
+            if let Some((_, _, problem)) = super::diag::prescan(t, super::diag::MAX_TEXT_DEPTH) {
+                return Err(format!("`{}` is not JSON: {}", shown(), problem.message()));
+            }
+            let mut de = serde_json::Deserializer::from_str(t);
+            de.disable_recursion_limit();
+            StrictValue::deserialize(&mut de)
+                .and_then(|v| de.end().map(|_| v.0))
+                .map_err(|e| {
+                    let m = e.to_string();
+                    let m = m.rsplit_once(" at line ").map_or(m.clone(), |(m, _)| m.to_owned());
+                    format!("`{}` is not JSON: {m}", shown())
+                })
+        }
+    }
+}
+
+/// A decoded value read as `ty` (`--type` on a JSON, Parquet, Arrow or Excel field):
+/// text converts as a cell does, numbers and booleans convert where they can, and
+/// `string` writes any value as its text. `null` stays `null`.
+pub fn coerce(v: Value, ty: ColumnType) -> Result<Value, String> {
+    match (v, ty) {
+        (Value::Null, _) => Ok(Value::Null),
+        (Value::String(s), ColumnType::String) => Ok(Value::String(s)),
+        (Value::String(s), ty) => convert_cell(&s, ty),
+        (v, ColumnType::String) => Ok(Value::String(v.to_string())),
+        (Value::Number(n), ColumnType::Number) => Ok(Value::Number(n)),
+        (Value::Number(n), ColumnType::Integer) => whole(&n)
+            .map(Value::from)
+            .ok_or_else(|| format!("{n} is not a whole number (within ±2^53)")),
+        (Value::Number(n), ColumnType::Boolean) => match n.as_f64() {
+            Some(1.0) => Ok(Value::Bool(true)),
+            Some(0.0) => Ok(Value::Bool(false)),
+            _ => Err(format!("{n} is not a boolean (1 or 0)")),
+        },
+        (Value::Bool(b), ColumnType::Boolean) => Ok(Value::Bool(b)),
+        (Value::Bool(b), ColumnType::Number | ColumnType::Integer) => Ok(Value::from(u8::from(b))),
+        (v, ColumnType::Json) => Ok(v),
+        (v, ty) => Err(format!(
+            "{} is not {}",
+            describe(&v),
+            match ty {
+                ColumnType::Number => "a number",
+                ColumnType::Integer => "a whole number",
+                ColumnType::Boolean => "a boolean",
+                ColumnType::String | ColumnType::Json => unreachable!("converted above"),
+            }
+        )),
+    }
+}
+
+/// A number as stated (`--type F=number`): a JSON number, or `+1`, `.5`, `02134`.
+fn lenient_number(cell: &str) -> Option<Number> {
+    let t = cell.trim();
+    if let Some(n) = number(t) {
+        return Some(n);
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'e' | b'E' | b'+')) {
+        return None;
+    }
+    if let Ok(i) = t.parse::<i64>() {
+        return (i.unsigned_abs() <= super::diag::MAX_EXACT_INTEGER).then(|| Number::from(i));
+    }
+    t.parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite())
+        .and_then(Number::from_f64)
+}
+
+/// A number's whole value, when it is one within ±2^53.
+fn whole(n: &Number) -> Option<i64> {
+    if let Some(i) = n.as_i64() {
+        return (i.unsigned_abs() <= super::diag::MAX_EXACT_INTEGER).then_some(i);
+    }
+    let f = n.as_f64()?;
+    (f.fract() == 0.0 && f.abs() <= super::diag::MAX_EXACT_INTEGER as f64).then_some(f as i64)
+}
+
 /// Where a CSV text opens a quoted field it never closes, as line:col (RFC 4180: a
 /// quote opens a field only at its start; `""` inside one is a quote).
-fn unterminated_quote(text: &str) -> Option<(usize, usize)> {
+fn unterminated_quote(text: &str, delimiter: u8) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let (mut line, mut col) = (1usize, 0usize);
     let mut open: Option<(usize, usize)> = None;
@@ -908,7 +1331,7 @@ fn unterminated_quote(text: &str) -> Option<(usize, usize)> {
             }
             (Some(_), b'"') => open = None,
             (None, b'"') if field_start => open = Some((line, col)),
-            (None, b',') => {
+            (None, d) if d == delimiter => {
                 field_start = true;
                 i += 1;
                 continue;
@@ -927,8 +1350,14 @@ fn unterminated_quote(text: &str) -> Option<(usize, usize)> {
     open
 }
 
-fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Raw, DataError> {
-    if let Some((line, column)) = unterminated_quote(text) {
+fn parse_csv(
+    text: &str,
+    file: &str,
+    delimiter: u8,
+    types: &BTreeMap<String, ColumnType>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Raw, DataError> {
+    if let Some((line, column)) = unterminated_quote(text, delimiter) {
         return Err(DataError::Syntax {
             file: file.to_owned(),
             line,
@@ -937,6 +1366,7 @@ fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Ra
         });
     }
     let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::Headers)
@@ -979,10 +1409,25 @@ fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Ra
             });
         }
     }
+    if let Some(missing) = types.keys().find(|f| !header.contains(f)) {
+        return Err(DataError::File {
+            file: file.to_owned(),
+            message: format!(
+                "--type {missing}=…: no column `{missing}` (the columns are {})",
+                header.join(", ")
+            ),
+        });
+    }
     let mut lines = LineCounter::new(text.as_bytes());
     let mut records: Vec<(usize, csv::StringRecord)> = Vec::new();
     let mut bad = Vec::new();
-    let mut kinds = vec![ColumnKind::default(); header.len()];
+    let mut kinds: Vec<ColumnKind> = header
+        .iter()
+        .map(|h| ColumnKind {
+            stated: types.get(h).copied(),
+            ..ColumnKind::default()
+        })
+        .collect();
     loop {
         let mut record = csv::StringRecord::new();
         if !reader.read_record(&mut record).map_err(csv_err)? {
@@ -1008,15 +1453,23 @@ fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Ra
             });
             continue;
         }
+        let stated_bad = kinds
+            .iter()
+            .zip(record.iter())
+            .zip(&header)
+            .find_map(|((kind, cell), h)| {
+                let ty = kind.stated?;
+                convert_cell(cell, ty)
+                    .err()
+                    .map(|e| format!("column `{h}`: {e}"))
+            });
+        if let Some(message) = stated_bad {
+            bad.push(BadRow { line, message });
+            continue;
+        }
         for (kind, cell) in kinds.iter_mut().zip(record.iter()) {
-            if cell.is_empty() {
-                continue;
-            }
-            if kind.all_bool && !is_bool(cell) {
-                kind.all_bool = false;
-            }
-            if kind.all_number && number(cell).is_none() {
-                kind.all_number = false;
+            if !cell.is_empty() && kind.stated.is_none() {
+                kind.see(cell);
             }
         }
         records.push((line, record));
@@ -1029,6 +1482,7 @@ fn parse_csv(text: &str, file: &str, progress: &mut dyn FnMut(u64)) -> Result<Ra
         },
         bad,
         fields: header,
+        place: RowPlace::Line,
     })
 }
 
@@ -1070,16 +1524,9 @@ fn is_bool(cell: &str) -> bool {
     cell.eq_ignore_ascii_case("true") || cell.eq_ignore_ascii_case("false")
 }
 
-fn typed(cell: &str, kind: ColumnKind) -> Value {
-    if cell.is_empty() {
-        Value::Null
-    } else if kind.all_bool {
-        Value::Bool(cell.eq_ignore_ascii_case("true"))
-    } else if kind.all_number {
-        Value::Number(number(cell).expect("checked when the column was typed"))
-    } else {
-        Value::String(cell.to_owned())
-    }
+/// A cell of a column read as `ty` (checked when the record was read).
+fn typed(cell: &str, ty: ColumnType) -> Value {
+    convert_cell(cell, ty).expect("checked when the record was read")
 }
 
 /// A JSON number without leading zeros, when it converts without loss.
@@ -1245,7 +1692,7 @@ impl<'de> Deserialize<'de> for StrictValue {
     }
 }
 
-fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
+fn parse_json(text: &str, file: &str, name_field: Option<&str>) -> Result<Raw, DataError> {
     // A guard for the parser's stack before anything is parsed; rows are held to the
     // one nesting limit afterwards (`check_rows`).
     // Integers that would lose digits are refused here too, with their line:col.
@@ -1267,34 +1714,95 @@ fn parse_json_array(text: &str, file: &str) -> Result<Raw, DataError> {
         .map(|v| v.0)
         .map_err(|e| syntax(file, &e, "JSON"))?;
     de.end().map_err(|e| syntax(file, &e, "JSON"))?;
-    let Value::Array(items) = value else {
-        return Err(DataError::File {
-            file: file.to_owned(),
-            message: format!("expected an array of row objects, got {}", describe(&value)),
-        });
-    };
     let lines = element_lines(text);
     let mut fields = Vec::new();
     let mut known = std::collections::HashSet::new();
-    let mut rows = Vec::with_capacity(items.len());
     let mut bad = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let line = lines.get(i).copied().unwrap_or(1);
-        match item {
-            Value::Object(row) => {
+    let rows = match value {
+        Value::Array(items) => {
+            let mut rows = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                let line = lines.get(i).copied().unwrap_or(1);
+                match item {
+                    Value::Object(row) => {
+                        note_fields(&row, &mut fields, &mut known);
+                        rows.push((line, row));
+                    }
+                    other => bad.push(BadRow {
+                        line,
+                        message: not_an_object(&other),
+                    }),
+                }
+            }
+            rows
+        }
+        Value::Object(members) => {
+            let Some(name_field) = name_field else {
+                return Err(DataError::File {
+                    file: file.to_owned(),
+                    message: format!(
+                        "an object of {} members, not an array of rows: to read each member as a row \
+                         named by the member's name, say which field takes the name \
+                         (hint: --name-field FIELD, or a dataset key of one field)",
+                        members.len()
+                    ),
+                });
+            };
+            let mut rows = Vec::with_capacity(members.len());
+            fields.push(name_field.to_owned());
+            known.insert(name_field.to_owned());
+            for (i, (name, item)) in members.into_iter().enumerate() {
+                let line = lines.get(i).copied().unwrap_or(1);
+                let Value::Object(member) = item else {
+                    bad.push(BadRow {
+                        line,
+                        message: format!("member `{}`: {}", crate::text::sanitize(&name), not_an_object(&item)),
+                    });
+                    continue;
+                };
+                match member.get(name_field) {
+                    Some(Value::String(own)) if *own == name => {}
+                    None | Some(Value::Null) => {}
+                    Some(other) => {
+                        bad.push(BadRow {
+                            line,
+                            message: format!(
+                                "member `{}` has `{name_field}` = {} already; the member's name \
+                                 would replace it (hint: another --name-field)",
+                                crate::text::sanitize(&name),
+                                crate::text::sanitize(&other.to_string())
+                            ),
+                        });
+                        continue;
+                    }
+                }
+                let mut row = Row::with_capacity(member.len() + 1);
+                row.insert(name_field.to_owned(), Value::String(name));
+                for (k, v) in member {
+                    if k != name_field {
+                        row.insert(k, v);
+                    }
+                }
                 note_fields(&row, &mut fields, &mut known);
                 rows.push((line, row));
             }
-            other => bad.push(BadRow {
-                line,
-                message: not_an_object(&other),
-            }),
+            rows
         }
-    }
+        other => {
+            return Err(DataError::File {
+                file: file.to_owned(),
+                message: format!(
+                    "expected an array of row objects or an object of rows, got {}",
+                    describe(&other)
+                ),
+            });
+        }
+    };
     Ok(Raw {
         rows: RawRows::Rows(rows),
         bad,
         fields,
+        place: RowPlace::Line,
     })
 }
 
@@ -1422,6 +1930,7 @@ fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
         rows: RawRows::Rows(rows),
         bad,
         fields,
+        place: RowPlace::Line,
     }
 }
 
@@ -1445,6 +1954,7 @@ mod tests {
             key,
             key_case: KeyCase::Sensitive,
             skip_bad: false,
+            read: READ_AS_IS,
         }
     }
 
@@ -1698,6 +2208,12 @@ mod tests {
             &mut |_| {},
         )
         .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("member `id`: a row must be an object, got a number"),
+            "{e}"
+        );
+        let e = parse(b"7", "f.json", DataFormat::Json, &opts(&key()), &mut |_| {}).unwrap_err();
         assert!(e.to_string().contains("expected an array"), "{e}");
     }
 
@@ -1740,6 +2256,7 @@ mod tests {
             key: &key(),
             key_case: KeyCase::Insensitive,
             skip_bad: false,
+            read: READ_AS_IS,
         };
         let e = parse(
             b"id\nOpenAI\nopenai\n",

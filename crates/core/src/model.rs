@@ -149,6 +149,11 @@ pub struct Dataset {
     /// stored absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// Extension: how the dataset's data file is read (its format, the field that takes
+    /// the member names of a JSON object, the Excel sheet, stated column types); a
+    /// linked file is reloaded the same way.
+    #[serde(default, skip_serializing_if = "ReadOptions::is_default")]
+    pub read: ReadOptions,
     /// Extension: row patches, per-page field values layered over the rows they name by
     /// key (one deployment of a provider that supports citations, say). They are kept
     /// across dataset imports and linked-file reloads, and applied wherever rows are
@@ -157,6 +162,98 @@ pub struct Dataset {
     pub patches: Vec<RowPatch>,
     #[serde(default)]
     pub rows: Vec<Row>,
+}
+
+/// How a data file is read: `rulebench dataset import` and `page init` flags, kept with a
+/// linked dataset so that a reload reads its file the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadOptions {
+    /// The format, when not told by the file's extension or content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<DataFormat>,
+    /// A JSON object whose members are rows: the field that takes each member's name
+    /// (else the dataset's key field, when it has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_field: Option<String>,
+    /// An Excel workbook's sheet, by name or 1-based index (else the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// Stated column types (else inferred), by field.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub types: std::collections::BTreeMap<String, ColumnType>,
+}
+
+impl ReadOptions {
+    pub fn is_default(&self) -> bool {
+        *self == ReadOptions::default()
+    }
+}
+
+/// The formats a data file can have.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+pub enum DataFormat {
+    /// A header row, then one row per record, comma-separated.
+    Csv,
+    /// As CSV, tab-separated.
+    Tsv,
+    /// An array of row objects, or an object whose members are rows.
+    Json,
+    /// One object per line.
+    #[strum(serialize = "jsonl", serialize = "jsonlines", serialize = "ndjson")]
+    #[serde(alias = "jsonl")]
+    JsonLines,
+    /// Apache Parquet.
+    Parquet,
+    /// Apache Arrow IPC, file or stream (Feather v2).
+    #[strum(serialize = "arrow", serialize = "feather", serialize = "ipc")]
+    Arrow,
+    /// An Excel workbook (`.xlsx`, `.xlsm`, `.xls`, `.xlsb`) or an OpenDocument sheet.
+    #[strum(serialize = "excel", serialize = "xlsx")]
+    Excel,
+}
+
+/// A column's stated type (`--type FIELD=TYPE`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+pub enum ColumnType {
+    /// The text as written.
+    String,
+    /// A JSON number.
+    Number,
+    /// A whole number (within ±2^53).
+    Integer,
+    /// `true`/`false` (any case), `1`/`0`, `yes`/`no`.
+    Boolean,
+    /// JSON text (an array, an object, any value).
+    Json,
 }
 
 /// A row patch: the row's key, the fields it sets (over the row's own values), and why.
@@ -182,6 +279,7 @@ impl Dataset {
             defaults,
             key_case,
             file,
+            read,
             patches,
             rows: _,
         } = self;
@@ -194,6 +292,7 @@ impl Dataset {
             defaults: defaults.clone(),
             key_case: *key_case,
             file: file.clone(),
+            read: read.clone(),
             patches: patches.clone(),
             rows: vec![],
         }

@@ -505,6 +505,9 @@ pub fn validate_page_with(
         validate_dataset(page.dataset(side), side, &mut out);
     }
     let schema = Schema::of_with(page, facts);
+    for side in [Side::Source, Side::Target] {
+        mixed_types(schema.side(side), side, &mut out);
+    }
     let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, rule) in page.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
@@ -568,6 +571,44 @@ pub fn validate_page_with(
         &super::assertions::Limits::default(),
     ));
     out
+}
+
+/// A field whose rows hold more than one kind of value (numbers in some, text in
+/// others): comparisons with it mean different things row by row.
+fn mixed_types(schema: &DatasetSchema, side: Side, out: &mut Vec<Diagnostic>) {
+    for (field, f) in &schema.fields {
+        let kinds = f.kinds();
+        if kinds.len() < 2 {
+            continue;
+        }
+        let each: Vec<String> = kinds
+            .iter()
+            .map(|(kind, n, first)| {
+                let row = if first.is_empty() {
+                    String::new()
+                } else {
+                    format!(", first `{}`", crate::text::sanitize(first))
+                };
+                format!("{kind} in {n} row{}{row}", if *n == 1 { "" } else { "s" })
+            })
+            .collect();
+        out.push(
+            Diagnostic::warning(
+                Code::MixedTypes,
+                format!("/{}/rows", side.name()),
+                format!(
+                    "{} field `{}` holds values of more than one type: {}",
+                    side.name(),
+                    crate::text::sanitize(field),
+                    each.join("; ")
+                ),
+            )
+            .with_hint(Some(
+                "state the type at import (--type FIELD=string|number|integer|boolean|json), or fix the rows"
+                    .into(),
+            )),
+        );
+    }
 }
 
 fn validate_dataset(d: &Dataset, side: Side, out: &mut Vec<Diagnostic>) {

@@ -32,8 +32,9 @@ impl From<SideArg> for Side {
 
 #[derive(Subcommand, Debug)]
 pub enum DatasetAction {
-    /// Import a CSV, JSON (an array of objects) or JSON Lines file as one side's rows:
-    /// all rows or none, one new revision
+    /// Import a data file as one side's rows: CSV, TSV, JSON (an array of rows, or an
+    /// object whose members are rows), JSON Lines, Parquet, Arrow IPC or Excel; all rows
+    /// or none, one new revision
     Import {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = crate::cli::common::page_ids())]
@@ -41,8 +42,9 @@ pub enum DatasetAction {
         /// Which side's rows
         #[arg(value_enum)]
         side: SideArg,
-        /// .csv, .json, .jsonl / .ndjson (else the format is guessed from the content);
-        /// - reads stdin
+        /// .csv, .tsv, .json, .jsonl / .ndjson, .parquet, .arrow / .feather, .xlsx / .xls /
+        /// .ods (else --input-format, else the format is told by the content); - reads
+        /// stdin
         #[arg(value_name = "FILE|-")]
         file: PathBuf,
         /// Key fields, comma-separated [default: the dataset's key]
@@ -57,6 +59,8 @@ pub enum DatasetAction {
         /// Import the good rows and report the bad ones (else a bad row refuses the file)
         #[arg(long)]
         skip_bad: bool,
+        #[command(flatten)]
+        read: crate::cli::common::ReadArgs,
     },
     /// A dataset's fields: inferred type, how many rows have each, defaults
     Schema {
@@ -85,6 +89,7 @@ pub fn run(db: &crate::cli::io::Db, action: DatasetAction) -> Result<Exit, Failu
             label,
             link,
             skip_bad,
+            read,
         } => import(
             db,
             &page,
@@ -95,6 +100,7 @@ pub fn run(db: &crate::cli::io::Db, action: DatasetAction) -> Result<Exit, Failu
                 label,
                 link,
                 skip_bad,
+                read: read.options(),
             },
         ),
         DatasetAction::Schema {
@@ -193,7 +199,11 @@ fn import(
         sanitize(&file.display().to_string())
     };
     for b in &done.skipped {
-        eprintln!("skipped {shown}:{}: {}", b.line, sanitize(&b.message));
+        eprintln!(
+            "skipped {}: {}",
+            done.place.at(&shown, b.line),
+            sanitize(&b.message)
+        );
     }
     for w in &done.warnings {
         eprintln!("{page}: {}", sanitize_lines(&w.to_string()));

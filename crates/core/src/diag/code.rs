@@ -56,6 +56,9 @@ pub enum Code {
     /// A dataset's linked file not found on import: the embedded rows are used (a
     /// warning).
     LinkedFile,
+    /// A dataset field holding values of more than one type across rows (numbers in
+    /// some, text in others): a warning naming the types and a row of each.
+    MixedTypes,
 
     // Rules.
     /// A rule name that is empty or has no letter or digit.
@@ -228,6 +231,7 @@ mod tests {
                 "key-field",
                 "reserved-id",
                 "linked-file",
+                "mixed-types",
                 "rule-name",
                 "weight",
                 "duplicate-rule",

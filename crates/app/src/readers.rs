@@ -1,0 +1,526 @@
+//! Readers for the binary data files analysts have: Apache Parquet, Apache Arrow IPC
+//! (file or stream, Feather v2) and Excel workbooks (`.xlsx`, `.xlsm`, `.xlsb`, `.xls`,
+//! `.ods`). Each decodes bytes into a [`Table`] of JSON rows, which the core checks as
+//! it checks a CSV file's (keys present and unique, nesting, stated types).
+//!
+//! Types map as a user would expect: integers and floats are numbers (an integer
+//! beyond ±2^53, which the engine's floats would round, is kept as its text), text is
+//! text, booleans are booleans, lists are arrays, structs and maps are objects, dates
+//! and times are ISO 8601 text, decimals are numbers, binary is text (lossy UTF-8), and
+//! a null or an empty cell is `null`. Excel stores every number as a float: a whole one
+//! reads as an integer.
+//!
+//! Errors are located: a Parquet or Arrow error names the column and the row group (or
+//! batch); an Excel error names the sheet and the cell.
+
+use std::io::Cursor;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use rulebench_core::dataset::{BadRow, DataError, DataFormat, ReadOptions, RowPlace, Table};
+use rulebench_core::model::Row;
+use serde_json::{Map, Number, Value};
+
+/// Decodes a binary data file (`format` is Parquet, Arrow or Excel).
+pub fn decode(
+    bytes: &[u8],
+    file: &str,
+    format: DataFormat,
+    read: &ReadOptions,
+) -> Result<Table, DataError> {
+    match format {
+        DataFormat::Parquet => parquet(bytes, file),
+        DataFormat::Arrow => arrow_ipc(bytes, file),
+        DataFormat::Excel => excel(bytes, file, read),
+        other => Err(file_error(
+            file,
+            format!("{} is a text format, not read here", other.name()),
+        )),
+    }
+}
+
+fn file_error(file: &str, message: String) -> DataError {
+    DataError::File {
+        file: file.to_owned(),
+        message,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parquet and Arrow
+// ---------------------------------------------------------------------------------------------
+
+fn parquet(bytes: &[u8], file: &str) -> Result<Table, DataError> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let data = bytes::Bytes::copy_from_slice(bytes);
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data.clone())
+        .map_err(|e| file_error(file, format!("not a readable Parquet file: {e}")))?;
+    let groups = builder.metadata().num_row_groups();
+    let fields: Vec<String> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    check_names(&fields, file)?;
+    let mut table = Table {
+        fields,
+        place: RowPlace::Row,
+        ..Table::default()
+    };
+    for group in 0..groups {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(data.clone())
+            .and_then(|b| b.with_row_groups(vec![group]).with_batch_size(8192).build())
+            .map_err(|e| file_error(file, format!("row group {group}: {e}")))?;
+        for batch in reader {
+            let batch = batch.map_err(|e| file_error(file, format!("row group {group}: {e}")))?;
+            add_batch(&mut table, &batch, file, &format!("row group {group}"))?;
+        }
+    }
+    Ok(table)
+}
+
+fn arrow_ipc(bytes: &[u8], file: &str) -> Result<Table, DataError> {
+    let unreadable = |e: arrow_schema::ArrowError| {
+        file_error(file, format!("not a readable Arrow IPC file or stream: {e}"))
+    };
+    let (schema, batches): (_, Box<dyn Iterator<Item = _>>) = if bytes.starts_with(b"ARROW1") {
+        let reader =
+            arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None).map_err(unreadable)?;
+        (reader.schema(), Box::new(reader))
+    } else {
+        let reader = arrow_ipc::reader::StreamReader::try_new(Cursor::new(bytes), None)
+            .map_err(unreadable)?;
+        (reader.schema(), Box::new(reader))
+    };
+    let fields: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    check_names(&fields, file)?;
+    let mut table = Table {
+        fields,
+        place: RowPlace::Row,
+        ..Table::default()
+    };
+    for (n, batch) in batches.enumerate() {
+        let batch = batch.map_err(|e| file_error(file, format!("batch {n}: {e}")))?;
+        add_batch(&mut table, &batch, file, &format!("batch {n}"))?;
+    }
+    Ok(table)
+}
+
+fn check_names(fields: &[String], file: &str) -> Result<(), DataError> {
+    let mut seen = std::collections::HashSet::new();
+    for f in fields {
+        if !seen.insert(f) {
+            return Err(file_error(file, format!("two columns are named `{f}`")));
+        }
+    }
+    Ok(())
+}
+
+/// Appends a batch's rows, numbered on from the table's.
+fn add_batch(
+    table: &mut Table,
+    batch: &RecordBatch,
+    file: &str,
+    part: &str,
+) -> Result<(), DataError> {
+    let columns: Vec<Vec<Value>> = batch
+        .columns()
+        .iter()
+        .zip(batch.schema().fields())
+        .map(|(array, field)| {
+            values(array).map_err(|e| {
+                file_error(
+                    file,
+                    format!("column `{}`, {part}: {e}", field.name()),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let names: Vec<&String> = batch.schema_ref().fields().iter().map(|f| f.name()).collect();
+    let first = table.rows.len() + table.bad.len() + 1;
+    let mut columns: Vec<std::vec::IntoIter<Value>> =
+        columns.into_iter().map(Vec::into_iter).collect();
+    for i in 0..batch.num_rows() {
+        let mut row = Row::with_capacity(names.len());
+        for (name, column) in names.iter().zip(columns.iter_mut()) {
+            row.insert((*name).clone(), column.next().unwrap_or(Value::Null));
+        }
+        table.rows.push((first + i, row));
+    }
+    Ok(())
+}
+
+/// An integer as a JSON value: beyond ±2^53 its text (exact), as CSV cells are.
+fn int(i: i128) -> Value {
+    if i.unsigned_abs() <= u128::from(rulebench_core::diag::MAX_EXACT_INTEGER) {
+        Value::Number(Number::from(i as i64))
+    } else {
+        Value::String(i.to_string())
+    }
+}
+
+fn float(f: f64) -> Value {
+    Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
+
+macro_rules! ints {
+    ($array:expr, $t:ty) => {
+        $array
+            .as_primitive::<$t>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, |v| int(v as i128)))
+            .collect()
+    };
+}
+
+/// Every value of an Arrow array as JSON, nulls as `null`.
+fn values(array: &ArrayRef) -> Result<Vec<Value>, String> {
+    let nulls = |out: Vec<Value>| -> Vec<Value> {
+        if array.null_count() == 0 {
+            return out;
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, v)| if array.is_null(i) { Value::Null } else { v })
+            .collect()
+    };
+    Ok(match array.data_type() {
+        DataType::Null => vec![Value::Null; array.len()],
+        DataType::Boolean => array
+            .as_boolean()
+            .iter()
+            .map(|v| v.map_or(Value::Null, Value::Bool))
+            .collect(),
+        DataType::Int8 => ints!(array, Int8Type),
+        DataType::Int16 => ints!(array, Int16Type),
+        DataType::Int32 => ints!(array, Int32Type),
+        DataType::Int64 => ints!(array, Int64Type),
+        DataType::UInt8 => ints!(array, UInt8Type),
+        DataType::UInt16 => ints!(array, UInt16Type),
+        DataType::UInt32 => ints!(array, UInt32Type),
+        DataType::UInt64 => ints!(array, UInt64Type),
+        DataType::Float16 => array
+            .as_primitive::<Float16Type>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, |v| float(f64::from(v))))
+            .collect(),
+        DataType::Float32 => array
+            .as_primitive::<Float32Type>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, |v| float(f64::from(v))))
+            .collect(),
+        DataType::Float64 => array
+            .as_primitive::<Float64Type>()
+            .iter()
+            .map(|v| v.map_or(Value::Null, float))
+            .collect(),
+        DataType::Utf8 => strings(array.as_string::<i32>().iter()),
+        DataType::LargeUtf8 => strings(array.as_string::<i64>().iter()),
+        DataType::Utf8View => strings(array.as_string_view().iter()),
+        DataType::Binary => binaries(array.as_binary::<i32>().iter()),
+        DataType::LargeBinary => binaries(array.as_binary::<i64>().iter()),
+        DataType::BinaryView => binaries(array.as_binary_view().iter()),
+        DataType::List(_) => {
+            let list = array.as_list::<i32>();
+            let items = values(list.values())?;
+            let offsets: Vec<usize> = list.value_offsets().iter().map(|o| *o as usize).collect();
+            nulls(spans(&items, &offsets))
+        }
+        DataType::LargeList(_) => {
+            let list = array.as_list::<i64>();
+            let items = values(list.values())?;
+            let offsets: Vec<usize> = list.value_offsets().iter().map(|o| *o as usize).collect();
+            nulls(spans(&items, &offsets))
+        }
+        DataType::FixedSizeList(_, n) => {
+            let list = array.as_fixed_size_list();
+            let items = values(list.values())?;
+            let n = *n as usize;
+            let offsets: Vec<usize> = (0..=list.len()).map(|i| i * n).collect();
+            nulls(spans(&items, &offsets))
+        }
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            let children: Vec<Vec<Value>> =
+                s.columns().iter().map(values).collect::<Result<_, _>>()?;
+            let out = (0..s.len())
+                .map(|i| {
+                    Value::Object(
+                        fields
+                            .iter()
+                            .zip(&children)
+                            .map(|(f, c)| (f.name().clone(), c[i].clone()))
+                            .collect(),
+                    )
+                })
+                .collect();
+            nulls(out)
+        }
+        DataType::Map(_, _) => {
+            let m = array.as_map();
+            let keys = values(m.keys())?;
+            let vals = values(m.values())?;
+            let offsets: Vec<usize> = m.value_offsets().iter().map(|o| *o as usize).collect();
+            let out = offsets
+                .windows(2)
+                .map(|w| {
+                    let mut obj = Map::new();
+                    for j in w[0]..w[1] {
+                        let k = match &keys[j] {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        obj.insert(k, vals[j].clone());
+                    }
+                    Value::Object(obj)
+                })
+                .collect();
+            nulls(out)
+        }
+        DataType::Dictionary(_, value_type) => {
+            let plain = arrow_cast::cast(array, value_type).map_err(|e| e.to_string())?;
+            values(&plain)?
+        }
+        DataType::Decimal32(..)
+        | DataType::Decimal64(..)
+        | DataType::Decimal128(..)
+        | DataType::Decimal256(..) => displayed(array)?
+            .into_iter()
+            .map(|v| match v {
+                Value::String(s) => s
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(Number::from_f64)
+                    .map_or(Value::String(s), Value::Number),
+                other => other,
+            })
+            .collect(),
+        // Dates, times, timestamps, durations, intervals and anything newer: as the
+        // Arrow formatter writes them (ISO 8601 for dates and times).
+        _ => displayed(array)?,
+    })
+}
+
+/// Each list's items: `offsets` has one more entry than there are lists.
+fn spans(items: &[Value], offsets: &[usize]) -> Vec<Value> {
+    offsets
+        .windows(2)
+        .map(|w| Value::Array(items[w[0]..w[1]].to_vec()))
+        .collect()
+}
+
+fn strings<'a>(iter: impl Iterator<Item = Option<&'a str>>) -> Vec<Value> {
+    iter.map(|v| v.map_or(Value::Null, |s| Value::String(s.to_owned())))
+        .collect()
+}
+
+fn binaries<'a>(iter: impl Iterator<Item = Option<&'a [u8]>>) -> Vec<Value> {
+    iter.map(|v| {
+        v.map_or(Value::Null, |b| {
+            Value::String(String::from_utf8_lossy(b).into_owned())
+        })
+    })
+    .collect()
+}
+
+/// Values as the Arrow formatter writes them.
+fn displayed(array: &ArrayRef) -> Result<Vec<Value>, String> {
+    let options = arrow_cast::display::FormatOptions::default();
+    let formatter = arrow_cast::display::ArrayFormatter::try_new(array.as_ref(), &options)
+        .map_err(|e| format!("cannot read its type {}: {e}", array.data_type()))?;
+    Ok((0..array.len())
+        .map(|i| {
+            if array.is_null(i) {
+                Value::Null
+            } else {
+                Value::String(formatter.value(i).to_string())
+            }
+        })
+        .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Excel
+// ---------------------------------------------------------------------------------------------
+
+/// A cell's address: `B7` (0-based row and column).
+fn cell_name(row: u32, col: u32) -> String {
+    let mut letters = String::new();
+    let mut c = col + 1;
+    while c > 0 {
+        let r = (c - 1) % 26;
+        letters.insert(0, char::from(b'A' + r as u8));
+        c = (c - 1) / 26;
+    }
+    format!("{letters}{}", row + 1)
+}
+
+fn excel(bytes: &[u8], file: &str, read: &ReadOptions) -> Result<Table, DataError> {
+    use calamine::{Data, Reader};
+    let mut book = calamine::open_workbook_auto_from_rs(Cursor::new(bytes))
+        .map_err(|e| file_error(file, format!("not a readable workbook: {e}")))?;
+    let names = book.sheet_names();
+    if names.is_empty() {
+        return Err(file_error(file, "the workbook has no sheets".to_owned()));
+    }
+    let sheet = match read.sheet.as_deref() {
+        None => names[0].clone(),
+        Some(wanted) => match names.iter().find(|n| n.as_str() == wanted) {
+            Some(n) => n.clone(),
+            None => match wanted.parse::<usize>() {
+                Ok(i) if i >= 1 && i <= names.len() => names[i - 1].clone(),
+                _ => {
+                    return Err(file_error(
+                        file,
+                        format!(
+                            "no sheet `{}` (the sheets are {}; a sheet may also be named by its 1-based index)",
+                            rulebench_core::text::sanitize(wanted),
+                            names
+                                .iter()
+                                .map(|n| format!("`{}`", rulebench_core::text::sanitize(n)))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            },
+        },
+    };
+    let place_err = |message: String| {
+        file_error(
+            file,
+            format!(
+                "sheet `{}`: {message}",
+                rulebench_core::text::sanitize(&sheet)
+            ),
+        )
+    };
+    let range = book
+        .worksheet_range(&sheet)
+        .map_err(|e| place_err(format!("cannot be read: {e}")))?;
+    let Some((top, left)) = range.start() else {
+        return Err(place_err("the sheet is empty".to_owned()));
+    };
+    let mut rows = range.rows();
+    let Some(header) = rows.next() else {
+        return Err(place_err("the sheet is empty".to_owned()));
+    };
+    // Header cells name columns; a column with no name and no values is left out.
+    let mut columns: Vec<(usize, String)> = Vec::new();
+    let body: Vec<&[Data]> = rows.collect();
+    for (c, cell) in header.iter().enumerate() {
+        let name = match cell {
+            Data::Empty => String::new(),
+            Data::String(s) => s.trim().to_owned(),
+            Data::Float(f) if f.fract() == 0.0 => format!("{}", *f as i64),
+            other => other.to_string(),
+        };
+        let at = cell_name(top, left + c as u32);
+        if name.is_empty() {
+            if body.iter().any(|r| r.get(c).is_some_and(|d| *d != Data::Empty)) {
+                return Err(place_err(format!(
+                    "cell {at}: the column has values but no name in the header row"
+                )));
+            }
+            continue;
+        }
+        if let Some((first, _)) = columns.iter().find(|(_, n)| *n == name) {
+            return Err(place_err(format!(
+                "cell {at}: a second column named `{}` (the first is at {})",
+                rulebench_core::text::sanitize(&name),
+                cell_name(top, left + *first as u32)
+            )));
+        }
+        columns.push((c, name));
+    }
+    if columns.is_empty() {
+        return Err(place_err("the header row names no column".to_owned()));
+    }
+    let mut table = Table {
+        fields: columns.iter().map(|(_, n)| n.clone()).collect(),
+        place: RowPlace::Sheet(sheet.clone()),
+        ..Table::default()
+    };
+    'rows: for (i, cells) in body.iter().enumerate() {
+        let sheet_row = top + 1 + i as u32;
+        if cells.iter().all(|d| *d == Data::Empty) {
+            continue;
+        }
+        let mut row = Row::with_capacity(columns.len());
+        for (c, name) in &columns {
+            let cell = cells.get(*c).unwrap_or(&Data::Empty);
+            let value = excel_value(cell);
+            let value = match read.types.get(name) {
+                Some(ty) => match rulebench_core::dataset::coerce(value, *ty) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        table.bad.push(BadRow {
+                            line: sheet_row as usize + 1,
+                            message: format!(
+                                "cell {} (`{}`): {e}",
+                                cell_name(sheet_row, left + *c as u32),
+                                rulebench_core::text::sanitize(name)
+                            ),
+                        });
+                        continue 'rows;
+                    }
+                },
+                None => value,
+            };
+            row.insert(name.clone(), value);
+        }
+        table.rows.push((sheet_row as usize + 1, row));
+    }
+    Ok(table)
+}
+
+/// A cell as JSON: whole floats as integers, dates as ISO 8601, errors as `null`.
+fn excel_value(cell: &calamine::Data) -> Value {
+    use calamine::Data;
+    match cell {
+        Data::Empty | Data::Error(_) => Value::Null,
+        Data::Int(i) => int(i128::from(*i)),
+        Data::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => {
+            Value::from(*f as i64)
+        }
+        Data::Float(f) => float(*f),
+        Data::String(s) => Value::String(s.clone()),
+        Data::Bool(b) => Value::Bool(*b),
+        Data::DateTimeIso(s) | Data::DurationIso(s) => Value::String(s.clone()),
+        Data::DateTime(dt) => {
+            let (y, mo, d, h, mi, s, ms) = dt.to_ymd_hms_milli();
+            if dt.is_duration() {
+                Value::String(format!("PT{}S", dt.as_f64() * 86_400.0))
+            } else if (h, mi, s, ms) == (0, 0, 0, 0) {
+                Value::String(format!("{y:04}-{mo:02}-{d:02}"))
+            } else if ms == 0 {
+                Value::String(format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}"))
+            } else {
+                Value::String(format!(
+                    "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}"
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_named_as_excel_names_them() {
+        assert_eq!(cell_name(0, 0), "A1");
+        assert_eq!(cell_name(6, 1), "B7");
+        assert_eq!(cell_name(0, 25), "Z1");
+        assert_eq!(cell_name(0, 26), "AA1");
+        assert_eq!(cell_name(9, 701), "ZZ10");
+        assert_eq!(cell_name(0, 702), "AAA1");
+    }
+}

@@ -111,9 +111,8 @@ impl ReadArgs {
 }
 
 fn parse_data_format(s: &str) -> Result<DataFormat, String> {
-    s.parse::<DataFormat>().map_err(|_| {
-        "one of csv, tsv, json, jsonl, parquet, arrow, excel".to_owned()
-    })
+    s.parse::<DataFormat>()
+        .map_err(|_| "one of csv, tsv, json, jsonl, parquet, arrow, excel".to_owned())
 }
 
 fn parse_column_type(s: &str) -> Result<(String, ColumnType), String> {

@@ -291,6 +291,16 @@ pub fn read_data_file_as(path: &Path, shown: &str, regular_only: bool) -> Result
     Ok(bytes)
 }
 
+/// A data file's bytes (a linked file: a regular file only).
+pub(crate) fn read_bytes_of(input: DataInput<'_>) -> Result<Vec<u8>> {
+    let shown = input.shown();
+    match input {
+        DataInput::File(path) => read_data_file(path, &shown),
+        DataInput::Linked(path) => read_data_file_as(path, &shown, true),
+        DataInput::Bytes { bytes, .. } => Ok(bytes.to_vec()),
+    }
+}
+
 fn read_with<T: ReadInto>(
     input: DataInput<'_>,
     how: &Reading<'_>,
@@ -299,12 +309,8 @@ fn read_with<T: ReadInto>(
     let shown = input.shown();
     let read;
     let (bytes, path): (&[u8], &Path) = match input {
-        DataInput::File(path) => {
-            read = read_data_file(path, &shown)?;
-            (&read, path)
-        }
-        DataInput::Linked(path) => {
-            read = read_data_file_as(path, &shown, true)?;
+        DataInput::File(path) | DataInput::Linked(path) => {
+            read = read_bytes_of(input)?;
             (&read, path)
         }
         DataInput::Bytes { bytes, .. } => (bytes, Path::new("")),
@@ -334,11 +340,11 @@ fn read_with<T: ReadInto>(
 /// How to read a data file: the dataset's key and key case, how the file is read, and
 /// whether bad rows are left out.
 #[derive(Clone, Copy)]
-struct Reading<'a> {
-    key: &'a [String],
-    key_case: KeyCase,
-    read: &'a ReadOptions,
-    skip_bad: bool,
+pub(crate) struct Reading<'a> {
+    pub(crate) key: &'a [String],
+    pub(crate) key_case: KeyCase,
+    pub(crate) read: &'a ReadOptions,
+    pub(crate) skip_bad: bool,
 }
 
 impl<'a> Reading<'a> {
@@ -362,7 +368,7 @@ fn read_compact(
 }
 
 /// Reads and parses a data file with a dataset's key.
-fn read_rows(
+pub(crate) fn read_rows(
     path: DataInput<'_>,
     how: &Reading<'_>,
     progress: &mut dyn FnMut(Progress),

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod export;
 pub mod expr;
 pub mod history;
+pub mod init;
 pub mod jobs;
 pub mod policy;
 pub mod readers;

@@ -17,8 +17,8 @@ use std::io::Cursor;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
-    UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
+    UInt16Type, UInt32Type, UInt64Type,
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
@@ -87,7 +87,10 @@ fn parquet(bytes: &[u8], file: &str) -> Result<Table, DataError> {
 
 fn arrow_ipc(bytes: &[u8], file: &str) -> Result<Table, DataError> {
     let unreadable = |e: arrow_schema::ArrowError| {
-        file_error(file, format!("not a readable Arrow IPC file or stream: {e}"))
+        file_error(
+            file,
+            format!("not a readable Arrow IPC file or stream: {e}"),
+        )
     };
     let (schema, batches): (_, Box<dyn Iterator<Item = _>>) = if bytes.starts_with(b"ARROW1") {
         let reader =
@@ -134,15 +137,16 @@ fn add_batch(
         .iter()
         .zip(batch.schema().fields())
         .map(|(array, field)| {
-            values(array).map_err(|e| {
-                file_error(
-                    file,
-                    format!("column `{}`, {part}: {e}", field.name()),
-                )
-            })
+            values(array)
+                .map_err(|e| file_error(file, format!("column `{}`, {part}: {e}", field.name())))
         })
         .collect::<Result<_, _>>()?;
-    let names: Vec<&String> = batch.schema_ref().fields().iter().map(|f| f.name()).collect();
+    let names: Vec<&String> = batch
+        .schema_ref()
+        .fields()
+        .iter()
+        .map(|f| f.name())
+        .collect();
     let first = table.rows.len() + table.bad.len() + 1;
     let mut columns: Vec<std::vec::IntoIter<Value>> =
         columns.into_iter().map(Vec::into_iter).collect();
@@ -423,7 +427,10 @@ fn excel(bytes: &[u8], file: &str, read: &ReadOptions) -> Result<Table, DataErro
         };
         let at = cell_name(top, left + c as u32);
         if name.is_empty() {
-            if body.iter().any(|r| r.get(c).is_some_and(|d| *d != Data::Empty)) {
+            if body
+                .iter()
+                .any(|r| r.get(c).is_some_and(|d| *d != Data::Empty))
+            {
                 return Err(place_err(format!(
                     "cell {at}: the column has values but no name in the header row"
                 )));
@@ -477,6 +484,7 @@ fn excel(bytes: &[u8], file: &str, read: &ReadOptions) -> Result<Table, DataErro
         }
         table.rows.push((sheet_row as usize + 1, row));
     }
+    rulebench_core::dataset::json_text_columns(&mut table, read);
     Ok(table)
 }
 

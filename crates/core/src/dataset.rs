@@ -403,7 +403,10 @@ impl DataFormat {
         match bytes.first() {
             Some(b'[') => DataFormat::Json,
             Some(b'{') => {
-                let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+                let end = bytes
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap_or(bytes.len());
                 let Ok(first) = std::str::from_utf8(&bytes[..end]) else {
                     return DataFormat::JsonLines;
                 };
@@ -424,7 +427,10 @@ impl DataFormat {
                 }
             }
             _ => {
-                let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+                let end = bytes
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .unwrap_or(bytes.len());
                 let first = &bytes[..end];
                 if first.contains(&b'\t') && !first.contains(&b',') {
                     DataFormat::Tsv
@@ -1068,7 +1074,11 @@ fn check_rows(
     };
     if matches!(
         format,
-        DataFormat::Csv | DataFormat::Tsv | DataFormat::Parquet | DataFormat::Arrow | DataFormat::Excel
+        DataFormat::Csv
+            | DataFormat::Tsv
+            | DataFormat::Parquet
+            | DataFormat::Arrow
+            | DataFormat::Excel
     ) && let Some(missing) = opts.key.iter().find(|k| !fields.contains(k))
     {
         return Err(DataError::File {
@@ -1086,6 +1096,8 @@ fn check_rows(
     };
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
     let mut good = 0;
+    // No key (a file read to infer one): rows are not checked for keys.
+    let keyless = opts.key.is_empty();
     for (line, row) in rows.into_rows() {
         if super::validate::row_too_deep(&row) {
             bad.push(BadRow {
@@ -1095,6 +1107,11 @@ fn check_rows(
                     super::validate::MAX_DEPTH
                 ),
             });
+            continue;
+        }
+        if keyless {
+            good += 1;
+            keep(line, row);
             continue;
         }
         if let Some(k) = opts
@@ -1133,6 +1150,98 @@ fn check_rows(
         });
     }
     Ok(bad)
+}
+
+/// A key for rows read from a data file: the first field, in the order `id`, `key`,
+/// `name` (any case), then the file's own order, that every row holds as a string or
+/// a whole number and no two rows share. `None` when no field is one.
+pub fn infer_key(rows: &[Row], fields: &[String]) -> Option<String> {
+    let preferred = ["id", "key", "name"];
+    let mut order: Vec<&String> = Vec::with_capacity(fields.len());
+    for p in preferred {
+        order.extend(fields.iter().filter(|f| f.eq_ignore_ascii_case(p)));
+    }
+    order.extend(
+        fields
+            .iter()
+            .filter(|f| !preferred.iter().any(|p| f.eq_ignore_ascii_case(p))),
+    );
+    order
+        .into_iter()
+        .find(|field| {
+            let mut seen = std::collections::HashSet::with_capacity(rows.len());
+            rows.iter().all(|r| match r.get(field.as_str()) {
+                Some(Value::String(s)) if !s.is_empty() => seen.insert(s.clone()),
+                Some(Value::Number(n)) if n.is_i64() || n.is_u64() => seen.insert(n.to_string()),
+                _ => false,
+            })
+        })
+        .cloned()
+}
+
+/// A label for rows: the first field, in the order `name`, `displayName`, `title`,
+/// `label` (any case), that is not the key and holds text in most rows.
+pub fn infer_label(rows: &[Row], fields: &[String], key: &[String]) -> Option<String> {
+    ["name", "displayname", "display_name", "title", "label"]
+        .iter()
+        .find_map(|p| {
+            fields
+                .iter()
+                .find(|f| f.eq_ignore_ascii_case(p) && !key.contains(f))
+        })
+        .filter(|f| {
+            let text = rows
+                .iter()
+                .filter(|r| matches!(r.get(f.as_str()), Some(Value::String(_))))
+                .count();
+            text * 2 > rows.len()
+        })
+        .cloned()
+}
+
+/// A name for a JSON object's member names, when none is stated: `id`, else `key`,
+/// else `name`, the first that no member holds already.
+pub fn infer_name_field(bytes: &[u8]) -> String {
+    let holds = |field: &str| {
+        let needle = format!("\"{field}\"");
+        // A cheap look: a member holding the field mentions it as a key somewhere.
+        bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+    };
+    ["id", "key", "name"]
+        .into_iter()
+        .find(|f| !holds(f))
+        .unwrap_or("member")
+        .to_owned()
+}
+
+/// Reads string columns whose every value is a JSON array or object text as JSON
+/// (a sheet's `["openai","azure"]` cells), as CSV columns are; a stated type wins.
+pub fn json_text_columns(table: &mut Table, read: &ReadOptions) {
+    for field in &table.fields {
+        if read.types.contains_key(field) {
+            continue;
+        }
+        let mut any = false;
+        let all = table.rows.iter().all(|(_, r)| match r.get(field) {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => {
+                any = true;
+                looks_like_json(s)
+            }
+            Some(_) => false,
+        });
+        if !(all && any) {
+            continue;
+        }
+        for (_, r) in &mut table.rows {
+            if let Some(v) = r.get_mut(field)
+                && let Value::String(s) = v
+                && let Ok(parsed) = convert_cell(s, ColumnType::Json)
+            {
+                *v = parsed;
+            }
+        }
+    }
 }
 
 /// 1-based line and column of a byte offset.
@@ -1244,7 +1353,9 @@ pub fn convert_cell(cell: &str, ty: ColumnType) -> Result<Value, String> {
                 .and_then(|v| de.end().map(|_| v.0))
                 .map_err(|e| {
                     let m = e.to_string();
-                    let m = m.rsplit_once(" at line ").map_or(m.clone(), |(m, _)| m.to_owned());
+                    let m = m
+                        .rsplit_once(" at line ")
+                        .map_or(m.clone(), |(m, _)| m.to_owned());
                     format!("`{}` is not JSON: {m}", shown())
                 })
         }
@@ -1292,7 +1403,10 @@ fn lenient_number(cell: &str) -> Option<Number> {
         return Some(n);
     }
     let t = t.strip_prefix('+').unwrap_or(t);
-    if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'e' | b'E' | b'+')) {
+    if !t
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'e' | b'E' | b'+'))
+    {
         return None;
     }
     if let Ok(i) = t.parse::<i64>() {
@@ -1453,16 +1567,17 @@ fn parse_csv(
             });
             continue;
         }
-        let stated_bad = kinds
-            .iter()
-            .zip(record.iter())
-            .zip(&header)
-            .find_map(|((kind, cell), h)| {
-                let ty = kind.stated?;
-                convert_cell(cell, ty)
-                    .err()
-                    .map(|e| format!("column `{h}`: {e}"))
-            });
+        let stated_bad =
+            kinds
+                .iter()
+                .zip(record.iter())
+                .zip(&header)
+                .find_map(|((kind, cell), h)| {
+                    let ty = kind.stated?;
+                    convert_cell(cell, ty)
+                        .err()
+                        .map(|e| format!("column `{h}`: {e}"))
+                });
         if let Some(message) = stated_bad {
             bad.push(BadRow { line, message });
             continue;
@@ -1756,7 +1871,11 @@ fn parse_json(text: &str, file: &str, name_field: Option<&str>) -> Result<Raw, D
                 let Value::Object(member) = item else {
                     bad.push(BadRow {
                         line,
-                        message: format!("member `{}`: {}", crate::text::sanitize(&name), not_an_object(&item)),
+                        message: format!(
+                            "member `{}`: {}",
+                            crate::text::sanitize(&name),
+                            not_an_object(&item)
+                        ),
                     });
                     continue;
                 };

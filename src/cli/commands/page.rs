@@ -1,4 +1,4 @@
-//! `rulebench page`: delete or rename a page
+//! `rulebench page`: make a page from data files, delete, rename, log, prune, restore
 
 use crate::cli::common::{ListFormat, page_ids};
 use crate::cli::io::{Db, Exit, Failure, confirm, pretty, usage, write_json, write_text};
@@ -10,8 +10,55 @@ pub struct Args {
     pub action: PageAction,
 }
 
+// Parsed once per run: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(clap::Subcommand, Debug)]
 pub enum PageAction {
+    /// Make a page from two data files: the keys and labels are inferred (and said),
+    /// the policies are the defaults, and there are no rules yet
+    #[command(after_help = "\
+Each file is read as `dataset import` reads it (CSV, TSV, JSON, JSON Lines, Parquet,
+Arrow, Excel); the reading flags apply to the file they fit (--name-field to a JSON
+object, --sheet to a workbook, --type to the file that has the field).
+
+Examples:
+  rulebench page init llm --sources clients.parquet --targets models.json --name-field model
+  rulebench page init apps --sources apps.xlsx --sheet Apps --targets browsers.csv --target-key browser,version
+  rulebench page init llm --sources clients.csv --targets models.json --link   # watch reloads both")]
+    Init {
+        /// The new page's id: lowercase letters, digits and single hyphens
+        page: String,
+        /// The source rows' file
+        #[arg(long, value_name = "FILE")]
+        sources: std::path::PathBuf,
+        /// The target rows' file
+        #[arg(long, value_name = "FILE")]
+        targets: std::path::PathBuf,
+        /// The page's display name [default: its id]
+        #[arg(long)]
+        name: Option<String>,
+        /// The source key fields, comma-separated [default: inferred]
+        #[arg(long, value_name = "F1,F2", value_delimiter = ',')]
+        source_key: Option<Vec<String>>,
+        /// The target key fields, comma-separated [default: inferred; a JSON object's
+        /// member names]
+        #[arg(long, value_name = "F1,F2", value_delimiter = ',')]
+        target_key: Option<Vec<String>>,
+        /// The source label field [default: inferred]
+        #[arg(long, value_name = "FIELD")]
+        source_label: Option<String>,
+        /// The target label field [default: inferred]
+        #[arg(long, value_name = "FIELD")]
+        target_label: Option<String>,
+        /// Link both datasets to their files (`rulebench watch` reloads them on change)
+        #[arg(long)]
+        link: bool,
+        /// Replace a page with this id
+        #[arg(long)]
+        replace: bool,
+        #[command(flatten)]
+        read: crate::cli::common::ReadArgs,
+    },
     /// Delete a page and everything it owns (asks on a terminal; --yes otherwise)
     Rm {
         /// The page's id
@@ -83,6 +130,57 @@ Examples:
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let Args { action } = args;
     match action {
+        PageAction::Init {
+            page,
+            sources,
+            targets,
+            name,
+            source_key,
+            target_key,
+            source_label,
+            target_label,
+            link,
+            replace,
+            read,
+        } => {
+            let read = read.options();
+            let spec = crate::app::init::PageInit {
+                page_id: page,
+                name,
+                source: crate::app::init::SideInit {
+                    file: sources,
+                    key: source_key,
+                    label: source_label,
+                    read: read.clone(),
+                },
+                target: crate::app::init::SideInit {
+                    file: targets,
+                    key: target_key,
+                    label: target_label,
+                    read,
+                },
+                link,
+                replace,
+            };
+            let made = db.open()?.init_page(&spec)?;
+            for w in &made.warnings {
+                eprintln!(
+                    "{}: {}",
+                    made.page_id,
+                    crate::app::text::sanitize_lines(&w.to_string())
+                );
+            }
+            let mut text = String::new();
+            for c in &made.choices {
+                text.push_str(&format!("{}\n", crate::app::text::sanitize(c)));
+            }
+            text.push_str(&format!(
+                "made page {} ({} sources × {} targets, no rules yet; revision {})\n\
+                 next: rulebench rule add {} RULES.json   (or open it: rulebench --page {})\n",
+                made.page_id, made.rows.0, made.rows.1, made.revision, made.page_id, made.page_id
+            ));
+            db.status(&text);
+        }
         PageAction::Rm { page, yes } => {
             let mut app = db.open()?;
             let (p, _) = app.page(&page)?;

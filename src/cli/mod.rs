@@ -120,7 +120,7 @@ verdict or recommendation moved (a CI gate for rule changes):
     Explain(explain::Args),
     /// Infix expression → JSONLogic (or back with --to-infix)
     Expr(expr::Args),
-    /// Add or remove one rule
+    /// Add rules (from a file, or one from --expr), or remove one
     Rule(rule::Args),
     /// Add or remove an override
     Override(overrides::Args),
@@ -128,13 +128,16 @@ verdict or recommendation moved (a CI gate for rule changes):
     Policy(policy::Args),
     /// Run a page's verdict assertions (a stored page or a page file); exit 1 on a failure
     Test(test::Args),
-    /// Import a dataset file, or show a dataset's fields
+    /// Add, remove or list a page's verdict assertions
+    Assertion(assertion::Args),
+    /// Import a dataset file, set a dataset's label, priority and summary, or show its
+    /// fields
     Dataset(dataset::Args),
     /// Reload a page's linked dataset files when they change (until Ctrl-C or SIGTERM)
     Watch(watch::Args),
     /// The database: its file, schema version, size and pages
     Db(db::Args),
-    /// Delete or rename a page
+    /// Make a page from data files; delete, rename, log, prune or restore a page
     Page(page::Args),
     /// Print the JSON Schema of page files
     Schema,
@@ -205,6 +208,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         Command::Explain(args) => explain::run(&db, args),
         Command::Expr(args) => expr::run(&db, args),
         Command::Rule(args) => rule::run(&db, args),
+        Command::Assertion(args) => assertion::run(&db, args),
         Command::Override(args) => overrides::run(&db, args),
         Command::Policy(args) => policy::run(&db, args),
         Command::Test(args) => test::run(&db, args),

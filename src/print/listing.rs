@@ -74,3 +74,36 @@ pub fn db_info(info: &crate::app::DbInfo) -> String {
     }
     out
 }
+
+/// `rulebench assertion list`: one line per assertion.
+pub fn assertions_table(list: &[crate::app::types::Assertion]) -> String {
+    let header: Vec<String> = ["ID", "SELECT", "PATH", "MATCHER", "EXPECTED", "DESCRIPTION"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = list
+        .iter()
+        .map(|a| {
+            let matcher = format!(
+                "{}{}{}",
+                if a.not { "not " } else { "" },
+                a.matcher,
+                if a.path_match == crate::app::types::PathMatch::All {
+                    " (all)"
+                } else {
+                    ""
+                }
+            );
+            vec![
+                sanitize(&a.id),
+                sanitize(&a.select),
+                sanitize(&a.path),
+                sanitize(&matcher),
+                a.expected
+                    .as_ref()
+                    .map_or(String::new(), |v| sanitize(&v.to_string())),
+                sanitize(a.description.as_deref().unwrap_or("")),
+            ]
+        })
+        .collect();
+    render_table(&header, &rows)
+}

@@ -190,7 +190,7 @@ impl App {
     /// Edits a page's assertions in one transaction: the stored list is read inside it,
     /// edited, normalised, validated and written, so a concurrent edit is never lost.
     /// Returns what `edit` returned, the list as saved and the new revision.
-    fn edit_assertions<T>(
+    pub(crate) fn edit_assertions<T>(
         &mut self,
         page_id: &str,
         what: &str,

@@ -3,6 +3,7 @@
 
 mod app;
 pub mod assertions;
+pub mod authoring;
 pub mod bench;
 pub mod conflict;
 pub use conflict::{Choice, Conflict, ConflictOn};

@@ -373,9 +373,31 @@ pub fn replace_dataset_stored(
     insert_stored(tx, page_id, side, rows.iter(), on_row)
 }
 
+/// One side's dataset metadata as stored (no rows), read inside the change.
+pub fn dataset_meta(tx: &Transaction<'_>, page_id: &str, side: Side) -> Result<Dataset> {
+    let column = match side {
+        Side::Source => "source_json",
+        Side::Target => "target_json",
+    };
+    let text: String = tx.query_row(
+        &format!("SELECT {column} FROM pages WHERE id = ?1"),
+        params![page_id],
+        |r| r.get(0),
+    )?;
+    serde_json::from_str(&text).map_err(|source| crate::StoreError::Corrupt {
+        what: format!("page {page_id}'s {} dataset", side.name()),
+        source,
+    })
+}
+
 /// Stores one side's dataset metadata (its rows are written over the stored ones
 /// by `insert_stored`).
-fn set_dataset_meta(tx: &Transaction<'_>, page_id: &str, side: Side, d: &Dataset) -> Result<()> {
+pub fn set_dataset_meta(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    side: Side,
+    d: &Dataset,
+) -> Result<()> {
     let column = match side {
         Side::Source => "source_json",
         Side::Target => "target_json",

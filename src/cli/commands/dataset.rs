@@ -62,6 +62,33 @@ pub enum DatasetAction {
         #[command(flatten)]
         read: crate::cli::common::ReadArgs,
     },
+    /// Set a dataset's name, label, priority or summary fields (one revision)
+    #[command(after_help = "\
+Examples:
+  rulebench dataset set llm target --label model --summary litellm_provider,mode
+  rulebench dataset set llm target --priority max_input_tokens   # ties: the larger wins
+  rulebench dataset set llm source --label ''                    # rows named by their key")]
+    Set {
+        /// The page's id (`rulebench pages` lists them)
+        #[arg(add = crate::cli::common::page_ids())]
+        page: String,
+        /// Which side's dataset
+        #[arg(value_enum)]
+        side: SideArg,
+        /// The dataset's display name
+        #[arg(long)]
+        name: Option<String>,
+        /// The field that names a row on screen ('' clears it: rows are named by key)
+        #[arg(long, value_name = "FIELD")]
+        label: Option<String>,
+        /// A numeric field that breaks recommendation ties after verdict and score
+        /// (higher wins; '' clears it)
+        #[arg(long, value_name = "FIELD")]
+        priority: Option<String>,
+        /// Fields shown with each target, comma-separated ('' clears them)
+        #[arg(long, value_name = "F1,F2", value_delimiter = ',')]
+        summary: Option<Vec<String>>,
+    },
     /// A dataset's fields: inferred type, how many rows have each, defaults
     Schema {
         /// The page's id (`rulebench pages` lists them)
@@ -103,6 +130,28 @@ pub fn run(db: &crate::cli::io::Db, action: DatasetAction) -> Result<Exit, Failu
                 read: read.options(),
             },
         ),
+        DatasetAction::Set {
+            page,
+            side,
+            name,
+            label,
+            priority,
+            summary,
+        } => {
+            let settings = crate::app::authoring::DatasetSettings {
+                name,
+                label,
+                priority,
+                summary: summary.map(|s| s.into_iter().filter(|f| !f.is_empty()).collect()),
+            };
+            let side: Side = side.into();
+            let revision = db.open()?.set_dataset(&page, side, &settings)?;
+            db.status(&format!(
+                "set the {} dataset of {page} (revision {revision})",
+                side.name()
+            ));
+            Ok(Exit::Ok)
+        }
         DatasetAction::Schema {
             page,
             side,

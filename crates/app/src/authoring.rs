@@ -1,0 +1,272 @@
+//! Authoring a page from the command line, many things at once: rules from a file of
+//! one rule, an array or JSON Lines (`rule add`), assertions likewise (`assertion add`),
+//! and a dataset's label, priority, summary and name (`dataset set`). Each call is
+//! validated whole and stored as one revision, or refused whole.
+
+use serde_json::Value;
+
+use rulebench_core::assertions::Assertion;
+use rulebench_core::diag::{Diagnostic, parse_json};
+use rulebench_core::model::{Page, Rule, Side};
+use rulebench_store as store;
+
+use crate::{App, AppError, Result};
+
+/// The items of a file of one JSON object, an array of them, or JSON Lines: each with
+/// its text and where it is (`FILE`, `FILE [2]`, `FILE:3`).
+pub fn split_items(text: &str, origin: &str) -> Result<Vec<(String, String)>> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim();
+    if trimmed.starts_with('[') {
+        let items: Vec<Value> = parse_json(trimmed).map_err(|d| AppError::Invalid {
+            origin: origin.to_owned(),
+            diagnostics: vec![*d],
+        })?;
+        return Ok(items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                (
+                    serde_json::to_string_pretty(v).expect("values serialize"),
+                    format!("{origin} [{i}]"),
+                )
+            })
+            .collect());
+    }
+    // JSON Lines: the first line is a whole object and more lines follow.
+    let mut lines = trimmed.lines();
+    let first = lines.next().unwrap_or_default().trim();
+    let jsonl = serde_json::from_str::<Value>(first).is_ok_and(|v| v.is_object())
+        && lines.any(|l| !l.trim().is_empty());
+    if jsonl {
+        return Ok(text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| (l.to_owned(), format!("{origin}:{}", i + 1)))
+            .collect());
+    }
+    Ok(vec![(text.to_owned(), origin.to_owned())])
+}
+
+/// What `rule add` saved: each rule with its warnings and where it was (`FILE:3`), and
+/// the revision.
+#[derive(Debug, Clone)]
+pub struct RulesAdded {
+    pub rules: Vec<(Rule, Vec<Diagnostic>, String)>,
+    pub revision: i64,
+}
+
+/// A dataset's settings (`dataset set`); `None` leaves one as it is, `Some("")` clears
+/// the label or the priority.
+#[derive(Debug, Clone, Default)]
+pub struct DatasetSettings {
+    pub name: Option<String>,
+    pub label: Option<String>,
+    /// A numeric field, or an infix expression over the row (`0 - target.cost`).
+    pub priority: Option<String>,
+    pub summary: Option<Vec<String>>,
+}
+
+impl App {
+    /// Adds the rules of a file (one rule, an array, or JSON Lines; JSONLogic `logic`,
+    /// an infix `expression` or `predicates`): every rule is checked against the page
+    /// first and all are saved as one revision, or none. With `replace`, a rule whose
+    /// id the page has already is overwritten in place.
+    pub fn add_rules(
+        &mut self,
+        page_id: &str,
+        text: &str,
+        origin: &str,
+        replace: bool,
+    ) -> Result<RulesAdded> {
+        let (page, _) = self.page(page_id)?;
+        let mut rules: Vec<(Rule, Vec<Diagnostic>, String)> = Vec::new();
+        for (item, at) in split_items(text, origin)? {
+            let (rule, warnings) = Self::parse_rule(&page, &item, &at)?;
+            if let Some((first, _, _)) = rules.iter().find(|(r, _, _)| r.id == rule.id) {
+                return Err(AppError::Usage(format!(
+                    "{at}: rule id `{}` is in the file twice (first as `{}`)",
+                    rule.id, first.name
+                )));
+            }
+            rules.push((rule, warnings, at));
+        }
+        if rules.is_empty() {
+            return Err(AppError::Usage(format!("{origin}: no rules in the file")));
+        }
+        let revision = self.save_rules(&page, rules.iter().map(|(r, _, _)| r), replace)?;
+        Ok(RulesAdded { rules, revision })
+    }
+
+    /// Saves validated rules as one revision: each replaces the rule with its id (with
+    /// `replace`; else that is an error) or is appended within the plan tier's limit.
+    fn save_rules<'a>(
+        &mut self,
+        page: &Page,
+        rules: impl Iterator<Item = &'a Rule> + Clone,
+        replace: bool,
+    ) -> Result<i64> {
+        let limit = page.plan_tier().rule_limit();
+        let ids: Vec<&str> = rules.clone().map(|r| r.id.as_str()).collect();
+        let what = if ids.len() == 1 {
+            format!("added rule {}", ids[0])
+        } else {
+            format!("added {} rules ({})", ids.len(), ids.join(", "))
+        };
+        self.store.change_checked(&page.id, &what, |tx, rev| {
+            for rule in rules {
+                let (count, exists) = store::ops::rule_count(tx, &page.id, &rule.id)?;
+                let ord = if exists {
+                    if !replace {
+                        return Err(AppError::RuleExists {
+                            page: page.id.clone(),
+                            rule: rule.id.clone(),
+                        });
+                    }
+                    store::ops::rule_ord(tx, &page.id, &rule.id)?.unwrap_or(count)
+                } else {
+                    if let Some(limit) = limit
+                        && count >= limit
+                    {
+                        return Err(AppError::RuleLimit { limit });
+                    }
+                    count
+                };
+                store::ops::put_rule(tx, page, rule, ord, rev)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Adds the assertions of a file (one, an array, or JSON Lines) as one revision;
+    /// one whose id the page has already is refused unless `replace`.
+    pub fn add_assertions(
+        &mut self,
+        page_id: &str,
+        text: &str,
+        origin: &str,
+        replace: bool,
+    ) -> Result<(Vec<Assertion>, i64)> {
+        let mut new: Vec<Assertion> = Vec::new();
+        for (item, at) in split_items(text, origin)? {
+            let a: Assertion = parse_json(&item).map_err(|d| AppError::Invalid {
+                origin: at.clone(),
+                diagnostics: vec![*d],
+            })?;
+            new.push(a);
+        }
+        if new.is_empty() {
+            return Err(AppError::Usage(format!(
+                "{origin}: no assertions in the file"
+            )));
+        }
+        let ((), saved, revision) = self.edit_assertions(page_id, "added assertions", |all| {
+            for a in new {
+                match all.iter().position(|b| !a.id.is_empty() && b.id == a.id) {
+                    Some(_) if !replace => {
+                        return Err(AppError::Usage(format!(
+                            "assertion `{}` is on the page already (--replace overwrites it)",
+                            a.id
+                        )));
+                    }
+                    Some(i) => all[i] = a,
+                    None => all.push(a),
+                }
+            }
+            Ok(())
+        })?;
+        Ok((saved, revision))
+    }
+
+    /// Sets a dataset's name, label, priority or summary fields: checked against the
+    /// rows (a field no row has is an error, with a did-you-mean) and stored as one
+    /// revision.
+    pub fn set_dataset(
+        &mut self,
+        page_id: &str,
+        side: Side,
+        settings: &DatasetSettings,
+    ) -> Result<i64> {
+        let (mut page, _) = self.page(page_id)?;
+        let schema = rulebench_core::validate::DatasetSchema::of(page.dataset(side));
+        let known = |field: &str, flag: &str| -> Result<()> {
+            if schema.fields.contains_key(field) {
+                return Ok(());
+            }
+            let names: Vec<&str> = schema.fields.keys().map(String::as_str).collect();
+            Err(AppError::Usage(format!(
+                "{flag} `{field}`: no {} row has a field `{field}`{}",
+                side.name(),
+                rulebench_core::diag::did_you_mean(field, names.iter().copied())
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_else(|| format!(" ({})", crate::some_of("fields", &names)))
+            )))
+        };
+        let mut changed = Vec::new();
+        let d = page.dataset_mut(side);
+        if let Some(name) = &settings.name {
+            if name.trim().is_empty() {
+                return Err(AppError::Usage("--name is empty".into()));
+            }
+            d.name = name.clone();
+            changed.push("name");
+        }
+        if let Some(label) = &settings.label {
+            if label.is_empty() {
+                d.label = None;
+            } else {
+                known(label, "--label")?;
+                d.label = Some(label.clone());
+            }
+            changed.push("label");
+        }
+        if let Some(priority) = &settings.priority {
+            if priority.is_empty() {
+                d.priority = None;
+            } else {
+                known(priority, "--priority")?;
+                d.priority = Some(priority.clone());
+            }
+            changed.push("priority");
+        }
+        if let Some(summary) = &settings.summary {
+            for f in summary {
+                known(f, "--summary")?;
+            }
+            d.summary = summary.clone();
+            changed.push("summary");
+        }
+        if changed.is_empty() {
+            return Err(AppError::Usage(
+                "nothing to set (--name, --label, --priority, --summary)".into(),
+            ));
+        }
+        let diags = rulebench_core::check::page(&page);
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(AppError::Invalid {
+                origin: format!("page `{page_id}` with the new {} settings", side.name()),
+                diagnostics: diags,
+            });
+        }
+        let what = format!("set the {} dataset's {}", side.name(), changed.join(", "));
+        let set = page.dataset(side);
+        // The stored metadata is read inside the change: what another writer changed
+        // meanwhile (a reload's reading options, say) stays; only these settings move.
+        Ok(self.store.change(page_id, &what, |tx, _| {
+            let mut meta = store::ops::dataset_meta(tx, page_id, side)?;
+            if settings.name.is_some() {
+                meta.name = set.name.clone();
+            }
+            if settings.label.is_some() {
+                meta.label = set.label.clone();
+            }
+            if settings.priority.is_some() {
+                meta.priority = set.priority.clone();
+            }
+            if settings.summary.is_some() {
+                meta.summary = set.summary.clone();
+            }
+            store::ops::set_dataset_meta(tx, page_id, side, &meta)
+        })?)
+    }
+}

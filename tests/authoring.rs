@@ -1,0 +1,307 @@
+//! Every part of a page set from the command line: rules from files (one, an array,
+//! JSON Lines) or `--expr`, assertions (`assertion add|rm|list`), a dataset's label,
+//! priority, summary and name (`dataset set`). Each call is one revision or nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::rb;
+use serde_json::{Value, json};
+
+fn sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/real")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A database with page `llm` made from the committed samples.
+fn page() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "page",
+            "init",
+            "llm",
+            "--sources",
+            &sample("clients.parquet"),
+            "--targets",
+            &sample("models.json"),
+            "--name-field",
+            "model",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    (dir, db)
+}
+
+fn export(db: &Path) -> Value {
+    let (code, out, err) = rb(db, &["export", "llm"]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn rule_ids(db: &Path) -> Vec<String> {
+    export(db)["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn revision(db: &Path) -> i64 {
+    let (_, out, _) = rb(db, &["pages", "--format", "json"]);
+    let pages: Value = serde_json::from_str(&out).unwrap();
+    pages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "llm")
+        .unwrap()["revision"]
+        .as_i64()
+        .unwrap()
+}
+
+#[test]
+fn rules_from_json_lines_are_one_revision() {
+    let (_dir, db) = page();
+    let before = revision(&db);
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", &sample("rules.jsonl")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rule_ids(&db),
+        ["tools", "vision", "context", "provider", "chat-mode"]
+    );
+    assert_eq!(revision(&db), before + 1, "one revision for five rules");
+    assert!(err.contains("5 rules saved in llm"), "{err}");
+    // Each warning names the line of its rule.
+    assert!(
+        err.contains("rules.jsonl:3: warning[partial-field]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rules_from_an_array_and_from_expr() {
+    let (dir, db) = page();
+    let file = dir.path().join("rules.json");
+    std::fs::write(
+        &file,
+        r#"[{"name": "Vision", "logic": {"==": [{"var": "target.supports_vision"}, true]}},
+            {"name": "Cheap", "expression": "target.input_cost_per_token < 0.00001"}]"#,
+    )
+    .unwrap();
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "rule",
+            "add",
+            "llm",
+            "--name",
+            "Context window",
+            "--weight",
+            "2",
+            "--required",
+            "--expr",
+            "target.max_input_tokens >= source.minContext",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let page = export(&db);
+    let ids: Vec<&str> = page["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["vision", "cheap", "context-window"]);
+    let ctx = &page["rules"][2];
+    assert_eq!(ctx["required"], true);
+    assert_eq!(ctx["weight"], 2.0);
+    assert_eq!(
+        ctx["logic"],
+        json!({">=": [{"var": "target.max_input_tokens"}, {"var": "source.minContext"}]})
+    );
+    // --expr needs a name.
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", "--expr", "target.x == 1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--name"), "{err}");
+}
+
+#[test]
+fn one_bad_rule_refuses_the_whole_file() {
+    let (dir, db) = page();
+    let before = revision(&db);
+    let file = dir.path().join("rules.jsonl");
+    std::fs::write(
+        &file,
+        "{\"name\": \"Vision\", \"expression\": \"target.supports_vision == true\"}\n\
+         {\"name\": \"Typo\", \"expression\": \"target.max_input_tokenz > 1\"}\n",
+    )
+    .unwrap();
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("rules.jsonl:2"), "{err}");
+    assert!(err.contains("max_input_tokens"), "a did-you-mean: {err}");
+    assert!(rule_ids(&db).is_empty());
+    assert_eq!(revision(&db), before);
+    // The same id twice in a file; an id the page has, without --replace.
+    std::fs::write(
+        &file,
+        "{\"name\": \"Vision\", \"expression\": \"target.supports_vision == true\"}\n\
+         {\"name\": \"Vision\", \"expression\": \"target.supports_vision != false\"}\n",
+    )
+    .unwrap();
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("rule id `vision` is in the file twice"),
+        "{err}"
+    );
+    assert_eq!(
+        rb(&db, &["rule", "add", "llm", &sample("rules.jsonl")]).0,
+        0
+    );
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", &sample("rules.jsonl")]);
+    assert_eq!(code, 2, "{err}");
+    // --replace overwrites in place.
+    let (code, _, err) = rb(
+        &db,
+        &["rule", "add", "llm", &sample("rules.jsonl"), "--replace"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rule_ids(&db),
+        ["tools", "vision", "context", "provider", "chat-mode"]
+    );
+}
+
+#[test]
+fn assertions_are_added_listed_and_removed() {
+    let (_dir, db) = page();
+    assert_eq!(
+        rb(&db, &["rule", "add", "llm", &sample("rules.jsonl")]).0,
+        0
+    );
+    let (code, _, err) = rb(&db, &["assertion", "add", "llm", &sample("checks.jsonl")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("2 assertions added: agent-has-a-model, local-only-ollama"),
+        "{err}"
+    );
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "assertion",
+            "add",
+            "llm",
+            "--select",
+            "chat",
+            "--path",
+            "selectionVerdict",
+            "--matcher",
+            "toEqual",
+            "--expected",
+            "2",
+            "--description",
+            "plain chat works",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = rb(&db, &["assertion", "list", "llm"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("plain-chat-works") && out.contains("id=chat"),
+        "{out}"
+    );
+    let (code, out, _) = rb(&db, &["assertion", "list", "llm", "--format", "json"]);
+    assert_eq!(code, 0);
+    let list: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 3);
+    assert_eq!(list[2]["expected"], 2);
+    let (code, out, err) = rb(&db, &["test", "llm"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("3 passed"), "{out}");
+    // The same id again is refused; rm removes it; a wrong id has a did-you-mean.
+    let (code, _, err) = rb(&db, &["assertion", "add", "llm", &sample("checks.jsonl")]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--replace"), "{err}");
+    assert_eq!(
+        rb(&db, &["assertion", "rm", "llm", "plain-chat-works"]).0,
+        0
+    );
+    let (code, _, err) = rb(&db, &["assertion", "rm", "llm", "agent-has-a-modle"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("agent-has-a-model"), "{err}");
+    // A bad assertion refuses the whole file, with where it is.
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "assertion",
+            "add",
+            "llm",
+            "--path",
+            "selectionVerdict",
+            "--matcher",
+            "toBeFancy",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("toBeFancy"), "{err}");
+}
+
+#[test]
+fn dataset_settings_are_checked_against_the_rows() {
+    let (_dir, db) = page();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "set",
+            "llm",
+            "target",
+            "--summary",
+            "litellm_provider,mode",
+            "--priority",
+            "max_input_tokens",
+            "--name",
+            "Models",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let page = export(&db);
+    assert_eq!(
+        page["target"]["summary"],
+        json!(["litellm_provider", "mode"])
+    );
+    assert_eq!(page["target"]["priority"], "max_input_tokens");
+    assert_eq!(page["target"]["name"], "Models");
+    // Reading options stay as they were.
+    assert_eq!(page["target"]["read"]["nameField"], "model");
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "set",
+            "llm",
+            "target",
+            "--label",
+            "litellm_provder",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean `litellm_provider`?"), "{err}");
+    let (code, _, _) = rb(&db, &["dataset", "set", "llm", "source", "--label", ""]);
+    assert_eq!(code, 0);
+    assert!(export(&db)["source"].get("label").is_none());
+    let (code, _, err) = rb(&db, &["dataset", "set", "llm", "source"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nothing to set"), "{err}");
+}

@@ -266,7 +266,90 @@ pub fn name_the_database(mut failure: Failure, path: &Path) -> Failure {
     failure
 }
 
-#[cfg(test)]
+/// Where a command's data goes: stdout, or a file written whole or not at all (a
+/// temporary file beside it, renamed over it by [`Output::commit`]; dropped without a
+/// commit, the temporary file is removed and the file is as it was).
+pub enum Output {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File {
+        path: std::path::PathBuf,
+        tmp: std::path::PathBuf,
+        w: Option<std::io::BufWriter<std::fs::File>>,
+    },
+}
+
+impl Output {
+    /// `-o FILE` (`-` or none: stdout). The database file is refused.
+    pub fn open(path: Option<&Path>, app: &App) -> Result<Output, Failure> {
+        let Some(path) = path.filter(|p| *p != Path::new("-")) else {
+            return Ok(Output::Stdout(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout(),
+            )));
+        };
+        app.refuse_database_file(path)?;
+        let tmp = path.with_extension(format!(
+            "{}.rulebench-tmp",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        let file = std::fs::File::create(&tmp).map_err(|e| {
+            usage(format!(
+                "{}: {e}",
+                sanitize_lines(&path.display().to_string())
+            ))
+        })?;
+        Ok(Output::File {
+            path: path.to_owned(),
+            tmp,
+            w: Some(std::io::BufWriter::with_capacity(1 << 16, file)),
+        })
+    }
+
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Output::Stdout(_))
+    }
+
+    /// Flushes, and puts a file in place.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        match &mut self {
+            Output::Stdout(w) => w.flush(),
+            Output::File { path, tmp, w } => {
+                let mut w = w.take().expect("committed once");
+                w.flush()?;
+                w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+                std::fs::rename(&*tmp, &*path)
+            }
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(w) => w.write(buf),
+            Output::File { w, .. } => w.as_mut().expect("not committed").write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(w) => w.flush(),
+            Output::File { w, .. } => w.as_mut().expect("not committed").flush(),
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Output::File {
+            tmp, w: Some(_), ..
+        } = self
+        {
+            let _ = std::fs::remove_file(&*tmp);
+        }
+    }
+}
+
 #[cfg(test)]
 mod database_errors {
     use super::*;

@@ -6,11 +6,15 @@
 //! | format              | printer      | one selection            | every selection (`--all`)   |
 //! |---------------------|--------------|--------------------------|-----------------------------|
 //! | `json`              | [`Json`]     | the result, pretty       | an array of results         |
-//! | `jsonl`             | [`Jsonl`]    | a line per target        | a line per selection        |
+//! | `jsonl`             | [`Jsonl`]    | a line per target        | a tidy line per selection × target |
 //! | `summary`           | [`Summary`]  | a line per target        | a line per selection        |
 //! | `table`             | [`Table`]    | a table                  | a table per selection       |
 //! | `csv`, `tsv`        | [`Csv`]      | a record per target      | a record per selection × target |
 //! | `md`                | [`Markdown`] | a table of one row       | a row per selection         |
+//! | `parquet`           | [`tidy::Tidy`] of [`ParquetRows`] | a row per target | a row per selection × target |
+//!
+//! CSV, TSV, Parquet and JSON Lines with `--all` write the same tidy rows
+//! ([`tidy`]): one per selection × target, typed columns, `--where` and `--limit`.
 //!
 //! [`PrinterBuilder`] picks the printer of a [`Format`].
 
@@ -18,9 +22,11 @@ mod delimited;
 mod json;
 mod jsonl;
 mod markdown;
+mod parquet;
 mod sink;
 mod summary;
 mod table;
+pub mod tidy;
 
 use std::io::Write;
 
@@ -28,6 +34,7 @@ pub use delimited::{CSV_HEADER, Csv, CsvBuilder};
 pub use json::{Json, JsonBuilder};
 pub use jsonl::{Jsonl, JsonlBuilder};
 pub use markdown::{Markdown, MarkdownBuilder};
+pub use parquet::ParquetRows;
 pub use sink::ResultSink;
 pub use summary::{Summary, SummaryBuilder};
 pub use table::{Table, TableBuilder};
@@ -52,6 +59,19 @@ pub enum Format {
     /// Compact JSON: per target its id, verdict, score, reason and failing rule ids
     /// (with `--all`: one line per selection)
     Summary,
+    /// Apache Parquet: the csv records with typed columns (verdicts integers, scores
+    /// floats, rule outcomes booleans); to -o FILE, or to stdout when it is not a
+    /// terminal
+    Parquet,
+}
+
+impl Format {
+    /// Whether the format writes tidy rows (one per selection × target), which
+    /// `--where` and `--limit` filter.
+    pub fn is_tidy(self, all: bool) -> bool {
+        matches!(self, Format::Csv | Format::Tsv | Format::Parquet)
+            || (all && self == Format::Jsonl)
+    }
 }
 
 /// Builds the printer of a [`Format`], configured for one selection or for every
@@ -61,6 +81,9 @@ pub struct PrinterBuilder {
     format: Format,
     all: bool,
     formula_guard: bool,
+    filter: Option<std::sync::Arc<crate::app::expr::Filter>>,
+    limit: Option<usize>,
+    labels: std::sync::Arc<Vec<String>>,
 }
 
 impl PrinterBuilder {
@@ -70,6 +93,9 @@ impl PrinterBuilder {
             format,
             all: false,
             formula_guard: true,
+            filter: None,
+            limit: None,
+            labels: Default::default(),
         }
     }
 
@@ -87,17 +113,42 @@ impl PrinterBuilder {
         self
     }
 
+    /// Tidy rows only ([`Format::is_tidy`]): keep those `filter` passes (`--where`), at
+    /// most `limit` (`--limit`); `labels` are the source rows' labels, by selection
+    /// index.
+    pub fn rows(
+        &mut self,
+        filter: Option<std::sync::Arc<crate::app::expr::Filter>>,
+        limit: Option<usize>,
+        labels: std::sync::Arc<Vec<String>>,
+    ) -> &mut PrinterBuilder {
+        self.filter = filter;
+        self.limit = limit;
+        self.labels = labels;
+        self
+    }
+
     /// The printer, writing to `w`.
-    pub fn build<'w, W: Write + 'w>(&self, w: W) -> Box<dyn ResultSink + 'w> {
+    pub fn build<'w, W: Write + Send + 'w>(&self, w: W) -> Box<dyn ResultSink + 'w> {
+        let tidy =
+            |writer| tidy::Tidy::new(writer, self.filter.clone(), self.limit, self.labels.clone());
         match self.format {
             Format::Json => Box::new(JsonBuilder::new().array(self.all).build(w)),
-            Format::Jsonl => Box::new(JsonlBuilder::new().per_selection(self.all).build(w)),
+            Format::Jsonl if self.all => Box::new(tidy(tidy::JsonRows { w, header: vec![] })),
+            Format::Jsonl => Box::new(JsonlBuilder::new().build(w)),
+            Format::Parquet => Box::new(tidy::Tidy::new(
+                ParquetRows::new(w),
+                self.filter.clone(),
+                self.limit,
+                self.labels.clone(),
+            )),
             Format::Summary => Box::new(SummaryBuilder::new().per_selection(self.all).build(w)),
             Format::Table => Box::new(TableBuilder::new().build(w)),
             Format::Csv | Format::Tsv => Box::new(
                 CsvBuilder::new()
                     .tabs(self.format == Format::Tsv)
                     .formula_guard(self.formula_guard)
+                    .rows(self.filter.clone(), self.limit, self.labels.clone())
                     .build(w),
             ),
             Format::Md => Box::new(MarkdownBuilder::new().build(w)),

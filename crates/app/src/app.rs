@@ -565,6 +565,17 @@ impl App {
 
     /// Every source row's evaluation, one at a time on one shared matrix (not cached):
     /// memory stays bounded by one selection.
+    /// The labels of a page's source rows, by row (a tidy result's `selectionLabel`).
+    pub fn source_labels(&self, page_id: &str) -> Result<Vec<String>> {
+        let (page, _) = self.page_without(page_id, Side::Target)?;
+        Ok(page
+            .source
+            .rows
+            .iter()
+            .map(|r| page.source.row_label(r))
+            .collect())
+    }
+
     pub fn evaluate_all(&self, page_id: &str) -> Result<Evaluations> {
         let snapshot = self.store.read_snapshot()?;
         let (page, revision) = self.page_without(page_id, Side::Target)?;

@@ -34,3 +34,38 @@ pub fn to_infix(logic: &Value) -> Result<String, NoInfix> {
 pub fn fields_of(page: &Page) -> Fields {
     rulebench_core::infix::fields_of(page)
 }
+
+/// A row filter (`evaluate --where`): an infix expression (or JSONLogic, when the text
+/// is a JSON object) over a row's columns, compiled once.
+pub struct Filter {
+    test: rulebench_core::engine::Test,
+    /// The expression as given.
+    pub text: String,
+}
+
+impl Filter {
+    /// Reads `text`: JSONLogic when it starts with `{`, else infix.
+    pub fn parse(text: &str) -> Result<Filter, String> {
+        let logic: Value = if text.trim_start().starts_with('{') {
+            read_json(text).map_err(|d| d.to_string())?
+        } else {
+            to_logic(text, &Fields::default()).map_err(|e| e.to_string())?
+        };
+        let test = rulebench_core::engine::Test::new(&logic)?;
+        Ok(Filter {
+            test,
+            text: text.to_owned(),
+        })
+    }
+
+    /// Whether a row (as a JSON object) passes.
+    pub fn matches(&self, row: &Value) -> bool {
+        self.test.passes(row)
+    }
+}
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter").field("text", &self.text).finish()
+    }
+}

@@ -420,6 +420,35 @@ pub fn evaluate_rows(rule: &Logic, source: &Value, target: &Value) -> Outcome {
     }
 }
 
+/// Logic compiled once and tested over many JSON values (`evaluate --where`): a value
+/// passes when the logic's result is truthy; an engine error fails it.
+pub struct Test {
+    logic: Logic,
+}
+
+impl Test {
+    pub fn new(logic: &Value) -> Result<Test, String> {
+        if let Some(at) = super::diag::deeper_than(logic, super::diag::MAX_DEPTH) {
+            return Err(format!(
+                "logic nests deeper than the limit of {} levels (at `{at}`)",
+                super::diag::MAX_DEPTH
+            ));
+        }
+        let logic = engine()
+            .compile(&for_engine(logic))
+            .map_err(|e| e.to_string())?;
+        Ok(Test { logic })
+    }
+
+    pub fn passes(&self, data: &Value) -> bool {
+        let arena = Bump::new();
+        let data = DataValue::from_serde_value_in(data, &arena);
+        engine()
+            .evaluate(&self.logic, data, &arena)
+            .is_ok_and(|v| truthy(v))
+    }
+}
+
 /// Plain JSONLogic: `logic` applied to `data` (what `rulebench eval` does).
 pub fn apply(logic: &Value, data: &Value) -> Result<Value, String> {
     // The engine refuses deep logic with no place named: the one limit of rules, with

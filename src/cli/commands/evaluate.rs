@@ -1,14 +1,27 @@
 //! `rulebench evaluate`: evaluate one selection or every source row
 
-use std::io::Write;
+use std::sync::Arc;
 
 use crate::app::App;
+use crate::app::expr::Filter;
 use crate::app::types::SelectionResult;
 use crate::cli::common::page_ids;
-use crate::cli::io::{Db, Exit, Failure, usage};
+use crate::cli::io::{Db, Exit, Failure, Output, usage};
 use crate::print::result::{Format, PrinterBuilder, ResultSink};
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "\
+csv, tsv, parquet and (with --all) jsonl write tidy rows: one per selection × target,
+with the selection's key, label and verdict, the target's id, label, verdict, score,
+reason, whether it is recommended, its summary fields (target.<field>) and one boolean
+column per rule (rule.<id>). --where and --limit filter them.
+
+Examples:
+  rulebench evaluate llm --select agent --format table
+  rulebench evaluate llm --all --format parquet -o verdicts.parquet
+  rulebench evaluate llm --all --format csv --where 'verdict < 2 and rule.tools == false'
+  rulebench evaluate llm --all --format jsonl --where 'recommended' --limit 20
+  python -c \"import pandas as pd; print(pd.read_parquet('verdicts.parquet').dtypes)\"")]
 pub struct Args {
     /// The page's id (`rulebench pages` lists them)
     #[arg(add = page_ids())]
@@ -27,6 +40,17 @@ pub struct Args {
     /// How to print the result [default: json]
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Keep the rows (csv, tsv, parquet, jsonl with --all) for which an infix expression
+    /// over their columns holds: verdict, score, reason, recommended, targetId,
+    /// selectionKey, target.<field>, rule.<id>, …
+    #[arg(long = "where", value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// At most N rows (csv, tsv, parquet, jsonl with --all)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
     /// Write CSV/TSV text cells as they are, even those a spreadsheet would run as a
     /// formula (starting with = + - @); by default they get a leading '
     #[arg(long)]
@@ -39,15 +63,41 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         select,
         all,
         format,
+        output,
+        filter,
+        limit,
         no_formula_guard,
     } = args;
+    let format = format.unwrap_or(Format::Json);
+    if (filter.is_some() || limit.is_some()) && !format.is_tidy(all) {
+        return Err(usage(
+            "--where and --limit filter rows: --format csv, tsv or parquet (or jsonl with --all)",
+        ));
+    }
+    let filter = filter
+        .map(|text| Filter::parse(&text).map_err(|e| usage(format!("--where: {e}"))))
+        .transpose()?
+        .map(Arc::new);
     let mut app = db.open()?;
-    let out = std::io::stdout();
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, out.lock());
-    let mut printer = PrinterBuilder::new(format.unwrap_or(Format::Json))
+    let mut out = Output::open(output.as_deref(), &app)?;
+    if format == Format::Parquet
+        && out.is_stdout()
+        && std::io::IsTerminal::is_terminal(&std::io::stdout())
+    {
+        return Err(usage(
+            "Parquet is binary: write it to a file (-o verdicts.parquet) or a pipe",
+        ));
+    }
+    let labels = Arc::new(if format.is_tidy(all) {
+        app.source_labels(&page)?
+    } else {
+        vec![]
+    });
+    let mut printer = PrinterBuilder::new(format)
         .all(all)
         .formula_guard(!no_formula_guard)
-        .build(&mut w);
+        .rows(filter, limit, labels)
+        .build(&mut out);
     let written = if all {
         evaluate_all(&app, &page, printer.as_mut())?
     } else {
@@ -56,11 +106,21 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         evaluate_one(&result, printer.as_mut())
     };
     drop(printer);
-    match written.and_then(|()| w.flush()) {
+    match written.and_then(|()| out.commit()) {
         Ok(()) => {}
         // A closed pipe (`| head`) is not an error worth reporting.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => return Err(usage(format!("stdout: {e}"))),
+        Err(e) => {
+            return Err(usage(format!(
+                "{}: {e}",
+                output
+                    .as_deref()
+                    .filter(|p| *p != std::path::Path::new("-"))
+                    .map_or("stdout".to_owned(), |p| crate::app::text::sanitize(
+                        &p.display().to_string()
+                    ))
+            )));
+        }
     }
     Ok(Exit::Ok)
 }
@@ -92,6 +152,9 @@ fn evaluate_all(
         for r in evaluations {
             printer.selection(&r)?;
             progress.inc(1);
+            if !printer.wants_more() {
+                break;
+            }
         }
         printer.finish()
     };

@@ -26,4 +26,9 @@ pub trait ResultSink {
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
+
+    /// Whether more selections would print anything (`--limit` reached: no).
+    fn wants_more(&self) -> bool {
+        true
+    }
 }

@@ -1,0 +1,217 @@
+//! Parquet rows (`evaluate --format parquet`): the tidy columns ([`super::tidy`]) with
+//! Arrow types — text `Utf8`, verdicts `Int64`, the score `Float64`, `recommended` and
+//! the rule outcomes `Boolean` (null: the engine raised an error) — and each summary
+//! field typed by what the targets hold (whole numbers `Int64`, numbers `Float64`,
+//! booleans `Boolean`, anything else its text). Written in row groups of 65,536 rows,
+//! zstd-compressed.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde_json::Value;
+
+use super::tidy::{Cell, RowWriter, Shape};
+
+/// Rows buffered before they are written as one row group.
+const BATCH_ROWS: usize = 65_536;
+
+enum Column {
+    Text(StringBuilder),
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Bool(BooleanBuilder),
+}
+
+impl Column {
+    fn of(t: &DataType) -> Column {
+        match t {
+            DataType::Int64 => Column::Int(Int64Builder::new()),
+            DataType::Float64 => Column::Float(Float64Builder::new()),
+            DataType::Boolean => Column::Bool(BooleanBuilder::new()),
+            _ => Column::Text(StringBuilder::new()),
+        }
+    }
+
+    fn push(&mut self, cell: &Cell<'_>) {
+        match (self, cell) {
+            (Column::Text(b), Cell::Text(s)) => b.append_value(s),
+            (Column::Text(b), Cell::Json(Value::String(s))) => b.append_value(s),
+            (Column::Text(b), Cell::Json(v)) => b.append_value(v.to_string()),
+            (Column::Text(b), Cell::Int(i)) => b.append_value(i.to_string()),
+            (Column::Text(b), Cell::Float(f)) => b.append_value(f.to_string()),
+            (Column::Text(b), Cell::Bool(x)) => b.append_value(x.to_string()),
+            (Column::Int(b), Cell::Int(i)) => b.append_value(*i),
+            (Column::Int(b), Cell::Json(v)) => b.append_option(v.as_i64()),
+            (Column::Float(b), Cell::Float(f)) => b.append_value(*f),
+            (Column::Float(b), Cell::Int(i)) => b.append_value(*i as f64),
+            (Column::Float(b), Cell::Json(v)) => b.append_option(v.as_f64()),
+            (Column::Bool(b), Cell::Bool(x)) => b.append_value(*x),
+            (Column::Bool(b), Cell::Json(v)) => b.append_option(v.as_bool()),
+            (Column::Text(b), Cell::Null) => b.append_null(),
+            (Column::Int(b), _) => b.append_null(),
+            (Column::Float(b), _) => b.append_null(),
+            (Column::Bool(b), _) => b.append_null(),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Column::Text(b) => Arc::new(b.finish()),
+            Column::Int(b) => Arc::new(b.finish()),
+            Column::Float(b) => Arc::new(b.finish()),
+            Column::Bool(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// The Arrow type of a summary field: what every target's value fits.
+fn summary_type(values: impl Iterator<Item = Option<Value>>) -> DataType {
+    let (mut ints, mut numbers, mut bools, mut other) = (0, 0, 0, 0);
+    for v in values.flatten() {
+        match v {
+            Value::Null => {}
+            Value::Number(n) if n.is_i64() => ints += 1,
+            Value::Number(_) => numbers += 1,
+            Value::Bool(_) => bools += 1,
+            _ => other += 1,
+        }
+    }
+    match (ints, numbers, bools, other) {
+        (_, _, _, o) if o > 0 => DataType::Utf8,
+        (i, 0, 0, 0) if i > 0 => DataType::Int64,
+        (_, n, 0, 0) if n > 0 => DataType::Float64,
+        (0, 0, b, 0) if b > 0 => DataType::Boolean,
+        (0, 0, 0, 0) => DataType::Utf8,
+        _ => DataType::Utf8,
+    }
+}
+
+/// Writes tidy rows as Parquet to `w`.
+pub struct ParquetRows<W: Write + Send> {
+    w: Option<W>,
+    writer: Option<ArrowWriter<W>>,
+    schema: Option<SchemaRef>,
+    columns: Vec<Column>,
+    rows: usize,
+}
+
+impl<W: Write + Send> ParquetRows<W> {
+    pub fn new(w: W) -> ParquetRows<W> {
+        ParquetRows {
+            w: Some(w),
+            writer: None,
+            schema: None,
+            columns: vec![],
+            rows: 0,
+        }
+    }
+
+    /// The schema of a page's tidy rows.
+    pub fn schema(shape: &Shape, names: &crate::app::types::Names) -> SchemaRef {
+        let mut fields = Vec::with_capacity(shape.header.len());
+        let fixed = [
+            DataType::Utf8,    // selectionKey
+            DataType::Int64,   // selectionVerdict
+            DataType::Boolean, // recommended
+            DataType::Utf8,    // targetId
+            DataType::Int64,   // verdict
+            DataType::Float64, // score
+            DataType::Utf8,    // reason
+            DataType::Utf8,    // failingRules
+            DataType::Utf8,    // selectionLabel
+            DataType::Utf8,    // targetLabel
+        ];
+        for (name, t) in shape.header.iter().zip(fixed) {
+            fields.push(Field::new(name, t, false));
+        }
+        for (i, f) in &shape.summary {
+            let t = summary_type(names.targets.iter().map(|t| t.shown.get(*i).cloned()));
+            fields.push(Field::new(format!("target.{f}"), t, true));
+        }
+        for id in &shape.rules {
+            fields.push(Field::new(format!("rule.{id}"), DataType::Boolean, true));
+        }
+        Arc::new(Schema::new(fields))
+    }
+
+    fn flush_batch(&mut self) -> io::Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let schema = self.schema.clone().expect("the header came first");
+        let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
+        let batch = RecordBatch::try_new(schema, arrays).map_err(io::Error::other)?;
+        self.writer
+            .as_mut()
+            .expect("the header came first")
+            .write(&batch)
+            .map_err(parquet_io)?;
+        self.rows = 0;
+        Ok(())
+    }
+}
+
+/// A Parquet writer's error as an I/O error (a closed pipe stays `BrokenPipe`).
+fn parquet_io(e: parquet::errors::ParquetError) -> io::Error {
+    match e {
+        parquet::errors::ParquetError::External(inner) => match inner.downcast::<io::Error>() {
+            Ok(io) => *io,
+            Err(other) => io::Error::other(other),
+        },
+        other => io::Error::other(other),
+    }
+}
+
+impl<W: Write + Send> ParquetRows<W> {
+    /// Starts the file with the page's schema (the summary fields' types need the
+    /// page's names, which [`RowWriter::header`] does not carry).
+    pub fn start(&mut self, shape: &Shape, names: &crate::app::types::Names) -> io::Result<()> {
+        let schema = Self::schema(shape, names);
+        self.columns = schema
+            .fields()
+            .iter()
+            .map(|f| Column::of(f.data_type()))
+            .collect();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(BATCH_ROWS))
+            .build();
+        let w = self.w.take().expect("started once");
+        self.writer =
+            Some(ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(parquet_io)?);
+        self.schema = Some(schema);
+        Ok(())
+    }
+}
+
+impl<W: Write + Send> RowWriter for ParquetRows<W> {
+    fn header(&mut self, shape: &Shape, names: &crate::app::types::Names) -> io::Result<()> {
+        self.start(shape, names)
+    }
+
+    fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
+        for (column, cell) in self.columns.iter_mut().zip(cells) {
+            column.push(cell);
+        }
+        self.rows += 1;
+        if self.rows >= BATCH_ROWS {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.flush_batch()?;
+        if let Some(writer) = self.writer.take() {
+            let mut w = writer.into_inner().map_err(parquet_io)?;
+            w.flush()?;
+        }
+        Ok(())
+    }
+}

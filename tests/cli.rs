@@ -1,6 +1,8 @@
 //! Integration tests of the command line and its result JSON: every command is run as a
 //! process against a fresh database in a temporary directory.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -28,6 +30,7 @@ fn finish(out: Output) -> (i32, String, String) {
 }
 
 fn command(db: &Path, args: &[&str]) -> Command {
+    common::ensure_db(db, args);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rulebench"));
     cmd.env_remove("RULEBENCH_DB")
         .arg("--db")
@@ -390,6 +393,14 @@ fn database_from_rulebench_db_environment_variable() {
                 .expect("run rulebench"),
         )
     };
+    // A command that only reads creates no database at a path that is not there (a
+    // typo): it says so, naming the path.
+    let (code, _, err) = run(&["pages"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("from-env.db does not exist"), "{err}");
+    assert!(!db.exists(), "a read made a database");
+    let (code, _, err) = run(&["db", "init"]);
+    assert_eq!(code, 0, "stderr: {err}");
     let (code, out, err) = run(&["pages"]);
     assert_eq!(code, 0, "stderr: {err}");
     for id in SAMPLE_IDS {
@@ -412,6 +423,17 @@ fn database_from_rulebench_db_environment_variable() {
             .env("RULEBENCH_DB", &db)
             .arg("--db")
             .arg(&other)
+            .args(["db", "init"])
+            .output()
+            .expect("run rulebench"),
+    );
+    assert_eq!(code, 0, "stderr: {err}");
+    assert!(other.is_file(), "--db did not take precedence: {out}");
+    let (code, out, err) = finish(
+        Command::new(env!("CARGO_BIN_EXE_rulebench"))
+            .env("RULEBENCH_DB", &db)
+            .arg("--db")
+            .arg(&other)
             .args(["pages", "--json"])
             .output()
             .expect("run rulebench"),
@@ -421,7 +443,6 @@ fn database_from_rulebench_db_environment_variable() {
         !out.contains("env-page"),
         "--db did not take precedence:\n{out}"
     );
-    assert!(other.is_file());
 }
 
 // ---------------------------------------------------------------------------------------------

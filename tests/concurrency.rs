@@ -41,7 +41,7 @@ fn concurrent_policy_changes_keep_every_value() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
     // Create and seed the database first.
-    assert!(rulebench(&db, &["pages"]).wait().unwrap().success());
+    assert!(rulebench(&db, &["db", "init"]).wait().unwrap().success());
     let modes = [
         "ANY_REQUIRED_FAIL_IS_0",
         "ANY_REQUIRED_FAIL_CAPS_AT_PARTIAL",

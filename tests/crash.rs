@@ -29,7 +29,7 @@ fn a_writer_killed_at_random_moments_leaves_a_committed_page() {
     let status = Command::new(env!("CARGO_BIN_EXE_rulebench"))
         .arg("--db")
         .arg(&db)
-        .arg("pages")
+        .args(["db", "init"])
         .stdout(Stdio::null())
         .status()
         .unwrap();

@@ -74,22 +74,26 @@ fn no_seed_creates_an_empty_database_and_seeds_nothing_later() {
     let home = tempfile::tempdir().unwrap();
     let db = home.path().join("empty.db");
     let db = db.to_str().unwrap();
-    let (code, out, err) = run(
-        home.path(),
-        &[],
-        &["--no-seed", "--db", db, "pages", "--json"],
-    );
+    let (code, _, err) = run(home.path(), &[], &["--no-seed", "--db", db, "db", "init"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(empty)"), "{err}");
+    let (code, out, err) = run(home.path(), &[], &["--db", db, "pages", "--json"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), "[]");
-    assert!(err.contains("(empty)"), "{err}");
     // Later runs without the flag do not seed it either.
     let (_, out, _) = run(home.path(), &[], &["--db", db, "pages", "--json"]);
     assert_eq!(out.trim(), "[]");
     // The environment variable does the same.
     let other = home.path().join("env.db");
-    let (_, out, _) = run(
+    let (code, _, err) = run(
         home.path(),
         &[("RULEBENCH_NO_SEED", "1")],
+        &["--db", other.to_str().unwrap(), "db", "init"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = run(
+        home.path(),
+        &[],
         &["--db", other.to_str().unwrap(), "pages", "--json"],
     );
     assert_eq!(out.trim(), "[]");
@@ -283,7 +287,7 @@ fn completions_for_every_shell_and_page_ids_completed_from_the_database() {
     let home = tempfile::tempdir().unwrap();
     let db = home.path().join("c.db");
     let db_s = db.to_str().unwrap();
-    assert_eq!(run(home.path(), &[], &["--db", db_s, "pages"]).0, 0);
+    assert_eq!(run(home.path(), &[], &["--db", db_s, "db", "init"]).0, 0);
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let (code, out, err) = run(home.path(), &[], &["completions", shell]);
         assert_eq!(code, 0, "{shell}: {err}");
@@ -330,7 +334,12 @@ fn completions_for_every_shell_and_page_ids_completed_from_the_database() {
     let other = home.path().join("other.db");
     let other_s = other.to_str().unwrap();
     assert_eq!(
-        run(home.path(), &[], &["--db", other_s, "--no-seed", "pages"]).0,
+        run(
+            home.path(),
+            &[],
+            &["--db", other_s, "--no-seed", "db", "init"]
+        )
+        .0,
         0
     );
     let page = r#"{"format": "rulebench.page/v1", "id": "only-here", "name": "Only",
@@ -485,7 +494,11 @@ fn a_database_in_a_read_only_directory_serves_reads() {
     let dir = home.path().join("ro");
     std::fs::create_dir(&dir).unwrap();
     let db = dir.join("r.db");
-    let (code, _, err) = run(home.path(), &[], &["--db", db.to_str().unwrap(), "pages"]);
+    let (code, _, err) = run(
+        home.path(),
+        &[],
+        &["--db", db.to_str().unwrap(), "db", "init"],
+    );
     assert_eq!(code, 0, "{err}");
     // The files writable by all, the directory by nobody.
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -564,7 +577,7 @@ fn completing_a_hostile_page_id_in_bash_runs_nothing() {
     let home = tempfile::tempdir().unwrap();
     let db = home.path().join("h.db");
     let db_s = db.to_str().unwrap();
-    assert_eq!(run(home.path(), &[], &["--db", db_s, "pages"]).0, 0);
+    assert_eq!(run(home.path(), &[], &["--db", db_s, "db", "init"]).0, 0);
     {
         let mut store = rulebench_store::Store::open(&db).unwrap();
         store

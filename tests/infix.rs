@@ -1,6 +1,8 @@
 //! Infix rules: parse(print(x)) == x for every JSONLogic the grammar covers (proptest),
 //! and what the infix form compiles to evaluates like the JSONLogic written by hand.
 
+mod common;
+
 use proptest::prelude::*;
 use rulebench_core::infix::{Fields, parse, print};
 use serde_json::{Value, json};
@@ -140,6 +142,7 @@ fn expr_command_converts_both_ways_and_explains_errors() {
     assert!(err.contains("no infix form"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
+    common::ensure_db(&db, &[]);
     let (code, _, err) = rulebench(&[
         "--db",
         db.to_str().unwrap(),
@@ -263,6 +266,7 @@ mod authored {
     use serde_json::{Value, json};
 
     fn rb(db: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+        super::common::ensure_db(db, args);
         let mut child = Command::new(env!("CARGO_BIN_EXE_rulebench"))
             .env_remove("RULEBENCH_DB")
             .arg("--db")

@@ -2,6 +2,8 @@
 //! accepted by `rule add` and in page files, stored as JSONLogic, and their errors with
 //! what and where.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -163,6 +165,7 @@ impl Env {
 }
 
 fn run(db: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    common::ensure_db(db, args);
     let mut child = Command::new(env!("CARGO_BIN_EXE_rulebench"))
         .env_remove("RULEBENCH_DB")
         .arg("--db")

@@ -37,6 +37,19 @@ impl Db {
         }
     }
 
+    /// Opens the database to read pages: a `--db` (or `$RULEBENCH_DB`) file that does
+    /// not exist is an error naming it, and nothing is created (a typo seeds no
+    /// database). The default database is created and seeded as [`Db::open`] does.
+    pub fn read(&self) -> Result<App, Failure> {
+        if self.explicit && !self.path.exists() {
+            return Err(usage(format!(
+                "database {} does not exist (hint: check the path; `import`, `page init` and the workbench create a database, seeded with the sample pages unless --no-seed)",
+                sanitize_lines(&self.path.display().to_string())
+            )));
+        }
+        self.open()
+    }
+
     /// Opens the database; a new one is announced on stderr with what was seeded.
     pub fn open(&self) -> Result<App, Failure> {
         let opened = App::open_with(

@@ -11,6 +11,13 @@ use std::process::{Command, Stdio};
 /// killed by a signal (a stack overflow, say) or printing anything but UTF-8 fails the
 /// test.
 pub fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
+    ensure_db(db, args);
+    rb_as_is(db, args)
+}
+
+/// [`rb`] without creating the database first (a test of what a command does to a
+/// database that is not there).
+pub fn rb_as_is(db: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
         .env_remove("RULEBENCH_DB")
         .arg("--db")
@@ -24,6 +31,33 @@ pub fn rb(db: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8(out.stdout).expect("UTF-8 stdout"),
         String::from_utf8(out.stderr).expect("UTF-8 stderr"),
     )
+}
+
+/// Creates the database at `db` (seeded with the sample pages) when it is not there:
+/// commands that only read refuse a `--db` that does not exist, and the tests run on
+/// fresh paths.
+pub fn ensure_db(db: &Path, args: &[&str]) {
+    if db.exists() || db.as_os_str().is_empty() {
+        return;
+    }
+    let seed: &[&str] = if args.contains(&"--no-seed") {
+        &["--no-seed"]
+    } else {
+        &[]
+    };
+    let status = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .env_remove("RULEBENCH_DB")
+        .arg("--db")
+        .arg(db)
+        .args(seed)
+        .args(["--quiet", "db", "init"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run rulebench db init");
+    // A directory that does not exist is the test's own business (an error to see).
+    let _ = status;
 }
 
 /// Whether the `sqlite3` shell is here; on CI it must be (`.ci/run` installs it).

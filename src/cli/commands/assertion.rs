@@ -163,7 +163,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             ));
         }
         AssertionAction::List { page, format } => {
-            let (p, _) = db.open()?.page(&page)?;
+            let (p, _) = db.read()?.page(&page)?;
             match format {
                 ListFormat::Json => write_json(&pretty(&p.assertions))?,
                 ListFormat::Table => write_text(&print::listing::assertions_table(&p.assertions))?,

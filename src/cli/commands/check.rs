@@ -29,7 +29,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let checked = if target == "-" || path.is_file() {
         App::check_text_with(&read_arg(&target, MAX_PAGE_BYTES)?.0, sql)
     } else {
-        db.open()?.check_page_with(&target, sql)?
+        db.read()?.check_page_with(&target, sql)?
     };
     let diags = checked.diagnostics;
     let sql_summary = checked.sql.map(|(dialect, translated, rules)| {

@@ -291,7 +291,7 @@ fn import(
 }
 
 fn schema(db: &crate::cli::io::Db, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
-    let app = db.open()?;
+    let app = db.read()?;
     let view = app.dataset_schema(page, side)?;
     let s = &view.schema;
     if as_json {

@@ -5,15 +5,41 @@ use crate::cli::io::{Db, Exit, Failure, pretty, write_json, write_text};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  rulebench db                           # which database, its schema version, size, pages
+  rulebench --db team.db db init         # a new database with the sample pages
+  rulebench --db team.db --no-seed db init")]
 pub struct Args {
+    #[command(subcommand)]
+    pub action: Option<DbAction>,
     /// How to print the result
     #[arg(long, value_enum, default_value = "text")]
     pub format: InfoFormat,
 }
 
+#[derive(clap::Subcommand, Debug)]
+pub enum DbAction {
+    /// Create the database (with the sample pages unless --no-seed); one that exists is
+    /// left as it is. Commands that only read never create one.
+    Init,
+}
+
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
-    let Args { format } = args;
-    let info = db.open()?.info()?;
+    let Args { action, format } = args;
+    if let Some(DbAction::Init) = action {
+        let existed = db.path.exists();
+        let app = db.open()?;
+        if existed {
+            db.status(&format!(
+                "{} exists already (schema version {}): left as it is",
+                db.path.display(),
+                app.info()?.schema_version
+            ));
+        }
+        return Ok(Exit::Ok);
+    }
+    let info = db.read()?.info()?;
     match format {
         InfoFormat::Json => write_json(&pretty(&info))?,
         InfoFormat::Text => write_text(&print::listing::db_info(&info))?,

@@ -44,7 +44,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     if old == "-" && new == "-" {
         return Err(usage("OLD and NEW cannot both read stdin (-)"));
     }
-    let app = db.open()?;
+    let app = db.read()?;
     let load = |arg: &str| -> Result<Option<(String, String)>, Failure> {
         if arg == "-" || Path::new(arg).is_file() {
             Ok(Some(read_arg(arg, MAX_PAGE_BYTES)?))

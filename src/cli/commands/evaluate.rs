@@ -78,7 +78,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         .map(|text| Filter::parse(&text).map_err(|e| usage(format!("--where: {e}"))))
         .transpose()?
         .map(Arc::new);
-    let mut app = db.open()?;
+    let mut app = db.read()?;
     let mut out = Output::open(output.as_deref(), &app)?;
     if format == Format::Parquet
         && out.is_stdout()

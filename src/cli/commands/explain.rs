@@ -35,7 +35,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         format,
         tree,
     } = args;
-    let app = db.open()?;
+    let app = db.read()?;
     let e = app.explain(&page, &select, &target, rule.as_deref())?;
     match format {
         print::explain::ExplainFormat::Json => write_json(&pretty(&e))?,

@@ -18,7 +18,7 @@ pub struct Args {
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let Args { page, output } = args;
-    let app = db.open()?;
+    let app = db.read()?;
     if let Some(path) = output.as_ref().filter(|p| p.as_os_str() != "-") {
         app.refuse_database_file(path)?;
     }

@@ -25,7 +25,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         page,
     } = args;
     let fields = match page {
-        Some(id) => expr::fields_of(&db.open()?.page(&id)?.0),
+        Some(id) => expr::fields_of(&db.read()?.page(&id)?.0),
         None => Fields::default(),
     };
     // JSONLogic, or infix whose strings are JSON strings: escaped as JSON.

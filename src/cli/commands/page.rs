@@ -201,7 +201,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             format,
             limit,
         } => {
-            let app = db.open()?;
+            let app = db.read()?;
             let mut log = app.revisions(&page)?;
             if let Some(n) = limit {
                 log.truncate(n);

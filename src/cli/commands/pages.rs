@@ -16,7 +16,7 @@ pub struct Args {
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let Args { format, json } = args;
-    let app = db.open()?;
+    let app = db.read()?;
     let pages = app.pages()?;
     if json || format == ListFormat::Json {
         write_json(&pretty(&pages))?;

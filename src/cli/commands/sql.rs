@@ -50,7 +50,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         overrides_table,
         output,
     } = args;
-    let app = db.open()?;
+    let app = db.read()?;
     let request = crate::app::sql::SqlRequest {
         dialect,
         select,

@@ -62,7 +62,7 @@ fn test_page(
         let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
         (App::test_text(&text, &origin)?, false)
     } else {
-        let mut app = db.open()?;
+        let mut app = db.read()?;
         if pin {
             let p = app.pin_assertions(target, select)?;
             if p.changed {

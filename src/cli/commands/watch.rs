@@ -23,7 +23,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
 /// `rulebench watch PAGE`: prints each reload until Ctrl-C or end of input.
 fn watch(db: &crate::cli::io::Db, page: &str) -> Result<Exit, Failure> {
     // Opened once here: a missing page or database is said before watching starts.
-    db.open()?.page(page)?;
+    db.read()?.page(page)?;
     let watcher = Watcher::start(&db.path, page)?;
     let mut text = String::new();
     for (side, file) in watcher.files() {

@@ -89,10 +89,19 @@ ENVIRONMENT:
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List pages
+    #[command(
+        after_help = "Examples:\n  rulebench pages\n  rulebench pages --format json | jq -r '.[].id'\n  rulebench --db team.db pages"
+    )]
     Pages(pages::Args),
     /// Import page files (all or nothing per file)
+    #[command(
+        after_help = "Examples:\n  rulebench import my-page.json\n  rulebench import a.json b.json --replace\n  curl -s https://example.com/page.json | rulebench import -"
+    )]
     Import(import::Args),
     /// Write a page file (stdout by default)
+    #[command(
+        after_help = "Examples:\n  rulebench export llm > llm.json\n  rulebench export llm@-1 -o before.json   # the page one revision ago"
+    )]
     Export(export::Args),
     /// Evaluate one selection or every source row
     Evaluate(evaluate::Args),
@@ -102,7 +111,9 @@ pub enum Command {
 OLD and NEW are page files (- reads one from stdin), stored page ids, or revisions
 of a stored page (PAGE@N; PAGE@-1 is the one before the current). Rules are matched by
 id, rows and overrides by key. With --exit-code, exit 1 when any verdict, selection
-verdict or recommendation moved (a CI gate for rule changes):
+verdict or recommendation moved (a CI gate for rule changes).
+
+Examples:
   rulebench diff my-page@-1 my-page          # what the last change did
   rulebench export my-page -o before.json   # then edit, import --replace or keep the file
   rulebench diff before.json my-page --format md --exit-code")]
@@ -110,46 +121,95 @@ verdict or recommendation moved (a CI gate for rule changes):
     /// The rule × target grid of one selection, as the workbench shows it
     Matrix(matrix::Args),
     /// Validate a page's rules (a stored page or a page file); exit 1 on errors
+    #[command(
+        after_help = "Examples:\n  rulebench check my-page.json\n  rulebench check llm --sql duckdb          # also: which rules translate\n  rulebench check llm --format json"
+    )]
     Check(check::Args),
     /// A page's rules and policies as one SQL query over a source and a target table
     /// (or, with --data, the tables' DDL and rows)
+    #[command(
+        after_help = "Examples:\n  rulebench sql llm --dialect duckdb -o verdicts.sql\n  rulebench sql llm --dialect postgres --all --source-table clients --target-table models\n  rulebench sql llm --dialect sqlite --data | sqlite3 llm.sqlite"
+    )]
     Sql(sql::Args),
     /// Plain JSONLogic: apply --logic to --data and print the result
+    #[command(
+        after_help = "Examples:\n  rulebench eval --logic '{\"<\": [{\"var\": \"a\"}, 3]}' --data '{\"a\": 1}'\n  echo '{\"a\": 1}' | rulebench eval --logic '{\"var\": \"a\"}' --data -"
+    )]
     Eval(eval::Args),
     /// Why a target got its verdict for a selection, and why each rule passed or failed
+    #[command(
+        after_help = "Examples:\n  rulebench explain llm --select agent --target gpt-4o\n  rulebench explain llm --select agent --target o3-mini --rule tools --tree\n  rulebench explain llm --select agent --target gpt-4o --format json"
+    )]
     Explain(explain::Args),
     /// Infix expression → JSONLogic (or back with --to-infix)
+    #[command(
+        after_help = "Examples:\n  rulebench expr 'source.age >= 18 and target.country == source.country'\n  rulebench expr --to-infix '{\"==\": [{\"var\": \"target.mode\"}, \"chat\"]}'\n  rulebench expr --page llm 'target.max_input_tokenz > 1000'   # did you mean …?"
+    )]
     Expr(expr::Args),
     /// Add rules (from a file, or one from --expr), or remove one
+    #[command(
+        after_help = "Examples:\n  rulebench rule add llm rules.jsonl\n  rulebench rule add llm --name Vision --expr 'target.supports_vision == true'\n  rulebench rule rm llm vision"
+    )]
     Rule(rule::Args),
     /// Add or remove an override
+    #[command(
+        after_help = "Examples:\n  rulebench override add llm --source agent --target o3-mini --value true --note 'tested by hand'\n  rulebench override rm llm --source agent --target o3-mini"
+    )]
     Override(overrides::Args),
     /// Set policy values
+    #[command(
+        after_help = "Examples:\n  rulebench policy set llm fullThreshold=0.9\n  rulebench policy set llm requiredMode=ignore-required mode=all-devices-full-is-compatible"
+    )]
     Policy(policy::Args),
     /// Run a page's verdict assertions (a stored page or a page file); exit 1 on a failure
+    #[command(
+        after_help = "Examples:\n  rulebench test llm\n  rulebench test my-page.json --format junit > junit.xml\n  rulebench test llm --pin --select agent   # pin today's verdicts"
+    )]
     Test(test::Args),
     /// Add, remove or list a page's verdict assertions
+    #[command(
+        after_help = "Examples:\n  rulebench assertion add llm checks.jsonl\n  rulebench assertion list llm\n  rulebench assertion rm llm agent-has-a-model"
+    )]
     Assertion(assertion::Args),
     /// Import a dataset file, set a dataset's label, priority and summary, or show its
     /// fields
+    #[command(
+        after_help = "Examples:\n  rulebench dataset import llm target models.json --name-field model --link\n  rulebench dataset set llm target --summary litellm_provider,mode\n  rulebench dataset schema llm target"
+    )]
     Dataset(dataset::Args),
     /// Reload a page's linked dataset files when they change (until Ctrl-C or SIGTERM)
+    #[command(
+        after_help = "Examples:\n  rulebench watch llm                 # until Ctrl-C\n  rulebench dataset import llm target models.csv --link && rulebench watch llm"
+    )]
     Watch(watch::Args),
     /// The database: its file, schema version, size and pages
     Db(db::Args),
     /// Make a page from data files; delete, rename, log, prune or restore a page
+    #[command(
+        after_help = "Examples:\n  rulebench page init llm --sources clients.parquet --targets models.json --name-field model\n  rulebench page log llm -n 5\n  rulebench page restore llm@-1\n  rulebench page rename llm llm-2026"
+    )]
     Page(page::Args),
     /// Print the JSON Schema of page files
+    #[command(
+        after_help = "Examples:\n  rulebench schema > page.schema.json\n  rulebench export llm | check-jsonschema --schemafile page.schema.json -"
+    )]
     Schema,
     /// Print a shell's completion script (commands, options and page ids)
     #[command(after_help = "Install (re-run on upgrade):\n  \
         bash: echo 'source <(rulebench completions bash)' >> ~/.bashrc\n  \
         zsh:  echo 'source <(rulebench completions zsh)' >> ~/.zshrc\n  \
-        fish: rulebench completions fish > ~/.config/fish/completions/rulebench.fish")]
+        fish: rulebench completions fish > ~/.config/fish/completions/rulebench.fish\n\n\
+        Examples:\n  \
+        rulebench completions bash > /etc/bash_completion.d/rulebench\n  \
+        source <(rulebench completions zsh)")]
     Completions(completions::Args),
-    /// Print the man page (roff: `rulebench man | man -l -`)
-    Man,
+    /// Print the man page of rulebench or of one command (roff: `rulebench man evaluate |
+    /// man -l -`)
+    Man(man::Args),
     /// Measure the matrix on a synthetic page
+    #[command(
+        after_help = "Examples:\n  rulebench bench --targets 100000 --rules 100\n  rulebench bench --write-page big.json --targets 100000 --rules 100\n  rulebench bench --workbench big.json --rounds 5"
+    )]
     Bench(bench::Args),
 }
 
@@ -218,7 +278,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         Command::Page(args) => page::run(&db, args),
         Command::Schema => schema::run(),
         Command::Completions(args) => completions::run(args),
-        Command::Man => man::run(<Cli as clap::CommandFactory>::command()),
+        Command::Man(args) => man::run(<Cli as clap::CommandFactory>::command(), args),
         Command::Bench(args) => bench::run(args),
     }
 }

@@ -64,6 +64,7 @@ Examples:
         replace: bool,
     },
     /// Remove an assertion
+    #[command(after_help = "Examples:\n  rulebench assertion rm llm agent-has-a-model")]
     Rm {
         /// The page's id
         #[arg(add = page_ids())]

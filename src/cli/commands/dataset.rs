@@ -35,6 +35,9 @@ pub enum DatasetAction {
     /// Import a data file as one side's rows: CSV, TSV, JSON (an array of rows, or an
     /// object whose members are rows), JSON Lines, Parquet, Arrow IPC or Excel; all rows
     /// or none, one new revision
+    #[command(
+        after_help = "Examples:\n  rulebench dataset import llm target models.json --name-field model\n  rulebench dataset import llm source clients.xlsx --sheet Clients --type minContext=integer\n  rulebench dataset import llm target models.csv --link --skip-bad\n  curl -s https://example.com/models.parquet | rulebench dataset import llm target -"
+    )]
     Import {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = crate::cli::common::page_ids())]
@@ -90,6 +93,9 @@ Examples:
         summary: Option<Vec<String>>,
     },
     /// A dataset's fields: inferred type, how many rows have each, defaults
+    #[command(
+        after_help = "Examples:\n  rulebench dataset schema llm target\n  rulebench dataset schema llm source --format json"
+    )]
     Schema {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = crate::cli::common::page_ids())]

@@ -22,6 +22,9 @@ pub struct Args {
 pub enum DbAction {
     /// Create the database (with the sample pages unless --no-seed); one that exists is
     /// left as it is. Commands that only read never create one.
+    #[command(
+        after_help = "Examples:\n  rulebench --db team.db db init\n  rulebench --db empty.db --no-seed db init"
+    )]
     Init,
 }
 

@@ -12,6 +12,9 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 pub enum OverrideAction {
     /// Force the verdict of a (source, target) pair
+    #[command(
+        after_help = "Examples:\n  rulebench override add llm --source agent --target o3-mini --value true --note 'tested by hand'\n  rulebench override add llm --source 'id=local' --target 'model=gpt-4o' --value false"
+    )]
     Add {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]
@@ -30,6 +33,9 @@ pub enum OverrideAction {
         note: Option<String>,
     },
     /// Remove an override
+    #[command(
+        after_help = "Examples:\n  rulebench override rm llm --source agent --target o3-mini"
+    )]
     Rm {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]

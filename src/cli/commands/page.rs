@@ -60,6 +60,7 @@ Examples:
         read: crate::cli::common::ReadArgs,
     },
     /// Delete a page and everything it owns (asks on a terminal; --yes otherwise)
+    #[command(after_help = "Examples:\n  rulebench page rm old-page --yes")]
     Rm {
         /// The page's id
         #[arg(add = page_ids())]
@@ -69,6 +70,7 @@ Examples:
         yes: bool,
     },
     /// Give a page a new id (its rules, rows, history and assertions follow)
+    #[command(after_help = "Examples:\n  rulebench page rename llm llm-2026")]
     Rename {
         /// The page's id
         #[arg(add = page_ids())]
@@ -80,7 +82,11 @@ Examples:
     #[command(after_help = "\
 Every revision can be read back whole: `rulebench export PAGE@N`, `rulebench diff
 PAGE@N PAGE` (or `PAGE@-1 PAGE`: the previous revision against the current one), and
-restored with `rulebench page restore PAGE@N`.")]
+restored with `rulebench page restore PAGE@N`.
+
+Examples:
+  rulebench page log llm -n 5
+  rulebench page log llm --format json")]
     Log {
         /// The page's id
         #[arg(add = page_ids())]
@@ -94,6 +100,9 @@ restored with `rulebench page restore PAGE@N`.")]
     },
     /// Forget a page's history before a revision (the page reads back at it and after;
     /// asks on a terminal, --yes otherwise)
+    #[command(
+        after_help = "Examples:\n  rulebench page prune llm@-10 --yes   # keep the last ten revisions"
+    )]
     Prune {
         /// The page and the first revision to keep: PAGE@N, or PAGE@-K
         #[arg(value_name = "PAGE@N", add = page_ids())]

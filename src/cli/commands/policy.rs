@@ -53,5 +53,8 @@ fn names_and_values() -> String {
     out.push_str(
         "Mode names are case-insensitive; `-` and spaces read as `_`. Only the values named change.",
     );
+    out.push_str(
+        "\n\nExamples:\n  rulebench policy set llm fullThreshold=0.9\n  rulebench policy set llm fullThreshold=90% partialThreshold=0.5",
+    );
     out
 }

@@ -55,6 +55,7 @@ Examples:
         replace: bool,
     },
     /// Remove a rule
+    #[command(after_help = "Examples:\n  rulebench rule rm llm vision")]
     Rm {
         /// The page's id (`rulebench pages` lists them)
         #[arg(add = page_ids())]

@@ -132,3 +132,129 @@ fn examples_split_as_a_shell_splits_them() {
         ["rulebench", "eval", "--logic", "{\"a\": 1}", "--data", "-"]
     );
 }
+
+/// One `--format` vocabulary: every command that takes `--format` takes `table` and
+/// `text` (the human form, by either name) and `json`; those that list rows take every
+/// row format, and every command that prints data takes `-o FILE`.
+#[test]
+fn one_format_vocabulary() {
+    fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands().filter(|c| c.get_name() != "help") {
+            let p = format!("{path} {}", sub.get_name()).trim().to_owned();
+            out.push((p.clone(), sub.clone()));
+            walk(sub, p, out);
+        }
+    }
+    let mut root = Cli::command();
+    root.build();
+    let mut all = Vec::new();
+    walk(&root, String::new(), &mut all);
+    let mut checked = 0;
+    for (path, cmd) in &all {
+        let Some(format) = cmd.get_arguments().find(|a| a.get_id() == "format") else {
+            continue;
+        };
+        let values = format.get_possible_values();
+        let takes = |word: &str| values.iter().any(|v| v.matches(word, false));
+        checked += 1;
+        assert!(takes("json"), "{path}: no json");
+        assert!(
+            cmd.get_arguments().any(|a| a.get_id() == "output"),
+            "{path}: prints data but has no -o"
+        );
+        // A command whose only form is data (a page file, SQL) has no human form.
+        assert!(
+            takes("table") && takes("text"),
+            "{path}: --format takes {:?}",
+            values.iter().map(|v| v.get_name()).collect::<Vec<_>>()
+        );
+    }
+    assert!(checked >= 10, "{checked}");
+    for listing in [
+        "pages",
+        "dataset schema",
+        "page log",
+        "assertion list",
+        "evaluate",
+        "matrix",
+    ] {
+        let cmd = &all.iter().find(|(p, _)| p == listing).unwrap().1;
+        let format = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "format")
+            .unwrap();
+        let values = format.get_possible_values();
+        for word in ["csv", "tsv", "jsonl", "md", "parquet"] {
+            assert!(
+                values.iter().any(|v| v.matches(word, false)),
+                "{listing}: no {word}"
+            );
+        }
+        assert!(
+            cmd.get_arguments().any(|a| a.get_id() == "output"),
+            "{listing}: no -o"
+        );
+    }
+}
+
+#[test]
+fn listings_print_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("l.db");
+    for format in ["table", "text", "json", "jsonl", "csv", "tsv", "md"] {
+        let (code, out, err) = common::rb(&db, &["pages", "--format", format]);
+        assert_eq!(code, 0, "{format}: {err}");
+        assert!(out.contains("loan-eligibility"), "{format}: {out}");
+    }
+    let (_, out, _) = common::rb(&db, &["pages", "--format", "csv"]);
+    let mut reader = csv::Reader::from_reader(out.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "id",
+            "name",
+            "rules",
+            "sources",
+            "targets",
+            "revision",
+            "updatedAt"
+        ]
+    );
+    assert_eq!(reader.records().count(), 3);
+    let (_, out, _) = common::rb(
+        &db,
+        &["page", "log", "loan-eligibility", "--format", "jsonl"],
+    );
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["revision"].is_i64(), "{line}");
+    }
+    let file = dir.path().join("fields.parquet");
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "dataset",
+            "schema",
+            "loan-eligibility",
+            "source",
+            "--format",
+            "parquet",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        bytes::Bytes::from(std::fs::read(&file).unwrap()),
+    )
+    .unwrap();
+    let schema = reader.schema().clone();
+    assert_eq!(
+        schema.field_with_name("present").unwrap().data_type(),
+        &arrow_schema::DataType::Int64
+    );
+    assert_eq!(
+        schema.field_with_name("name").unwrap().data_type(),
+        &arrow_schema::DataType::Utf8
+    );
+}

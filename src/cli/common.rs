@@ -9,16 +9,14 @@ use crate::app::text::sanitize_lines;
 use crate::app::types::{ColumnType, DataFormat, ReadOptions};
 use crate::app::{App, default_db_path};
 
-/// `--format` of the listing commands (`pages`, `dataset schema`).
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ListFormat {
-    Table,
-    Json,
-}
+/// `--format` of the listing commands (`pages`, `dataset schema`, `page log`,
+/// `assertion list`).
+pub use crate::print::listing::ListFormat;
 
 /// `rulebench db --format`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InfoFormat {
+    #[value(alias = "table")]
     Text,
     Json,
 }

@@ -363,6 +363,83 @@ impl Drop for Output {
     }
 }
 
+/// Prints a listing ([`crate::print::listing::emit`]) to `-o FILE` or stdout: Parquet is
+/// refused on a terminal, a closed pipe ends quietly, a file is written whole or not at
+/// all.
+pub fn emit_listing(
+    app: &App,
+    output: Option<&Path>,
+    format: crate::print::listing::ListFormat,
+    table: impl FnOnce() -> String,
+    doc: &Value,
+    items: &[Value],
+) -> Result<(), Failure> {
+    let mut out = Output::open(output, app)?;
+    if format == crate::print::listing::ListFormat::Parquet
+        && out.is_stdout()
+        && std::io::IsTerminal::is_terminal(&std::io::stdout())
+    {
+        return Err(usage(
+            "Parquet is binary: write it to a file (-o list.parquet) or a pipe",
+        ));
+    }
+    match crate::print::listing::emit(&mut out, format, table, doc, items)
+        .and_then(|()| out.commit())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(usage(format!("output: {e}"))),
+    }
+}
+
+/// Where a report goes (`-o FILE` of `check`, `test`, `explain`, `diff`, `db`):
+/// stdout, or a file written whole or not at all (never the database file).
+pub struct To {
+    path: Option<PathBuf>,
+}
+
+impl To {
+    pub fn new(db: &Db, output: Option<PathBuf>) -> Result<To, Failure> {
+        let path = output.filter(|p| p != Path::new("-"));
+        if let Some(p) = &path
+            && crate::app::is_database_file(&db.path, p)
+        {
+            return Err(usage(format!(
+                "{}: that is the database file (or SQLite's file beside it): not an output",
+                sanitize_lines(&p.display().to_string())
+            )));
+        }
+        Ok(To { path })
+    }
+
+    /// Human text: what must not reach a terminal raw is escaped ([`write_text`]).
+    pub fn text(&self, text: &str) -> Result<(), Failure> {
+        self.put(&sanitize_lines(text))
+    }
+
+    /// JSON text: such characters as `\uXXXX` escapes ([`write_json`]).
+    pub fn json(&self, text: &str) -> Result<(), Failure> {
+        self.put(&crate::app::text::json_safe(text))
+    }
+
+    fn put(&self, text: &str) -> Result<(), Failure> {
+        let Some(path) = &self.path else {
+            return write_out(text);
+        };
+        let shown = sanitize_lines(&path.display().to_string());
+        let tmp = path.with_extension(format!(
+            "{}.rulebench-tmp",
+            path.extension().and_then(|e| e.to_str()).unwrap_or("")
+        ));
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                usage(format!("{shown}: {e}"))
+            })
+    }
+}
+
 #[cfg(test)]
 mod database_errors {
     use super::*;

@@ -13,6 +13,7 @@ use crate::app::types::{Flip, ItemChanges, Moved, PageDiff, Verdict};
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffFormat {
     /// Plain text: the definition's changes, then each selection that moved
+    #[value(alias = "text")]
     Table,
     /// Markdown, ready for a pull-request comment
     #[value(alias = "markdown")]

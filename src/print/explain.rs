@@ -12,6 +12,7 @@ use crate::app::types::{Kind, Node};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExplainFormat {
+    #[value(alias = "table")]
     Text,
     Json,
 }

@@ -34,7 +34,7 @@ pub use delimited::{CSV_HEADER, Csv, CsvBuilder};
 pub use json::{Json, JsonBuilder};
 pub use jsonl::{Jsonl, JsonlBuilder};
 pub use markdown::{Markdown, MarkdownBuilder};
-pub use parquet::ParquetRows;
+pub use parquet::{ParquetRows, write_values as parquet_values};
 pub use sink::ResultSink;
 pub use summary::{Summary, SummaryBuilder};
 pub use table::{Table, TableBuilder};
@@ -45,6 +45,7 @@ pub enum Format {
     /// The result JSON (with `--all`: an array of results)
     Json,
     /// A table per selection: each target's verdict, score, reason and failing rules
+    #[value(alias = "text")]
     Table,
     /// One record per selection × target (text cells guarded against spreadsheet
     /// formulas: see --no-formula-guard)

@@ -2,9 +2,7 @@
 
 use crate::app::text::sanitize;
 use crate::cli::common::{ListFormat, page_ids};
-use crate::cli::io::{
-    Db, Exit, Failure, MAX_RULE_FILE_BYTES, pretty, read_arg, write_json, write_text,
-};
+use crate::cli::io::{Db, Exit, Failure, MAX_RULE_FILE_BYTES, read_arg};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
@@ -84,6 +82,9 @@ Examples:
         /// How to print them
         #[arg(long, value_enum, default_value = "table")]
         format: ListFormat,
+        /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
     },
 }
 
@@ -163,12 +164,23 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
                 sanitize(&id)
             ));
         }
-        AssertionAction::List { page, format } => {
-            let (p, _) = db.read()?.page(&page)?;
-            match format {
-                ListFormat::Json => write_json(&pretty(&p.assertions))?,
-                ListFormat::Table => write_text(&print::listing::assertions_table(&p.assertions))?,
-            }
+        AssertionAction::List {
+            page,
+            format,
+            output,
+        } => {
+            let app = db.read()?;
+            let (p, _) = app.page(&page)?;
+            let doc = serde_json::to_value(&p.assertions).expect("assertions serialize");
+            let items = doc.as_array().cloned().unwrap_or_default();
+            crate::cli::io::emit_listing(
+                &app,
+                output.as_deref(),
+                format,
+                || print::listing::assertions_table(&p.assertions),
+                &doc,
+                &items,
+            )?;
         }
     }
     Ok(Exit::Ok)

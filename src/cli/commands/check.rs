@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::app::App;
 use crate::cli::common::{dialect_arg, page_ids};
-use crate::cli::io::{Db, Exit, Failure, MAX_PAGE_BYTES, pretty, read_arg, write_json, write_text};
+use crate::cli::io::{Db, Exit, Failure, MAX_PAGE_BYTES, pretty, read_arg};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -17,6 +17,9 @@ pub struct Args {
     /// Also report which rules translate to this SQL dialect (`rulebench sql`)
     #[arg(long, value_parser = dialect_arg(), value_name = "DIALECT")]
     pub sql: Option<crate::app::types::Dialect>,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
@@ -24,7 +27,9 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         target,
         format,
         sql,
+        output,
     } = args;
+    let to = crate::cli::io::To::new(db, output)?;
     let path = Path::new(&target);
     let checked = if target == "-" || path.is_file() {
         App::check_text_with(&read_arg(&target, MAX_PAGE_BYTES)?.0, sql)
@@ -40,7 +45,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     });
     let errors = diags.iter().filter(|d| d.is_error()).count();
     match format {
-        CheckFormat::Json => write_json(&pretty(&diags))?,
+        CheckFormat::Json => to.json(&pretty(&diags))?,
         CheckFormat::Text => {
             let target = if target == "-" { "<stdin>" } else { &target };
             let mut text = String::new();
@@ -52,7 +57,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
                 text.push_str(&format!("{target}: {summary}\n"));
             }
             text.push_str(&format!("{target}: {errors} errors, {warnings} warnings\n"));
-            write_text(&text)?;
+            to.text(&text)?;
         }
     }
     if errors > 0 {
@@ -63,6 +68,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckFormat {
+    #[value(alias = "table")]
     Text,
     Json,
 }

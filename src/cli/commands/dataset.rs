@@ -12,7 +12,7 @@ use crate::app::text::sanitize;
 use crate::app::text::sanitize_lines;
 use crate::app::types::DataError;
 use crate::app::types::Side;
-use crate::cli::io::{Exit, Failure, pretty, usage, write_json, write_text};
+use crate::cli::io::{Exit, Failure, usage};
 use crate::print::render_table;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +109,9 @@ Examples:
         /// The same as --format json
         #[arg(long, hide = true)]
         json: bool,
+        /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -163,11 +166,17 @@ pub fn run(db: &crate::cli::io::Db, action: DatasetAction) -> Result<Exit, Failu
             side,
             format,
             json,
+            output,
         } => schema(
             db,
             &page,
             side.into(),
-            json || format == crate::cli::common::ListFormat::Json,
+            if json {
+                crate::cli::common::ListFormat::Json
+            } else {
+                format
+            },
+            output.as_deref(),
         ),
     }
 }
@@ -296,11 +305,18 @@ fn import(
     Ok(Exit::Ok)
 }
 
-fn schema(db: &crate::cli::io::Db, page: &str, side: Side, as_json: bool) -> Result<Exit, Failure> {
+fn schema(
+    db: &crate::cli::io::Db,
+    page: &str,
+    side: Side,
+    format: crate::cli::common::ListFormat,
+    output: Option<&Path>,
+) -> Result<Exit, Failure> {
     let app = db.read()?;
     let view = app.dataset_schema(page, side)?;
     let s = &view.schema;
-    if as_json {
+    let table = || schema_table(page, side, &view);
+    {
         let fields: Vec<Value> = s
             .fields
             .iter()
@@ -331,9 +347,14 @@ fn schema(db: &crate::cli::io::Db, page: &str, side: Side, as_json: bool) -> Res
             "rows": s.rows,
             "fields": fields,
         });
-        write_json(&pretty(&out))?;
-        return Ok(Exit::Ok);
+        crate::cli::io::emit_listing(&app, output, format, table, &out, &fields)?;
+        Ok(Exit::Ok)
     }
+}
+
+/// `dataset schema` for people: the dataset's head, a table of its fields, a legend.
+fn schema_table(page: &str, side: Side, view: &crate::app::dataset::DatasetView) -> String {
+    let s = &view.schema;
     let mut text = format!(
         "{page} {}: {} — {} rows, key {}{}{}\n",
         side.name(),
@@ -386,8 +407,7 @@ fn schema(db: &crate::cli::io::Db, page: &str, side: Side, as_json: bool) -> Res
     text.push_str(
         "\nROWS: rows that have the field (null included); a field with a default counts as present in every row for rules.\n",
     );
-    write_text(&text)?;
-    Ok(Exit::Ok)
+    text
 }
 
 #[derive(clap::Args, Debug)]

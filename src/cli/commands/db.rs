@@ -1,7 +1,7 @@
 //! `rulebench db`: the database: its file, schema version, size and pages
 
 use crate::cli::common::InfoFormat;
-use crate::cli::io::{Db, Exit, Failure, pretty, write_json, write_text};
+use crate::cli::io::{Db, Exit, Failure, pretty};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
@@ -16,6 +16,9 @@ pub struct Args {
     /// How to print the result
     #[arg(long, value_enum, default_value = "text")]
     pub format: InfoFormat,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -29,7 +32,12 @@ pub enum DbAction {
 }
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
-    let Args { action, format } = args;
+    let Args {
+        action,
+        format,
+        output,
+    } = args;
+    let to = crate::cli::io::To::new(db, output)?;
     if let Some(DbAction::Init) = action {
         let existed = db.path.exists();
         let app = db.open()?;
@@ -44,8 +52,8 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     }
     let info = db.read()?.info()?;
     match format {
-        InfoFormat::Json => write_json(&pretty(&info))?,
-        InfoFormat::Text => write_text(&print::listing::db_info(&info))?,
+        InfoFormat::Json => to.json(&pretty(&info))?,
+        InfoFormat::Text => to.text(&print::listing::db_info(&info))?,
     }
     Ok(Exit::Ok)
 }

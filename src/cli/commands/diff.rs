@@ -3,9 +3,7 @@
 use std::path::Path;
 
 use crate::cli::common::page_ids;
-use crate::cli::io::{
-    Db, Exit, Failure, MAX_PAGE_BYTES, page_ref, read_arg, usage, write_json, write_text,
-};
+use crate::cli::io::{Db, Exit, Failure, MAX_PAGE_BYTES, page_ref, read_arg, usage};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
@@ -30,6 +28,9 @@ pub struct Args {
     /// Exit 1 when a verdict, a selection verdict or a recommendation moved
     #[arg(long)]
     pub exit_code: bool,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
@@ -40,7 +41,9 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         all: _,
         format,
         exit_code,
+        output,
     } = args;
+    let to = crate::cli::io::To::new(db, output)?;
     if old == "-" && new == "-" {
         return Err(usage("OLD and NEW cannot both read stdin (-)"));
     }
@@ -56,9 +59,9 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let (old_ref, new_ref) = (page_ref(&a, &old), page_ref(&b, &new));
     let d = app.diff(old_ref, new_ref, select.as_deref())?;
     match format {
-        print::diff::DiffFormat::Table => write_text(&print::diff::text(&d, &old, &new))?,
-        print::diff::DiffFormat::Md => write_text(&print::diff::markdown(&d, &old, &new))?,
-        print::diff::DiffFormat::Json => write_json(&print::diff::json(&d, &old, &new))?,
+        print::diff::DiffFormat::Table => to.text(&print::diff::text(&d, &old, &new))?,
+        print::diff::DiffFormat::Md => to.text(&print::diff::markdown(&d, &old, &new))?,
+        print::diff::DiffFormat::Json => to.json(&print::diff::json(&d, &old, &new))?,
     }
     if exit_code && d.verdicts_moved() {
         return Ok(Exit::Problems);

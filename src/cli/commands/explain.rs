@@ -1,7 +1,7 @@
 //! `rulebench explain`: why a target got its verdict for a selection, and why each rule passed or failed
 
 use crate::cli::common::page_ids;
-use crate::cli::io::{Db, Exit, Failure, pretty, write_json, write_text};
+use crate::cli::io::{Db, Exit, Failure, pretty};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
@@ -24,6 +24,9 @@ pub struct Args {
     /// Also print each rule as a tree with every sub-expression's value (text)
     #[arg(long)]
     pub tree: bool,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
@@ -34,12 +37,14 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         rule,
         format,
         tree,
+        output,
     } = args;
+    let to = crate::cli::io::To::new(db, output)?;
     let app = db.read()?;
     let e = app.explain(&page, &select, &target, rule.as_deref())?;
     match format {
-        print::explain::ExplainFormat::Json => write_json(&pretty(&e))?,
-        print::explain::ExplainFormat::Text => write_text(&print::explain::text(&e, tree))?,
+        print::explain::ExplainFormat::Json => to.json(&pretty(&e))?,
+        print::explain::ExplainFormat::Text => to.text(&print::explain::text(&e, tree))?,
     }
     Ok(Exit::Ok)
 }

@@ -15,6 +15,7 @@ use crate::print::result::{Format, PrinterBuilder};
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatrixArg {
     /// Aligned columns: ✓ pass, ✗ fail, ! error
+    #[value(alias = "text")]
     Table,
     /// One record per rule, a column per target (pass, fail, error), then verdict
     /// and score records; with --long, a typed record per target

@@ -1,7 +1,7 @@
 //! `rulebench page`: make a page from data files, delete, rename, log, prune, restore
 
 use crate::cli::common::{ListFormat, page_ids};
-use crate::cli::io::{Db, Exit, Failure, confirm, pretty, usage, write_json, write_text};
+use crate::cli::io::{Db, Exit, Failure, confirm, usage};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
@@ -97,6 +97,9 @@ Examples:
         /// Only the newest N revisions
         #[arg(short = 'n', long, value_name = "N")]
         limit: Option<usize>,
+        /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
     },
     /// Forget a page's history before a revision (the page reads back at it and after;
     /// asks on a terminal, --yes otherwise)
@@ -209,16 +212,23 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             page,
             format,
             limit,
+            output,
         } => {
             let app = db.read()?;
             let mut log = app.revisions(&page)?;
             if let Some(n) = limit {
                 log.truncate(n);
             }
-            match format {
-                ListFormat::Json => write_json(&pretty(&log))?,
-                ListFormat::Table => write_text(&print::listing::revisions_table(&log))?,
-            }
+            let doc = serde_json::to_value(&log).expect("the log serializes");
+            let items = doc.as_array().cloned().unwrap_or_default();
+            crate::cli::io::emit_listing(
+                &app,
+                output.as_deref(),
+                format,
+                || print::listing::revisions_table(&log),
+                &doc,
+                &items,
+            )?;
         }
         PageAction::Prune { at, yes } => {
             let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {

@@ -1,7 +1,7 @@
 //! `rulebench pages`: list pages
 
 use crate::cli::common::ListFormat;
-use crate::cli::io::{Db, Exit, Failure, pretty, write_json, write_text};
+use crate::cli::io::{Db, Exit, Failure, emit_listing};
 use crate::print;
 
 #[derive(clap::Args, Debug)]
@@ -12,16 +12,29 @@ pub struct Args {
     /// The same as --format json
     #[arg(long, hide = true)]
     pub json: bool,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
-    let Args { format, json } = args;
+    let Args {
+        format,
+        json,
+        output,
+    } = args;
+    let format = if json { ListFormat::Json } else { format };
     let app = db.read()?;
     let pages = app.pages()?;
-    if json || format == ListFormat::Json {
-        write_json(&pretty(&pages))?;
-    } else {
-        write_text(&print::listing::pages_table(&pages))?;
-    }
+    let doc = serde_json::to_value(&pages).expect("pages serialize");
+    let items = doc.as_array().cloned().unwrap_or_default();
+    emit_listing(
+        &app,
+        output.as_deref(),
+        format,
+        || print::listing::pages_table(&pages),
+        &doc,
+        &items,
+    )?;
     Ok(Exit::Ok)
 }

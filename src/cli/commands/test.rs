@@ -8,11 +8,12 @@ use clap::ValueEnum;
 
 use crate::app::App;
 use crate::app::text::sanitize;
-use crate::cli::io::{Exit, Failure, pretty, usage, write_json, write_text};
+use crate::cli::io::{Exit, Failure, pretty, usage};
 use crate::print::report;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TestFormat {
+    #[value(alias = "table")]
     Text,
     Json,
     Junit,
@@ -32,15 +33,20 @@ pub struct Args {
     /// With --pin: only this source row (else every source row)
     #[arg(long, value_name = "KEY", requires = "pin")]
     pub select: Option<String>,
+    /// Write to FILE (whole or not at all) instead of stdout; - is stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
+    let to = crate::cli::io::To::new(db, args.output)?;
     test_page(
         db,
         &args.target,
         args.format,
         args.pin,
         args.select.as_deref(),
+        &to,
     )
 }
 
@@ -51,6 +57,7 @@ fn test_page(
     format: TestFormat,
     pin: bool,
     select: Option<&str>,
+    to: &crate::cli::io::To,
 ) -> Result<Exit, Failure> {
     let path = Path::new(target);
     let (report, stored) = if target == "-" || path.is_file() {
@@ -92,9 +99,9 @@ fn test_page(
         );
     }
     match format {
-        TestFormat::Text => write_text(&report::text(&report, stored))?,
-        TestFormat::Json => write_json(&pretty(&report))?,
-        TestFormat::Junit => write_text(&report::junit(&report))?,
+        TestFormat::Text => to.text(&report::text(&report, stored))?,
+        TestFormat::Json => to.json(&pretty(&report))?,
+        TestFormat::Junit => to.text(&report::junit(&report))?,
     }
     Ok(if report.all_passed() {
         Exit::Ok

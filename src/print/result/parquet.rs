@@ -215,3 +215,41 @@ impl<W: Write + Send> RowWriter for ParquetRows<W> {
         Ok(())
     }
 }
+
+/// Writes rows of JSON values as Parquet (a listing: `pages --format parquet`), each
+/// column typed by what its values hold (whole numbers `Int64`, numbers `Float64`,
+/// booleans `Boolean`, anything else its text).
+pub fn write_values<W: Write + Send>(
+    w: W,
+    header: &[String],
+    rows: &[Vec<Value>],
+) -> io::Result<()> {
+    let fields: Vec<Field> = header
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let t = summary_type(rows.iter().map(|r| r.get(i).cloned()));
+            Field::new(name, t, true)
+        })
+        .collect();
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let mut columns: Vec<Column> = schema
+        .fields()
+        .iter()
+        .map(|f| Column::of(f.data_type()))
+        .collect();
+    for row in rows {
+        for (c, column) in columns.iter_mut().enumerate() {
+            match row.get(c) {
+                None | Some(Value::Null) => column.push(&Cell::Null),
+                Some(v) => column.push(&Cell::Json(v)),
+            }
+        }
+    }
+    let arrays: Vec<ArrayRef> = columns.iter_mut().map(Column::finish).collect();
+    let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(io::Error::other)?;
+    let mut writer = ArrowWriter::try_new(w, schema, None).map_err(parquet_io)?;
+    writer.write(&batch).map_err(parquet_io)?;
+    let mut w = writer.into_inner().map_err(parquet_io)?;
+    w.flush()
+}

@@ -300,3 +300,42 @@ fn output_files_are_whole_or_absent() {
     assert_eq!(code, 0);
     assert_eq!(stdout.lines().count(), 1 + 17);
 }
+
+/// Parquet rows are written column by column when no filter applies, row by row when
+/// one does: the two give the same file contents, `--limit` included.
+#[test]
+fn parquet_column_and_row_paths_agree() {
+    let (dir, db) = page();
+    let read = |extra: &[&str]| {
+        let out = dir.path().join("x.parquet");
+        let mut args = vec![
+            "evaluate",
+            "llm",
+            "--all",
+            "--format",
+            "parquet",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = rb(&db, &args);
+        assert_eq!(code, 0, "{err}");
+        let bytes = bytes::Bytes::from(std::fs::read(&out).unwrap());
+        // 170 rows at most: one batch.
+        let batches: Vec<arrow_array::RecordBatch> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+        assert_eq!(batches.len(), 1);
+        batches.into_iter().next().unwrap()
+    };
+    let all = read(&[]);
+    assert_eq!(all.num_rows(), 170);
+    assert_eq!(all, read(&["--where", "true"]));
+    let limited = read(&["--limit", "25"]);
+    assert_eq!(limited.num_rows(), 25);
+    assert_eq!(limited, read(&["--where", "true", "--limit", "25"]));
+}

@@ -3,7 +3,7 @@
 //! the rule outcomes `Boolean` (null: the engine raised an error) — and each summary
 //! field typed by what the targets hold (whole numbers `Int64`, numbers `Float64`,
 //! booleans `Boolean`, anything else its text). Written in row groups of 65,536 rows,
-//! zstd-compressed.
+//! snappy-compressed (what pandas writes by default; zstd made the 1M-row case 0.5 s slower for a file 40% smaller).
 
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringB
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use serde_json::Value;
 
@@ -67,6 +67,14 @@ impl Column {
             Column::Float(b) => Arc::new(b.finish()),
             Column::Bool(b) => Arc::new(b.finish()),
         }
+    }
+}
+
+/// A text column's builder (the tidy schema's text columns are known by position).
+fn text_col(c: &mut Column) -> &mut StringBuilder {
+    match c {
+        Column::Text(b) => b,
+        _ => unreachable!("a text column"),
     }
 }
 
@@ -179,7 +187,7 @@ impl<W: Write + Send> ParquetRows<W> {
             .map(|f| Column::of(f.data_type()))
             .collect();
         let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_compression(Compression::SNAPPY)
             .set_max_row_group_row_count(Some(BATCH_ROWS))
             .build();
         let w = self.w.take().expect("started once");
@@ -204,6 +212,114 @@ impl<W: Write + Send> RowWriter for ParquetRows<W> {
             self.flush_batch()?;
         }
         Ok(())
+    }
+
+    fn selection_rows(
+        &mut self,
+        shape: &Shape,
+        r: &crate::app::types::SelectionResult,
+        n: usize,
+        selection_label: &str,
+    ) -> io::Result<bool> {
+        use crate::app::types::Outcome;
+        let cols = &mut self.columns;
+        let verdict = i64::from(r.selection_verdict().number());
+        // The fixed columns, in `LEADING` order, then the labels.
+        {
+            let b = text_col(&mut cols[0]);
+            for _ in 0..n {
+                b.append_value(&r.selection_key);
+            }
+        }
+        if let Column::Int(b) = &mut cols[1] {
+            b.append_value_n(verdict, n);
+        }
+        if let Column::Bool(b) = &mut cols[2] {
+            for t in 0..n {
+                b.append_value(r.eval.recommended == Some(t));
+            }
+        }
+        {
+            let b = text_col(&mut cols[3]);
+            for t in 0..n {
+                b.append_value(&r.names.targets[t].id);
+            }
+        }
+        if let Column::Int(b) = &mut cols[4] {
+            for t in 0..n {
+                b.append_value(i64::from(r.device(t).verdict.number()));
+            }
+        }
+        if let Column::Float(b) = &mut cols[5] {
+            for t in 0..n {
+                b.append_value(r.device(t).score);
+            }
+        }
+        {
+            let b = text_col(&mut cols[6]);
+            for t in 0..n {
+                b.append_value(r.device(t).reason.as_str());
+            }
+        }
+        {
+            let b = text_col(&mut cols[7]);
+            let mut failing = String::new();
+            for t in 0..n {
+                failing.clear();
+                for (rule, column) in r.names.rules.iter().zip(&r.eval.columns) {
+                    if column.outcome[t] != Outcome::Pass {
+                        if !failing.is_empty() {
+                            failing.push(' ');
+                        }
+                        failing.push_str(&rule.id);
+                    }
+                }
+                b.append_value(&failing);
+            }
+        }
+        {
+            let b = text_col(&mut cols[8]);
+            for _ in 0..n {
+                b.append_value(selection_label);
+            }
+        }
+        {
+            let b = text_col(&mut cols[9]);
+            for t in 0..n {
+                let target = &r.names.targets[t];
+                match shape.label.and_then(|i| target.shown.get(i)) {
+                    Some(Value::String(s)) => b.append_value(s),
+                    Some(Value::Null) | None => b.append_value(&target.id),
+                    Some(v) => b.append_value(v.to_string()),
+                }
+            }
+        }
+        let summary = shape.summary.len();
+        for (k, (i, _)) in shape.summary.iter().enumerate() {
+            let column = &mut cols[10 + k];
+            for t in 0..n {
+                match r.names.targets[t].shown.get(*i) {
+                    None | Some(Value::Null) => column.push(&Cell::Null),
+                    Some(v) => column.push(&Cell::Json(v)),
+                }
+            }
+        }
+        for (k, outcome) in r.eval.columns.iter().enumerate() {
+            if let Column::Bool(b) = &mut cols[10 + summary + k] {
+                for o in &outcome.outcome[..n] {
+                    match o {
+                        Outcome::Pass => b.append_value(true),
+                        Outcome::Fail => b.append_value(false),
+                        Outcome::Error => b.append_null(),
+                    }
+                }
+            }
+        }
+        self.rows += n;
+        if self.rows >= BATCH_ROWS {
+            self.flush_batch()?;
+        }
+        Ok(true)
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -167,6 +167,19 @@ pub trait RowWriter {
     fn header(&mut self, shape: &Shape, names: &Names) -> io::Result<()>;
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()>;
     fn finish(&mut self) -> io::Result<()>;
+
+    /// Writes the rows of the first `n` targets of a selection at once, column by
+    /// column (no filter applies); `false` when this writer only takes rows one by one.
+    fn selection_rows(
+        &mut self,
+        shape: &Shape,
+        r: &SelectionResult,
+        n: usize,
+        selection_label: &str,
+    ) -> io::Result<bool> {
+        let _ = (shape, r, n, selection_label);
+        Ok(false)
+    }
 }
 
 /// A [`ResultSink`] of tidy rows: each selection's targets become rows, filtered by
@@ -221,6 +234,16 @@ impl<R: RowWriter> ResultSink for Tidy<R> {
             .labels
             .get(r.eval.selection)
             .map_or(r.selection_key.as_str(), String::as_str);
+        if self.filter.is_none() {
+            let n = match self.limit {
+                Some(limit) => r.target_count().min(limit.saturating_sub(self.written)),
+                None => r.target_count(),
+            };
+            if self.writer.selection_rows(&shape, r, n, label)? {
+                self.written += n;
+                return Ok(());
+            }
+        }
         for t in 0..r.target_count() {
             if self.full() {
                 return Ok(());

@@ -62,6 +62,17 @@ enum Tok {
     End,
 }
 
+impl Tok {
+    /// Whether a value ends with this token (so a `-` after it is a minus).
+    fn ends_value(&self) -> bool {
+        match self {
+            Tok::Field(_) | Tok::Str(_) | Tok::Num(_) | Tok::RParen | Tok::RBracket => true,
+            Tok::Kw(k) => matches!(k.as_str(), "true" | "false" | "null"),
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Token {
     tok: Tok,
@@ -209,6 +220,25 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 });
                 i = j + 1;
                 continue;
+            }
+            // Arithmetic: `-` right before a digit is a number's sign unless a value
+            // ends just before it (`x -1` is x minus 1).
+            '+' | '*' | '/' | '%' => out.push(Token {
+                tok: Tok::Op(match c {
+                    '+' => "+",
+                    '*' => "*",
+                    '/' => "/",
+                    _ => "%",
+                }),
+                offset: at,
+            }),
+            '-' if !chars.get(i + 1).is_some_and(|(_, d)| d.is_ascii_digit())
+                || out.last().is_some_and(|t: &Token| t.tok.ends_value()) =>
+            {
+                out.push(Token {
+                    tok: Tok::Op("-"),
+                    offset: at,
+                })
             }
             c if c.is_ascii_digit()
                 || (c == '-' && chars.get(i + 1).is_some_and(|(_, d)| d.is_ascii_digit())) =>
@@ -376,15 +406,15 @@ impl Parser<'_> {
             self.deeper(t.offset)?;
             let inner = self.not()?;
             self.depth -= 1;
-            return Ok(json!({"!": [inner]}));
+            return Ok(op("!", vec![inner]));
         }
         self.compare()
     }
 
     fn compare(&mut self) -> Result<Value, ParseError> {
-        let left = self.value()?;
+        let left = self.sum()?;
         let op = match self.peek().clone() {
-            Tok::Op(op) => {
+            Tok::Op(op) if !matches!(op, "+" | "-" | "*" | "/" | "%") => {
                 self.next();
                 op.to_owned()
             }
@@ -409,23 +439,91 @@ impl Parser<'_> {
             }
             _ => return Ok(left),
         };
-        let right = self.value()?;
+        let right = self.sum()?;
         Ok(match op.as_str() {
-            "in" => json!({"in": [left, right]}),
-            "not in" => json!({"!": [{"in": [left, right]}]}),
-            "contains" => json!({"in": [right, left]}),
-            "not contains" => json!({"!": [{"in": [right, left]}]}),
+            "in" => binary("in", left, right),
+            "not in" => self::op("!", vec![binary("in", left, right)]),
+            "contains" => binary("in", right, left),
+            "not contains" => self::op("!", vec![binary("in", right, left)]),
             "<" | "<="
                 if matches!(self.peek(), Tok::Op("<") | Tok::Op("<="))
                     && matches!(self.peek(), Tok::Op(o) if *o == op) =>
             {
                 // Between: a < b < c (same operator).
                 self.next();
-                let third = self.value()?;
-                json!({op: [left, right, third]})
+                let third = self.sum()?;
+                self::op(&op, vec![left, right, third])
             }
-            _ => json!({op: [left, right]}),
+            _ => binary(&op, left, right),
         })
+    }
+
+    /// `a + b - c`: left to right; a run of `+` is one variadic `+` (as JSONLogic writes
+    /// it), a parenthesised one stays apart.
+    fn sum(&mut self) -> Result<Value, ParseError> {
+        let mut acc = self.product()?;
+        let mut plus_run = false;
+        loop {
+            match self.peek() {
+                Tok::Op("+") => {
+                    self.next();
+                    let rhs = self.product()?;
+                    if plus_run && let Some(Value::Array(items)) = acc.get_mut("+") {
+                        items.push(rhs);
+                    } else {
+                        acc = binary("+", acc, rhs);
+                        plus_run = true;
+                    }
+                }
+                Tok::Op("-") => {
+                    self.next();
+                    let rhs = self.product()?;
+                    acc = binary("-", acc, rhs);
+                    plus_run = false;
+                }
+                _ => return Ok(acc),
+            }
+        }
+    }
+
+    /// `a * b / c % d`: left to right; a run of `*` is one variadic `*`.
+    fn product(&mut self) -> Result<Value, ParseError> {
+        let mut acc = self.unary()?;
+        let mut times_run = false;
+        loop {
+            match self.peek() {
+                Tok::Op("*") => {
+                    self.next();
+                    let rhs = self.unary()?;
+                    if times_run && let Some(Value::Array(items)) = acc.get_mut("*") {
+                        items.push(rhs);
+                    } else {
+                        acc = binary("*", acc, rhs);
+                        times_run = true;
+                    }
+                }
+                Tok::Op(op @ ("/" | "%")) => {
+                    let op = *op;
+                    self.next();
+                    let rhs = self.unary()?;
+                    acc = binary(op, acc, rhs);
+                    times_run = false;
+                }
+                _ => return Ok(acc),
+            }
+        }
+    }
+
+    /// `-x`: a negation (a literal `-5` is a number already).
+    fn unary(&mut self) -> Result<Value, ParseError> {
+        if matches!(self.peek(), Tok::Op("-")) {
+            let t = self.next();
+            self.deeper(t.offset)?;
+            let inner = self.unary()?;
+            self.depth -= 1;
+            return Ok(op("-", vec![inner]));
+        }
+        self.value()
     }
 
     fn value(&mut self) -> Result<Value, ParseError> {
@@ -490,7 +588,7 @@ impl Parser<'_> {
                     return Ok(Value::Array(items));
                 }
                 loop {
-                    items.push(self.value()?);
+                    items.push(self.sum()?);
                     match self.next().tok {
                         Tok::Comma => continue,
                         Tok::RBracket => {
@@ -504,17 +602,27 @@ impl Parser<'_> {
                     }
                 }
             }
-            _ => {
-                self.pos = self.pos.saturating_sub(1);
-                if matches!(self.toks[self.pos].tok, Tok::End) {
-                    self.pos = self.toks.len() - 1;
-                }
+            other => {
+                // At the end `next` stays put: point at the end, not at what came
+                // before it.
+                self.pos = if matches!(other, Tok::End) {
+                    self.toks.len() - 1
+                } else {
+                    self.pos.saturating_sub(1)
+                };
                 Err(self.unexpected(
                     "a value (a field, a string, a number, true, false, null, [..] or (..))",
                 ))
             }
         }
     }
+}
+
+/// `{op: [a, b]}`, built out of line (the parser's frames stay small: it recurses once
+/// per level of nesting).
+#[inline(never)]
+fn binary(name: &str, a: Value, b: Value) -> Value {
+    op(name, vec![a, b])
 }
 
 fn join(op: &str, mut items: Vec<Value>) -> Value {
@@ -556,7 +664,7 @@ pub fn print(logic: &Value) -> Result<String, NoInfix> {
     print_prec(logic, 0)
 }
 
-// Precedence: or 1, and 2, not 3, compare 4, value 5.
+// Precedence: or 1, and 2, not 3, compare 4, sum 5, product 6, negation 7, value 8.
 fn print_prec(v: &Value, outer: u8) -> Result<String, NoInfix> {
     let wrap = |s: String, prec: u8| if prec < outer { format!("({s})") } else { s };
     match v {
@@ -598,6 +706,39 @@ fn print_prec(v: &Value, outer: u8) -> Result<String, NoInfix> {
                     format!("{} {op} {}", print_prec(a, 5)?, print_prec(b, 5)?),
                     4,
                 )),
+                ("+", items) if items.len() >= 2 => {
+                    // A `+` first stays apart: `(a + b) + c` (a run is one `+`).
+                    let first = if is_op(items[0], "+") { 6 } else { 5 };
+                    let mut parts = vec![print_prec(items[0], first)?];
+                    for i in &items[1..] {
+                        parts.push(print_prec(i, 6)?);
+                    }
+                    Ok(wrap(parts.join(" + "), 5))
+                }
+                ("-", [a, b]) => Ok(wrap(
+                    format!("{} - {}", print_prec(a, 5)?, print_prec(b, 6)?),
+                    5,
+                )),
+                ("*", items) if items.len() >= 2 => {
+                    let first = if is_op(items[0], "*") { 7 } else { 6 };
+                    let mut parts = vec![print_prec(items[0], first)?];
+                    for i in &items[1..] {
+                        parts.push(print_prec(i, 7)?);
+                    }
+                    Ok(wrap(parts.join(" * "), 6))
+                }
+                ("/" | "%", [a, b]) => Ok(wrap(
+                    format!("{} {op} {}", print_prec(a, 6)?, print_prec(b, 7)?),
+                    6,
+                )),
+                // A negated number literal keeps its parentheses (`-5` is the number).
+                ("-", [a]) => Ok(wrap(
+                    match a {
+                        Value::Number(_) => format!("-({})", print_prec(a, 0)?),
+                        _ => format!("-{}", print_prec(a, 7)?),
+                    },
+                    7,
+                )),
                 ("<" | "<=", [a, b, c]) => Ok(wrap(
                     format!(
                         "{} {op} {} {op} {}",
@@ -615,6 +756,11 @@ fn print_prec(v: &Value, outer: u8) -> Result<String, NoInfix> {
         }
         Value::Object(_) => Err(NoInfix("an object literal has no infix form".into())),
     }
+}
+
+/// Whether `v` is `{op: …}`.
+fn is_op(v: &Value, op: &str) -> bool {
+    matches!(v, Value::Object(m) if m.len() == 1 && m.contains_key(op))
 }
 
 fn pair(v: &Value) -> Result<(&Value, &Value), NoInfix> {
@@ -912,6 +1058,75 @@ mod tests {
         assert!(parse(&brackets, &Fields::default()).is_err());
         let ok = format!("{}source.a{}", "(".repeat(100), ")".repeat(100));
         fuzz_roundtrip(ok.as_bytes());
+    }
+
+    #[test]
+    fn arithmetic_with_precedence_and_round_trips() {
+        let f = Fields::default();
+        let cases: &[(&str, Value)] = &[
+            (
+                "target.a + 1 > 2",
+                json!({">": [{"+": [{"var": "target.a"}, 1]}, 2]}),
+            ),
+            ("0 - target.cost", json!({"-": [0, {"var": "target.cost"}]})),
+            (
+                "target.a + target.b * 2 - 1",
+                json!({"-": [{"+": [{"var": "target.a"}, {"*": [{"var": "target.b"}, 2]}]}, 1]}),
+            ),
+            ("1 + 2 + 3", json!({"+": [1, 2, 3]})),
+            ("(1 + 2) + 3", json!({"+": [{"+": [1, 2]}, 3]})),
+            ("1 - 2 - 3", json!({"-": [{"-": [1, 2]}, 3]})),
+            ("1 - (2 - 3)", json!({"-": [1, {"-": [2, 3]}]})),
+            (
+                "2 * 3 * 4 / 5 % 6",
+                json!({"%": [{"/": [{"*": [2, 3, 4]}, 5]}, 6]}),
+            ),
+            ("source.x -1", json!({"-": [{"var": "source.x"}, 1]})),
+            (
+                "-1 + -source.x",
+                json!({"+": [-1, {"-": [{"var": "source.x"}]}]}),
+            ),
+            ("-(5)", json!({"-": [5]})),
+            (
+                "target.gpt-4 == 1",
+                json!({"==": [{"var": "target.gpt-4"}, 1]}),
+            ),
+            (
+                "target.a * 1000000 <= source.b",
+                json!({"<=": [{"*": [{"var": "target.a"}, 1000000]}, {"var": "source.b"}]}),
+            ),
+            (
+                "source.a in [1 + 1, 3]",
+                json!({"in": [{"var": "source.a"}, [{"+": [1, 1]}, 3]]}),
+            ),
+        ];
+        for (text, want) in cases {
+            let got = parse(text, &f).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(&got, want, "{text}");
+            let printed = print(&got).unwrap();
+            assert_eq!(
+                &parse(&printed, &f).unwrap(),
+                want,
+                "{text} printed as {printed}"
+            );
+        }
+        // Printed forms read as people write them.
+        assert_eq!(print(&json!({"+": [1, 2, 3]})).unwrap(), "1 + 2 + 3");
+        assert_eq!(
+            print(&json!({"-": [1, {"-": [2, 3]}]})).unwrap(),
+            "1 - (2 - 3)"
+        );
+        assert_eq!(
+            print(&json!({"*": [{"+": [1, 2]}, 3]})).unwrap(),
+            "(1 + 2) * 3"
+        );
+        assert!(
+            print(&json!({"+": ["5"]})).is_err(),
+            "unary plus has no infix form"
+        );
+        // An operator with nothing after it is a located error.
+        let e = parse("target.a +", &f).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 11), "{e}");
     }
 
     #[test]

@@ -305,3 +305,66 @@ fn dataset_settings_are_checked_against_the_rows() {
     assert_eq!(code, 2);
     assert!(err.contains("nothing to set"), "{err}");
 }
+
+/// An import (or a linked file's reload) reads its file before its change starts: a
+/// `dataset set` made meanwhile stays (it used to be undone by the settings the import
+/// had read before it).
+#[test]
+fn an_import_or_reload_keeps_a_setting_made_while_it_read_its_file() {
+    use rulebench::app::App;
+    use rulebench::app::authoring::DatasetSettings;
+    use rulebench::app::dataset::{ImportOptions, Progress};
+    use rulebench::app::types::Side;
+    let (dir, db) = page();
+    let mut app = App::open(&db).unwrap();
+    let mut other = App::open(&db).unwrap();
+    let mut set = |label: &str| {
+        other
+            .set_dataset(
+                "llm",
+                Side::Source,
+                &DatasetSettings {
+                    label: Some(label.to_owned()),
+                    ..DatasetSettings::default()
+                },
+            )
+            .unwrap();
+    };
+    let mut once = true;
+    let tsv = sample("clients.tsv");
+    let opts = ImportOptions {
+        link: true,
+        ..ImportOptions::default()
+    };
+    let copy = dir.path().join("clients.tsv");
+    std::fs::copy(&tsv, &copy).unwrap();
+    app.import_dataset("llm", Side::Source, &copy, &opts, &mut |p| {
+        if once && matches!(p, Progress::Parsing { .. }) {
+            once = false;
+            set("launched");
+        }
+    })
+    .unwrap();
+    let page = export(&db);
+    assert_eq!(page["source"]["label"], "launched", "{}", page["source"]);
+    assert!(
+        page["source"]["file"].is_string(),
+        "the import's link is kept"
+    );
+    // The linked file changes; a label set while it is read stays too.
+    let text = std::fs::read_to_string(&copy)
+        .unwrap()
+        .replace("Plain chat", "Chat");
+    std::fs::write(&copy, text).unwrap();
+    let mut once = true;
+    app.reload_linked_with("llm", Side::Source, &mut |p| {
+        if once && matches!(p, Progress::Parsing { .. }) {
+            once = false;
+            set("id");
+        }
+    })
+    .unwrap();
+    let page = export(&db);
+    assert_eq!(page["source"]["label"], "id");
+    assert_eq!(page["source"]["rows"][2]["name"], "Chat");
+}

@@ -187,7 +187,7 @@ impl App {
         side: Side,
         settings: &DatasetSettings,
     ) -> Result<i64> {
-        let (mut page, _) = self.page(page_id)?;
+        let (mut page, checked_at) = self.page(page_id)?;
         let schema = rulebench_core::validate::DatasetSchema::of(page.dataset(side));
         let known = |field: &str, flag: &str| -> Result<()> {
             if schema.fields.contains_key(field) {
@@ -252,7 +252,15 @@ impl App {
         let set = page.dataset(side);
         // The stored metadata is read inside the change: what another writer changed
         // meanwhile (a reload's reading options, say) stays; only these settings move.
-        Ok(self.store.change(page_id, &what, |tx, _| {
+        // Checked against the page at `checked_at`: a page that moved on meanwhile (an
+        // import that dropped the field) is not written over; the command is run again.
+        self.store.change_checked(page_id, &what, |tx, rev| -> Result<()> {
+            if rev != checked_at + 1 {
+                return Err(AppError::Usage(format!(
+                    "page `{page_id}` changed while the settings were checked (revision {checked_at} became {}): nothing was set; run the command again",
+                    rev - 1
+                )));
+            }
             let mut meta = store::ops::dataset_meta(tx, page_id, side)?;
             if settings.name.is_some() {
                 meta.name = set.name.clone();
@@ -266,7 +274,7 @@ impl App {
             if settings.summary.is_some() {
                 meta.summary = set.summary.clone();
             }
-            store::ops::set_dataset_meta(tx, page_id, side, &meta)
-        })?)
+            Ok(store::ops::set_dataset_meta(tx, page_id, side, &meta)?)
+        })
     }
 }

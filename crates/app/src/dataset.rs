@@ -399,6 +399,41 @@ fn revalidate(
     Ok((diags, overrides_changed))
 }
 
+/// What an import or a reload changes of a dataset's settings: the rest (its name,
+/// summary, priority, defaults, patches; its label unless `--label` was given) is kept
+/// as stored *inside* the change, so a `dataset set` made while a big file was read is
+/// not undone by a copy read before it.
+#[derive(Debug, Clone, Copy)]
+enum Touches {
+    /// A reload: the rows only.
+    Rows,
+    /// An import: the key, the reading options and the link, and the label with
+    /// `--label`.
+    Import { label: bool },
+}
+
+/// Writes `d`'s settings that `touches` names over the stored ones (`stored`, read in
+/// the same transaction before the rows were written).
+fn keep_settings(
+    tx: &store::Transaction<'_>,
+    page_id: &str,
+    side: Side,
+    stored: Dataset,
+    d: &Dataset,
+    touches: Touches,
+) -> std::result::Result<(), store::StoreError> {
+    let mut meta = stored;
+    if let Touches::Import { label } = touches {
+        meta.key = d.key.clone();
+        meta.read = d.read.clone();
+        meta.file = d.file.clone();
+        if label {
+            meta.label = d.label.clone();
+        }
+    }
+    store::ops::set_dataset_meta(tx, page_id, side, &meta)
+}
+
 /// Applies an import's `--label` (checked against the file's `fields`) and `--link`
 /// to the dataset; returns the file it was linked to before when the import unlinks it.
 fn apply_options(
@@ -527,7 +562,11 @@ impl App {
         let (warnings, overrides_changed) = revalidate(&mut page, side, old_keys, &shown)?;
         let n = page.dataset(side).rows.len();
         let what = format!("imported {} from {shown} ({n} rows)", side.name());
+        let touches = Touches::Import {
+            label: opts.label.is_some(),
+        };
         let revision = self.store.change(page_id, &what, |tx, _| {
+            let stored = store::ops::dataset_meta(tx, page_id, side)?;
             store::ops::replace_dataset_with_progress(
                 tx,
                 page_id,
@@ -542,6 +581,7 @@ impl App {
                     }
                 },
             )?;
+            keep_settings(tx, page_id, side, stored, page.dataset(side), touches)?;
             if overrides_changed {
                 store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }
@@ -605,7 +645,11 @@ impl App {
             });
         }
         let what = format!("imported {} from {shown} ({n} rows)", side.name());
+        let touches = Touches::Import {
+            label: opts.label.is_some(),
+        };
         let revision = self.store.change(&page_id, &what, |tx, _| {
+            let stored = store::ops::dataset_meta(tx, &page_id, side)?;
             store::ops::replace_dataset_stored(
                 tx,
                 &page_id,
@@ -620,7 +664,8 @@ impl App {
                         });
                     }
                 },
-            )
+            )?;
+            keep_settings(tx, &page_id, side, stored, page.dataset(side), touches)
         })?;
         Ok(DatasetImported {
             page_id,
@@ -821,6 +866,7 @@ impl App {
         let what = format!("reloaded {} from {file} ({n} rows)", side.name());
         let total = n as u64;
         let revision = self.store.change(page_id, &what, |tx, _| {
+            let stored = store::ops::dataset_meta(tx, page_id, side)?;
             store::ops::replace_dataset_with_progress(
                 tx,
                 page_id,
@@ -833,6 +879,7 @@ impl App {
                     })
                 },
             )?;
+            keep_settings(tx, page_id, side, stored, page.dataset(side), Touches::Rows)?;
             if overrides_changed {
                 store::ops::rekey_overrides(tx, page_id, &before, &page.overrides)?;
             }

@@ -522,3 +522,120 @@ fn a_linked_parquet_file_reloads_as_it_was_read() {
     let gpt = row(&page, "target", "model", "gpt-4o");
     assert!(gpt["max_input_tokens"].is_string(), "{gpt}");
 }
+
+/// Decimal ids (`NUMBER(38,0)` from a warehouse) are integers; a decimal column with a
+/// value no float says exactly, or an integer column with one value beyond ±2^53, is
+/// text in every row (one type per column, as CSV decides it).
+#[test]
+fn parquet_decimals_and_big_integers_keep_one_type_per_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("d.db");
+    let file = sample("decimals.parquet");
+    let (code, _, err) = rb(
+        &db,
+        &["page", "init", "d", "--sources", &file, "--targets", &file],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("mixed-types"), "{err}");
+    let page = export(&db, "d");
+    let rows = page["source"]["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["id"], 5, "a scale of 0 is an integer");
+    assert_eq!(
+        rows[0]["account"], "1",
+        "a value beyond 2^53: the column is text"
+    );
+    assert_eq!(rows[2]["account"], "12345678901234567890");
+    assert_eq!(
+        rows[0]["rate"], 0.1,
+        "decimals a float says exactly: numbers"
+    );
+    assert_eq!(rows[2]["rate"], Value::Null);
+    // A decimal no float says exactly: the whole column is text, as written.
+    assert_eq!(rows[0]["price"], "0.10");
+    assert_eq!(rows[2]["price"], "12345678901234567.89");
+    // One value beyond 2^53 makes the whole column text.
+    assert_eq!(rows[0]["big"], "5");
+    assert_eq!(rows[1]["big"], "9007199254740993");
+}
+
+#[test]
+fn reading_flags_that_do_not_fit_the_file_are_refused() {
+    let (_dir, db) = db();
+    assert_eq!(init(&db, "clients.tsv", &["--name-field", "model"]).0, 0);
+    let tsv = sample("clients.tsv");
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset", "import", "llm", "source", &tsv, "--sheet", "Clients",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--sheet") && err.contains("not a workbook"),
+        "{err}"
+    );
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "llm",
+            "source",
+            &tsv,
+            "--name-field",
+            "id",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--name-field") && err.contains("TSV"), "{err}");
+}
+
+/// The dataset's own (linked) file imported again with one new flag keeps the stored
+/// ones: a `--type` does not drop the name field.
+#[test]
+fn a_flag_given_again_is_laid_over_the_stored_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let models = dir.path().join("models.json");
+    std::fs::copy(sample("models.json"), &models).unwrap();
+    let m = models.to_str().unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "page",
+            "init",
+            "llm",
+            "--sources",
+            &sample("clients.tsv"),
+            "--targets",
+            m,
+            "--target-key",
+            "model",
+            "--name-field",
+            "model",
+            "--link",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // The key is `model`, so the name field is it anyway: give another field first.
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "import",
+            "llm",
+            "target",
+            m,
+            "--link",
+            "--type",
+            "max_input_tokens=string",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let page = export(&db, "llm");
+    assert_eq!(page["target"]["read"]["nameField"], "model");
+    assert_eq!(
+        page["target"]["read"]["types"]["max_input_tokens"],
+        "string"
+    );
+}

@@ -327,6 +327,20 @@ fn read_with<T: ReadInto>(
         skip_bad: how.skip_bad,
         read: how.read,
     };
+    if how.read.sheet.is_some() && format != DataFormat::Excel {
+        return Err(AppError::Usage(format!(
+            "--sheet: {} is {}, not a workbook",
+            rulebench_core::text::sanitize(&shown),
+            format.name()
+        )));
+    }
+    if how.read.name_field.is_some() && format != DataFormat::Json {
+        return Err(AppError::Usage(format!(
+            "--name-field: {} is {}, not a JSON object of rows",
+            rulebench_core::text::sanitize(&shown),
+            format.name()
+        )));
+    }
     if format.is_binary() {
         let table = crate::readers::decode(bytes, &shown, format, how.read)?;
         progress(Progress::Parsing { done: total, total });
@@ -528,10 +542,24 @@ impl App {
             }
             d.key = key.clone();
         }
-        // No reading flag, and the dataset's own file: read it as the dataset says.
-        let read = if opts.read.is_default() && d.file.as_deref() == Some(&*file.to_string_lossy())
-        {
-            d.read.clone()
+        // The dataset's own file: read as the dataset says, with the flags given laid
+        // over (a new `--type` keeps the stored name field). Another file: as the flags
+        // say.
+        let read = if d.file.as_deref() == Some(&*file.to_string_lossy()) {
+            let mut read = d.read.clone();
+            let given = &opts.read;
+            if given.format.is_some() {
+                read.format = given.format;
+            }
+            if given.name_field.is_some() {
+                read.name_field = given.name_field.clone();
+            }
+            if given.sheet.is_some() {
+                read.sheet = given.sheet.clone();
+            }
+            read.types
+                .extend(given.types.iter().map(|(f, t)| (f.clone(), *t)));
+            read
         } else {
             opts.read.clone()
         };

@@ -173,13 +173,29 @@ fn float(f: f64) -> Value {
     Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
+/// A column of integers: numbers, or — when any value is beyond ±2^53, which the
+/// engine's floats would round — every value as its exact text (one type per column, as
+/// CSV decides it).
+fn int_column(values: impl Iterator<Item = Option<i128>> + Clone) -> Vec<Value> {
+    let limit = i128::from(rulebench_core::diag::MAX_EXACT_INTEGER);
+    let as_text = values.clone().flatten().any(|v| v.abs() > limit);
+    values
+        .map(|v| match v {
+            None => Value::Null,
+            Some(v) if as_text => Value::String(v.to_string()),
+            Some(v) => int(v),
+        })
+        .collect()
+}
+
 macro_rules! ints {
     ($array:expr, $t:ty) => {
-        $array
-            .as_primitive::<$t>()
-            .iter()
-            .map(|v| v.map_or(Value::Null, |v| int(v as i128)))
-            .collect()
+        int_column(
+            $array
+                .as_primitive::<$t>()
+                .iter()
+                .map(|v| v.map(|v| v as i128)),
+        )
     };
 }
 
@@ -291,24 +307,70 @@ fn values(array: &ArrayRef) -> Result<Vec<Value>, String> {
             let plain = arrow_cast::cast(array, value_type).map_err(|e| e.to_string())?;
             values(&plain)?
         }
-        DataType::Decimal32(..)
-        | DataType::Decimal64(..)
-        | DataType::Decimal128(..)
-        | DataType::Decimal256(..) => displayed(array)?
-            .into_iter()
-            .map(|v| match v {
-                Value::String(s) => s
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(Number::from_f64)
-                    .map_or(Value::String(s), Value::Number),
-                other => other,
-            })
-            .collect(),
+        // Decimals: a scale of 0 is an integer (`NUMBER(38,0)` ids), as integers are
+        // read; else numbers when a float says every value exactly, else text.
+        DataType::Decimal32(_, scale)
+        | DataType::Decimal64(_, scale)
+        | DataType::Decimal128(_, scale)
+        | DataType::Decimal256(_, scale) => {
+            let texts = displayed(array)?;
+            if *scale <= 0 {
+                let parsed: Vec<Option<i128>> = texts
+                    .iter()
+                    .map(|v| v.as_str().and_then(|s| s.parse::<i128>().ok()))
+                    .collect();
+                if parsed
+                    .iter()
+                    .zip(&texts)
+                    .all(|(p, t)| p.is_some() || t.is_null())
+                {
+                    return Ok(int_column(parsed.into_iter()));
+                }
+            }
+            // Numbers when every value is one exactly, else every value as its text
+            // (one type per column).
+            let numbers: Vec<Option<Number>> = texts
+                .iter()
+                .map(|v| {
+                    v.as_str().and_then(|s| {
+                        s.parse::<f64>()
+                            .ok()
+                            .filter(|f| exact_decimal(s, *f))
+                            .and_then(Number::from_f64)
+                    })
+                })
+                .collect();
+            if numbers
+                .iter()
+                .zip(&texts)
+                .all(|(n, t)| n.is_some() || t.is_null())
+            {
+                numbers
+                    .into_iter()
+                    .map(|n| n.map_or(Value::Null, Value::Number))
+                    .collect()
+            } else {
+                texts
+            }
+        }
         // Dates, times, timestamps, durations, intervals and anything newer: as the
         // Arrow formatter writes them (ISO 8601 for dates and times).
         _ => displayed(array)?,
     })
+}
+
+/// Whether `f` is the decimal `text` exactly as JSON writes numbers back (`0.10` and
+/// `0.1` alike; `12345678901234567.89` not).
+fn exact_decimal(text: &str, f: f64) -> bool {
+    let trim = |s: &str| -> String {
+        let s = s.trim_start_matches('+');
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s.to_owned()
+        }
+    };
+    f.is_finite() && trim(text) == trim(&format!("{f}"))
 }
 
 /// Each list's items: `offsets` has one more entry than there are lists.

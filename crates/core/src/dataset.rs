@@ -464,7 +464,10 @@ impl RowPlace {
         match self {
             RowPlace::Line => format!("{file}:{n}"),
             RowPlace::Row => format!("{file}: row {n}"),
-            RowPlace::Sheet(sheet) => format!("{file}: sheet `{sheet}` row {n}"),
+            // A sheet's name is the workbook's, untrusted: escaped for a terminal.
+            RowPlace::Sheet(sheet) => {
+                format!("{file}: sheet `{}` row {n}", crate::text::sanitize(sheet))
+            }
         }
     }
 }

@@ -257,4 +257,16 @@ fn listings_print_every_format() {
         schema.field_with_name("name").unwrap().data_type(),
         &arrow_schema::DataType::Utf8
     );
+    // An empty listing has its columns too (Parquet refused a file of no columns).
+    let empty = dir.path().join("empty.db");
+    let (code, _, _) = common::rb(&empty, &["--no-seed", "pages"]);
+    assert_eq!(code, 0);
+    let file = dir.path().join("pages.parquet");
+    let (code, _, err) = common::rb(
+        &empty,
+        &["pages", "--format", "parquet", "-o", file.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = common::rb(&empty, &["pages", "--format", "csv"]);
+    assert_eq!(out, "id,name,rules,sources,targets,revision,updatedAt\n");
 }

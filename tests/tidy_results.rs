@@ -290,6 +290,29 @@ fn output_files_are_whole_or_absent() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("that is the database file"), "{err}");
+    // A file that cannot be put in place (a directory of that name): an error, and no
+    // temporary file is left beside it.
+    let taken = dir.path().join("taken");
+    std::fs::create_dir(&taken).unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "evaluate",
+            "llm",
+            "--all",
+            "--format",
+            "csv",
+            "-o",
+            taken.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("rulebench-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     // -o - is stdout.
     let (code, stdout, _) = rb(
         &db,

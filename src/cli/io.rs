@@ -279,6 +279,19 @@ pub fn name_the_database(mut failure: Failure, path: &Path) -> Failure {
     failure
 }
 
+/// A temporary file's name beside `path`, its own to this process and this call (two
+/// runs writing one `-o` never share one): `verdicts.csv.1234-0.rulebench-tmp`.
+fn temp_beside(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".{}-{n}.rulebench-tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
 /// Where a command's data goes: stdout, or a file written whole or not at all (a
 /// temporary file beside it, renamed over it by [`Output::commit`]; dropped without a
 /// commit, the temporary file is removed and the file is as it was).
@@ -301,11 +314,8 @@ impl Output {
             )));
         };
         app.refuse_database_file(path)?;
-        let tmp = path.with_extension(format!(
-            "{}.rulebench-tmp",
-            path.extension().and_then(|e| e.to_str()).unwrap_or("")
-        ));
-        let file = std::fs::File::create(&tmp).map_err(|e| {
+        let tmp = temp_beside(path);
+        let file = std::fs::File::create_new(&tmp).map_err(|e| {
             usage(format!(
                 "{}: {e}",
                 sanitize_lines(&path.display().to_string())
@@ -328,9 +338,16 @@ impl Output {
             Output::Stdout(w) => w.flush(),
             Output::File { path, tmp, w } => {
                 let mut w = w.take().expect("committed once");
-                w.flush()?;
-                w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-                std::fs::rename(&*tmp, &*path)
+                let done = w
+                    .flush()
+                    .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
+                    .and_then(|f| f.sync_all())
+                    .and_then(|()| std::fs::rename(&*tmp, &*path));
+                if done.is_err() {
+                    // Nothing is left half-written beside the file.
+                    let _ = std::fs::remove_file(&*tmp);
+                }
+                done
             }
         }
     }
@@ -372,7 +389,7 @@ pub fn emit_listing(
     format: crate::print::listing::ListFormat,
     table: impl FnOnce() -> String,
     doc: &Value,
-    items: &[Value],
+    rows: (&[&str], &[Value]),
 ) -> Result<(), Failure> {
     let mut out = Output::open(output, app)?;
     if format == crate::print::listing::ListFormat::Parquet
@@ -383,7 +400,7 @@ pub fn emit_listing(
             "Parquet is binary: write it to a file (-o list.parquet) or a pipe",
         ));
     }
-    match crate::print::listing::emit(&mut out, format, table, doc, items)
+    match crate::print::listing::emit(&mut out, format, table, doc, rows)
         .and_then(|()| out.commit())
     {
         Ok(()) => Ok(()),
@@ -427,10 +444,7 @@ impl To {
             return write_out(text);
         };
         let shown = sanitize_lines(&path.display().to_string());
-        let tmp = path.with_extension(format!(
-            "{}.rulebench-tmp",
-            path.extension().and_then(|e| e.to_str()).unwrap_or("")
-        ));
+        let tmp = temp_beside(path);
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, path))
             .map_err(|e| {

@@ -132,9 +132,10 @@ pub enum ListFormat {
     Parquet,
 }
 
-/// The columns of a list of JSON objects: every key, in order of first appearance.
-fn columns_of(items: &[Value]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// The columns of a list of JSON objects: `known` (so an empty list has them too), then
+/// every other key, in order of first appearance.
+fn columns_of(known: &[&str], items: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
     for item in items {
         if let Value::Object(m) = item {
             for k in m.keys() {
@@ -163,7 +164,7 @@ pub fn emit<W: std::io::Write + Send>(
     format: ListFormat,
     table: impl FnOnce() -> String,
     doc: &Value,
-    items: &[Value],
+    (columns, items): (&[&str], &[Value]),
 ) -> std::io::Result<()> {
     match format {
         ListFormat::Table => w.write_all(crate::app::text::sanitize_lines(&table()).as_bytes()),
@@ -181,7 +182,7 @@ pub fn emit<W: std::io::Write + Send>(
             Ok(())
         }
         ListFormat::Csv | ListFormat::Tsv => {
-            let header = columns_of(items);
+            let header = columns_of(columns, items);
             let mut csv = crate::print::csv_writer(&mut *w, format == ListFormat::Tsv);
             csv.write_record(header.iter().map(|h| crate::print::csv_text(h, true)))
                 .map_err(crate::print::csv_io)?;
@@ -196,7 +197,7 @@ pub fn emit<W: std::io::Write + Send>(
             csv.flush()
         }
         ListFormat::Md => {
-            let header = columns_of(items);
+            let header = columns_of(columns, items);
             let esc = |s: &str| sanitize(s).replace('|', "\\|").replace('\n', " ");
             let mut out = format!(
                 "| {} |\n|{}\n",
@@ -220,7 +221,7 @@ pub fn emit<W: std::io::Write + Send>(
             w.write_all(out.as_bytes())
         }
         ListFormat::Parquet => {
-            let header = columns_of(items);
+            let header = columns_of(columns, items);
             let rows: Vec<Vec<Value>> = items
                 .iter()
                 .map(|item| {

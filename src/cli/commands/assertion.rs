@@ -179,7 +179,19 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
                 format,
                 || print::listing::assertions_table(&p.assertions),
                 &doc,
-                &items,
+                (
+                    &[
+                        "id",
+                        "description",
+                        "select",
+                        "path",
+                        "pathMatch",
+                        "matcher",
+                        "expected",
+                        "not",
+                    ],
+                    &items,
+                ),
             )?;
         }
     }

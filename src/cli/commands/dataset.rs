@@ -347,7 +347,19 @@ fn schema(
             "rows": s.rows,
             "fields": fields,
         });
-        crate::cli::io::emit_listing(&app, output, format, table, &out, &fields)?;
+        crate::cli::io::emit_listing(
+            &app,
+            output,
+            format,
+            table,
+            &out,
+            (
+                &[
+                    "name", "type", "coverage", "present", "nulls", "types", "default",
+                ],
+                &fields,
+            ),
+        )?;
         Ok(Exit::Ok)
     }
 }

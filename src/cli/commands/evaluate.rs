@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use crate::app::App;
 use crate::app::expr::Filter;
 use crate::app::types::SelectionResult;
 use crate::cli::common::page_ids;
@@ -45,7 +44,8 @@ pub struct Args {
     pub output: Option<std::path::PathBuf>,
     /// Keep the rows (csv, tsv, parquet, jsonl with --all) for which an infix expression
     /// over their columns holds: verdict, score, reason, recommended, targetId,
-    /// selectionKey, target.<field>, rule.<id>, …
+    /// selectionKey, target.<field>, rule.<id> (true, false, or null when the engine
+    /// raised an error: `rule.x != true` keeps every row the rule failed), …
     #[arg(long = "where", value_name = "EXPR")]
     pub filter: Option<String>,
     /// At most N rows (csv, tsv, parquet, jsonl with --all)
@@ -88,18 +88,27 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             "Parquet is binary: write it to a file (-o verdicts.parquet) or a pipe",
         ));
     }
-    let labels = Arc::new(if format.is_tidy(all) {
-        app.source_labels(&page)?
+    // Every source: the labels come from the page the evaluations read (one snapshot).
+    let evaluations = if all {
+        Some(app.evaluate_all(&page)?)
     } else {
-        vec![]
+        None
+    };
+    let labels = Arc::new(match (&evaluations, format.is_tidy(all)) {
+        (_, false) => vec![],
+        (Some(e), true) => {
+            let d = &e.page().source;
+            d.rows.iter().map(|r| d.row_label(r)).collect()
+        }
+        (None, true) => app.source_labels(&page)?,
     });
     let mut printer = PrinterBuilder::new(format)
         .all(all)
         .formula_guard(!no_formula_guard)
         .rows(filter, limit, labels)
         .build(&mut out);
-    let written = if all {
-        evaluate_all(&app, &page, printer.as_mut())?
+    let written = if let Some(evaluations) = evaluations {
+        evaluate_all(evaluations, printer.as_mut())
     } else {
         let select = select.expect("clap requires --select without --all");
         let result = app.evaluate(&page, &select)?;
@@ -136,11 +145,9 @@ fn evaluate_one(r: &SelectionResult, printer: &mut dyn ResultSink) -> std::io::R
 /// Prints every selection of a page, one at a time: memory stays bounded by one
 /// selection. A progress bar goes to stderr when it is a terminal.
 fn evaluate_all(
-    app: &App,
-    page: &str,
+    evaluations: crate::app::Evaluations,
     printer: &mut dyn ResultSink,
-) -> Result<std::io::Result<()>, Failure> {
-    let evaluations = app.evaluate_all(page)?;
+) -> std::io::Result<()> {
     let progress = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::ProgressBar::new(evaluations.len() as u64)
     } else {
@@ -160,5 +167,5 @@ fn evaluate_all(
     };
     let out = write();
     progress.finish_and_clear();
-    Ok(out)
+    out
 }

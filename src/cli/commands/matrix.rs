@@ -79,7 +79,12 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         let format = match format {
             MatrixArg::Csv => Format::Csv,
             MatrixArg::Tsv => Format::Tsv,
-            MatrixArg::Json | MatrixArg::Jsonl => Format::Jsonl,
+            MatrixArg::Jsonl => Format::Jsonl,
+            MatrixArg::Json => {
+                return Err(usage(
+                    "--long writes rows: --format jsonl for JSON (a line per target); json is the grid",
+                ));
+            }
             MatrixArg::Parquet => Format::Parquet,
             MatrixArg::Table | MatrixArg::Md => {
                 return Err(usage(

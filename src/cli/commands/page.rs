@@ -227,7 +227,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
                 format,
                 || print::listing::revisions_table(&log),
                 &doc,
-                &items,
+                (&["revision", "at", "change", "author"], &items),
             )?;
         }
         PageAction::Prune { at, yes } => {

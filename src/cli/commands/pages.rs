@@ -34,7 +34,18 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         format,
         || print::listing::pages_table(&pages),
         &doc,
-        &items,
+        (
+            &[
+                "id",
+                "name",
+                "rules",
+                "sources",
+                "targets",
+                "revision",
+                "updatedAt",
+            ],
+            &items,
+        ),
     )?;
     Ok(Exit::Ok)
 }

@@ -81,7 +81,7 @@ fn rules_from_json_lines_are_one_revision() {
     assert!(err.contains("5 rules saved in llm"), "{err}");
     // Each warning names the line of its rule.
     assert!(
-        err.contains("rules.jsonl:3: warning[partial-field]"),
+        err.contains("rules.jsonl: warning[partial-field] 3:1"),
         "{err}"
     );
 }
@@ -129,6 +129,15 @@ fn rules_from_an_array_and_from_expr() {
         ctx["logic"],
         json!({">=": [{"var": "target.max_input_tokens"}, {"var": "source.minContext"}]})
     );
+    // An error in an array's element is located in the file (after blank lines too).
+    std::fs::write(
+        &file,
+        "\n\n[\n  {\"name\": \"A\", \"logic\": true},\n  {\"name\": \"B\",\n   \"logic\": {\"==\": [{\"var\": \"target.modez\"}, 1]}}\n]\n",
+    )
+    .unwrap();
+    let (code, _, err) = rb(&db, &["rule", "add", "llm", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("rules.json: error[unknown-field] 6:"), "{err}");
     // --expr needs a name.
     let (code, _, err) = rb(&db, &["rule", "add", "llm", "--expr", "target.x == 1"]);
     assert_eq!(code, 2);
@@ -148,7 +157,10 @@ fn one_bad_rule_refuses_the_whole_file() {
     .unwrap();
     let (code, _, err) = rb(&db, &["rule", "add", "llm", file.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("rules.jsonl:2"), "{err}");
+    assert!(
+        err.contains("rules.jsonl: error[unknown-field] 2:1"),
+        "{err}"
+    );
     assert!(err.contains("max_input_tokens"), "a did-you-mean: {err}");
     assert!(rule_ids(&db).is_empty());
     assert_eq!(revision(&db), before);

@@ -12,23 +12,77 @@ use rulebench_store as store;
 
 use crate::{App, AppError, Result};
 
-/// The items of a file of one JSON object, an array of them, or JSON Lines: each with
-/// its text and where it is (`FILE`, `FILE [2]`, `FILE:3`).
-pub fn split_items(text: &str, origin: &str) -> Result<Vec<(String, String)>> {
-    let trimmed = text.trim_start_matches('\u{feff}').trim();
+/// One item of a file of rules or assertions: its own text, and where it starts in the
+/// file (1-based line and column), so that a diagnostic located in the item is located
+/// in the file.
+pub struct Item {
+    pub text: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Item {
+    /// A diagnostic located in this item, located in the file.
+    fn in_file(&self, mut d: Diagnostic) -> Diagnostic {
+        if let Some(line) = d.line {
+            if line == 1
+                && let Some(column) = d.column
+            {
+                d.column = Some(column + self.column - 1);
+            }
+            d.line = Some(line + self.line - 1);
+        }
+        d
+    }
+
+    /// An error of this item's, its diagnostics located in the file.
+    fn error_in_file(&self, e: AppError) -> AppError {
+        match e {
+            AppError::Invalid {
+                origin,
+                diagnostics,
+            } => AppError::Invalid {
+                origin,
+                diagnostics: diagnostics.into_iter().map(|d| self.in_file(d)).collect(),
+            },
+            other => other,
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset of `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+/// The items of a file of one JSON object, an array of them, or JSON Lines, each with
+/// where it starts in the file.
+pub fn split_items(text: &str, origin: &str) -> Result<Vec<Item>> {
+    let body = text.trim_start_matches('\u{feff}');
+    let skipped = text.len() - body.len();
+    let trimmed = body.trim_start();
     if trimmed.starts_with('[') {
-        let items: Vec<Value> = parse_json(trimmed).map_err(|d| AppError::Invalid {
+        // Checked whole first (syntax, depth, big integers, with their place)…
+        let _: Vec<Value> = parse_json(text).map_err(|d| AppError::Invalid {
             origin: origin.to_owned(),
             diagnostics: vec![*d],
         })?;
-        return Ok(items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                (
-                    serde_json::to_string_pretty(v).expect("values serialize"),
-                    format!("{origin} [{i}]"),
-                )
+        // …then each element's own text, where it is in the file.
+        let raw: Vec<&serde_json::value::RawValue> =
+            serde_json::from_str(body).map_err(|e| AppError::Usage(format!("{origin}: {e}")))?;
+        return Ok(raw
+            .into_iter()
+            .map(|r| {
+                let offset = r.get().as_ptr() as usize - body.as_ptr() as usize + skipped;
+                let (line, column) = line_col(text, offset);
+                Item {
+                    text: r.get().to_owned(),
+                    line,
+                    column,
+                }
             })
             .collect());
     }
@@ -42,14 +96,22 @@ pub fn split_items(text: &str, origin: &str) -> Result<Vec<(String, String)>> {
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| (l.to_owned(), format!("{origin}:{}", i + 1)))
+            .map(|(i, l)| Item {
+                text: l.to_owned(),
+                line: i + 1,
+                column: 1,
+            })
             .collect());
     }
-    Ok(vec![(text.to_owned(), origin.to_owned())])
+    Ok(vec![Item {
+        text: text.to_owned(),
+        line: 1,
+        column: 1,
+    }])
 }
 
-/// What `rule add` saved: each rule with its warnings and where it was (`FILE:3`), and
-/// the revision.
+/// What `rule add` saved: each rule with its warnings (located in the file) and the
+/// file, and the revision.
 #[derive(Debug, Clone)]
 pub struct RulesAdded {
     pub rules: Vec<(Rule, Vec<Diagnostic>, String)>,
@@ -81,15 +143,17 @@ impl App {
     ) -> Result<RulesAdded> {
         let (page, _) = self.page(page_id)?;
         let mut rules: Vec<(Rule, Vec<Diagnostic>, String)> = Vec::new();
-        for (item, at) in split_items(text, origin)? {
-            let (rule, warnings) = Self::parse_rule(&page, &item, &at)?;
+        for item in split_items(text, origin)? {
+            let (rule, warnings) =
+                Self::parse_rule(&page, &item.text, origin).map_err(|e| item.error_in_file(e))?;
+            let warnings: Vec<Diagnostic> = warnings.into_iter().map(|d| item.in_file(d)).collect();
             if let Some((first, _, _)) = rules.iter().find(|(r, _, _)| r.id == rule.id) {
                 return Err(AppError::Usage(format!(
-                    "{at}: rule id `{}` is in the file twice (first as `{}`)",
-                    rule.id, first.name
+                    "{origin}:{}: rule id `{}` is in the file twice (first as `{}`)",
+                    item.line, rule.id, first.name
                 )));
             }
-            rules.push((rule, warnings, at));
+            rules.push((rule, warnings, origin.to_owned()));
         }
         if rules.is_empty() {
             return Err(AppError::Usage(format!("{origin}: no rules in the file")));
@@ -148,10 +212,10 @@ impl App {
         replace: bool,
     ) -> Result<(Vec<Assertion>, i64)> {
         let mut new: Vec<Assertion> = Vec::new();
-        for (item, at) in split_items(text, origin)? {
-            let a: Assertion = parse_json(&item).map_err(|d| AppError::Invalid {
-                origin: at.clone(),
-                diagnostics: vec![*d],
+        for item in split_items(text, origin)? {
+            let a: Assertion = parse_json(&item.text).map_err(|d| AppError::Invalid {
+                origin: origin.to_owned(),
+                diagnostics: vec![item.in_file(*d)],
             })?;
             new.push(a);
         }

@@ -380,3 +380,69 @@ fn an_import_or_reload_keeps_a_setting_made_while_it_read_its_file() {
     assert_eq!(page["source"]["label"], "id");
     assert_eq!(page["source"]["rows"][2]["name"], "Chat");
 }
+
+/// The recommendation's priority may be an expression over the target row ("cheapest
+/// wins"), checked like a rule's fields; SQL says it does not translate it yet.
+#[test]
+fn a_priority_expression_breaks_ties_without_computing_a_field() {
+    let (_dir, db) = page();
+    assert_eq!(
+        rb(&db, &["rule", "add", "llm", &sample("rules.jsonl")]).0,
+        0
+    );
+    let recommended = |db: &Path| -> String {
+        let (code, out, err) = rb(db, &["evaluate", "llm", "--select", "chat"]);
+        assert_eq!(code, 0, "{err}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        r["recommendedTargetId"].as_str().unwrap().to_owned()
+    };
+    let before = recommended(&db);
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "set",
+            "llm",
+            "target",
+            "--priority",
+            "0 - target.input_cost_per_token",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // Of the full matches, the cheapest: gpt-4o-mini costs 1.5e-7 a token.
+    let after = recommended(&db);
+    assert_eq!(after, "gpt-4o-mini", "was {before}");
+    assert_ne!(before, after);
+    // Misspelt, or reading the source: refused, with where and a did-you-mean.
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "dataset",
+            "set",
+            "llm",
+            "target",
+            "--priority",
+            "0 - target.input_cost_per_tokn",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("/target/priority")
+            && err.contains("did you mean `target.input_cost_per_token`?"),
+        "{err}"
+    );
+    assert_eq!(
+        export(&db)["target"]["priority"],
+        "0 - target.input_cost_per_token"
+    );
+    // SQL does not translate it (yet): it says so rather than rank differently.
+    // (Without the rules: one of them reads a field of two types, which SQL refuses too.)
+    let mut page: rulebench_core::model::Page = serde_json::from_value(export(&db)).unwrap();
+    page.rules.clear();
+    let e = rulebench_core::sql::query(
+        &page,
+        &rulebench_core::sql::Options::new(rulebench_core::sql::Dialect::Sqlite),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("priority"), "{e}");
+}

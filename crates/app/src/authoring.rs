@@ -288,7 +288,13 @@ impl App {
             if priority.is_empty() {
                 d.priority = None;
             } else {
-                known(priority, "--priority")?;
+                // A field must be one the rows have; an expression is checked with the
+                // page (its fields, and that it reads the target row only).
+                if let Ok(rulebench_core::priority::Priority::Field(f)) =
+                    rulebench_core::priority::read(priority, &Default::default())
+                {
+                    known(&f, "--priority")?;
+                }
                 d.priority = Some(priority.clone());
             }
             changed.push("priority");

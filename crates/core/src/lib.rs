@@ -14,6 +14,7 @@ pub mod lint;
 pub mod matrix;
 pub mod model;
 pub mod predicates;
+pub mod priority;
 pub mod read;
 pub mod result;
 pub mod schema;

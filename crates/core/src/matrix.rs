@@ -508,18 +508,8 @@ impl Matrix {
         target_hashes: Option<Vec<String>>,
     ) -> Result<Matrix, CompileError> {
         let d = &page.target;
-        let target_priority = match &d.priority {
-            None => vec![0.0; targets.rows().len()],
-            Some(field) => targets
-                .rows()
-                .iter()
-                .map(|r| {
-                    r.get(field.as_str())
-                        .and_then(DataValue::as_f64)
-                        .unwrap_or(0.0)
-                })
-                .collect(),
-        };
+        let priority = super::priority::Compiled::new(d.priority.as_deref());
+        let target_priority = targets.rows().iter().map(|r| priority.of(r)).collect();
         let mut m = Matrix {
             rules: Vec::with_capacity(page.rules.len()),
             source: RowSet::new(ArenaRows::of(&page.source)),
@@ -707,10 +697,11 @@ impl Matrix {
                 slot.cache.clear();
             }
         }
-        if side == super::model::Side::Target
-            && d.priority.as_ref().is_some_and(|p| changed.contains(p))
-        {
-            self.target_priority[i] = d.row_priority(&d.effective_row(row));
+        if side == super::model::Side::Target {
+            let priority = super::priority::Compiled::new(d.priority.as_deref());
+            if priority.reads_any(changed) {
+                self.target_priority[i] = priority.of_row(&d.effective_row(row));
+            }
         }
     }
 

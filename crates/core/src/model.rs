@@ -344,15 +344,6 @@ impl Dataset {
         }
     }
 
-    /// The row's priority (extension), 0 when absent or not a number.
-    pub fn row_priority(&self, row: &Row) -> f64 {
-        self.priority
-            .as_ref()
-            .and_then(|p| row.get(p))
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0)
-    }
-
     /// Finds a row by key, keyHash or id; failing those, by the value of one key
     /// field or the label, when exactly one row has it (`t3-chat`, `t3.chat`). Keys, ids
     /// and key field values ignore case when `keyCase` is `insensitive`.

@@ -508,6 +508,9 @@ pub fn validate_page_with(
     for side in [Side::Source, Side::Target] {
         mixed_types(schema.side(side), side, &mut out);
     }
+    if let Some(text) = &page.target.priority {
+        priority(text, &schema.target, &mut out);
+    }
     let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, rule) in page.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
@@ -571,6 +574,64 @@ pub fn validate_page_with(
         &super::assertions::Limits::default(),
     ));
     out
+}
+
+/// The target's priority: a field some row has (else a warning: every priority is 0), or
+/// an infix expression that reads the target row's fields (else an error, located).
+fn priority(text: &str, schema: &DatasetSchema, out: &mut Vec<Diagnostic>) {
+    let fields = super::infix::Fields(
+        schema
+            .fields
+            .keys()
+            .map(|f| format!("target.{f}"))
+            .collect(),
+    );
+    match super::priority::read(text, &fields) {
+        Ok(super::priority::Priority::Field(f)) => {
+            if !schema.fields.contains_key(&f) {
+                let hint = did_you_mean(&f, schema.fields.keys().map(String::as_str))
+                    .map(|s| format!("did you mean `{s}`?"));
+                out.push(
+                    Diagnostic::warning(
+                        Code::UnknownField,
+                        "/target/priority",
+                        format!(
+                            "priority field `{}`: no target row has it, so every target's priority is 0",
+                            crate::text::sanitize(&f)
+                        ),
+                    )
+                    .with_hint(hint),
+                );
+            }
+        }
+        Ok(super::priority::Priority::Expression(logic)) => {
+            let reads = super::engine::Reads::of(&logic);
+            if reads.source.as_ref().is_none_or(|s| !s.is_empty()) {
+                out.push(Diagnostic::error(
+                    Code::InfixSyntax,
+                    "/target/priority",
+                    format!(
+                        "priority `{}` reads the source row: a priority is the target's own (write `target.<field>`)",
+                        crate::text::sanitize(text)
+                    ),
+                ));
+            }
+        }
+        Err(e) => out.push(
+            Diagnostic::error(
+                Code::InfixSyntax,
+                "/target/priority",
+                format!(
+                    "priority `{}`: {} at {}:{}",
+                    crate::text::sanitize(text),
+                    e.message,
+                    e.line,
+                    e.column
+                ),
+            )
+            .with_hint(e.hint.clone()),
+        ),
+    }
 }
 
 /// A field whose rows hold more than one kind of value (numbers in some, text in

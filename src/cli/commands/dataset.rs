@@ -70,6 +70,7 @@ pub enum DatasetAction {
 Examples:
   rulebench dataset set llm target --label model --summary litellm_provider,mode
   rulebench dataset set llm target --priority max_input_tokens   # ties: the larger wins
+  rulebench dataset set llm target --priority '0 - target.input_cost_per_token'   # the cheapest
   rulebench dataset set llm source --label ''                    # rows named by their key")]
     Set {
         /// The page's id (`rulebench pages` lists them)
@@ -84,9 +85,10 @@ Examples:
         /// The field that names a row on screen ('' clears it: rows are named by key)
         #[arg(long, value_name = "FIELD")]
         label: Option<String>,
-        /// A numeric field that breaks recommendation ties after verdict and score
-        /// (higher wins; '' clears it)
-        #[arg(long, value_name = "FIELD")]
+        /// What breaks recommendation ties after verdict and score (higher wins): a
+        /// numeric field, or an infix expression over the target row ('0 -
+        /// target.input_cost_per_token': the cheapest wins); '' clears it
+        #[arg(long, value_name = "FIELD|EXPR")]
         priority: Option<String>,
         /// Fields shown with each target, comma-separated ('' clears them)
         #[arg(long, value_name = "F1,F2", value_delimiter = ',')]

@@ -528,6 +528,19 @@ fn rows_cte(
         };
         let priority = match &ds.priority {
             None => d.double(0.0),
+            Some(p)
+                if matches!(
+                    crate::priority::read(p, &crate::infix::Fields::default()),
+                    Ok(crate::priority::Priority::Expression(_)) | Err(_)
+                ) =>
+            {
+                return Err(SqlError::page(
+                    format!("{pointer}/priority"),
+                    format!(
+                        "the priority `{p}` is an expression, which is not translated to SQL yet (hint: compute it into a field of the target table and name the field)"
+                    ),
+                ));
+            }
             // From the rows as rules see them (defaults and patches), as the engine.
             Some(p) => match effective.kind(p) {
                 Kind::Int | Kind::Num => {

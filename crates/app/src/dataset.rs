@@ -133,8 +133,9 @@ trait ReadInto: Sized {
         opts: &ParseOptions<'_>,
         progress: &mut dyn FnMut(u64),
     ) -> std::result::Result<Self, dataset::DataError>;
-    fn table(
-        table: dataset::Table,
+    /// A binary file (Parquet, Arrow, Excel), decoded by [`crate::readers`].
+    fn binary(
+        bytes: &[u8],
         file: &str,
         format: DataFormat,
         opts: &ParseOptions<'_>,
@@ -151,12 +152,13 @@ impl ReadInto for Parsed {
     ) -> std::result::Result<Self, dataset::DataError> {
         dataset::parse(bytes, file, format, opts, progress)
     }
-    fn table(
-        table: dataset::Table,
+    fn binary(
+        bytes: &[u8],
         file: &str,
         format: DataFormat,
         opts: &ParseOptions<'_>,
     ) -> std::result::Result<Self, dataset::DataError> {
+        let table = crate::readers::decode(bytes, file, format, opts.read)?;
         dataset::parse_table(table, file, format, opts)
     }
 }
@@ -171,13 +173,16 @@ impl ReadInto for dataset::Compact {
     ) -> std::result::Result<Self, dataset::DataError> {
         dataset::parse_compact(bytes, file, format, opts, progress)
     }
-    fn table(
-        table: dataset::Table,
+    /// Rows made ready to store as they are decoded: no file's rows are held as trees.
+    fn binary(
+        bytes: &[u8],
         file: &str,
         format: DataFormat,
         opts: &ParseOptions<'_>,
     ) -> std::result::Result<Self, dataset::DataError> {
-        dataset::compact_table(table, file, format, opts)
+        let mut sink = dataset::TableCompactor::new(file, format, opts);
+        crate::readers::decode_into(bytes, file, format, opts.read, &mut sink)?;
+        sink.finish()
     }
 }
 
@@ -342,9 +347,9 @@ fn read_with<T: ReadInto>(
         )));
     }
     if format.is_binary() {
-        let table = crate::readers::decode(bytes, &shown, format, how.read)?;
+        let out = T::binary(bytes, &shown, format, &opts)?;
         progress(Progress::Parsing { done: total, total });
-        return Ok(T::table(table, &shown, format, &opts)?);
+        return Ok(out);
     }
     Ok(T::text(bytes, &shown, format, &opts, &mut |done| {
         progress(Progress::Parsing { done, total })

@@ -22,21 +22,48 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
-use rulebench_core::dataset::{BadRow, DataError, DataFormat, ReadOptions, RowPlace, Table};
+use rulebench_core::dataset::{
+    BadRow, DataError, DataFormat, ReadOptions, RowPlace, Table, TableSink,
+};
 use rulebench_core::model::Row;
 use serde_json::{Map, Number, Value};
 
-/// Decodes a binary data file (`format` is Parquet, Arrow or Excel).
+/// Decodes a binary data file (`format` is Parquet, Arrow or Excel) into a [`Table`].
 pub fn decode(
     bytes: &[u8],
     file: &str,
     format: DataFormat,
     read: &ReadOptions,
 ) -> Result<Table, DataError> {
+    let mut table = Table::default();
+    decode_into(bytes, file, format, read, &mut table)?;
+    Ok(table)
+}
+
+/// Decodes a binary data file into `sink`: its columns, then its rows as they are
+/// decoded (Parquet row group by row group, Arrow batch by batch; a workbook's sheet
+/// whole, since its text columns are typed over all their cells).
+pub fn decode_into(
+    bytes: &[u8],
+    file: &str,
+    format: DataFormat,
+    read: &ReadOptions,
+    sink: &mut dyn TableSink,
+) -> Result<(), DataError> {
     match format {
-        DataFormat::Parquet => parquet(bytes, file),
-        DataFormat::Arrow => arrow_ipc(bytes, file),
-        DataFormat::Excel => excel(bytes, file, read),
+        DataFormat::Parquet => parquet(bytes, file, sink),
+        DataFormat::Arrow => arrow_ipc(bytes, file, sink),
+        DataFormat::Excel => {
+            let table = excel(bytes, file, read)?;
+            sink.start(table.fields, table.place)?;
+            for b in table.bad {
+                sink.bad(b);
+            }
+            for (line, row) in table.rows {
+                sink.row(line, row);
+            }
+            Ok(())
+        }
         other => Err(file_error(
             file,
             format!("{} is a text format, not read here", other.name()),
@@ -55,7 +82,7 @@ fn file_error(file: &str, message: String) -> DataError {
 // Parquet and Arrow
 // ---------------------------------------------------------------------------------------------
 
-fn parquet(bytes: &[u8], file: &str) -> Result<Table, DataError> {
+fn parquet(bytes: &[u8], file: &str, sink: &mut dyn TableSink) -> Result<(), DataError> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let data = bytes::Bytes::copy_from_slice(bytes);
     let builder = ParquetRecordBatchReaderBuilder::try_new(data.clone())
@@ -68,29 +95,23 @@ fn parquet(bytes: &[u8], file: &str) -> Result<Table, DataError> {
         .map(|f| f.name().clone())
         .collect();
     check_names(&fields, file)?;
-    let mut table = Table {
-        fields,
-        place: RowPlace::Row,
-        ..Table::default()
-    };
+    sink.start(fields, RowPlace::Row)?;
+    let mut next = 1;
     for group in 0..groups {
         let reader = ParquetRecordBatchReaderBuilder::try_new(data.clone())
             .and_then(|b| b.with_row_groups(vec![group]).with_batch_size(8192).build())
             .map_err(|e| file_error(file, format!("row group {group}: {e}")))?;
         for batch in reader {
             let batch = batch.map_err(|e| file_error(file, format!("row group {group}: {e}")))?;
-            add_batch(&mut table, &batch, file, &format!("row group {group}"))?;
+            add_batch(sink, &mut next, &batch, file, &format!("row group {group}"))?;
         }
     }
-    Ok(table)
+    Ok(())
 }
 
-fn arrow_ipc(bytes: &[u8], file: &str) -> Result<Table, DataError> {
+fn arrow_ipc(bytes: &[u8], file: &str, sink: &mut dyn TableSink) -> Result<(), DataError> {
     let unreadable = |e: arrow_schema::ArrowError| {
-        file_error(
-            file,
-            format!("not a readable Arrow IPC file or stream: {e}"),
-        )
+        file_error(file, format!("not a readable Arrow IPC file or stream: {e}"))
     };
     let (schema, batches): (_, Box<dyn Iterator<Item = _>>) = if bytes.starts_with(b"ARROW1") {
         let reader =
@@ -103,16 +124,13 @@ fn arrow_ipc(bytes: &[u8], file: &str) -> Result<Table, DataError> {
     };
     let fields: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     check_names(&fields, file)?;
-    let mut table = Table {
-        fields,
-        place: RowPlace::Row,
-        ..Table::default()
-    };
+    sink.start(fields, RowPlace::Row)?;
+    let mut next = 1;
     for (n, batch) in batches.enumerate() {
         let batch = batch.map_err(|e| file_error(file, format!("batch {n}: {e}")))?;
-        add_batch(&mut table, &batch, file, &format!("batch {n}"))?;
+        add_batch(sink, &mut next, &batch, file, &format!("batch {n}"))?;
     }
-    Ok(table)
+    Ok(())
 }
 
 fn check_names(fields: &[String], file: &str) -> Result<(), DataError> {
@@ -125,9 +143,10 @@ fn check_names(fields: &[String], file: &str) -> Result<(), DataError> {
     Ok(())
 }
 
-/// Appends a batch's rows, numbered on from the table's.
+/// Hands a batch's rows to `sink`, numbered on from `next`.
 fn add_batch(
-    table: &mut Table,
+    sink: &mut dyn TableSink,
+    next: &mut usize,
     batch: &RecordBatch,
     file: &str,
     part: &str,
@@ -147,15 +166,15 @@ fn add_batch(
         .iter()
         .map(|f| f.name())
         .collect();
-    let first = table.rows.len() + table.bad.len() + 1;
     let mut columns: Vec<std::vec::IntoIter<Value>> =
         columns.into_iter().map(Vec::into_iter).collect();
-    for i in 0..batch.num_rows() {
+    for _ in 0..batch.num_rows() {
         let mut row = Row::with_capacity(names.len());
         for (name, column) in names.iter().zip(columns.iter_mut()) {
             row.insert((*name).clone(), column.next().unwrap_or(Value::Null));
         }
-        table.rows.push((first + i, row));
+        sink.row(*next, row);
+        *next += 1;
     }
     Ok(())
 }

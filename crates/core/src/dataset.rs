@@ -608,16 +608,6 @@ pub fn parse_table(
     parse_raw(Raw::typed(table, file, opts)?, file, format, opts)
 }
 
-/// [`parse_compact`] of rows decoded from a binary file ([`Table`]).
-pub fn compact_table(
-    table: Table,
-    file: &str,
-    format: DataFormat,
-    opts: &ParseOptions<'_>,
-) -> Result<Compact, DataError> {
-    compact_raw(Raw::typed(table, file, opts)?, file, format, opts)
-}
-
 fn parse_raw(
     raw: Raw,
     file: &str,
@@ -1056,6 +1046,119 @@ fn compact_raw(
     })
 }
 
+/// The per-row checks of a data file's rows, in file order: nesting, the key present and
+/// unique (case-aware). Bad rows are kept for the report.
+struct RowChecker {
+    keyed: Dataset,
+    seen: HashMap<String, usize>,
+    keyless: bool,
+    word: &'static str,
+    good: usize,
+    bad: Vec<BadRow>,
+}
+
+impl RowChecker {
+    /// The checks of `opts`' key; the key fields must be among `fields` (a table's
+    /// columns; `None` for JSON, whose rows carry their own fields).
+    fn new(
+        file: &str,
+        fields: Option<&[String]>,
+        place: &RowPlace,
+        opts: &ParseOptions<'_>,
+        bad: Vec<BadRow>,
+    ) -> Result<RowChecker, DataError> {
+        if let Some(fields) = fields
+            && let Some(missing) = opts.key.iter().find(|k| !fields.contains(k))
+        {
+            return Err(DataError::File {
+                file: file.to_owned(),
+                message: format!(
+                    "no column `{missing}` (a key field); the columns are {}",
+                    fields.join(", ")
+                ),
+            });
+        }
+        Ok(RowChecker {
+            keyed: Dataset {
+                key: opts.key.to_vec(),
+                key_case: opts.key_case,
+                ..Dataset::default()
+            },
+            seen: HashMap::new(),
+            keyless: opts.key.is_empty(),
+            word: match place {
+                RowPlace::Line => "line",
+                RowPlace::Row | RowPlace::Sheet(_) => "row",
+            },
+            good: 0,
+            bad,
+        })
+    }
+
+    /// Whether the row at `line` is good (else it is noted as bad).
+    fn check(&mut self, line: usize, row: &Row) -> bool {
+        if super::validate::row_too_deep(row) {
+            self.bad.push(BadRow {
+                line,
+                message: format!(
+                    "the row nests deeper than the limit of {} levels",
+                    super::validate::MAX_DEPTH
+                ),
+            });
+            return false;
+        }
+        // No key (a file read to infer one): rows are not checked for keys.
+        if !self.keyless {
+            if let Some(k) = self
+                .keyed
+                .key
+                .iter()
+                .find(|k| row.get(*k).is_none_or(Value::is_null))
+            {
+                self.bad.push(BadRow {
+                    line,
+                    message: format!("no value for key field `{k}`"),
+                });
+                return false;
+            }
+            let key = self.keyed.folded_key(row);
+            if let Some(&first) = self.seen.get(&key) {
+                self.bad.push(BadRow {
+                    line,
+                    message: format!(
+                        "duplicate key `{}`: {} {first} has it too",
+                        self.keyed.row_key(row),
+                        self.word
+                    ),
+                });
+                return false;
+            }
+            self.seen.insert(key, line);
+        }
+        self.good += 1;
+        true
+    }
+
+    /// The bad rows, sorted; an error unless `skip_bad`.
+    fn finish(
+        mut self,
+        file: &str,
+        place: RowPlace,
+        skip_bad: bool,
+    ) -> Result<Vec<BadRow>, DataError> {
+        self.bad.sort_by_key(|b| b.line);
+        if !self.bad.is_empty() && !skip_bad {
+            return Err(DataError::BadRows {
+                file: file.to_owned(),
+                bad: self.bad,
+                good: self.good,
+                place,
+            });
+        }
+        Ok(self.bad)
+    }
+}
+
 /// Checks every row's key (present, unique) and hands each good row to `keep`, in file
 /// order; returns the bad rows left out (an error unless `skip_bad`).
 fn check_rows(
@@ -1067,93 +1170,185 @@ fn check_rows(
 ) -> Result<Vec<BadRow>, DataError> {
     let Raw {
         rows,
-        mut bad,
+        bad,
         fields,
         place,
     } = raw;
-    let word = match place {
-        RowPlace::Line => "line",
-        RowPlace::Row | RowPlace::Sheet(_) => "row",
-    };
-    if matches!(
+    let tabular = matches!(
         format,
         DataFormat::Csv
             | DataFormat::Tsv
             | DataFormat::Parquet
             | DataFormat::Arrow
             | DataFormat::Excel
-    ) && let Some(missing) = opts.key.iter().find(|k| !fields.contains(k))
-    {
-        return Err(DataError::File {
-            file: file.to_owned(),
-            message: format!(
-                "no column `{missing}` (a key field); the columns are {}",
-                fields.join(", ")
-            ),
-        });
-    }
-    let keyed = Dataset {
-        key: opts.key.to_vec(),
-        key_case: opts.key_case,
-        ..Dataset::default()
-    };
-    let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
-    let mut good = 0;
-    // No key (a file read to infer one): rows are not checked for keys.
-    let keyless = opts.key.is_empty();
+    );
+    let mut checker = RowChecker::new(file, tabular.then_some(&fields[..]), &place, opts, bad)?;
     for (line, row) in rows.into_rows() {
-        if super::validate::row_too_deep(&row) {
-            bad.push(BadRow {
-                line,
-                message: format!(
-                    "the row nests deeper than the limit of {} levels",
-                    super::validate::MAX_DEPTH
-                ),
-            });
-            continue;
-        }
-        if keyless {
-            good += 1;
+        if checker.check(line, &row) {
             keep(line, row);
-            continue;
         }
-        if let Some(k) = opts
-            .key
-            .iter()
-            .find(|k| row.get(*k).is_none_or(Value::is_null))
-        {
-            bad.push(BadRow {
-                line,
-                message: format!("no value for key field `{k}`"),
-            });
-            continue;
-        }
-        let key = keyed.folded_key(&row);
-        if let Some(&first) = seen.get(&key) {
-            bad.push(BadRow {
-                line,
-                message: format!(
-                    "duplicate key `{}`: {word} {first} has it too",
-                    keyed.row_key(&row)
-                ),
-            });
-            continue;
-        }
-        seen.insert(key, line);
-        good += 1;
-        keep(line, row);
     }
-    bad.sort_by_key(|b| b.line);
-    if !bad.is_empty() && !opts.skip_bad {
-        return Err(DataError::BadRows {
+    checker.finish(file, place, opts.skip_bad)
+}
+
+/// Where a binary reader puts what it decodes: its columns first, then its rows one by
+/// one (a [`Table`] collects them; a [`TableCompactor`] stores each as it comes).
+pub trait TableSink {
+    /// The file's columns and where its rows are; before any row.
+    fn start(&mut self, fields: Vec<String>, place: RowPlace) -> Result<(), DataError>;
+    /// One decoded row (1-based `line` in `place`).
+    fn row(&mut self, line: usize, row: Row);
+    /// A row that could not be decoded.
+    fn bad(&mut self, bad: BadRow);
+}
+
+impl TableSink for Table {
+    fn start(&mut self, fields: Vec<String>, place: RowPlace) -> Result<(), DataError> {
+        self.fields = fields;
+        self.place = place;
+        Ok(())
+    }
+
+    fn row(&mut self, line: usize, row: Row) {
+        self.rows.push((line, row));
+    }
+
+    fn bad(&mut self, bad: BadRow) {
+        self.bad.push(bad);
+    }
+}
+
+/// Rows of a binary file made ready to store as they are decoded (stated types applied,
+/// keys checked, field schemas counted): no file's rows are held as trees at once.
+pub struct TableCompactor<'a> {
+    file: String,
+    format: DataFormat,
+    opts: ParseOptions<'a>,
+    fields: Vec<String>,
+    place: RowPlace,
+    checker: Option<RowChecker>,
+    /// Bad rows before `start` (none from the readers; kept for the checker).
+    early: Vec<BadRow>,
+    /// An error `start` found (reported by `finish`).
+    failed: Option<DataError>,
+    rows: Vec<StoredRow>,
+    index: HashMap<String, FieldSchema>,
+}
+
+impl<'a> TableCompactor<'a> {
+    pub fn new(file: &str, format: DataFormat, opts: &ParseOptions<'a>) -> TableCompactor<'a> {
+        TableCompactor {
             file: file.to_owned(),
-            bad,
-            good,
-            place,
+            format,
+            opts: *opts,
+            fields: vec![],
+            place: RowPlace::Row,
+            checker: None,
+            early: vec![],
+            failed: None,
+            rows: vec![],
+            index: HashMap::new(),
+        }
+    }
+
+    /// The rows ready to store, or why the file is refused.
+    pub fn finish(self) -> Result<Compact, DataError> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let Some(checker) = self.checker else {
+            return Err(DataError::File {
+                file: self.file,
+                message: "no columns were read".into(),
+            });
+        };
+        let skipped = checker.finish(&self.file, self.place.clone(), self.opts.skip_bad)?;
+        Ok(Compact {
+            format: self.format,
+            rows: self.rows,
+            skipped,
+            fields: self.fields,
+            schema: self.index.into_iter().collect(),
+            place: self.place,
+        })
+    }
+}
+
+impl TableSink for TableCompactor<'_> {
+    fn start(&mut self, fields: Vec<String>, place: RowPlace) -> Result<(), DataError> {
+        if let Some(missing) = self
+            .opts
+            .read
+            .types
+            .keys()
+            .find(|f| !fields.contains(f))
+        {
+            let e = DataError::File {
+                file: self.file.clone(),
+                message: format!(
+                    "--type {missing}=…: no row has a field `{missing}` (fields: {})",
+                    fields.join(", ")
+                ),
+            };
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
+        match RowChecker::new(
+            &self.file,
+            Some(&fields),
+            &place,
+            &self.opts,
+            std::mem::take(&mut self.early),
+        ) {
+            Ok(c) => self.checker = Some(c),
+            Err(e) => {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
+        }
+        self.fields = fields;
+        self.place = place;
+        Ok(())
+    }
+
+    fn row(&mut self, line: usize, mut row: Row) {
+        let Some(checker) = self.checker.as_mut() else {
+            return;
+        };
+        for (field, ty) in &self.opts.read.types {
+            if let Some(v) = row.get_mut(field) {
+                match coerce(std::mem::take(v), *ty) {
+                    Ok(new) => *v = new,
+                    Err(message) => {
+                        checker.bad.push(BadRow {
+                            line,
+                            message: format!("field `{field}`: {message}"),
+                        });
+                        return;
+                    }
+                }
+            }
+        }
+        if !checker.check(line, &row) {
+            return;
+        }
+        let key = checker.keyed.row_key(&row);
+        tally(&mut self.index, &row, &|| key.clone());
+        self.rows.push(StoredRow {
+            hash: super::model::key_hash(&key),
+            key,
+            json: serde_json::to_string(&row).expect("rows serialize"),
         });
     }
-    Ok(bad)
+
+    fn bad(&mut self, bad: BadRow) {
+        match self.checker.as_mut() {
+            Some(c) => c.bad.push(bad),
+            None => self.early.push(bad),
+        }
+    }
 }
+
 
 /// A key for rows read from a data file: the first field, in the order `id`, `key`,
 /// `name` (any case), then the file's own order, that every row holds as a string or

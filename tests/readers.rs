@@ -639,3 +639,40 @@ fn a_flag_given_again_is_laid_over_the_stored_ones() {
         "string"
     );
 }
+
+/// A damaged binary file is bad input (exit 2, a message naming it), never a crash:
+/// fuzzing found bytes on which the Arrow reader panics (a buffer offset past its end).
+#[test]
+fn a_damaged_binary_file_is_an_error_not_a_crash() {
+    let (_dir, db) = db();
+    assert_eq!(init(&db, "clients.tsv", &["--name-field", "model"]).0, 0);
+    let before = export(&db, "llm");
+    let damaged = std::fs::read(sample("damaged.bin")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (ext, magic) in [
+        ("arrow", &b"ARROW1\0\0"[..]),
+        ("parquet", &b"PAR1"[..]),
+        ("xlsx", &b"PK\x03\x04"[..]),
+    ] {
+        for wrapped in [false, true] {
+            let mut bytes = Vec::new();
+            if wrapped {
+                bytes.extend_from_slice(magic);
+            }
+            bytes.extend_from_slice(&damaged);
+            if wrapped {
+                bytes.extend_from_slice(magic);
+            }
+            let file = dir.path().join(format!("bad-{wrapped}.{ext}"));
+            std::fs::write(&file, &bytes).unwrap();
+            let (code, _, err) = rb(
+                &db,
+                &["dataset", "import", "llm", "source", file.to_str().unwrap()],
+            );
+            assert_eq!(code, 2, "{ext} {wrapped}: {err}");
+            assert!(err.contains(&format!("bad-{wrapped}.{ext}")), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+    assert_eq!(export(&db, "llm"), before, "nothing changed");
+}

@@ -50,6 +50,40 @@ pub fn decode_into(
     read: &ReadOptions,
     sink: &mut dyn TableSink,
 ) -> Result<(), DataError> {
+    // The Arrow, Parquet and Excel libraries panic on some damaged files (fuzzing found
+    // an Arrow buffer offset past its end): a damaged file is bad input, an error like
+    // any other, never a crash. The panic's own message is silenced while the file is
+    // read (the hook is process-wide; the window is this call).
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        decode_unguarded(bytes, file, format, read, sink)
+    }));
+    std::panic::set_hook(quiet);
+    outcome.unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("the reader stopped");
+        Err(file_error(
+            file,
+            format!(
+                "a damaged {} file: {}",
+                format.name(),
+                rulebench_core::text::sanitize(why)
+            ),
+        ))
+    })
+}
+
+fn decode_unguarded(
+    bytes: &[u8],
+    file: &str,
+    format: DataFormat,
+    read: &ReadOptions,
+    sink: &mut dyn TableSink,
+) -> Result<(), DataError> {
     match format {
         DataFormat::Parquet => parquet(bytes, file, sink),
         DataFormat::Arrow => arrow_ipc(bytes, file, sink),
@@ -111,7 +145,10 @@ fn parquet(bytes: &[u8], file: &str, sink: &mut dyn TableSink) -> Result<(), Dat
 
 fn arrow_ipc(bytes: &[u8], file: &str, sink: &mut dyn TableSink) -> Result<(), DataError> {
     let unreadable = |e: arrow_schema::ArrowError| {
-        file_error(file, format!("not a readable Arrow IPC file or stream: {e}"))
+        file_error(
+            file,
+            format!("not a readable Arrow IPC file or stream: {e}"),
+        )
     };
     let (schema, batches): (_, Box<dyn Iterator<Item = _>>) = if bytes.starts_with(b"ARROW1") {
         let reader =

@@ -1276,13 +1276,7 @@ impl<'a> TableCompactor<'a> {
 
 impl TableSink for TableCompactor<'_> {
     fn start(&mut self, fields: Vec<String>, place: RowPlace) -> Result<(), DataError> {
-        if let Some(missing) = self
-            .opts
-            .read
-            .types
-            .keys()
-            .find(|f| !fields.contains(f))
-        {
+        if let Some(missing) = self.opts.read.types.keys().find(|f| !fields.contains(f)) {
             let e = DataError::File {
                 file: self.file.clone(),
                 message: format!(
@@ -1348,7 +1342,6 @@ impl TableSink for TableCompactor<'_> {
         }
     }
 }
-
 
 /// A key for rows read from a data file: the first field, in the order `id`, `key`,
 /// `name` (any case), then the file's own order, that every row holds as a string or

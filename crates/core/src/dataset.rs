@@ -892,39 +892,56 @@ impl Raw {
         if types.is_empty() {
             return Ok(self);
         }
-        if let Some(missing) = types.keys().find(|f| !self.fields.contains(f)) {
-            return Err(DataError::File {
-                file: file.to_owned(),
-                message: format!(
-                    "--type {missing}=…: no row has a field `{missing}` (fields: {})",
-                    self.fields.join(", ")
-                ),
-            });
-        }
+        stated_fields_exist(types, &self.fields, file)?;
         let RawRows::Rows(rows) = std::mem::replace(&mut self.rows, RawRows::Rows(vec![])) else {
             return Ok(self);
         };
         let mut kept = Vec::with_capacity(rows.len());
-        'rows: for (line, mut row) in rows {
-            for (field, ty) in types {
-                if let Some(v) = row.get_mut(field) {
-                    match coerce(std::mem::take(v), *ty) {
-                        Ok(new) => *v = new,
-                        Err(message) => {
-                            self.bad.push(BadRow {
-                                line,
-                                message: format!("field `{field}`: {message}"),
-                            });
-                            continue 'rows;
-                        }
-                    }
-                }
+        for (line, mut row) in rows {
+            match apply_types(&mut row, types, line) {
+                Ok(()) => kept.push((line, row)),
+                Err(bad) => self.bad.push(bad),
             }
-            kept.push((line, row));
         }
         self.rows = RawRows::Rows(kept);
         Ok(self)
     }
+}
+
+/// A stated type (`--type`) for a field no row has is an error.
+fn stated_fields_exist(
+    types: &BTreeMap<String, ColumnType>,
+    fields: &[String],
+    file: &str,
+) -> Result<(), DataError> {
+    match types.keys().find(|f| !fields.contains(f)) {
+        Some(missing) => Err(DataError::File {
+            file: file.to_owned(),
+            message: format!(
+                "--type {missing}=…: no row has a field `{missing}` (fields: {})",
+                fields.join(", ")
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A decoded row's stated types applied: a value that does not convert makes the row
+/// bad (at `line`).
+fn apply_types(
+    row: &mut Row,
+    types: &BTreeMap<String, ColumnType>,
+    line: usize,
+) -> Result<(), BadRow> {
+    for (field, ty) in types {
+        if let Some(v) = row.get_mut(field) {
+            *v = coerce(std::mem::take(v), *ty).map_err(|message| BadRow {
+                line,
+                message: format!("field `{field}`: {message}"),
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// The rows of a file as read. CSV records stay records (compact) until each is typed
@@ -1276,14 +1293,7 @@ impl<'a> TableCompactor<'a> {
 
 impl TableSink for TableCompactor<'_> {
     fn start(&mut self, fields: Vec<String>, place: RowPlace) -> Result<(), DataError> {
-        if let Some(missing) = self.opts.read.types.keys().find(|f| !fields.contains(f)) {
-            let e = DataError::File {
-                file: self.file.clone(),
-                message: format!(
-                    "--type {missing}=…: no row has a field `{missing}` (fields: {})",
-                    fields.join(", ")
-                ),
-            };
+        if let Err(e) = stated_fields_exist(&self.opts.read.types, &fields, &self.file) {
             self.failed = Some(e.clone());
             return Err(e);
         }
@@ -1309,19 +1319,9 @@ impl TableSink for TableCompactor<'_> {
         let Some(checker) = self.checker.as_mut() else {
             return;
         };
-        for (field, ty) in &self.opts.read.types {
-            if let Some(v) = row.get_mut(field) {
-                match coerce(std::mem::take(v), *ty) {
-                    Ok(new) => *v = new,
-                    Err(message) => {
-                        checker.bad.push(BadRow {
-                            line,
-                            message: format!("field `{field}`: {message}"),
-                        });
-                        return;
-                    }
-                }
-            }
+        if let Err(bad) = apply_types(&mut row, &self.opts.read.types, line) {
+            checker.bad.push(bad);
+            return;
         }
         if !checker.check(line, &row) {
             return;

@@ -279,19 +279,6 @@ pub fn name_the_database(mut failure: Failure, path: &Path) -> Failure {
     failure
 }
 
-/// A temporary file's name beside `path`, its own to this process and this call (two
-/// runs writing one `-o` never share one): `verdicts.csv.1234-0.rulebench-tmp`.
-fn temp_beside(path: &Path) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".{}-{n}.rulebench-tmp", std::process::id()));
-    path.with_file_name(name)
-}
-
 /// Where a command's data goes: stdout, or a file written whole or not at all (a
 /// temporary file beside it, renamed over it by [`Output::commit`]; dropped without a
 /// commit, the temporary file is removed and the file is as it was).
@@ -314,7 +301,7 @@ impl Output {
             )));
         };
         app.refuse_database_file(path)?;
-        let tmp = temp_beside(path);
+        let tmp = crate::app::export::temp_beside(path);
         let file = std::fs::File::create_new(&tmp).map_err(|e| {
             usage(format!(
                 "{}: {e}",
@@ -443,14 +430,7 @@ impl To {
         let Some(path) = &self.path else {
             return write_out(text);
         };
-        let shown = sanitize_lines(&path.display().to_string());
-        let tmp = temp_beside(path);
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                usage(format!("{shown}: {e}"))
-            })
+        Ok(crate::app::export::write_atomic(path, text.as_bytes())?)
     }
 }
 

@@ -641,37 +641,42 @@ fn a_flag_given_again_is_laid_over_the_stored_ones() {
 }
 
 /// A damaged binary file is bad input (exit 2, a message naming it), never a crash:
-/// fuzzing found bytes on which the Arrow reader panics (a buffer offset past its end).
+/// fuzzing found bytes on which the Arrow reader panics (a buffer offset past its end),
+/// and a block length that made it allocate 880 GB.
 #[test]
 fn a_damaged_binary_file_is_an_error_not_a_crash() {
     let (_dir, db) = db();
     assert_eq!(init(&db, "clients.tsv", &["--name-field", "model"]).0, 0);
     let before = export(&db, "llm");
-    let damaged = std::fs::read(sample("damaged.bin")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    for (ext, magic) in [
-        ("arrow", &b"ARROW1\0\0"[..]),
-        ("parquet", &b"PAR1"[..]),
-        ("xlsx", &b"PK\x03\x04"[..]),
-    ] {
-        for wrapped in [false, true] {
-            let mut bytes = Vec::new();
-            if wrapped {
-                bytes.extend_from_slice(magic);
+    // The second: an Arrow block whose length says 880 GB (the reader would allocate it
+    // and the process abort).
+    for damaged in ["damaged.bin", "damaged-huge.bin"] {
+        let damaged = std::fs::read(sample(damaged)).unwrap();
+        for (ext, magic) in [
+            ("arrow", &b"ARROW1\0\0"[..]),
+            ("parquet", &b"PAR1"[..]),
+            ("xlsx", &b"PK\x03\x04"[..]),
+        ] {
+            for wrapped in [false, true] {
+                let mut bytes = Vec::new();
+                if wrapped {
+                    bytes.extend_from_slice(magic);
+                }
+                bytes.extend_from_slice(&damaged);
+                if wrapped {
+                    bytes.extend_from_slice(magic);
+                }
+                let file = dir.path().join(format!("bad-{wrapped}.{ext}"));
+                std::fs::write(&file, &bytes).unwrap();
+                let (code, _, err) = rb(
+                    &db,
+                    &["dataset", "import", "llm", "source", file.to_str().unwrap()],
+                );
+                assert_eq!(code, 2, "{ext} {wrapped}: {err}");
+                assert!(err.contains(&format!("bad-{wrapped}.{ext}")), "{err}");
+                assert!(!err.contains("panicked"), "{err}");
             }
-            bytes.extend_from_slice(&damaged);
-            if wrapped {
-                bytes.extend_from_slice(magic);
-            }
-            let file = dir.path().join(format!("bad-{wrapped}.{ext}"));
-            std::fs::write(&file, &bytes).unwrap();
-            let (code, _, err) = rb(
-                &db,
-                &["dataset", "import", "llm", "source", file.to_str().unwrap()],
-            );
-            assert_eq!(code, 2, "{ext} {wrapped}: {err}");
-            assert!(err.contains(&format!("bad-{wrapped}.{ext}")), "{err}");
-            assert!(!err.contains("panicked"), "{err}");
         }
     }
     assert_eq!(export(&db, "llm"), before, "nothing changed");

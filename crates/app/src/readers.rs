@@ -151,6 +151,7 @@ fn arrow_ipc(bytes: &[u8], file: &str, sink: &mut dyn TableSink) -> Result<(), D
         )
     };
     let (schema, batches): (_, Box<dyn Iterator<Item = _>>) = if bytes.starts_with(b"ARROW1") {
+        arrow_blocks_fit(bytes, file)?;
         let reader =
             arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None).map_err(unreadable)?;
         (reader.schema(), Box::new(reader))
@@ -166,6 +167,45 @@ fn arrow_ipc(bytes: &[u8], file: &str, sink: &mut dyn TableSink) -> Result<(), D
     for (n, batch) in batches.enumerate() {
         let batch = batch.map_err(|e| file_error(file, format!("batch {n}: {e}")))?;
         add_batch(sink, &mut next, &batch, file, &format!("batch {n}"))?;
+    }
+    Ok(())
+}
+
+/// An Arrow IPC file's blocks all lie inside the file: the reader allocates what a
+/// block's header says before reading it, so a damaged length (fuzzing found 880 GB)
+/// would end the process rather than the read.
+fn arrow_blocks_fit(bytes: &[u8], file: &str) -> Result<(), DataError> {
+    let damaged = |why: String| file_error(file, format!("a damaged Arrow IPC file: {why}"));
+    let n = bytes.len();
+    let Some(tail) = bytes
+        .get(n.saturating_sub(10)..)
+        .and_then(|t| <[u8; 10]>::try_from(t).ok())
+    else {
+        return Err(damaged("too short for its footer".into()));
+    };
+    let footer_len =
+        arrow_ipc::reader::read_footer_length(tail).map_err(|e| damaged(e.to_string()))?;
+    let start = n
+        .checked_sub(10 + footer_len)
+        .ok_or_else(|| damaged("its footer is longer than the file".into()))?;
+    let footer = arrow_ipc::root_as_footer(&bytes[start..n - 10])
+        .map_err(|e| damaged(format!("its footer does not read: {e}")))?;
+    for blocks in [footer.recordBatches(), footer.dictionaries()]
+        .into_iter()
+        .flatten()
+    {
+        for b in blocks.iter() {
+            let end = i128::from(b.offset())
+                + i128::from(b.metaDataLength())
+                + i128::from(b.bodyLength());
+            if b.offset() < 0 || b.metaDataLength() < 0 || b.bodyLength() < 0 || end > n as i128 {
+                return Err(damaged(format!(
+                    "a block at byte {} of {} bytes goes past the end ({n} bytes)",
+                    b.offset(),
+                    i128::from(b.metaDataLength()) + i128::from(b.bodyLength())
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -639,6 +679,21 @@ fn excel_value(cell: &calamine::Data) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fuzzing (AddressSanitizer) found a block whose length says 880 GB: the reader
+    /// allocated it before reading. The blocks are checked against the file first.
+    #[test]
+    fn an_arrow_block_past_the_end_of_the_file_is_refused_before_reading() {
+        let damaged = include_bytes!("../../../tests/data/real/damaged-huge.bin");
+        let mut bytes = b"ARROW1\0\0".to_vec();
+        bytes.extend_from_slice(damaged);
+        bytes.extend_from_slice(b"ARROW1\0\0");
+        let e = arrow_blocks_fit(&bytes, "x.arrow").unwrap_err();
+        assert!(e.to_string().contains("a damaged Arrow IPC file"), "{e}");
+        // A good file passes.
+        let good = include_bytes!("../../../tests/data/real/clients.arrow");
+        arrow_blocks_fit(good, "clients.arrow").unwrap();
+    }
 
     #[test]
     fn cells_are_named_as_excel_names_them() {

@@ -6,16 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::rb;
+use common::{rb, real_sample as sample};
 use serde_json::{Value, json};
-
-fn sample(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/real")
-        .join(name)
-        .display()
-        .to_string()
-}
 
 /// A database with page `llm` made from the committed samples.
 fn page() -> (tempfile::TempDir, PathBuf) {
@@ -40,9 +32,7 @@ fn page() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn export(db: &Path) -> Value {
-    let (code, out, err) = rb(db, &["export", "llm"]);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    common::export_page(db, "llm")
 }
 
 fn rule_ids(db: &Path) -> Vec<String> {

@@ -7,16 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::rb;
+use common::{rb, real_sample as sample};
 use serde_json::{Value, json};
-
-fn sample(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/real")
-        .join(name)
-        .display()
-        .to_string()
-}
 
 fn db() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -42,9 +34,7 @@ fn init(db: &Path, sources: &str, extra: &[&str]) -> (i32, String, String) {
 }
 
 fn export(db: &Path, page: &str) -> Value {
-    let (code, out, err) = rb(db, &["export", page]);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    common::export_page(db, page)
 }
 
 fn row<'a>(page: &'a Value, side: &str, id_field: &str, id: &str) -> &'a Value {

@@ -4,20 +4,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arrow_array::cast::AsArray;
 use arrow_schema::DataType;
-use common::rb;
+use common::{rb, real_sample as sample};
 use serde_json::Value;
-
-fn sample(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/real")
-        .join(name)
-        .display()
-        .to_string()
-}
 
 /// Page `llm`: ten clients × seventeen models, five rules.
 fn page() -> (tempfile::TempDir, PathBuf) {

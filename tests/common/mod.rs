@@ -75,3 +75,19 @@ pub fn have_sqlite3() -> bool {
     }
     have
 }
+
+/// A committed sample data file (`tests/data/real/NAME`), as a path argument.
+pub fn real_sample(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/real")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A stored page as its page file (`rulebench export PAGE`), parsed.
+pub fn export_page(db: &Path, page: &str) -> serde_json::Value {
+    let (code, out, err) = rb(db, &["export", page]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("export prints JSON")
+}

@@ -186,7 +186,6 @@ impl ReadInto for dataset::Compact {
     }
 }
 
-/// Reads a data file and parses it with a dataset's key, telling `progress` how far.
 /// Where a data file's bytes come from: a file, or bytes read already (stdin).
 #[derive(Debug, Clone, Copy)]
 pub enum DataInput<'a> {

@@ -238,7 +238,8 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(triggers.len(), 14);
+        // (Schema 8 dropped the row triggers: rows are logged by their writer.)
+        assert_eq!(triggers.len(), 11);
         for t in triggers {
             conn.execute_batch(&format!("DROP TRIGGER {t}")).unwrap();
         }
@@ -249,6 +250,7 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
              ALTER TABLE rules DROP COLUMN expression;
              ALTER TABLE rules DROP COLUMN warning_json;
              DROP TABLE drafts;
+             ALTER TABLE dataset_rows DROP COLUMN revision;
              PRAGMA user_version = 4;",
         )
         .unwrap();
@@ -440,4 +442,108 @@ fn pruning_keeps_every_revision_from_the_cut() {
     assert!(after < before, "{after} < {before}");
     let log = app.revisions(LLM).unwrap();
     assert_eq!(log.last().unwrap().revision, cut);
+}
+
+/// From schema 8 a row is logged when it changes, not when it is written: new rows are
+/// written once (the log takes none of them; a 1M-row import wrote every row twice),
+/// and rows an older schema stored (logged by its triggers, with no revision of their
+/// own) keep every revision readable after the upgrade, through cell edits, reimports
+/// that change, add and drop rows, and a whole-page import.
+#[test]
+fn rows_are_logged_when_they_change_across_the_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = App::open(&dir.path().join("sample.db"))
+        .unwrap()
+        .page(LLM)
+        .unwrap()
+        .0;
+    let path = dir.path().join("old.db");
+    let mut seen: Vec<(Page, i64)> = vec![];
+    {
+        // Schema 7: rows logged by triggers.
+        let mut store = rulebench_store::Store::open_at(&path, 7).unwrap();
+        store.insert_page(&sample, false).unwrap();
+        seen.push((store.load(LLM).unwrap().unwrap().page, 1));
+        let mut changed = sample.target.clone();
+        changed.rows[0].insert("rank".into(), json!(7));
+        changed.rows.truncate(12);
+        let r = store
+            .change(LLM, "rows", |tx, _| {
+                rulebench_store::ops::replace_dataset(tx, LLM, Side::Target, &changed)
+            })
+            .unwrap();
+        seen.push((store.load(LLM).unwrap().unwrap().page, r));
+    }
+    let mut app = App::open(&path).unwrap();
+    assert_eq!(app.store().user_version().unwrap(), MIGRATIONS.len() as i64);
+    let logged = |app: &App| -> i64 {
+        app.store()
+            .connection()
+            .query_row("SELECT COUNT(*) FROM row_log", [], |r| r.get(0))
+            .unwrap()
+    };
+    let rows_of = |page: &Page| -> Vec<Value> {
+        page.target
+            .rows
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect()
+    };
+    // 50 rows appended: none logged.
+    let mut rows = rows_of(&seen[1].0);
+    for i in 0..50 {
+        rows.push(json!({"id": format!("new-{i}"), "name": format!("New {i}"), "rank": i}));
+    }
+    let before = logged(&app);
+    import_targets(&mut app, &rows);
+    assert_eq!(logged(&app), before, "new rows are not logged");
+    seen.push(app.page(LLM).unwrap());
+    // An old row (stored by schema 7) and a new one edited, then changed again.
+    for (row, rank) in [(0, 70), (20, 71), (20, 72), (1, 73)] {
+        let r = app
+            .set_cell(LLM, Side::Target, row, "rank", json!(rank))
+            .unwrap();
+        let (page, rev) = app.page(LLM).unwrap();
+        assert_eq!(rev, r);
+        seen.push((page, rev));
+    }
+    // A reimport that changes two rows and drops the tail, then one that brings rows
+    // back at the places of dropped ones.
+    let mut rows = rows_of(&seen.last().unwrap().0);
+    rows[2]["rank"] = json!(80);
+    rows[30]["rank"] = json!(81);
+    rows.truncate(40);
+    import_targets(&mut app, &rows);
+    seen.push(app.page(LLM).unwrap());
+    rows.truncate(5);
+    import_targets(&mut app, &rows);
+    seen.push(app.page(LLM).unwrap());
+    let mut rows = rows_of(&seen[2].0);
+    rows.truncate(45);
+    import_targets(&mut app, &rows);
+    seen.push(app.page(LLM).unwrap());
+    // A whole-page import over it.
+    let mut whole = sample.clone();
+    whole.target.rows.truncate(9);
+    whole.target.rows[8].insert("rank".into(), json!(90));
+    whole.overrides.clear();
+    whole.assertions.clear();
+    app.import(&serde_json::to_string(&whole).unwrap(), "<t>", true)
+        .unwrap();
+    seen.push(app.page(LLM).unwrap());
+    let revisions: Vec<i64> = seen.iter().map(|(_, r)| *r).collect();
+    assert!(revisions.windows(2).all(|w| w[0] < w[1]), "{revisions:?}");
+    for (page, rev) in &seen {
+        assert_eq!(&app.page_at(LLM, *rev).unwrap().0, page, "revision {rev}");
+    }
+    // And read-only, as `rulebench --db … export PAGE@N` opens it.
+    drop(app);
+    let store = rulebench_store::Store::open_read_only(&path).unwrap();
+    for (page, rev) in &seen {
+        assert_eq!(
+            &store.load_at(LLM, *rev).unwrap().unwrap().page,
+            page,
+            "revision {rev}"
+        );
+    }
 }

@@ -643,6 +643,7 @@ fn shipped_migrations_never_change() {
         "a64afa445c59a3302683803ce7ab6585826bf60687054d71daaa0e5f48ea5cf5",
         "7dcf0f7198f952599b214e38ca840f5e8950a69d11ad85d0640ffd9a68afa9d7",
         "7226da099942f9f2356630569b318c9122bc47fef7274945378760ed498843d2",
+        "66575b02eb87b68901f4be7e08014ed9fd7826a4cddc0e02bb363d87ac03ac9c",
     ];
     assert_eq!(
         MIGRATIONS.len(),

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{App, AppError, Imported, Result};
 use rulebench_core::dataset::{
-    self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed, ReadOptions, RowPlace,
+    self, BadRow, DataFormat, KeyCase, ParseOptions, Parsed, ReadOptions, RowPlace, RowText,
 };
 use rulebench_core::diag::{Code, Diagnostic};
 use rulebench_core::model::{Dataset, Page, Side};
@@ -123,8 +123,8 @@ pub fn link_base(origin: &str) -> PathBuf {
     absolute(&dir)
 }
 
-/// The two forms a data file is read into: rows as trees ([`Parsed`]) or as stored
-/// texts ([`dataset::Compact`]).
+/// How a data file is read into rows as trees ([`Parsed`]); rows in their stored form
+/// stream instead ([`App::import_dataset_from`]).
 trait ReadInto: Sized {
     fn text(
         bytes: &[u8],
@@ -163,26 +163,40 @@ impl ReadInto for Parsed {
     }
 }
 
-impl ReadInto for dataset::Compact {
-    fn text(
-        bytes: &[u8],
-        file: &str,
-        format: DataFormat,
-        opts: &ParseOptions<'_>,
-        progress: &mut dyn FnMut(u64),
-    ) -> std::result::Result<Self, dataset::DataError> {
-        dataset::parse_compact(bytes, file, format, opts, progress)
+/// Rows made ready to store, handed from the worker that makes them to the writer:
+/// their texts in one buffer (no allocation per row).
+#[derive(Default)]
+struct RowBatch {
+    text: String,
+    /// Per row, where its key, keyHash and JSON text end in `text`.
+    ends: Vec<[usize; 3]>,
+}
+
+impl RowBatch {
+    fn push(&mut self, row: RowText<'_>) {
+        let mut end = |s: &str| {
+            self.text.push_str(s);
+            self.text.len()
+        };
+        let ends = [end(row.key), end(row.hash), end(row.json)];
+        self.ends.push(ends);
     }
-    /// Rows made ready to store as they are decoded: no file's rows are held as trees.
-    fn binary(
-        bytes: &[u8],
-        file: &str,
-        format: DataFormat,
-        opts: &ParseOptions<'_>,
-    ) -> std::result::Result<Self, dataset::DataError> {
-        let mut sink = dataset::TableCompactor::new(file, format, opts);
-        crate::readers::decode_into(bytes, file, format, opts.read, &mut sink)?;
-        sink.finish()
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn rows(&self) -> impl Iterator<Item = RowText<'_>> {
+        let mut start = 0;
+        self.ends.iter().map(move |&[key, hash, json]| {
+            let row = RowText {
+                key: &self.text[start..key],
+                hash: &self.text[key..hash],
+                json: &self.text[hash..json],
+            };
+            start = json;
+            row
+        })
     }
 }
 
@@ -312,39 +326,22 @@ fn read_with<T: ReadInto>(
 ) -> Result<T> {
     let shown = input.shown();
     let read;
-    let (bytes, path): (&[u8], &Path) = match input {
-        DataInput::File(path) | DataInput::Linked(path) => {
+    let bytes: &[u8] = match input {
+        DataInput::File(_) | DataInput::Linked(_) => {
             read = read_bytes_of(input)?;
-            (&read, path)
+            &read
         }
-        DataInput::Bytes { bytes, .. } => (bytes, Path::new("")),
+        DataInput::Bytes { bytes, .. } => bytes,
     };
     let total = bytes.len() as u64;
     progress(Progress::Parsing { done: 0, total });
-    let format = how
-        .read
-        .format
-        .unwrap_or_else(|| DataFormat::detect(path, bytes));
+    let format = format_of(input, bytes, how, &shown)?;
     let opts = ParseOptions {
         key: how.key,
         key_case: how.key_case,
         skip_bad: how.skip_bad,
         read: how.read,
     };
-    if how.read.sheet.is_some() && format != DataFormat::Excel {
-        return Err(AppError::Usage(format!(
-            "--sheet: {} is {}, not a workbook",
-            rulebench_core::text::sanitize(&shown),
-            format.name()
-        )));
-    }
-    if how.read.name_field.is_some() && format != DataFormat::Json {
-        return Err(AppError::Usage(format!(
-            "--name-field: {} is {}, not a JSON object of rows",
-            rulebench_core::text::sanitize(&shown),
-            format.name()
-        )));
-    }
     if format.is_binary() {
         let out = T::binary(bytes, &shown, format, &opts)?;
         progress(Progress::Parsing { done: total, total });
@@ -353,6 +350,39 @@ fn read_with<T: ReadInto>(
     Ok(T::text(bytes, &shown, format, &opts, &mut |done| {
         progress(Progress::Parsing { done, total })
     })?)
+}
+
+/// The format a data file is read as (stated, else told by its name or content), with
+/// the flags that only fit one format checked against it.
+fn format_of(
+    input: DataInput<'_>,
+    bytes: &[u8],
+    how: &Reading<'_>,
+    shown: &str,
+) -> Result<DataFormat> {
+    let path = match input {
+        DataInput::File(path) | DataInput::Linked(path) => path,
+        DataInput::Bytes { .. } => Path::new(""),
+    };
+    let format = how
+        .read
+        .format
+        .unwrap_or_else(|| DataFormat::detect(path, bytes));
+    if how.read.sheet.is_some() && format != DataFormat::Excel {
+        return Err(AppError::Usage(format!(
+            "--sheet: {} is {}, not a workbook",
+            rulebench_core::text::sanitize(shown),
+            format.name()
+        )));
+    }
+    if how.read.name_field.is_some() && format != DataFormat::Json {
+        return Err(AppError::Usage(format!(
+            "--name-field: {} is {}, not a JSON object of rows",
+            rulebench_core::text::sanitize(shown),
+            format.name()
+        )));
+    }
+    Ok(format)
 }
 
 /// How to read a data file: the dataset's key and key case, how the file is read, and
@@ -374,15 +404,6 @@ impl<'a> Reading<'a> {
             skip_bad,
         }
     }
-}
-
-/// Reads a data file into rows ready to store (see [`dataset::parse_compact`]).
-fn read_compact(
-    path: DataInput<'_>,
-    how: &Reading<'_>,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<dataset::Compact> {
-    read_with(path, how, progress)
 }
 
 /// Reads and parses a data file with a dataset's key.
@@ -567,14 +588,20 @@ impl App {
         } else {
             opts.read.clone()
         };
-        let how = Reading::of(d, &read, opts.skip_bad);
         // Rows whose keys compare exactly, and that no assertion names (assertions name
         // source rows), are kept in their stored form: no row is held as a JSON tree.
         if d.key_case.is_sensitive() && (side == Side::Target || no_assertions) {
-            let compact = read_compact(input, &how, progress)?;
-            dataset_mut(&mut page, side).read = read;
-            return self.store_compact(page, side, path, &shown, opts, compact, progress);
+            let (key, key_case) = (d.key.clone(), d.key_case);
+            d.read = read.clone();
+            let how = Reading {
+                key: &key,
+                key_case,
+                read: &read,
+                skip_bad: opts.skip_bad,
+            };
+            return self.import_streamed(page, side, input, &how, path, opts, progress);
         }
+        let how = Reading::of(d, &read, opts.skip_bad);
         let parsed = read_rows(input, &how, progress)?;
         d.read = read;
         let unlinked = apply_options(d, opts, &parsed.fields, shown.as_str(), &file)?;
@@ -634,82 +661,154 @@ impl App {
         })
     }
 
-    /// Validates and stores an import read in its stored form ([`read_compact`]).
+    /// Imports rows whose keys compare exactly, read in their stored form, as a stream:
+    /// a worker thread makes the rows (for CSV, a second pass over the text, its column
+    /// types known from the first) and hands them on in batches while this thread
+    /// writes them inside the change's transaction, so memory holds the file and a few
+    /// batches, not the rows, and the two cores share the work. The page is validated
+    /// with what the rows were once the last one is written; an invalid file, a bad
+    /// row or a failed write rolls everything back.
     #[allow(clippy::too_many_arguments)]
-    fn store_compact(
+    fn import_streamed(
         &mut self,
         mut page: Page,
         side: Side,
+        input: DataInput<'_>,
+        how: &Reading<'_>,
         path: &Path,
-        shown: &str,
         opts: &ImportOptions,
-        compact: dataset::Compact,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<DatasetImported> {
+        /// Rows per batch handed from the worker to the writer.
+        const BATCH: usize = 2048;
         let page_id = page.id.clone();
         let file = absolute(path);
-        let d = dataset_mut(&mut page, side);
-        let unlinked = apply_options(d, opts, &compact.fields, shown, &file)?;
-        d.rows.clear();
-        let linked = d.file.clone();
-        let n = compact.rows.len();
-        progress(Progress::Validating);
-        let facts = validate::RowFacts {
-            side,
-            rows: n,
-            fields: &compact.schema,
-            // Only overrides and row patches look rows up by keyHash.
-            hashes: if page.overrides.is_empty() && page.dataset(side).patches.is_empty() {
-                Default::default()
-            } else {
-                compact.rows.iter().map(|r| r.hash.clone()).collect()
-            },
+        let shown = input.shown();
+        let read;
+        let bytes: &[u8] = match input {
+            DataInput::File(_) | DataInput::Linked(_) => {
+                read = read_bytes_of(input)?;
+                &read
+            }
+            DataInput::Bytes { bytes, .. } => bytes,
         };
-        let warnings = rulebench_core::check::page_with(&page, Some(&facts));
-        if warnings.iter().any(Diagnostic::is_error) {
-            return Err(AppError::Invalid {
-                origin: format!(
-                    "{shown} refused: with its rows as {} rows, page `{}` is invalid",
-                    side.name(),
-                    page.id
-                ),
-                diagnostics: warnings,
-            });
-        }
-        let what = format!("imported {} from {shown} ({n} rows)", side.name());
+        let total = bytes.len() as u64;
+        progress(Progress::Parsing { done: 0, total });
+        let format = format_of(input, bytes, how, &shown)?;
+        let parse = ParseOptions {
+            key: how.key,
+            key_case: how.key_case,
+            skip_bad: how.skip_bad,
+            read: how.read,
+        };
+        // A text file's first pass, before the database is locked.
+        let planned = if format.is_binary() {
+            None
+        } else {
+            Some(dataset::plan(bytes, &shown, format, &parse, &mut |done| {
+                progress(Progress::Parsing { done, total })
+            })?)
+        };
+        let expected = planned.as_ref().map_or(0, |p| p.rows()) as u64;
+        // Only overrides and row patches look rows up by keyHash.
+        let want_hashes = !(page.overrides.is_empty() && page.dataset(side).patches.is_empty());
         let touches = Touches::Import {
             label: opts.label.is_some(),
         };
-        let revision = self.store.change(&page_id, &what, |tx, _| {
-            let stored = store::ops::dataset_meta(tx, &page_id, side)?;
-            store::ops::replace_dataset_stored(
-                tx,
-                &page_id,
-                side,
-                page.dataset(side),
-                &compact.rows,
-                &mut |done| {
-                    if done.is_multiple_of(2048) || done == n {
+        let mut done: Option<(dataset::CompactFacts, Vec<Diagnostic>, Option<String>)> = None;
+        let revision =
+            std::thread::scope(|scope| {
+                let (send, batches) = std::sync::mpsc::sync_channel::<RowBatch>(4);
+                let shown = shown.as_str();
+                let worker = scope.spawn(move || {
+                    let mut batch = RowBatch::default();
+                    let mut out = |row: RowText<'_>| {
+                        batch.push(row);
+                        batch.len() < BATCH || send.send(std::mem::take(&mut batch)).is_ok()
+                    };
+                    let facts = match planned {
+                        Some(planned) => planned.emit(&parse, &mut out),
+                        None => {
+                            let mut sink =
+                                dataset::TableCompactor::new(shown, format, &parse, &mut out);
+                            crate::readers::decode_into(bytes, shown, format, parse.read, &mut sink)
+                                .and_then(|()| sink.finish())
+                        }
+                    };
+                    if batch.len() > 0 {
+                        // The writer hung up only when it failed: it says why.
+                        let _ = send.send(batch);
+                    }
+                    facts
+                });
+                self.store
+                .change_described(&page_id, "importing a dataset", |tx, _| -> Result<String> {
+                    let stored = store::ops::dataset_meta(tx, &page_id, side)?;
+                    let mut writer = store::RowWriter::new(tx, &page_id, side)?;
+                    let mut hashes = std::collections::HashSet::new();
+                    for batch in batches.iter() {
+                        for row in batch.rows() {
+                            writer.put(row)?;
+                            if want_hashes {
+                                hashes.insert(row.hash.to_owned());
+                            }
+                        }
+                        let n = writer.written() as u64;
                         progress(Progress::Writing {
-                            done: done as u64,
-                            total: n as u64,
+                            done: n,
+                            total: expected.max(n),
                         });
                     }
-                },
-            )?;
-            keep_settings(tx, &page_id, side, stored, page.dataset(side), touches)
-        })?;
+                    let facts = match worker.join() {
+                        Ok(facts) => facts?,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    };
+                    writer.finish()?;
+                    progress(Progress::Validating);
+                    let d = dataset_mut(&mut page, side);
+                    let unlinked = apply_options(d, opts, &facts.fields, shown, &file)?;
+                    d.rows.clear();
+                    let row_facts = validate::RowFacts {
+                        side,
+                        rows: facts.rows,
+                        fields: &facts.schema,
+                        hashes,
+                    };
+                    let warnings = rulebench_core::check::page_with(&page, Some(&row_facts));
+                    if warnings.iter().any(Diagnostic::is_error) {
+                        return Err(AppError::Invalid {
+                            origin: format!(
+                                "{shown} refused: with its rows as {} rows, page `{}` is invalid",
+                                side.name(),
+                                page.id
+                            ),
+                            diagnostics: warnings,
+                        });
+                    }
+                    keep_settings(tx, &page_id, side, stored, page.dataset(side), touches)?;
+                    let n = facts.rows as u64;
+                    progress(Progress::Writing { done: n, total: n });
+                    let what = format!(
+                        "imported {} from {shown} ({} rows)",
+                        side.name(),
+                        facts.rows
+                    );
+                    done = Some((facts, warnings, unlinked));
+                    Ok(what)
+                })
+            })?;
+        let (facts, warnings, unlinked) = done.expect("a change that was made");
         Ok(DatasetImported {
             page_id,
             side,
             file,
-            format: compact.format,
+            format: facts.format,
             revision,
-            rows: n,
-            skipped: compact.skipped,
-            place: compact.place,
+            rows: facts.rows,
+            skipped: facts.skipped,
+            place: facts.place,
             warnings,
-            linked,
+            linked: page.dataset(side).file.clone(),
             unlinked,
         })
     }

@@ -609,7 +609,7 @@ pub fn parse_table(
 }
 
 fn parse_raw(
-    raw: Raw,
+    raw: Raw<'_>,
     file: &str,
     format: DataFormat,
     opts: &ParseOptions<'_>,
@@ -621,6 +621,7 @@ fn parse_raw(
     let skipped = check_rows(raw, file, format, opts, &mut |line, row| {
         rows.push(row);
         lines.push(line);
+        true
     })?;
     Ok(Parsed {
         format,
@@ -652,11 +653,12 @@ impl std::hash::Hasher for DigestHasher {
 /// as its row's JSON text straight from its cells (the same text as the typed row's),
 /// with no row tree on the way.
 fn compact_csv(
-    raw: Raw,
+    raw: Raw<'_>,
     file: &str,
     format: DataFormat,
     opts: &ParseOptions<'_>,
-) -> Result<Compact, DataError> {
+    out: &mut dyn FnMut(RowText<'_>) -> bool,
+) -> Result<CompactFacts, DataError> {
     let Raw {
         rows: RawRows::Csv {
             header,
@@ -697,10 +699,11 @@ fn compact_csv(
         })
         .collect();
     let mut stats: Vec<FieldSchema> = vec![FieldSchema::default(); header.len()];
-    // Keys seen, by their SHA-256 (computed for the keyHash anyway): no key is copied.
-    let mut seen: HashMap<[u8; 32], usize, std::hash::BuildHasherDefault<DigestHasher>> =
-        HashMap::with_capacity_and_hasher(records.len(), Default::default());
-    let mut rows = Vec::with_capacity(records.len());
+    // Keys seen, by (the first 128 bits of) their SHA-256, computed for the keyHash
+    // anyway, with the line of each: no key is copied.
+    let mut seen: HashMap<[u8; 16], u32, std::hash::BuildHasherDefault<DigestHasher>> =
+        HashMap::with_capacity_and_hasher(records.good, Default::default());
+    let mut rows = 0usize;
     let kinds: Vec<ColumnType> = kinds.into_iter().map(ColumnKind::ty).collect();
     // A cell as its typed value's JSON (or, for a key, as the key writes it); returns
     // the value's type.
@@ -713,17 +716,22 @@ fn compact_csv(
             if bare {
                 out.push_str(cell);
             } else {
-                let mut w = std::mem::take(out).into_bytes();
-                serde_json::to_writer(&mut w, cell).expect("strings serialize");
-                *out = String::from_utf8(w).expect("JSON is UTF-8");
+                push_json_string(out, cell);
             }
             return "string";
         }
         if ty == ColumnType::Number
             && let Some(n) = number(cell)
         {
-            out.push_str(&n.to_string());
+            use std::fmt::Write;
+            write!(out, "{n}").expect("a String takes any text");
             return if n.is_f64() { "number" } else { "integer" };
+        }
+        if ty == ColumnType::Boolean
+            && let Some(b) = boolean(cell)
+        {
+            out.push_str(if b { "true" } else { "false" });
+            return "boolean";
         }
         let v = convert_cell(cell, ty).expect("checked when the record was read");
         match &v {
@@ -732,15 +740,22 @@ fn compact_csv(
         }
         value_type(&v)
     };
-    for (line, record) in records {
+    // Non-null values per column by type, in the order of `TYPES` (a count per cell
+    // costs an index, not a map lookup); folded into `stats` at the end.
+    const TYPES: [&str; 6] = ["boolean", "integer", "number", "string", "array", "object"];
+    let mut counts: Vec<[usize; 6]> = vec![[0; 6]; header.len()];
+    // One buffer each for a row's key, keyHash and JSON text, reused row after row:
+    // `out` copies what it keeps.
+    let (mut key, mut json, mut hex) = (String::new(), String::new(), [0u8; 64]);
+    records.each(&mut |line, record| {
         if let Some((_, k)) = key_columns.iter().find(|(i, _)| record[*i].is_empty()) {
             bad.push(BadRow {
                 line,
                 message: format!("no value for key field `{k}`"),
             });
-            continue;
+            return true;
         }
-        let mut key = String::new();
+        key.clear();
         for (n, (i, k)) in key_columns.iter().enumerate() {
             if n > 0 {
                 key.push('|');
@@ -762,14 +777,15 @@ fn compact_csv(
             }
         }
         let digest: [u8; 32] = sha2::Sha256::digest(key.as_bytes()).into();
-        if let Some(&first) = seen.get(&digest) {
+        let short: [u8; 16] = digest[..16].try_into().expect("16 of 32 bytes");
+        if let Some(&first) = seen.get(&short) {
             bad.push(BadRow {
                 line,
                 message: format!("duplicate key `{key}`: line {first} has it too"),
             });
-            continue;
+            return true;
         }
-        let mut json = String::with_capacity(record.as_slice().len() + 16 * header.len());
+        json.clear();
         json.push('{');
         for (c, cell) in record.iter().enumerate() {
             if c > 0 {
@@ -777,32 +793,40 @@ fn compact_csv(
             }
             json.push_str(&names[c]);
             let t = write_cell(&mut json, cell, kinds[c], false);
-            let f = &mut stats[c];
-            f.present += 1;
-            match t {
-                "null" => f.nulls += 1,
-                t => {
-                    *f.types.entry(t).or_insert(0) += 1;
-                    if !f.first.contains_key(t) {
-                        f.first.insert(t, key.clone());
-                    }
-                }
+            if t == "null" {
+                stats[c].nulls += 1;
+                continue;
             }
+            let i = TYPES.iter().position(|x| *x == t).expect("a JSON type");
+            if counts[c][i] == 0 {
+                stats[c].first.insert(TYPES[i], key.clone());
+            }
+            counts[c][i] += 1;
         }
         json.push('}');
-        seen.insert(digest, line);
-        rows.push(StoredRow {
-            hash: super::model::hex(&digest),
-            key,
-            json,
-        });
+        // A text file's lines fit: it is at most 512 MiB.
+        seen.insert(short, u32::try_from(line).unwrap_or(u32::MAX));
+        rows += 1;
+        out(RowText {
+            key: &key,
+            hash: super::model::hex_into(&digest, &mut hex),
+            json: &json,
+        })
+    });
+    for (f, counts) in stats.iter_mut().zip(&counts) {
+        f.present = rows;
+        for (t, &n) in TYPES.iter().zip(counts) {
+            if n > 0 {
+                f.types.insert(t, n);
+            }
+        }
     }
     bad.sort_by_key(|b| b.line);
     if !bad.is_empty() && !opts.skip_bad {
         return Err(DataError::BadRows {
             file: file.to_owned(),
             bad,
-            good: rows.len(),
+            good: rows,
             place,
         });
     }
@@ -811,7 +835,7 @@ fn compact_csv(
         .zip(stats)
         .filter(|(_, f)| f.present > 0)
         .collect();
-    Ok(Compact {
+    Ok(CompactFacts {
         format,
         rows,
         skipped: bad,
@@ -822,13 +846,13 @@ fn compact_csv(
 }
 
 /// Reads a file's rows (and its length without a BOM).
-fn read_raw(
-    bytes: &[u8],
+fn read_raw<'t>(
+    bytes: &'t [u8],
     file: &str,
     format: DataFormat,
     opts: &ParseOptions<'_>,
     progress: &mut dyn FnMut(u64),
-) -> Result<(Raw, u64), DataError> {
+) -> Result<(Raw<'t>, u64), DataError> {
     let file_err = |message: String| DataError::File {
         file: file.to_owned(),
         message,
@@ -866,16 +890,16 @@ fn read_raw(
 }
 
 /// Rows as read, before key checks: (line, row) and the bad ones.
-struct Raw {
-    rows: RawRows,
+struct Raw<'t> {
+    rows: RawRows<'t>,
     bad: Vec<BadRow>,
     fields: Vec<String>,
     place: RowPlace,
 }
 
-impl Raw {
+impl Raw<'_> {
     /// A binary file's decoded rows, with their stated types applied.
-    fn typed(table: Table, file: &str, opts: &ParseOptions<'_>) -> Result<Raw, DataError> {
+    fn typed(table: Table, file: &str, opts: &ParseOptions<'_>) -> Result<Raw<'static>, DataError> {
         Raw {
             rows: RawRows::Rows(table.rows),
             bad: table.bad,
@@ -887,7 +911,7 @@ impl Raw {
 
     /// Applies the stated column types to decoded rows: a value that does not convert
     /// makes its row bad. A stated field no row has is an error.
-    fn with_types(mut self, file: &str, opts: &ParseOptions<'_>) -> Result<Raw, DataError> {
+    fn with_types(mut self, file: &str, opts: &ParseOptions<'_>) -> Result<Self, DataError> {
         let types = &opts.read.types;
         if types.is_empty() {
             return Ok(self);
@@ -944,47 +968,127 @@ fn apply_types(
     Ok(())
 }
 
-/// The rows of a file as read. CSV records stay records (compact) until each is typed
-/// into a row on its way out, one at a time.
-enum RawRows {
+/// The rows of a file as read. A CSV file's records are not held: the first pass typed
+/// its columns and found its bad lines, and each record is read again and typed into a
+/// row on its way out, one at a time.
+enum RawRows<'t> {
     Rows(Vec<(usize, Row)>),
     Csv {
         header: Vec<String>,
         kinds: Vec<ColumnKind>,
-        records: Vec<(usize, csv::StringRecord)>,
+        records: CsvRecords<'t>,
     },
 }
 
-impl RawRows {
+impl RawRows<'_> {
     fn len(&self) -> usize {
         match self {
             RawRows::Rows(rows) => rows.len(),
-            RawRows::Csv { records, .. } => records.len(),
+            RawRows::Csv { records, .. } => records.good,
         }
     }
 
-    /// (line, row), in file order.
-    fn into_rows(self) -> Box<dyn Iterator<Item = (usize, Row)>> {
+    /// Each (line, row) in file order to `f`, until it says stop.
+    fn each_row(self, f: &mut dyn FnMut(usize, Row) -> bool) {
         match self {
-            RawRows::Rows(rows) => Box::new(rows.into_iter()),
+            RawRows::Rows(rows) => {
+                for (line, row) in rows {
+                    if !f(line, row) {
+                        return;
+                    }
+                }
+            }
             RawRows::Csv {
                 header,
                 kinds,
                 records,
             } => {
                 let types: Vec<ColumnType> = kinds.into_iter().map(ColumnKind::ty).collect();
-                Box::new(records.into_iter().map(move |(line, record)| {
+                records.each(&mut |line, record| {
                     let row: Row = header
                         .iter()
                         .zip(record.iter())
                         .zip(&types)
                         .map(|((h, cell), ty)| (h.clone(), typed(cell, *ty)))
                         .collect();
-                    (line, row)
-                }))
+                    f(line, row)
+                });
             }
         }
     }
+}
+
+/// A CSV text's good data records, read again on demand: the first pass
+/// ([`parse_csv`]) typed the columns and noted the bad lines; none is held.
+struct CsvRecords<'t> {
+    text: &'t str,
+    delimiter: u8,
+    columns: usize,
+    /// The lines the first pass found bad, in order.
+    bad_lines: Vec<usize>,
+    /// How many records are good.
+    good: usize,
+}
+
+impl CsvRecords<'_> {
+    /// Each good record with its line, in order, into one reused record, until `f`
+    /// says stop.
+    fn each(&self, f: &mut dyn FnMut(usize, &csv::StringRecord) -> bool) {
+        let mut reader = csv_reader(self.text, self.delimiter);
+        let mut lines = LineCounter::new(self.text.as_bytes());
+        let mut record = csv::StringRecord::new();
+        let mut bad = self.bad_lines.iter().peekable();
+        let mut header = true;
+        // The first pass read this text to its end without an error.
+        while let Ok(true) = reader.read_record(&mut record) {
+            if std::mem::take(&mut header) {
+                continue;
+            }
+            let pos = record.position().expect("records read have a position");
+            let line = lines.line_of(pos.byte() as usize);
+            if shape(&record, self.columns) == Shape::Blank {
+                continue;
+            }
+            while bad.next_if(|&&b| b < line).is_some() {}
+            if bad.next_if(|&&b| b == line).is_some() {
+                continue;
+            }
+            if !f(line, &record) {
+                return;
+            }
+        }
+    }
+}
+
+/// A CSV record beside its header.
+#[derive(Debug, PartialEq, Eq)]
+enum Shape {
+    /// As many fields as the header.
+    Fits,
+    /// A line of nothing but a lone empty field, where the header has more: skipped.
+    Blank,
+    /// Another number of fields.
+    Wrong,
+}
+
+fn shape(record: &csv::StringRecord, columns: usize) -> Shape {
+    if record.len() == columns {
+        Shape::Fits
+    } else if record.len() == 1 && record[0].trim().is_empty() {
+        Shape::Blank
+    } else {
+        Shape::Wrong
+    }
+}
+
+/// The reader every pass over a CSV text uses.
+fn csv_reader(text: &str, delimiter: u8) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::Headers)
+        .from_reader(text.as_bytes())
 }
 
 /// A row ready to store: its key, keyHash and JSON text.
@@ -993,6 +1097,52 @@ pub struct StoredRow {
     pub key: String,
     pub hash: String,
     pub json: String,
+}
+
+impl StoredRow {
+    pub fn text(&self) -> RowText<'_> {
+        RowText {
+            key: &self.key,
+            hash: &self.hash,
+            json: &self.json,
+        }
+    }
+}
+
+/// A row ready to store as texts borrowed from whoever made it: rows made one at a
+/// time ([`Planned::emit`]) reuse their buffers, and a writer copies what it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowText<'a> {
+    pub key: &'a str,
+    pub hash: &'a str,
+    pub json: &'a str,
+}
+
+impl RowText<'_> {
+    pub fn to_stored(self) -> StoredRow {
+        StoredRow {
+            key: self.key.to_owned(),
+            hash: self.hash.to_owned(),
+            json: self.json.to_owned(),
+        }
+    }
+}
+
+/// What validation needs of a data file's rows made ready to store, without the rows
+/// (they went to a writer as they were made: [`Planned::emit`], [`TableCompactor`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactFacts {
+    pub format: DataFormat,
+    /// How many rows were made.
+    pub rows: usize,
+    /// Bad rows left out (only with `skip_bad`).
+    pub skipped: Vec<BadRow>,
+    /// Field names in order of first appearance (CSV: the header).
+    pub fields: Vec<String>,
+    /// Each field's types and coverage over the rows (no defaults).
+    pub schema: BTreeMap<String, FieldSchema>,
+    /// Where rows are (what `skipped` counts).
+    pub place: RowPlace,
 }
 
 /// The rows of a data file in the form they are stored in, with what validation needs
@@ -1011,9 +1161,21 @@ pub struct Compact {
     pub place: RowPlace,
 }
 
-/// Parses a data file into rows ready to store, checking keys as [`parse`] does. Each
-/// row is a JSON tree only while it is checked and written out: memory holds the file,
-/// its CSV records and the rows' texts, not the trees.
+impl Compact {
+    fn of(facts: CompactFacts, rows: Vec<StoredRow>) -> Compact {
+        Compact {
+            format: facts.format,
+            rows,
+            skipped: facts.skipped,
+            fields: facts.fields,
+            schema: facts.schema,
+            place: facts.place,
+        }
+    }
+}
+
+/// Parses a data file into rows ready to store, checking keys as [`parse`] does: the
+/// rows collected ([`plan`] and [`Planned::emit`] hand them on one at a time instead).
 pub fn parse_compact(
     bytes: &[u8],
     file: &str,
@@ -1021,46 +1183,98 @@ pub fn parse_compact(
     opts: &ParseOptions<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Compact, DataError> {
-    let (raw, text_len) = read_raw(bytes, file, format, opts, progress)?;
-    progress(text_len);
-    compact_raw(raw, file, format, opts)
+    let planned = plan(bytes, file, format, opts, progress)?;
+    let mut rows = Vec::with_capacity(planned.rows());
+    let facts = planned.emit(opts, &mut |row| {
+        rows.push(row.to_stored());
+        true
+    })?;
+    Ok(Compact::of(facts, rows))
 }
 
-fn compact_raw(
-    raw: Raw,
+/// A text data file after its first pass ([`plan`]): a CSV file's header, column types
+/// and bad lines (its records are read again by [`Planned::emit`]); a JSON file's rows.
+pub struct Planned<'t> {
+    raw: Raw<'t>,
+    file: String,
+    format: DataFormat,
+}
+
+/// Reads a text data file as far as its rows can be made one at a time: for CSV and
+/// TSV the first of two passes (nothing is held but the text); JSON is parsed whole.
+/// `progress` is told how many bytes are done, now and then.
+pub fn plan<'t>(
+    bytes: &'t [u8],
     file: &str,
     format: DataFormat,
     opts: &ParseOptions<'_>,
-) -> Result<Compact, DataError> {
-    if matches!(raw.rows, RawRows::Csv { .. }) && opts.key_case.is_sensitive() {
-        return compact_csv(raw, file, format, opts);
-    }
-    let fields = raw.fields.clone();
-    let place = raw.place.clone();
-    let keyed = Dataset {
-        key: opts.key.to_vec(),
-        key_case: opts.key_case,
-        ..Dataset::default()
-    };
-    let mut rows = Vec::with_capacity(raw.rows.len());
-    let mut index: HashMap<String, FieldSchema> = HashMap::new();
-    let skipped = check_rows(raw, file, format, opts, &mut |_, row| {
-        let key = keyed.row_key(&row);
-        tally(&mut index, &row, &|| key.clone());
-        rows.push(StoredRow {
-            hash: super::model::key_hash(&key),
-            key,
-            json: serde_json::to_string(&row).expect("rows serialize"),
-        });
-    })?;
-    Ok(Compact {
+    progress: &mut dyn FnMut(u64),
+) -> Result<Planned<'t>, DataError> {
+    let (raw, text_len) = read_raw(bytes, file, format, opts, progress)?;
+    progress(text_len);
+    Ok(Planned {
+        raw,
+        file: file.to_owned(),
         format,
-        rows,
-        skipped,
-        fields,
-        schema: index.into_iter().collect(),
-        place,
     })
+}
+
+impl Planned<'_> {
+    /// How many rows are to come, at most (fewer when keys are missing or repeated).
+    pub fn rows(&self) -> usize {
+        self.raw.rows.len()
+    }
+
+    /// The file's fields (CSV: its header).
+    pub fn fields(&self) -> &[String] {
+        &self.raw.fields
+    }
+
+    pub fn format(&self) -> DataFormat {
+        self.format
+    }
+
+    /// Makes the rows ready to store and hands each to `out` in file order, as it is
+    /// made, until `out` says stop (`false`: its writer failed); checks keys as
+    /// [`parse`] does. Returns what validation needs of the rows (or why the file is
+    /// refused: that is known only once every row was made).
+    pub fn emit(
+        self,
+        opts: &ParseOptions<'_>,
+        out: &mut dyn FnMut(RowText<'_>) -> bool,
+    ) -> Result<CompactFacts, DataError> {
+        let Planned { raw, file, format } = self;
+        if matches!(raw.rows, RawRows::Csv { .. }) && opts.key_case.is_sensitive() {
+            return compact_csv(raw, &file, format, opts, out);
+        }
+        let fields = raw.fields.clone();
+        let place = raw.place.clone();
+        let keyed = Dataset {
+            key: opts.key.to_vec(),
+            key_case: opts.key_case,
+            ..Dataset::default()
+        };
+        let mut index: HashMap<String, FieldSchema> = HashMap::new();
+        let mut rows = 0;
+        let skipped = check_rows(raw, &file, format, opts, &mut |_, row| {
+            let key = keyed.row_key(&row);
+            tally(&mut index, &row, &|| key.clone());
+            rows += 1;
+            out(RowText {
+                hash: &super::model::key_hash(&key),
+                key: &key,
+                json: &serde_json::to_string(&row).expect("rows serialize"),
+            })
+        })?;
+        Ok(CompactFacts {
+            format,
+            rows,
+            skipped,
+            fields,
+            schema: index.into_iter().collect(),
+            place,
+        })
+    }
 }
 
 /// The per-row checks of a data file's rows, in file order: nesting, the key present and
@@ -1179,11 +1393,11 @@ impl RowChecker {
 /// Checks every row's key (present, unique) and hands each good row to `keep`, in file
 /// order; returns the bad rows left out (an error unless `skip_bad`).
 fn check_rows(
-    raw: Raw,
+    raw: Raw<'_>,
     file: &str,
     format: DataFormat,
     opts: &ParseOptions<'_>,
-    keep: &mut dyn FnMut(usize, Row),
+    keep: &mut dyn FnMut(usize, Row) -> bool,
 ) -> Result<Vec<BadRow>, DataError> {
     let Raw {
         rows,
@@ -1200,11 +1414,7 @@ fn check_rows(
             | DataFormat::Excel
     );
     let mut checker = RowChecker::new(file, tabular.then_some(&fields[..]), &place, opts, bad)?;
-    for (line, row) in rows.into_rows() {
-        if checker.check(line, &row) {
-            keep(line, row);
-        }
-    }
+    rows.each_row(&mut |line, row| !checker.check(line, &row) || keep(line, row));
     checker.finish(file, place, opts.skip_bad)
 }
 
@@ -1236,7 +1446,8 @@ impl TableSink for Table {
 }
 
 /// Rows of a binary file made ready to store as they are decoded (stated types applied,
-/// keys checked, field schemas counted): no file's rows are held as trees at once.
+/// keys checked, field schemas counted) and handed to `out` one at a time: no file's
+/// rows are held at once.
 pub struct TableCompactor<'a> {
     file: String,
     format: DataFormat,
@@ -1248,12 +1459,20 @@ pub struct TableCompactor<'a> {
     early: Vec<BadRow>,
     /// An error `start` found (reported by `finish`).
     failed: Option<DataError>,
-    rows: Vec<StoredRow>,
+    out: &'a mut dyn FnMut(RowText<'_>) -> bool,
+    rows: usize,
+    /// `out` said stop.
+    stopped: bool,
     index: HashMap<String, FieldSchema>,
 }
 
 impl<'a> TableCompactor<'a> {
-    pub fn new(file: &str, format: DataFormat, opts: &ParseOptions<'a>) -> TableCompactor<'a> {
+    pub fn new(
+        file: &str,
+        format: DataFormat,
+        opts: &ParseOptions<'a>,
+        out: &'a mut dyn FnMut(RowText<'_>) -> bool,
+    ) -> TableCompactor<'a> {
         TableCompactor {
             file: file.to_owned(),
             format,
@@ -1263,13 +1482,15 @@ impl<'a> TableCompactor<'a> {
             checker: None,
             early: vec![],
             failed: None,
-            rows: vec![],
+            out,
+            rows: 0,
+            stopped: false,
             index: HashMap::new(),
         }
     }
 
-    /// The rows ready to store, or why the file is refused.
-    pub fn finish(self) -> Result<Compact, DataError> {
+    /// What validation needs of the rows, or why the file is refused.
+    pub fn finish(self) -> Result<CompactFacts, DataError> {
         if let Some(e) = self.failed {
             return Err(e);
         }
@@ -1280,7 +1501,7 @@ impl<'a> TableCompactor<'a> {
             });
         };
         let skipped = checker.finish(&self.file, self.place.clone(), self.opts.skip_bad)?;
-        Ok(Compact {
+        Ok(CompactFacts {
             format: self.format,
             rows: self.rows,
             skipped,
@@ -1319,6 +1540,9 @@ impl TableSink for TableCompactor<'_> {
         let Some(checker) = self.checker.as_mut() else {
             return;
         };
+        if self.stopped {
+            return;
+        }
         if let Err(bad) = apply_types(&mut row, &self.opts.read.types, line) {
             checker.bad.push(bad);
             return;
@@ -1328,10 +1552,11 @@ impl TableSink for TableCompactor<'_> {
         }
         let key = checker.keyed.row_key(&row);
         tally(&mut self.index, &row, &|| key.clone());
-        self.rows.push(StoredRow {
-            hash: super::model::key_hash(&key),
-            key,
-            json: serde_json::to_string(&row).expect("rows serialize"),
+        self.rows += 1;
+        self.stopped = !(self.out)(RowText {
+            hash: &super::model::key_hash(&key),
+            key: &key,
+            json: &serde_json::to_string(&row).expect("rows serialize"),
         });
     }
 
@@ -1525,14 +1750,9 @@ pub fn convert_cell(cell: &str, ty: ColumnType) -> Result<Value, String> {
             .and_then(|n| whole(&n))
             .map(Value::from)
             .ok_or_else(|| format!("`{}` is not a whole number (within ±2^53)", shown())),
-        ColumnType::Boolean => match cell.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => Ok(Value::Bool(true)),
-            "false" | "0" | "no" => Ok(Value::Bool(false)),
-            _ => Err(format!(
-                "`{}` is not a boolean (true/false, 1/0, yes/no)",
-                shown()
-            )),
-        },
+        ColumnType::Boolean => boolean(cell)
+            .map(Value::Bool)
+            .ok_or_else(|| format!("`{}` is not a boolean (true/false, 1/0, yes/no)", shown())),
         ColumnType::Json => {
             let t = cell.trim();
             if let Some((_, _, problem)) = super::diag::prescan(t, super::diag::MAX_TEXT_DEPTH) {
@@ -1550,6 +1770,31 @@ pub fn convert_cell(cell: &str, ty: ColumnType) -> Result<Value, String> {
                     format!("`{}` is not JSON: {m}", shown())
                 })
         }
+    }
+}
+
+/// A cell read as a boolean: `true`/`false`, `1`/`0`, `yes`/`no` (any case, trimmed).
+fn boolean(cell: &str) -> Option<bool> {
+    let t = cell.trim();
+    let is = |words: [&str; 3]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
+    if is(["true", "1", "yes"]) {
+        Some(true)
+    } else if is(["false", "0", "no"]) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// `s` as a JSON string, as serde_json writes it (`"`, `\` and control characters
+/// escaped), appended to `out`.
+fn push_json_string(out: &mut String, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.push_str(&serde_json::to_string(s).expect("strings serialize"));
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
     }
 }
 
@@ -1619,49 +1864,45 @@ fn whole(n: &Number) -> Option<i64> {
 }
 
 /// Where a CSV text opens a quoted field it never closes, as line:col (RFC 4180: a
-/// quote opens a field only at its start; `""` inside one is a quote).
+/// quote opens a field only at its start, after a delimiter or a line end; `""` inside
+/// one is a quote). It jumps from quote to quote inside a field and from delimiter to
+/// line end outside one (a byte search, not a step per byte).
 fn unterminated_quote(text: &str, delimiter: u8) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
-    let (mut line, mut col) = (1usize, 0usize);
-    let mut open: Option<(usize, usize)> = None;
-    let mut field_start = true;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        col += 1;
-        match (open, b) {
-            (Some(_), b'"') if bytes.get(i + 1) == Some(&b'"') => {
-                i += 1;
-                col += 1;
+    loop {
+        // At the start of a field.
+        if bytes.get(i) == Some(&b'"') {
+            let open = i;
+            i += 1;
+            loop {
+                match memchr::memchr(b'"', &bytes[i..]) {
+                    None => return Some(line_col(bytes, open)),
+                    Some(p) if bytes.get(i + p + 1) == Some(&b'"') => i += p + 2,
+                    Some(p) => {
+                        i += p + 1;
+                        break;
+                    }
+                }
             }
-            (Some(_), b'"') => open = None,
-            (None, b'"') if field_start => open = Some((line, col)),
-            (None, d) if d == delimiter => {
-                field_start = true;
-                i += 1;
-                continue;
-            }
-            _ => {}
         }
-        if b == b'\n' {
-            line += 1;
-            col = 0;
-            field_start = open.is_none();
-        } else if b != b'\r' {
-            field_start = false;
+        match memchr::memchr3(delimiter, b'\n', b'\r', &bytes[i.min(bytes.len())..]) {
+            None => return None,
+            Some(p) => i += p + 1,
         }
-        i += 1;
     }
-    open
 }
 
-fn parse_csv(
-    text: &str,
+/// The first pass over a CSV text: its header, its columns' types (stated or inferred
+/// from every cell) and its bad lines. The records are read again when the rows are
+/// made ([`CsvRecords`]): a 1M-row file is not held as records.
+fn parse_csv<'t>(
+    text: &'t str,
     file: &str,
     delimiter: u8,
     types: &BTreeMap<String, ColumnType>,
     progress: &mut dyn FnMut(u64),
-) -> Result<Raw, DataError> {
+) -> Result<Raw<'t>, DataError> {
     if let Some((line, column)) = unterminated_quote(text, delimiter) {
         return Err(DataError::Syntax {
             file: file.to_owned(),
@@ -1670,12 +1911,7 @@ fn parse_csv(
             message: "a quoted field opens here and is never closed (a missing `\"`)".into(),
         });
     }
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .has_headers(false)
-        .flexible(true)
-        .trim(csv::Trim::Headers)
-        .from_reader(text.as_bytes());
+    let mut reader = csv_reader(text, delimiter);
     let csv_err = |e: csv::Error| {
         let (line, column) = e
             .position()
@@ -1724,7 +1960,7 @@ fn parse_csv(
         });
     }
     let mut lines = LineCounter::new(text.as_bytes());
-    let mut records: Vec<(usize, csv::StringRecord)> = Vec::new();
+    let mut good = 0usize;
     let mut bad = Vec::new();
     let mut kinds: Vec<ColumnKind> = header
         .iter()
@@ -1733,30 +1969,28 @@ fn parse_csv(
             ..ColumnKind::default()
         })
         .collect();
-    loop {
-        let mut record = csv::StringRecord::new();
-        if !reader.read_record(&mut record).map_err(csv_err)? {
-            break;
-        }
+    let mut n = 0usize;
+    while reader.read_record(&mut record).map_err(csv_err)? {
         let pos = record.position().expect("records read have a position");
         let line = lines.line_of(pos.byte() as usize);
-        if records.len().is_multiple_of(4096) {
+        n += 1;
+        if n.is_multiple_of(4096) {
             progress(pos.byte());
         }
-        if record.len() != header.len() {
-            // A line of nothing but a lone empty field is a blank line: skip it.
-            if record.len() == 1 && record[0].trim().is_empty() {
+        match shape(&record, header.len()) {
+            Shape::Fits => {}
+            Shape::Blank => continue,
+            Shape::Wrong => {
+                bad.push(BadRow {
+                    line,
+                    message: format!(
+                        "{} fields where the header has {}",
+                        record.len(),
+                        header.len()
+                    ),
+                });
                 continue;
             }
-            bad.push(BadRow {
-                line,
-                message: format!(
-                    "{} fields where the header has {}",
-                    record.len(),
-                    header.len()
-                ),
-            });
-            continue;
         }
         let stated_bad =
             kinds
@@ -1778,8 +2012,15 @@ fn parse_csv(
                 kind.see(cell);
             }
         }
-        records.push((line, record));
+        good += 1;
     }
+    let records = CsvRecords {
+        text,
+        delimiter,
+        columns: header.len(),
+        bad_lines: bad.iter().map(|b: &BadRow| b.line).collect(),
+        good,
+    };
     Ok(Raw {
         rows: RawRows::Csv {
             header: header.clone(),
@@ -1998,7 +2239,7 @@ impl<'de> Deserialize<'de> for StrictValue {
     }
 }
 
-fn parse_json(text: &str, file: &str, name_field: Option<&str>) -> Result<Raw, DataError> {
+fn parse_json(text: &str, file: &str, name_field: Option<&str>) -> Result<Raw<'static>, DataError> {
     // A guard for the parser's stack before anything is parsed; rows are held to the
     // one nesting limit afterwards (`check_rows`).
     // Integers that would lose digits are refused here too, with their line:col.
@@ -2167,7 +2408,7 @@ fn element_lines(text: &str) -> Vec<usize> {
     out
 }
 
-fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw {
+fn parse_json_lines(text: &str, progress: &mut dyn FnMut(u64)) -> Raw<'static> {
     let mut rows = Vec::new();
     let mut bad = Vec::new();
     let mut fields = Vec::new();
@@ -2350,6 +2591,91 @@ mod tests {
             &mut |_| {},
         );
         assert_eq!(e1.unwrap_err(), e2.unwrap_err());
+    }
+
+    /// The quote check's byte search finds what a step per byte finds, on every text
+    /// of a small alphabet (quotes, delimiters, line ends, letters) up to 7 bytes.
+    #[test]
+    fn the_quote_check_matches_a_byte_by_byte_scan() {
+        fn by_byte(bytes: &[u8]) -> Option<(usize, usize)> {
+            let (mut line, mut col) = (1usize, 0usize);
+            let mut open: Option<(usize, usize)> = None;
+            let mut field_start = true;
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
+                col += 1;
+                match (open, b) {
+                    (Some(_), b'"') if bytes.get(i + 1) == Some(&b'"') => {
+                        i += 1;
+                        col += 1;
+                    }
+                    (Some(_), b'"') => open = None,
+                    (None, b'"') if field_start => open = Some((line, col)),
+                    _ => {}
+                }
+                if b == b'\n' {
+                    line += 1;
+                    col = 0;
+                }
+                field_start = open.is_none() && matches!(b, b',' | b'\n' | b'\r');
+                i += 1;
+            }
+            open
+        }
+        let alphabet = [b'a', b',', b'"', b'\n', b'\r'];
+        for len in 0..=7u32 {
+            for n in 0..alphabet.len().pow(len) {
+                let mut n = n;
+                let text: Vec<u8> = (0..len)
+                    .map(|_| {
+                        let b = alphabet[n % alphabet.len()];
+                        n /= alphabet.len();
+                        b
+                    })
+                    .collect();
+                let text = std::str::from_utf8(&text).unwrap();
+                assert_eq!(
+                    unterminated_quote(text, b','),
+                    by_byte(text.as_bytes()),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+
+    /// A CSV file's rows are made in a second pass over its text: it skips exactly the
+    /// lines the first pass found blank or bad, so lines, rows and stated types come
+    /// out as a parse reads them.
+    #[test]
+    fn the_second_csv_pass_keeps_lines_and_types() {
+        let text = "id,ok,tags,n\n\na,yes,\"[1, 2]\",1\nb,2,,x\n\nc,NO,\"{\"\"k\"\": true}\",3\n\
+                    d,0,[],4,extra\ne,1,[],5\n";
+        let key = key();
+        let read = ReadOptions {
+            types: [("ok".to_owned(), ColumnType::Boolean)].into(),
+            ..ReadOptions::default()
+        };
+        let o = ParseOptions {
+            skip_bad: true,
+            read: &read,
+            ..opts(&key)
+        };
+        let parsed = parse(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(parsed.lines, [3, 6, 8]);
+        let skipped: Vec<usize> = parsed.skipped.iter().map(|b| b.line).collect();
+        assert_eq!(skipped, [4, 7]);
+        let compact =
+            parse_compact(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        let texts: Vec<String> = parsed
+            .rows
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap())
+            .collect();
+        let stored: Vec<&String> = compact.rows.iter().map(|r| &r.json).collect();
+        assert_eq!(stored, texts.iter().collect::<Vec<_>>());
+        assert_eq!(texts[1], r#"{"id":"c","ok":false,"tags":{"k":true},"n":3}"#);
+        assert_eq!(compact.skipped, parsed.skipped);
     }
 
     /// An unterminated quote is named with the line it opened on (it used to surface as

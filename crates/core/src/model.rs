@@ -421,6 +421,16 @@ pub fn key_hash(text: &str) -> String {
 }
 
 /// Lowercase hex of bytes.
+/// A SHA-256 digest as lowercase hex, written into `out` (no allocation).
+pub fn hex_into<'o>(digest: &[u8; 32], out: &'o mut [u8; 64]) -> &'o str {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, &b) in digest.iter().enumerate() {
+        out[2 * i] = HEX[usize::from(b >> 4)];
+        out[2 * i + 1] = HEX[usize::from(b & 15)];
+    }
+    std::str::from_utf8(out).expect("hex digits are ASCII")
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(2 * bytes.len());

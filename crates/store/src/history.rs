@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::pages::Store;
 use crate::records::*;
 use crate::rows::*;
+use crate::schema::ROWS_LOGGED_ON_CHANGE;
 
 impl Store {
     /// Loads a page as it was at `revision`, from its history; `None` when there is no
@@ -56,11 +57,19 @@ impl Store {
             ("assertion_log", &["id"][..]),
         ] {
             let same: String = keys.iter().map(|k| format!(" AND m.{k} = l.{k}")).collect();
+            // From schema 8 on, a stored row written at or before the cut supersedes
+            // its row's log entries too.
+            let head = if log == "row_log" && self.schema >= ROWS_LOGGED_ON_CHANGE {
+                " OR EXISTS (SELECT 1 FROM dataset_rows h WHERE h.page_id = l.page_id
+                     AND h.side = l.side AND h.ord = l.ord AND h.revision <= ?2)"
+            } else {
+                ""
+            };
             entries += tx.execute(
                 &format!(
                     "DELETE FROM {log} AS l WHERE l.page_id = ?1 AND l.revision < ?2
-                       AND l.revision < (SELECT MAX(m.revision) FROM {log} m
-                                         WHERE m.page_id = l.page_id{same} AND m.revision <= ?2)"
+                       AND (l.revision < (SELECT MAX(m.revision) FROM {log} m
+                                         WHERE m.page_id = l.page_id{same} AND m.revision <= ?2){head})"
                 ),
                 params![page_id, from],
             )?;

@@ -19,6 +19,6 @@ pub use pages::Store;
 pub use records::{
     DraftKind, KeptDraft, PageSummary, RevisionEntry, RowKey, StoredAssertionResult, StoredPage,
 };
-pub use rows::upsert_rule;
+pub use rows::{RowWriter, upsert_rule};
 pub use rusqlite::Transaction;
 pub use schema::{MIGRATIONS, MIN_READ_SCHEMA, PAGE_TABLES};

@@ -106,19 +106,42 @@ pub fn update_row(
     row: &rulebench_core::model::Row,
     new_key: Option<&str>,
 ) -> Result<()> {
-    let changed = tx.execute(
-        "UPDATE dataset_rows SET row_json = ?4,
-             row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash)
-         WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-        params![
-            page_id,
-            side.name(),
-            ord as i64,
-            serde_json::to_string(row).expect("rows serialize"),
-            new_key,
-            new_key.map(key_hash)
-        ],
-    )?;
+    let changed = if schema_of(tx)? >= crate::schema::ROWS_LOGGED_ON_CHANGE {
+        let revision: i64 =
+            tx.query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
+                r.get(0)
+            })?;
+        log_old_row(tx, page_id, side.name(), ord as i64, revision)?;
+        tx.execute(
+            "UPDATE dataset_rows SET row_json = ?4,
+                 row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash),
+                 revision = ?7
+             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+            params![
+                page_id,
+                side.name(),
+                ord as i64,
+                serde_json::to_string(row).expect("rows serialize"),
+                new_key,
+                new_key.map(key_hash),
+                revision
+            ],
+        )?
+    } else {
+        tx.execute(
+            "UPDATE dataset_rows SET row_json = ?4,
+                 row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash)
+             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+            params![
+                page_id,
+                side.name(),
+                ord as i64,
+                serde_json::to_string(row).expect("rows serialize"),
+                new_key,
+                new_key.map(key_hash)
+            ],
+        )?
+    };
     if changed != 1 {
         return Err(StoreError::Unreadable {
             what: format!("{} row {ord}", side.name()),

@@ -405,7 +405,7 @@ impl Store {
     pub(crate) fn row_texts_at(&self, page_id: &str, side: Side, at: At) -> Result<Vec<String>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT row_json FROM {} WHERE page_id = ?1 AND side = ?2 ORDER BY ord",
-            at.table("dataset_rows")
+            at.table_in("dataset_rows", self.schema)
         ))?;
         let texts = stmt
             .query_map(params![page_id, side.name()], |r| r.get::<_, String>(0))?
@@ -486,8 +486,12 @@ impl Store {
                 "UPDATE pages SET revision = ?2 WHERE id = ?1",
                 params![page.id, revision],
             )?;
+            // From schema 8 on, the rows are written over (their changes logged by
+            // the writer); before, removed and written anew (logged by triggers).
+            if self.schema < ROWS_LOGGED_ON_CHANGE {
+                tx.execute("DELETE FROM dataset_rows WHERE page_id = ?1", [&page.id])?;
+            }
             for table in [
-                "dataset_rows",
                 "rules",
                 "overrides",
                 "assertions",
@@ -591,7 +595,41 @@ impl Store {
         F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<bool, E>,
         E: From<StoreError>,
     {
-        self.refuse_if_read_only(what)?;
+        self.change_logged(page_id, what, |tx, rev| {
+            Ok(f(tx, rev)?.then(|| what.to_owned()))
+        })
+    }
+
+    /// [`Store::change_checked`] whose step says what it changed (the revision log's
+    /// line), known only once it ran: a streamed import counts its rows as it writes
+    /// them. `doing` names the change in a refusal (a read-only database).
+    pub fn change_described<F, E>(
+        &mut self,
+        page_id: &str,
+        doing: &str,
+        f: F,
+    ) -> std::result::Result<i64, E>
+    where
+        F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<String, E>,
+        E: From<StoreError>,
+    {
+        let revision = self.change_logged(page_id, doing, |tx, rev| f(tx, rev).map(Some))?;
+        Ok(revision.expect("a step that always changes"))
+    }
+
+    /// One change: the page's revision moves, `f` runs, and the revision is logged
+    /// with the line `f` returns (`None`: nothing changed; all is rolled back).
+    fn change_logged<F, E>(
+        &mut self,
+        page_id: &str,
+        doing: &str,
+        f: F,
+    ) -> std::result::Result<Option<i64>, E>
+    where
+        F: FnOnce(&Transaction<'_>, i64) -> std::result::Result<Option<String>, E>,
+        E: From<StoreError>,
+    {
+        self.refuse_if_read_only(doing)?;
         let expected = self.expected_revision;
         let tx = self
             .conn
@@ -609,10 +647,10 @@ impl Store {
                 page: page_id.to_owned(),
             })?;
         Self::check_expected(expected, &tx, page_id, revision - 1)?;
-        if !f(&tx, revision)? {
+        let Some(what) = f(&tx, revision)? else {
             // Dropping the transaction rolls it back: the revision stays as it was.
             return Ok(None);
-        }
+        };
         tx.execute(
             revision_sql(self.schema),
             params![page_id, revision, now(), what, self.author],

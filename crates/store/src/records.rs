@@ -93,6 +93,13 @@ pub(crate) enum At {
 }
 
 impl At {
+    /// [`At::table_in`] for a table whose history is logged by triggers in every
+    /// schema (not `dataset_rows`).
+    pub(crate) fn table(self, table: &str) -> String {
+        debug_assert_ne!(table, "dataset_rows", "rows are read with At::table_in");
+        self.table_in(table, 0)
+    }
+
     pub(crate) fn revision(self) -> Option<i64> {
         match self {
             At::Now => None,
@@ -100,9 +107,10 @@ impl At {
         }
     }
 
-    /// The table to read `table` from: itself, or a view of its log holding each item's
-    /// latest entry at or before the revision, items gone by then left out.
-    pub(crate) fn table(self, table: &str) -> String {
+    /// The table to read `table` from (in a database at `schema`; it matters for
+    /// `dataset_rows` only): itself, or a view of its log holding each item's latest
+    /// entry at or before the revision, items gone by then left out.
+    pub(crate) fn table_in(self, table: &str, schema: i64) -> String {
         let At::Revision(n) = self else {
             return table.to_owned();
         };
@@ -118,6 +126,21 @@ impl At {
             _ => unreachable!("no log for {table}"),
         };
         let same: String = keys.iter().map(|k| format!(" AND m.{k} = l.{k}")).collect();
+        if table == "dataset_rows" && schema >= crate::schema::ROWS_LOGGED_ON_CHANGE {
+            // A row is logged when it changes (migration 8): the head row holds from
+            // the revision that wrote it; before that, the log's latest entry.
+            return format!(
+                "(SELECT page_id, side, ord, row_key, key_hash, row_json FROM dataset_rows \
+                  WHERE revision <= {n} \
+                 UNION ALL \
+                 SELECT l.page_id, l.side, l.ord, l.row_key, l.key_hash, l.row_json \
+                  FROM row_log l WHERE l.row_json IS NOT NULL AND l.revision = \
+                  (SELECT MAX(m.revision) FROM row_log m WHERE m.page_id = l.page_id{same} \
+                   AND m.revision <= {n}) \
+                  AND NOT EXISTS (SELECT 1 FROM dataset_rows h WHERE h.page_id = l.page_id \
+                   AND h.side = l.side AND h.ord = l.ord AND h.revision <= {n}))"
+            );
+        }
         format!(
             "(SELECT * FROM {log} l WHERE l.{payload} IS NOT NULL AND l.revision = \
              (SELECT MAX(m.revision) FROM {log} m WHERE m.page_id = l.page_id{same} \

@@ -6,7 +6,7 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use rulebench_core::assertions::Assertion;
-use rulebench_core::dataset::StoredRow;
+use rulebench_core::dataset::{RowText, StoredRow};
 use rulebench_core::model::{Dataset, Override, Page, Rule, Side, key_hash};
 
 use crate::error::{Result, StoreError};
@@ -162,10 +162,8 @@ pub(crate) fn insert_rows(
     insert_stored(tx, page_id, side, rows, on_row)
 }
 
-/// Writes one side's rows, in their stored form and order, over what is stored: a row
-/// that is the same at its place is not written (so a reload that changes one row of
-/// 100,000 logs one row in the history, and costs a comparison for the others), a
-/// changed or new one is, and the rows past the new end are removed.
+/// Writes one side's rows, in their stored form and order, over what is stored (see
+/// [`RowWriter`]).
 pub(crate) fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
     tx: &Transaction<'_>,
     page_id: &str,
@@ -173,32 +171,177 @@ pub(crate) fn insert_stored<R: std::borrow::Borrow<StoredRow>>(
     rows: impl Iterator<Item = R>,
     on_row: &mut dyn FnMut(usize),
 ) -> Result<()> {
-    let mut stmt = tx.prepare(
-        "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (page_id, side, ord) DO UPDATE SET row_key = excluded.row_key,
-             key_hash = excluded.key_hash, row_json = excluded.row_json
-         WHERE dataset_rows.row_json IS NOT excluded.row_json
-            OR dataset_rows.row_key IS NOT excluded.row_key",
-    )?;
-    let mut n = 0;
-    for (ord, row) in rows.enumerate() {
-        let row = row.borrow();
-        stmt.execute(params![
-            page_id,
-            side.name(),
-            ord as i64,
+    let mut writer = RowWriter::new(tx, page_id, side)?;
+    for row in rows {
+        writer.put(row.borrow().text())?;
+        on_row(writer.written());
+    }
+    writer.finish()
+}
+
+/// Writes one side's rows, one at a time in their order, over what is stored, inside
+/// a change: a row that is the same at its place is not written (so a reload that
+/// changes one row of 100,000 logs one row in the history, and costs a comparison for
+/// the others), a changed or new one is, and [`RowWriter::finish`] removes the rows
+/// past the new end. Rows stream through it: nothing is held but the statements.
+///
+/// From schema 8 on, a row written carries the page's revision, and the row log gets
+/// a row's old value only when this overwrites or removes it (with a mark where a row
+/// went): new rows are written once. Before schema 8, triggers log every row written.
+pub struct RowWriter<'t> {
+    tx: &'t Transaction<'t>,
+    /// The statement that appends a row (held: a 1M-row import runs it 1M times).
+    insert: rusqlite::Statement<'t>,
+    page_id: String,
+    side: &'static str,
+    /// The page's revision (the change's own).
+    revision: i64,
+    /// One past the highest place stored before: rows from there on are new.
+    old_end: i64,
+    logged_on_change: bool,
+    n: i64,
+}
+
+impl<'t> RowWriter<'t> {
+    pub fn new(tx: &'t Transaction<'t>, page_id: &str, side: Side) -> Result<Self> {
+        let revision: i64 =
+            tx.query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
+                r.get(0)
+            })?;
+        let old_end: i64 = tx.query_row(
+            "SELECT COALESCE(MAX(ord) + 1, 0) FROM dataset_rows WHERE page_id = ?1 AND side = ?2",
+            params![page_id, side.name()],
+            |r| r.get(0),
+        )?;
+        let logged_on_change = schema_of(tx)? >= crate::schema::ROWS_LOGGED_ON_CHANGE;
+        let insert = tx.prepare(if logged_on_change {
+            "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json, revision)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        } else {
+            "INSERT INTO dataset_rows (page_id, side, ord, row_key, key_hash, row_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (page_id, side, ord) DO UPDATE SET row_key = excluded.row_key,
+                 key_hash = excluded.key_hash, row_json = excluded.row_json
+             WHERE dataset_rows.row_json IS NOT excluded.row_json
+                OR dataset_rows.row_key IS NOT excluded.row_key"
+        })?;
+        Ok(RowWriter {
+            tx,
+            insert,
+            page_id: page_id.to_owned(),
+            side: side.name(),
+            revision,
+            old_end,
+            logged_on_change,
+            n: 0,
+        })
+    }
+
+    /// How many rows were put.
+    pub fn written(&self) -> usize {
+        self.n as usize
+    }
+
+    /// Writes the next row.
+    pub fn put(&mut self, row: RowText<'_>) -> Result<()> {
+        let ord = self.n;
+        self.n += 1;
+        let (page, side) = (self.page_id.as_str(), self.side);
+        if !self.logged_on_change {
+            // (An upsert: triggers log what it writes.)
+            self.insert
+                .execute(params![page, side, ord, row.key, row.hash, row.json])?;
+            return Ok(());
+        }
+        if ord < self.old_end {
+            let same: Option<bool> = self
+                .tx
+                .prepare_cached(
+                    "SELECT row_key IS ?4 AND row_json IS ?5 FROM dataset_rows
+                     WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+                )?
+                .query_row(params![page, side, ord, row.key, row.json], |r| r.get(0))
+                .optional()?;
+            match same {
+                Some(true) => return Ok(()),
+                Some(false) => {
+                    log_old_row(self.tx, page, side, ord, self.revision)?;
+                    self.tx
+                        .prepare_cached(
+                            "UPDATE dataset_rows SET row_key = ?4, key_hash = ?5, row_json = ?6,
+                                 revision = ?7
+                             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+                        )?
+                        .execute(params![
+                            page,
+                            side,
+                            ord,
+                            row.key,
+                            row.hash,
+                            row.json,
+                            self.revision
+                        ])?;
+                    return Ok(());
+                }
+                None => {}
+            }
+        }
+        self.insert.execute(params![
+            page,
+            side,
+            ord,
             row.key,
             row.hash,
-            row.json
+            row.json,
+            self.revision
         ])?;
-        n = ord + 1;
-        on_row(n);
+        Ok(())
     }
-    tx.execute(
-        "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord >= ?3",
-        params![page_id, side.name(), n as i64],
-    )?;
+
+    /// Removes the rows past the last one put (logging them gone).
+    pub fn finish(self) -> Result<()> {
+        let (page, side, n) = (self.page_id.as_str(), self.side, self.n);
+        if self.logged_on_change && n < self.old_end {
+            self.tx.execute(
+                "INSERT OR REPLACE INTO row_log
+                     (page_id, side, ord, revision, row_key, key_hash, row_json)
+                 SELECT page_id, side, ord, revision, row_key, key_hash, row_json
+                 FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord >= ?3
+                     AND revision < ?4",
+                params![page, side, n, self.revision],
+            )?;
+            self.tx.execute(
+                "INSERT OR REPLACE INTO row_log
+                     (page_id, side, ord, revision, row_key, key_hash, row_json)
+                 SELECT page_id, side, ord, ?4, NULL, NULL, NULL
+                 FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord >= ?3",
+                params![page, side, n, self.revision],
+            )?;
+        }
+        self.tx.execute(
+            "DELETE FROM dataset_rows WHERE page_id = ?1 AND side = ?2 AND ord >= ?3",
+            params![page, side, n],
+        )?;
+        Ok(())
+    }
+}
+
+/// Before a stored row is overwritten at `revision` (schema 8 on): its value goes to
+/// the row log under the revision that wrote it, unless that is this one (nothing
+/// read it then) or unknown (a row from before schema 8, logged already).
+pub(crate) fn log_old_row(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    side: &str,
+    ord: i64,
+    revision: i64,
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO row_log (page_id, side, ord, revision, row_key, key_hash, row_json)
+         SELECT page_id, side, ord, revision, row_key, key_hash, row_json FROM dataset_rows
+         WHERE page_id = ?1 AND side = ?2 AND ord = ?3 AND revision < ?4",
+    )?
+    .execute(params![page_id, side, ord, revision])?;
     Ok(())
 }
 

@@ -716,33 +716,32 @@ impl App {
             label: opts.label.is_some(),
         };
         let mut done: Option<(dataset::CompactFacts, Vec<Diagnostic>, Option<String>)> = None;
-        let revision =
-            std::thread::scope(|scope| {
-                let (send, batches) = std::sync::mpsc::sync_channel::<RowBatch>(4);
-                let shown = shown.as_str();
-                let worker = scope.spawn(move || {
-                    let mut batch = RowBatch::default();
-                    let mut out = |row: RowText<'_>| {
-                        batch.push(row);
-                        batch.len() < BATCH || send.send(std::mem::take(&mut batch)).is_ok()
-                    };
-                    let facts = match planned {
-                        Some(planned) => planned.emit(&parse, &mut out),
-                        None => {
-                            let mut sink =
-                                dataset::TableCompactor::new(shown, format, &parse, &mut out);
-                            crate::readers::decode_into(bytes, shown, format, parse.read, &mut sink)
-                                .and_then(|()| sink.finish())
-                        }
-                    };
-                    if batch.len() > 0 {
-                        // The writer hung up only when it failed: it says why.
-                        let _ = send.send(batch);
+        let revision = std::thread::scope(|scope| {
+            let (send, batches) = std::sync::mpsc::sync_channel::<RowBatch>(4);
+            let shown = shown.as_str();
+            let worker = scope.spawn(move || {
+                let mut batch = RowBatch::default();
+                let mut out = |row: RowText<'_>| {
+                    batch.push(row);
+                    batch.len() < BATCH || send.send(std::mem::take(&mut batch)).is_ok()
+                };
+                let facts = match planned {
+                    Some(planned) => planned.emit(&parse, &mut out),
+                    None => {
+                        let mut sink =
+                            dataset::TableCompactor::new(shown, format, &parse, &mut out);
+                        crate::readers::decode_into(bytes, shown, format, parse.read, &mut sink)
+                            .and_then(|()| sink.finish())
                     }
-                    facts
-                });
-                self.store
-                .change_described(&page_id, "importing a dataset", |tx, _| -> Result<String> {
+                };
+                if batch.len() > 0 {
+                    // The writer hung up only when it failed: it says why.
+                    let _ = send.send(batch);
+                }
+                facts
+            });
+            self.store
+                .change_rows(&page_id, "importing a dataset", |tx, _| -> Result<String> {
                     let stored = store::ops::dataset_meta(tx, &page_id, side)?;
                     let mut writer = store::RowWriter::new(tx, &page_id, side)?;
                     let mut hashes = std::collections::HashSet::new();
@@ -796,7 +795,7 @@ impl App {
                     done = Some((facts, warnings, unlinked));
                     Ok(what)
                 })
-            })?;
+        })?;
         let (facts, warnings, unlinked) = done.expect("a change that was made");
         Ok(DatasetImported {
             page_id,

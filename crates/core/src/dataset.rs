@@ -1867,8 +1867,16 @@ fn whole(n: &Number) -> Option<i64> {
 /// quote opens a field only at its start, after a delimiter or a line end; `""` inside
 /// one is a quote). It jumps from quote to quote inside a field and from delimiter to
 /// line end outside one (a byte search, not a step per byte).
+#[cfg(test)]
 fn unterminated_quote(text: &str, delimiter: u8) -> Option<(usize, usize)> {
+    quote_scan(text, delimiter, usize::MAX).err()
+}
+
+/// [`unterminated_quote`] as an error, else the first record boundary (just past a line
+/// end outside quotes) at or after `split_at`, if there is one.
+fn quote_scan(text: &str, delimiter: u8, split_at: usize) -> Result<Option<usize>, (usize, usize)> {
     let bytes = text.as_bytes();
+    let mut split = None;
     let mut i = 0;
     loop {
         // At the start of a field.
@@ -1877,7 +1885,7 @@ fn unterminated_quote(text: &str, delimiter: u8) -> Option<(usize, usize)> {
             i += 1;
             loop {
                 match memchr::memchr(b'"', &bytes[i..]) {
-                    None => return Some(line_col(bytes, open)),
+                    None => return Err(line_col(bytes, open)),
                     Some(p) if bytes.get(i + p + 1) == Some(&b'"') => i += p + 2,
                     Some(p) => {
                         i += p + 1;
@@ -1887,8 +1895,13 @@ fn unterminated_quote(text: &str, delimiter: u8) -> Option<(usize, usize)> {
             }
         }
         match memchr::memchr3(delimiter, b'\n', b'\r', &bytes[i.min(bytes.len())..]) {
-            None => return None,
-            Some(p) => i += p + 1,
+            None => return Ok(split),
+            Some(p) => {
+                i += p + 1;
+                if split.is_none() && i >= split_at && bytes[i - 1] == b'\n' {
+                    split = Some(i);
+                }
+            }
         }
     }
 }
@@ -1903,19 +1916,30 @@ fn parse_csv<'t>(
     types: &BTreeMap<String, ColumnType>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Raw<'t>, DataError> {
-    if let Some((line, column)) = unterminated_quote(text, delimiter) {
-        return Err(DataError::Syntax {
-            file: file.to_owned(),
-            line,
-            column,
-            message: "a quoted field opens here and is never closed (a missing `\"`)".into(),
-        });
-    }
+    // A large text's records are read in two halves at once, split at a record
+    // boundary the quote check finds.
+    let split_at = if text.len() >= SPLIT_CSV_FROM {
+        text.len() / 2
+    } else {
+        usize::MAX
+    };
+    let split = match quote_scan(text, delimiter, split_at) {
+        Ok(split) => split,
+        Err((line, column)) => {
+            return Err(DataError::Syntax {
+                file: file.to_owned(),
+                line,
+                column,
+                message: "a quoted field opens here and is never closed (a missing `\"`)".into(),
+            });
+        }
+    };
     let mut reader = csv_reader(text, delimiter);
-    let csv_err = |e: csv::Error| {
-        let (line, column) = e
-            .position()
-            .map_or((1, 1), |p| line_col(text.as_bytes(), p.byte() as usize));
+    // (`base`: where the stretch read starts in the text.)
+    let csv_in = |(e, base): (csv::Error, u64)| {
+        let (line, column) = e.position().map_or((1, 1), |p| {
+            line_col(text.as_bytes(), (base + p.byte()) as usize)
+        });
         DataError::Syntax {
             file: file.to_owned(),
             line,
@@ -1923,6 +1947,7 @@ fn parse_csv<'t>(
             message: format!("invalid CSV: {e}"),
         }
     };
+    let csv_err = |e: csv::Error| csv_in((e, 0));
     let mut record = csv::StringRecord::new();
     if !reader.read_record(&mut record).map_err(csv_err)? {
         return Err(DataError::File {
@@ -1959,60 +1984,55 @@ fn parse_csv<'t>(
             ),
         });
     }
-    let mut lines = LineCounter::new(text.as_bytes());
-    let mut good = 0usize;
-    let mut bad = Vec::new();
-    let mut kinds: Vec<ColumnKind> = header
+    let kinds: Vec<ColumnKind> = header
         .iter()
         .map(|h| ColumnKind {
             stated: types.get(h).copied(),
             ..ColumnKind::default()
         })
         .collect();
-    let mut n = 0usize;
-    while reader.read_record(&mut record).map_err(csv_err)? {
-        let pos = record.position().expect("records read have a position");
-        let line = lines.line_of(pos.byte() as usize);
-        n += 1;
-        if n.is_multiple_of(4096) {
-            progress(pos.byte());
+    // The second half from the split on (its first line and offset), the first half
+    // up to it, this reader going on past the header.
+    let split = split.filter(|&at| at as u64 > reader.position().byte());
+    let (first, second) = std::thread::scope(|scope| {
+        let second = split.map(|at| {
+            let (header, kinds) = (&header, kinds.clone());
+            scope.spawn(move || {
+                let rest = &text[at..];
+                let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
+                first_pass(
+                    &mut csv_reader(rest, delimiter),
+                    LineCounter::starting_at(rest.as_bytes(), line),
+                    (at as u64, u64::MAX),
+                    header,
+                    kinds,
+                    &mut |_| {},
+                )
+            })
+        });
+        let first = first_pass(
+            &mut reader,
+            LineCounter::new(text.as_bytes()),
+            (0, split.map_or(u64::MAX, |at| at as u64)),
+            &header,
+            kinds,
+            progress,
+        );
+        (
+            first,
+            second.map(|h| h.join().expect("the first pass does not panic")),
+        )
+    });
+    let (mut kinds, mut bad, mut good) = first.map_err(csv_in)?;
+    if let Some(second) = second {
+        let (more_kinds, more_bad, more_good) = second.map_err(csv_in)?;
+        for (k, m) in kinds.iter_mut().zip(more_kinds) {
+            k.all_bool &= m.all_bool;
+            k.all_number &= m.all_number;
+            k.all_json &= m.all_json;
         }
-        match shape(&record, header.len()) {
-            Shape::Fits => {}
-            Shape::Blank => continue,
-            Shape::Wrong => {
-                bad.push(BadRow {
-                    line,
-                    message: format!(
-                        "{} fields where the header has {}",
-                        record.len(),
-                        header.len()
-                    ),
-                });
-                continue;
-            }
-        }
-        let stated_bad =
-            kinds
-                .iter()
-                .zip(record.iter())
-                .zip(&header)
-                .find_map(|((kind, cell), h)| {
-                    let ty = kind.stated?;
-                    convert_cell(cell, ty)
-                        .err()
-                        .map(|e| format!("column `{h}`: {e}"))
-                });
-        if let Some(message) = stated_bad {
-            bad.push(BadRow { line, message });
-            continue;
-        }
-        for (kind, cell) in kinds.iter_mut().zip(record.iter()) {
-            if !cell.is_empty() && kind.stated.is_none() {
-                kind.see(cell);
-            }
-        }
-        good += 1;
+        bad.extend(more_bad);
+        good += more_good;
     }
     let records = CsvRecords {
         text,
@@ -2033,6 +2053,82 @@ fn parse_csv<'t>(
     })
 }
 
+/// Texts from this size on have their CSV records read in two halves at once.
+const SPLIT_CSV_FROM: usize = 4 << 20;
+
+/// What the first pass over a stretch of a CSV text's records says: the columns' kinds
+/// as its cells narrow them, its bad lines, its good records' count.
+type FirstPass = (Vec<ColumnKind>, Vec<BadRow>, usize);
+
+/// The first pass over the records `reader` reads (after the header), with their lines
+/// from `lines`; `(base, end)`: the stretch's offset in the whole text, and where the
+/// next stretch starts (a record there is not this stretch's). An error comes with
+/// `base` (its position is in the stretch).
+fn first_pass(
+    reader: &mut csv::Reader<&[u8]>,
+    mut lines: LineCounter<'_>,
+    (base, end): (u64, u64),
+    header: &[String],
+    mut kinds: Vec<ColumnKind>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<FirstPass, (csv::Error, u64)> {
+    let mut record = csv::StringRecord::new();
+    let (mut good, mut bad, mut n) = (0usize, Vec::new(), 0usize);
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err((e, base)),
+        }
+        let pos = record.position().expect("records read have a position");
+        if base + pos.byte() >= end {
+            break;
+        }
+        let line = lines.line_of(pos.byte() as usize);
+        n += 1;
+        if n.is_multiple_of(4096) {
+            progress(base + pos.byte());
+        }
+        match shape(&record, header.len()) {
+            Shape::Fits => {}
+            Shape::Blank => continue,
+            Shape::Wrong => {
+                bad.push(BadRow {
+                    line,
+                    message: format!(
+                        "{} fields where the header has {}",
+                        record.len(),
+                        header.len()
+                    ),
+                });
+                continue;
+            }
+        }
+        let stated_bad =
+            kinds
+                .iter()
+                .zip(record.iter())
+                .zip(header)
+                .find_map(|((kind, cell), h)| {
+                    let ty = kind.stated?;
+                    convert_cell(cell, ty)
+                        .err()
+                        .map(|e| format!("column `{h}`: {e}"))
+                });
+        if let Some(message) = stated_bad {
+            bad.push(BadRow { line, message });
+            continue;
+        }
+        for (kind, cell) in kinds.iter_mut().zip(record.iter()) {
+            if !cell.is_empty() && kind.stated.is_none() {
+                kind.see(cell);
+            }
+        }
+        good += 1;
+    }
+    Ok((kinds, bad, good))
+}
+
 /// Lines of records, counted incrementally. The CSV reader's own line numbers and
 /// offsets point at the terminator before a record on CRLF files, so the offset is
 /// moved past line terminators first.
@@ -2044,10 +2140,15 @@ struct LineCounter<'a> {
 
 impl<'a> LineCounter<'a> {
     fn new(bytes: &'a [u8]) -> Self {
+        Self::starting_at(bytes, 1)
+    }
+
+    /// Lines of a stretch of a text whose first line is `line`.
+    fn starting_at(bytes: &'a [u8], line: usize) -> Self {
         LineCounter {
             bytes,
             offset: 0,
-            line: 1,
+            line,
         }
     }
 
@@ -2642,6 +2743,54 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A large CSV text's first pass reads two halves at once: the lines of rows and of
+    /// bad rows, and the columns' types, are those of one reading (a quoted field that
+    /// spans lines near the middle, bad lines and a column that stops being numeric in
+    /// the second half).
+    #[test]
+    fn a_large_csv_read_in_two_halves_reads_as_one() {
+        let mut text = String::from("id,n,note\n");
+        let (mut line, mut lines, mut bad) = (1usize, vec![], vec![]);
+        let rows = 140_000;
+        for i in 0..rows {
+            line += 1;
+            if i % 1000 == 999 {
+                text.push_str(&format!("x{i},1,2,3\n"));
+                bad.push(line);
+                continue;
+            }
+            lines.push(line);
+            let n = if i == rows - 5 {
+                "n/a".to_owned()
+            } else {
+                i.to_string()
+            };
+            if i % 7 == 0 {
+                text.push_str(&format!("r{i},{n},\"two\nlines, \"\"quoted\"\"\"\n"));
+                line += 1;
+            } else {
+                text.push_str(&format!("r{i},{n},plain note {i}\n"));
+            }
+        }
+        assert!(text.len() >= SPLIT_CSV_FROM, "{}", text.len());
+        let key = key();
+        let o = ParseOptions {
+            skip_bad: true,
+            ..opts(&key)
+        };
+        let parsed = parse(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(parsed.lines, lines);
+        let skipped: Vec<usize> = parsed.skipped.iter().map(|b| b.line).collect();
+        assert_eq!(skipped, bad);
+        // One `n/a` near the end makes the column strings.
+        assert_eq!(parsed.rows[3]["n"], json!("3"));
+        assert_eq!(parsed.rows[7]["note"], json!("two\nlines, \"quoted\""));
+        let compact =
+            parse_compact(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(compact.rows.len(), lines.len());
+        assert_eq!(compact.skipped, parsed.skipped);
     }
 
     /// A CSV file's rows are made in a second pass over its text: it skips exactly the

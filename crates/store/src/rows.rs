@@ -192,6 +192,9 @@ pub struct RowWriter<'t> {
     tx: &'t Transaction<'t>,
     /// The statement that appends a row (held: a 1M-row import runs it 1M times).
     insert: rusqlite::Statement<'t>,
+    /// Over stored rows (schema 8 on): the row at a place, its old value logged, the
+    /// row rewritten.
+    over: Option<[rusqlite::Statement<'t>; 3]>,
     page_id: String,
     side: &'static str,
     /// The page's revision (the change's own).
@@ -225,9 +228,30 @@ impl<'t> RowWriter<'t> {
              WHERE dataset_rows.row_json IS NOT excluded.row_json
                 OR dataset_rows.row_key IS NOT excluded.row_key"
         })?;
+        let over = if logged_on_change && old_end > 0 {
+            Some([
+                tx.prepare(
+                    "SELECT row_key, key_hash, row_json, revision FROM dataset_rows
+                     WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+                )?,
+                tx.prepare(
+                    "INSERT OR REPLACE INTO row_log
+                         (page_id, side, ord, revision, row_key, key_hash, row_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?,
+                tx.prepare(
+                    "UPDATE dataset_rows SET row_key = ?4, key_hash = ?5, row_json = ?6,
+                         revision = ?7
+                     WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
+                )?,
+            ])
+        } else {
+            None
+        };
         Ok(RowWriter {
             tx,
             insert,
+            over,
             page_id: page_id.to_owned(),
             side: side.name(),
             revision,
@@ -253,37 +277,44 @@ impl<'t> RowWriter<'t> {
                 .execute(params![page, side, ord, row.key, row.hash, row.json])?;
             return Ok(());
         }
-        if ord < self.old_end {
-            let same: Option<bool> = self
-                .tx
-                .prepare_cached(
-                    "SELECT row_key IS ?4 AND row_json IS ?5 FROM dataset_rows
-                     WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-                )?
-                .query_row(params![page, side, ord, row.key, row.json], |r| r.get(0))
-                .optional()?;
-            match same {
-                Some(true) => return Ok(()),
-                Some(false) => {
-                    log_old_row(self.tx, page, side, ord, self.revision)?;
-                    self.tx
-                        .prepare_cached(
-                            "UPDATE dataset_rows SET row_key = ?4, key_hash = ?5, row_json = ?6,
-                                 revision = ?7
-                             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-                        )?
-                        .execute(params![
-                            page,
-                            side,
-                            ord,
-                            row.key,
-                            row.hash,
-                            row.json,
-                            self.revision
-                        ])?;
+        if let Some([lookup, log, update]) = self.over.as_mut()
+            && ord < self.old_end
+        {
+            let mut found = lookup.query(params![page, side, ord])?;
+            if let Some(old) = found.next()? {
+                let text = |i: usize| -> rusqlite::Result<&str> {
+                    old.get_ref(i)?.as_str().map_err(Into::into)
+                };
+                if text(0)? == row.key && text(2)? == row.json {
                     return Ok(());
                 }
-                None => {}
+                // The old value goes to the log under the revision that wrote it,
+                // unless that is this one (no revision read it) or unknown (a row
+                // from before schema 8, logged already).
+                if let Some(written) = old.get::<_, Option<i64>>(3)?
+                    && written < self.revision
+                {
+                    log.execute(params![
+                        page,
+                        side,
+                        ord,
+                        written,
+                        text(0)?,
+                        text(1)?,
+                        text(2)?
+                    ])?;
+                }
+                drop(found);
+                update.execute(params![
+                    page,
+                    side,
+                    ord,
+                    row.key,
+                    row.hash,
+                    row.json,
+                    self.revision
+                ])?;
+                return Ok(());
             }
         }
         self.insert.execute(params![

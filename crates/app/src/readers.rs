@@ -237,20 +237,24 @@ fn add_batch(
                 .map_err(|e| file_error(file, format!("column `{}`, {part}: {e}", field.name())))
         })
         .collect::<Result<_, _>>()?;
-    let names: Vec<&String> = batch
+    let names: Vec<String> = batch
         .schema_ref()
         .fields()
         .iter()
-        .map(|f| f.name())
+        .map(|f| f.name().clone())
         .collect();
     let mut columns: Vec<std::vec::IntoIter<Value>> =
         columns.into_iter().map(Vec::into_iter).collect();
+    // Each row goes as its cells (no row map is built for it).
+    let mut cells = Vec::with_capacity(names.len());
     for _ in 0..batch.num_rows() {
-        let mut row = Row::with_capacity(names.len());
-        for (name, column) in names.iter().zip(columns.iter_mut()) {
-            row.insert((*name).clone(), column.next().unwrap_or(Value::Null));
-        }
-        sink.row(*next, row);
+        cells.clear();
+        cells.extend(
+            columns
+                .iter_mut()
+                .map(|column| column.next().unwrap_or(Value::Null)),
+        );
+        sink.cells(*next, &names, &mut cells);
         *next += 1;
     }
     Ok(())

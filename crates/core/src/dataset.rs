@@ -1281,7 +1281,9 @@ impl Planned<'_> {
 /// unique (case-aware). Bad rows are kept for the report.
 struct RowChecker {
     keyed: Dataset,
-    seen: HashMap<String, usize>,
+    /// Keys seen (folded by the key case), by 128 bits of their SHA-256, with the row
+    /// of each: no key is copied.
+    seen: HashMap<[u8; 16], u32, std::hash::BuildHasherDefault<DigestHasher>>,
     keyless: bool,
     word: &'static str,
     good: usize,
@@ -1315,7 +1317,7 @@ impl RowChecker {
                 key_case: opts.key_case,
                 ..Dataset::default()
             },
-            seen: HashMap::new(),
+            seen: HashMap::default(),
             keyless: opts.key.is_empty(),
             word: match place {
                 RowPlace::Line => "line",
@@ -1328,7 +1330,28 @@ impl RowChecker {
 
     /// Whether the row at `line` is good (else it is noted as bad).
     fn check(&mut self, line: usize, row: &Row) -> bool {
-        if super::validate::row_too_deep(row) {
+        self.checked(line, row).is_some()
+    }
+
+    /// The key of the row at `line` and its SHA-256, when the row is good (else it is
+    /// noted as bad). A file read without a key gets empty keys.
+    fn checked(&mut self, line: usize, row: &Row) -> Option<(String, [u8; 32])> {
+        self.checked_by(
+            line,
+            &|field| row.get(field),
+            super::validate::row_too_deep(row),
+        )
+    }
+
+    /// [`RowChecker::checked`] of a row read through `get`, which `too_deep` says nests
+    /// too deep.
+    fn checked_by<'v>(
+        &mut self,
+        line: usize,
+        get: &dyn Fn(&str) -> Option<&'v Value>,
+        too_deep: bool,
+    ) -> Option<(String, [u8; 32])> {
+        if too_deep {
             self.bad.push(BadRow {
                 line,
                 message: format!(
@@ -1336,38 +1359,41 @@ impl RowChecker {
                     super::validate::MAX_DEPTH
                 ),
             });
-            return false;
+            return None;
         }
+        let key = self.keyed.key_from(get);
+        let digest: [u8; 32] = sha2::Sha256::digest(key.as_bytes()).into();
         // No key (a file read to infer one): rows are not checked for keys.
         if !self.keyless {
             if let Some(k) = self
                 .keyed
                 .key
                 .iter()
-                .find(|k| row.get(*k).is_none_or(Value::is_null))
+                .find(|k| get(k.as_str()).is_none_or(Value::is_null))
             {
                 self.bad.push(BadRow {
                     line,
                     message: format!("no value for key field `{k}`"),
                 });
-                return false;
+                return None;
             }
-            let key = self.keyed.folded_key(row);
-            if let Some(&first) = self.seen.get(&key) {
+            let folded = match self.keyed.key_case.fold(&key) {
+                std::borrow::Cow::Borrowed(_) => digest,
+                std::borrow::Cow::Owned(f) => sha2::Sha256::digest(f.as_bytes()).into(),
+            };
+            let short: [u8; 16] = folded[..16].try_into().expect("16 of 32 bytes");
+            if let Some(&first) = self.seen.get(&short) {
                 self.bad.push(BadRow {
                     line,
-                    message: format!(
-                        "duplicate key `{}`: {} {first} has it too",
-                        self.keyed.row_key(row),
-                        self.word
-                    ),
+                    message: format!("duplicate key `{key}`: {} {first} has it too", self.word),
                 });
-                return false;
+                return None;
             }
-            self.seen.insert(key, line);
+            self.seen
+                .insert(short, u32::try_from(line).unwrap_or(u32::MAX));
         }
         self.good += 1;
-        true
+        Some((key, digest))
     }
 
     /// The bad rows, sorted; an error unless `skip_bad`.
@@ -1425,6 +1451,12 @@ pub trait TableSink {
     fn start(&mut self, fields: Vec<String>, place: RowPlace) -> Result<(), DataError>;
     /// One decoded row (1-based `line` in `place`).
     fn row(&mut self, line: usize, row: Row);
+    /// One decoded row as its cells in the order of `names` (the columns `start` was
+    /// given), taken out of `cells`; by default made a [`Row`] for [`TableSink::row`].
+    fn cells(&mut self, line: usize, names: &[String], cells: &mut Vec<Value>) {
+        let row: Row = names.iter().cloned().zip(cells.drain(..)).collect();
+        self.row(line, row);
+    }
     /// A row that could not be decoded.
     fn bad(&mut self, bad: BadRow);
 }
@@ -1464,6 +1496,13 @@ pub struct TableCompactor<'a> {
     /// `out` said stop.
     stopped: bool,
     index: HashMap<String, FieldSchema>,
+    /// Rows that come as cells ([`TableSink::cells`]): each column's `"name":` as JSON,
+    /// the stated types by column (in the order `apply_types` checks them), each
+    /// column's schema so far, and the buffer a row's JSON text is written in.
+    names: Vec<String>,
+    stated: Vec<(usize, ColumnType)>,
+    columns: Vec<FieldSchema>,
+    json: Vec<u8>,
 }
 
 impl<'a> TableCompactor<'a> {
@@ -1486,6 +1525,10 @@ impl<'a> TableCompactor<'a> {
             rows: 0,
             stopped: false,
             index: HashMap::new(),
+            names: vec![],
+            stated: vec![],
+            columns: vec![],
+            json: vec![],
         }
     }
 
@@ -1501,12 +1544,18 @@ impl<'a> TableCompactor<'a> {
             });
         };
         let skipped = checker.finish(&self.file, self.place.clone(), self.opts.skip_bad)?;
+        let mut schema: BTreeMap<String, FieldSchema> = self.index.into_iter().collect();
+        for (name, f) in self.fields.iter().zip(self.columns) {
+            if f.present > 0 {
+                schema.insert(name.clone(), f);
+            }
+        }
         Ok(CompactFacts {
             format: self.format,
             rows: self.rows,
             skipped,
             fields: self.fields,
-            schema: self.index.into_iter().collect(),
+            schema,
             place: self.place,
         })
     }
@@ -1531,9 +1580,86 @@ impl TableSink for TableCompactor<'_> {
                 return Err(e);
             }
         }
+        self.names = fields
+            .iter()
+            .map(|f| format!("{}:", serde_json::to_string(f).expect("strings serialize")))
+            .collect();
+        self.stated = self
+            .opts
+            .read
+            .types
+            .iter()
+            .filter_map(|(f, ty)| Some((fields.iter().position(|c| c == f)?, *ty)))
+            .collect();
+        self.columns = vec![FieldSchema::default(); fields.len()];
         self.fields = fields;
         self.place = place;
         Ok(())
+    }
+
+    /// A row made ready to store straight from its cells: no row map is built, each
+    /// column's schema is counted by its place, and the JSON text is the one
+    /// `serde_json` writes for the row (names in the columns' order).
+    fn cells(&mut self, line: usize, names: &[String], cells: &mut Vec<Value>) {
+        let Some(checker) = self.checker.as_mut() else {
+            return;
+        };
+        if self.stopped || names.len() != self.columns.len() {
+            // (Not the columns `start` was given: the general way.)
+            let row: Row = names.iter().cloned().zip(cells.drain(..)).collect();
+            return self.row(line, row);
+        }
+        for &(i, ty) in &self.stated {
+            match coerce(std::mem::take(&mut cells[i]), ty) {
+                Ok(v) => cells[i] = v,
+                Err(message) => {
+                    checker.bad.push(BadRow {
+                        line,
+                        message: format!("field `{}`: {message}", names[i]),
+                    });
+                    cells.clear();
+                    return;
+                }
+            }
+        }
+        let too_deep = cells
+            .iter()
+            .any(|v| super::diag::value_depth(v) + 1 > super::validate::MAX_DEPTH);
+        let get = |field: &str| names.iter().position(|n| n == field).map(|i| &cells[i]);
+        let Some((key, digest)) = checker.checked_by(line, &get, too_deep) else {
+            cells.clear();
+            return;
+        };
+        self.json.clear();
+        self.json.push(b'{');
+        for (i, v) in cells.iter().enumerate() {
+            if i > 0 {
+                self.json.push(b',');
+            }
+            self.json.extend_from_slice(self.names[i].as_bytes());
+            serde_json::to_writer(&mut self.json, v).expect("values serialize");
+            let f = &mut self.columns[i];
+            f.present += 1;
+            match v {
+                Value::Null => f.nulls += 1,
+                v => {
+                    let t = value_type(v);
+                    *f.types.entry(t).or_insert(0) += 1;
+                    if !f.first.contains_key(t) {
+                        f.first.insert(t, key.clone());
+                    }
+                }
+            }
+        }
+        self.json.push(b'}');
+        cells.clear();
+        self.rows += 1;
+        let mut hex = [0u8; 64];
+        self.stopped = !(self.out)(RowText {
+            hash: super::model::hex_into(&digest, &mut hex),
+            key: &key,
+            json: std::str::from_utf8(&self.json).expect("JSON is UTF-8"),
+        });
     }
 
     fn row(&mut self, line: usize, mut row: Row) {
@@ -1547,14 +1673,14 @@ impl TableSink for TableCompactor<'_> {
             checker.bad.push(bad);
             return;
         }
-        if !checker.check(line, &row) {
+        let Some((key, digest)) = checker.checked(line, &row) else {
             return;
-        }
-        let key = checker.keyed.row_key(&row);
+        };
         tally(&mut self.index, &row, &|| key.clone());
         self.rows += 1;
+        let mut hex = [0u8; 64];
         self.stopped = !(self.out)(RowText {
-            hash: &super::model::key_hash(&key),
+            hash: super::model::hex_into(&digest, &mut hex),
             key: &key,
             json: &serde_json::to_string(&row).expect("rows serialize"),
         });
@@ -2791,6 +2917,66 @@ mod tests {
             parse_compact(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
         assert_eq!(compact.rows.len(), lines.len());
         assert_eq!(compact.skipped, parsed.skipped);
+    }
+
+    /// A binary reader's rows handed over as cells make what the same rows handed over
+    /// as row maps make: texts, keys, schemas, bad rows (a stated type that does not
+    /// convert, a missing or repeated key, a row nested too deep) and their messages.
+    #[test]
+    fn rows_as_cells_store_as_rows_do() {
+        let names: Vec<String> = ["id", "n", "tags", "flag"].map(String::from).to_vec();
+        let mut deep = json!(1);
+        for _ in 0..70 {
+            deep = json!([deep]);
+        }
+        let rows: Vec<Vec<Value>> = vec![
+            vec![json!("a"), json!(1), json!(["x"]), json!("yes")],
+            vec![json!("b"), Value::Null, json!({"k": "\"q\""}), json!(false)],
+            vec![json!("c"), json!(2.5), Value::Null, json!("maybe")],
+            vec![Value::Null, json!(3), json!([]), json!(true)],
+            vec![json!("a"), json!(4), json!([]), json!(true)],
+            vec![json!("d"), deep, json!([]), json!(true)],
+            vec![json!("é|\\"), json!(-7), json!("s"), json!("0")],
+        ];
+        let key = key();
+        let read = ReadOptions {
+            types: [("flag".to_owned(), ColumnType::Boolean)].into(),
+            ..ReadOptions::default()
+        };
+        let o = ParseOptions {
+            skip_bad: true,
+            read: &read,
+            ..opts(&key)
+        };
+        let run = |as_cells: bool| {
+            let mut made = vec![];
+            let mut out = |r: RowText<'_>| {
+                made.push(r.to_stored());
+                true
+            };
+            let mut sink = TableCompactor::new("f", DataFormat::Parquet, &o, &mut out);
+            sink.start(names.clone(), RowPlace::Row).unwrap();
+            for (i, cells) in rows.iter().enumerate() {
+                if as_cells {
+                    sink.cells(i + 1, &names, &mut cells.clone());
+                } else {
+                    sink.row(i + 1, names.iter().cloned().zip(cells.clone()).collect());
+                }
+            }
+            let facts = sink.finish().unwrap();
+            (facts, made)
+        };
+        let (by_row, rows_made) = run(false);
+        let (by_cells, cells_made) = run(true);
+        assert_eq!(cells_made, rows_made);
+        assert_eq!(by_cells, by_row);
+        assert_eq!(by_cells.rows, 3);
+        let lines: Vec<usize> = by_cells.skipped.iter().map(|b| b.line).collect();
+        assert_eq!(lines, [3, 4, 5, 6]);
+        assert_eq!(
+            cells_made[1].json,
+            r#"{"id":"b","n":null,"tags":{"k":"\"q\""},"flag":false}"#
+        );
     }
 
     /// A CSV file's rows are made in a second pass over its text: it skips exactly the

@@ -305,11 +305,16 @@ impl Dataset {
     /// `("x|b=y", "z")` and `("x", "y|b=z")` made the same key. A single-field key is
     /// written as it is (no other key can collide with it).
     pub fn row_key(&self, row: &Row) -> String {
+        self.key_from(&|field| row.get(field))
+    }
+
+    /// [`Dataset::row_key`] of a row read through `get` (a field's value, if it has it).
+    pub fn key_from<'v>(&self, get: &dyn Fn(&str) -> Option<&'v Value>) -> String {
         let several = self.key.len() > 1;
         self.key
             .iter()
             .map(|field| {
-                let value = match row.get(field) {
+                let value = match get(field) {
                     Some(Value::String(s)) if several && s.contains(['\\', '|']) => {
                         s.replace('\\', "\\\\").replace('|', "\\|")
                     }

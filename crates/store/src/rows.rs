@@ -228,6 +228,12 @@ impl<'t> RowWriter<'t> {
              WHERE dataset_rows.row_json IS NOT excluded.row_json
                 OR dataset_rows.row_key IS NOT excluded.row_key"
         })?;
+        let mut insert = insert;
+        insert.raw_bind_parameter(1, page_id)?;
+        insert.raw_bind_parameter(2, side.name())?;
+        if logged_on_change {
+            insert.raw_bind_parameter(7, revision)?;
+        }
         let over = if logged_on_change && old_end > 0 {
             Some([
                 tx.prepare(
@@ -273,9 +279,7 @@ impl<'t> RowWriter<'t> {
         let (page, side) = (self.page_id.as_str(), self.side);
         if !self.logged_on_change {
             // (An upsert: triggers log what it writes.)
-            self.insert
-                .execute(params![page, side, ord, row.key, row.hash, row.json])?;
-            return Ok(());
+            return self.append(ord, row);
         }
         if let Some([lookup, log, update]) = self.over.as_mut()
             && ord < self.old_end
@@ -317,15 +321,17 @@ impl<'t> RowWriter<'t> {
                 return Ok(());
             }
         }
-        self.insert.execute(params![
-            page,
-            side,
-            ord,
-            row.key,
-            row.hash,
-            row.json,
-            self.revision
-        ])?;
+        self.append(ord, row)
+    }
+
+    /// Runs the held insert for the row at `ord` (its page, side and revision were
+    /// bound once: SQLite keeps bindings from one run to the next).
+    fn append(&mut self, ord: i64, row: RowText<'_>) -> Result<()> {
+        self.insert.raw_bind_parameter(3, ord)?;
+        self.insert.raw_bind_parameter(4, row.key)?;
+        self.insert.raw_bind_parameter(5, row.hash)?;
+        self.insert.raw_bind_parameter(6, row.json)?;
+        self.insert.raw_execute()?;
         Ok(())
     }
 

@@ -1995,15 +1995,14 @@ fn whole(n: &Number) -> Option<i64> {
 /// line end outside one (a byte search, not a step per byte).
 #[cfg(test)]
 fn unterminated_quote(text: &str, delimiter: u8) -> Option<(usize, usize)> {
-    quote_scan(text, delimiter, usize::MAX).err()
+    open_quote(text, delimiter, 0).map(|at| line_col(text.as_bytes(), at))
 }
 
-/// [`unterminated_quote`] as an error, else the first record boundary (just past a line
-/// end outside quotes) at or after `split_at`, if there is one.
-fn quote_scan(text: &str, delimiter: u8, split_at: usize) -> Result<Option<usize>, (usize, usize)> {
+/// Where a quoted field opens and is never closed, reading from `from` (a record's
+/// start): the offset of its quote.
+fn open_quote(text: &str, delimiter: u8, from: usize) -> Option<usize> {
     let bytes = text.as_bytes();
-    let mut split = None;
-    let mut i = 0;
+    let mut i = from;
     loop {
         // At the start of a field.
         if bytes.get(i) == Some(&b'"') {
@@ -2011,7 +2010,7 @@ fn quote_scan(text: &str, delimiter: u8, split_at: usize) -> Result<Option<usize
             i += 1;
             loop {
                 match memchr::memchr(b'"', &bytes[i..]) {
-                    None => return Err(line_col(bytes, open)),
+                    None => return Some(open),
                     Some(p) if bytes.get(i + p + 1) == Some(&b'"') => i += p + 2,
                     Some(p) => {
                         i += p + 1;
@@ -2021,13 +2020,8 @@ fn quote_scan(text: &str, delimiter: u8, split_at: usize) -> Result<Option<usize
             }
         }
         match memchr::memchr3(delimiter, b'\n', b'\r', &bytes[i.min(bytes.len())..]) {
-            None => return Ok(split),
-            Some(p) => {
-                i += p + 1;
-                if split.is_none() && i >= split_at && bytes[i - 1] == b'\n' {
-                    split = Some(i);
-                }
-            }
+            None => return None,
+            Some(p) => i += p + 1,
         }
     }
 }
@@ -2042,23 +2036,20 @@ fn parse_csv<'t>(
     types: &BTreeMap<String, ColumnType>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Raw<'t>, DataError> {
-    // A large text's records are read in two halves at once, split at a record
-    // boundary the quote check finds.
-    let split_at = if text.len() >= SPLIT_CSV_FROM {
-        text.len() / 2
-    } else {
-        usize::MAX
-    };
-    let split = match quote_scan(text, delimiter, split_at) {
-        Ok(split) => split,
-        Err((line, column)) => {
-            return Err(DataError::Syntax {
+    // A quoted field never closed takes the rest of the text into the last record
+    // read: that record is where to look for one (RFC 4180: a quote opens a field only
+    // at its start; `""` inside one is a quote).
+    let unclosed = |from: usize| match open_quote(text, delimiter, from) {
+        Some(at) => {
+            let (line, column) = line_col(text.as_bytes(), at);
+            Err(DataError::Syntax {
                 file: file.to_owned(),
                 line,
                 column,
                 message: "a quoted field opens here and is never closed (a missing `\"`)".into(),
-            });
+            })
         }
+        None => Ok(()),
     };
     let mut reader = csv_reader(text, delimiter);
     // (`base`: where the stretch read starts in the text.)
@@ -2080,6 +2071,10 @@ fn parse_csv<'t>(
             file: file.to_owned(),
             message: "no header row".to_owned(),
         });
+    }
+    if reader.position().byte() as usize >= text.len() {
+        // The header is all there is (or all it took).
+        unclosed(0)?;
     }
     let header: Vec<String> = record.iter().map(|h| h.trim().to_owned()).collect();
     let mut seen = HashMap::new();
@@ -2117,24 +2112,31 @@ fn parse_csv<'t>(
             ..ColumnKind::default()
         })
         .collect();
-    // The second half from the split on (its first line and offset), the first half
-    // up to it, this reader going on past the header.
-    let split = split.filter(|&at| at as u64 > reader.position().byte());
+    // A large text's records are read in two halves at once: the second from the
+    // first line end past the middle on (on a thread), the first up to it (this
+    // reader, going on past the header). Whether that line end is a record boundary
+    // (not inside a quoted field) the first half tells: where it stops.
+    let split = (text.len() >= SPLIT_CSV_FROM)
+        .then(|| memchr::memchr(b'\n', &text.as_bytes()[text.len() / 2..]))
+        .flatten()
+        .map(|p| text.len() / 2 + p + 1)
+        .filter(|&at| at < text.len() && at as u64 > reader.position().byte());
+    let rest_from = |at: usize, kinds: Vec<ColumnKind>| {
+        let rest = &text[at..];
+        let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
+        first_pass(
+            &mut csv_reader(rest, delimiter),
+            LineCounter::starting_at(rest.as_bytes(), line),
+            (at as u64, u64::MAX),
+            &header,
+            kinds,
+            &mut |_| {},
+        )
+    };
     let (first, second) = std::thread::scope(|scope| {
         let second = split.map(|at| {
-            let (header, kinds) = (&header, kinds.clone());
-            scope.spawn(move || {
-                let rest = &text[at..];
-                let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
-                first_pass(
-                    &mut csv_reader(rest, delimiter),
-                    LineCounter::starting_at(rest.as_bytes(), line),
-                    (at as u64, u64::MAX),
-                    header,
-                    kinds,
-                    &mut |_| {},
-                )
-            })
+            let kinds = kinds.clone();
+            scope.spawn(move || rest_from(at, kinds))
         });
         let first = first_pass(
             &mut reader,
@@ -2149,9 +2151,18 @@ fn parse_csv<'t>(
             second.map(|h| h.join().expect("the first pass does not panic")),
         )
     });
-    let (mut kinds, mut bad, mut good) = first.map_err(csv_in)?;
+    let (mut kinds, mut bad, mut good, mut last, stopped) = first.map_err(csv_in)?;
+    let second = match (split, stopped) {
+        (None, _) => None,
+        (Some(at), Some(next)) if next == at as u64 => second,
+        // The line end was inside a quoted field: the rest is read from where the
+        // first half stopped (the record after the one over the middle), if anywhere.
+        (Some(_), Some(next)) => Some(rest_from(next as usize, kinds.clone())),
+        (Some(_), None) => None,
+    };
     if let Some(second) = second {
-        let (more_kinds, more_bad, more_good) = second.map_err(csv_in)?;
+        let (more_kinds, more_bad, more_good, more_last, _) = second.map_err(csv_in)?;
+        last = more_last.or(last);
         for (k, m) in kinds.iter_mut().zip(more_kinds) {
             k.all_bool &= m.all_bool;
             k.all_number &= m.all_number;
@@ -2160,6 +2171,7 @@ fn parse_csv<'t>(
         bad.extend(more_bad);
         good += more_good;
     }
+    unclosed(last.unwrap_or(0) as usize)?;
     let records = CsvRecords {
         text,
         delimiter,
@@ -2183,8 +2195,15 @@ fn parse_csv<'t>(
 const SPLIT_CSV_FROM: usize = 4 << 20;
 
 /// What the first pass over a stretch of a CSV text's records says: the columns' kinds
-/// as its cells narrow them, its bad lines, its good records' count.
-type FirstPass = (Vec<ColumnKind>, Vec<BadRow>, usize);
+/// as its cells narrow them, its bad lines, its good records' count, where its last
+/// record starts and where the record it stopped at (the next stretch's first) does.
+type FirstPass = (
+    Vec<ColumnKind>,
+    Vec<BadRow>,
+    usize,
+    Option<u64>,
+    Option<u64>,
+);
 
 /// The first pass over the records `reader` reads (after the header), with their lines
 /// from `lines`; `(base, end)`: the stretch's offset in the whole text, and where the
@@ -2200,6 +2219,7 @@ fn first_pass(
 ) -> Result<FirstPass, (csv::Error, u64)> {
     let mut record = csv::StringRecord::new();
     let (mut good, mut bad, mut n) = (0usize, Vec::new(), 0usize);
+    let (mut last, mut stopped) = (None, None);
     loop {
         match reader.read_record(&mut record) {
             Ok(true) => {}
@@ -2208,8 +2228,10 @@ fn first_pass(
         }
         let pos = record.position().expect("records read have a position");
         if base + pos.byte() >= end {
+            stopped = Some(base + pos.byte());
             break;
         }
+        last = Some(base + pos.byte());
         let line = lines.line_of(pos.byte() as usize);
         n += 1;
         if n.is_multiple_of(4096) {
@@ -2252,7 +2274,7 @@ fn first_pass(
         }
         good += 1;
     }
-    Ok((kinds, bad, good))
+    Ok((kinds, bad, good, last, stopped))
 }
 
 /// Lines of records, counted incrementally. The CSV reader's own line numbers and
@@ -2976,6 +2998,62 @@ mod tests {
         assert_eq!(
             cells_made[1].json,
             r#"{"id":"b","n":null,"tags":{"k":"\"q\""},"flag":false}"#
+        );
+    }
+
+    /// The middle line end of a large CSV text inside a quoted field (the halves' split
+    /// would cut a record): the rest is read from the record after; and a quote never
+    /// closed in the first half, which takes the rest of the text, is named where it
+    /// opened.
+    #[test]
+    fn a_large_csv_split_inside_a_quoted_field_or_an_open_quote() {
+        let key = key();
+        let o = opts(&key);
+        let mut text = String::from("id,note\n");
+        let mut expected = 0;
+        while text.len() < SPLIT_CSV_FROM / 2 - 1000 {
+            text.push_str(&format!("r{expected},short\n"));
+            expected += 1;
+        }
+        // One field of 20,000 lines around the middle.
+        text.push_str(&format!("r{expected},\""));
+        expected += 1;
+        let long_line = "x".repeat(200);
+        for _ in 0..20_000 {
+            text.push_str(&long_line);
+            text.push('\n');
+        }
+        text.push_str("\"\n");
+        let after = text.lines().count() + 1;
+        for i in 0..1000 {
+            text.push_str(&format!("s{i},after\n"));
+            expected += 1;
+        }
+        assert!(text.len() >= SPLIT_CSV_FROM);
+        let mid = text.len() / 2;
+        assert!(
+            text[..mid].rfind('"') > text[..mid].rfind("r"),
+            "the middle is quoted"
+        );
+        let parsed = parse(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(parsed.rows.len(), expected);
+        assert_eq!(parsed.lines.iter().rev().nth(999), Some(&after));
+        // A quote opened in the first half and never closed.
+        let mut open = String::from("id,note\n");
+        for i in 0..30_000 {
+            open.push_str(&format!("r{i},note {i}\n"));
+        }
+        open.push_str("q,\"never closed\n");
+        let line = open.lines().count();
+        while open.len() < SPLIT_CSV_FROM {
+            open.push_str("t,more text after the quote\n");
+        }
+        let e = parse(open.as_bytes(), "f.csv", DataFormat::Csv, &o, &mut |_| {}).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "f.csv:{line}:3: a quoted field opens here and is never closed (a missing `\"`)"
+            )
         );
     }
 

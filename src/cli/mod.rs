@@ -208,7 +208,7 @@ Examples:
     Man(man::Args),
     /// Measure the matrix on a synthetic page
     #[command(
-        after_help = "Examples:\n  rulebench bench --targets 100000 --rules 100\n  rulebench bench --write-page big.json --targets 100000 --rules 100\n  rulebench bench --workbench big.json --rounds 5"
+        after_help = "Examples:\n  rulebench bench --targets 100000 --rules 100\n  rulebench bench --write-page big.json --targets 100000 --rules 100\n  rulebench bench --workbench big.json --rounds 5\n  rulebench bench --import 1000000"
     )]
     Bench(bench::Args),
 }

@@ -170,6 +170,213 @@ pub fn run(targets: usize, rules: usize, sources: usize, sample: usize) -> Strin
     out
 }
 
+/// `rulebench bench --import ROWS`: ROWS synthetic rows of 8 columns (an id, a name, a
+/// provider, two numbers, two booleans and a JSON array) written as CSV and as the same
+/// rows in Parquet, each imported into a new dataset of a new scratch database; the
+/// report gives each import's wall time (opening the database, the import, closing it)
+/// and rows per second. The files and databases live in a scratch directory that is
+/// removed afterwards.
+pub fn imports(rows: usize) -> crate::Result<String> {
+    use crate::dataset::ImportOptions;
+    use rulebench_core::model::Side;
+    let dir = Scratch::new()?;
+    let io = |path: &std::path::Path| {
+        let path = path.display().to_string();
+        move |source| crate::AppError::Io { path, source }
+    };
+    let csv = dir.0.join("rows.csv");
+    let parquet = dir.0.join("rows.parquet");
+    let table = synthetic_rows(rows);
+    std::fs::write(&csv, table.csv()).map_err(io(&csv))?;
+    std::fs::write(&parquet, table.parquet()).map_err(io(&parquet))?;
+    drop(table);
+    let page = r#"{"format": "rulebench.page/v1", "id": "bench", "name": "Import bench",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "m0"}]}}"#;
+    let mut out = format!("dataset import of {rows} rows (8 columns) into a new dataset\n");
+    for (name, file) in [("csv", &csv), ("parquet", &parquet)] {
+        let db = dir.0.join(format!("{name}.db"));
+        let options = crate::OpenOptions {
+            create_dir: false,
+            seed: false,
+        };
+        crate::App::open_with(&db, options)?
+            .app
+            .import(page, "<bench>", false)?;
+        let size = std::fs::metadata(file).map_err(io(file))?.len();
+        let t0 = Instant::now();
+        let mut app = crate::App::open_with(&db, options)?.app;
+        let done = app.import_dataset(
+            "bench",
+            Side::Target,
+            file,
+            &ImportOptions::default(),
+            &mut |_| {},
+        )?;
+        drop(app);
+        let took = t0.elapsed();
+        out.push_str(&format!(
+            "  {name:<8} {:>6.1} MB  {:>7.3} s  {:>9.0} rows/s  ({} rows)\n",
+            size as f64 / 1e6,
+            took.as_secs_f64(),
+            done.rows as f64 / took.as_secs_f64(),
+            done.rows
+        ));
+    }
+    Ok(out)
+}
+
+/// A scratch directory, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new() -> crate::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path =
+            std::env::temp_dir().join(format!("rulebench-bench-{}-{nanos}", std::process::id()));
+        std::fs::create_dir(&path).map_err(|source| crate::AppError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Scratch(path))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The import benchmark's rows, column by column (a fixed pseudo-random sequence).
+struct SyntheticRows {
+    providers: Vec<&'static str>,
+    context: Vec<i64>,
+    cost: Vec<f64>,
+    tools: Vec<bool>,
+    vision: Vec<bool>,
+    modes: Vec<&'static [&'static str]>,
+}
+
+fn synthetic_rows(rows: usize) -> SyntheticRows {
+    const PROVIDERS: [&str; 6] = ["openai", "azure", "anthropic", "google", "mistral", "meta"];
+    const CONTEXT: [i64; 5] = [4096, 8192, 32768, 128000, 200000];
+    const MODES: [&[&str]; 3] = [&["chat"], &["chat", "vision"], &["embedding"]];
+    let mut state: u64 = 42;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        state >> 33
+    };
+    let mut t = SyntheticRows {
+        providers: Vec::with_capacity(rows),
+        context: Vec::with_capacity(rows),
+        cost: Vec::with_capacity(rows),
+        tools: Vec::with_capacity(rows),
+        vision: Vec::with_capacity(rows),
+        modes: Vec::with_capacity(rows),
+    };
+    for _ in 0..rows {
+        t.providers
+            .push(PROVIDERS[next() as usize % PROVIDERS.len()]);
+        t.context.push(CONTEXT[next() as usize % CONTEXT.len()]);
+        t.cost.push((next() % 100_000) as f64 / 10_000.0);
+        t.tools.push(next() % 2 == 0);
+        t.vision.push(next() % 2 == 0);
+        t.modes.push(MODES[next() as usize % MODES.len()]);
+    }
+    t
+}
+
+impl SyntheticRows {
+    fn csv(&self) -> Vec<u8> {
+        use std::fmt::Write;
+        let mut out = String::from(
+            "id,name,provider,contextWindow,inputCost,supportsTools,supportsVision,modes\n",
+        );
+        for i in 0..self.context.len() {
+            let modes: Vec<String> = self.modes[i]
+                .iter()
+                .map(|m| format!("\"\"{m}\"\""))
+                .collect();
+            writeln!(
+                out,
+                "m{i},Model {i},{},{},{},{},{},\"[{}]\"",
+                self.providers[i],
+                self.context[i],
+                self.cost[i],
+                self.tools[i],
+                self.vision[i],
+                modes.join(",")
+            )
+            .expect("a String takes any text");
+        }
+        out.into_bytes()
+    }
+
+    fn parquet(&self) -> Vec<u8> {
+        use arrow_array::builder::{ListBuilder, StringBuilder};
+        use arrow_array::{
+            ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray,
+        };
+        use std::sync::Arc;
+        let n = self.context.len();
+        let mut modes = ListBuilder::new(StringBuilder::new());
+        for m in &self.modes {
+            for v in *m {
+                modes.values().append_value(v);
+            }
+            modes.append(true);
+        }
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            (
+                "id",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("m{i}")),
+                )),
+            ),
+            (
+                "name",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("Model {i}")),
+                )),
+            ),
+            (
+                "provider",
+                Arc::new(StringArray::from_iter_values(self.providers.iter())),
+            ),
+            (
+                "contextWindow",
+                Arc::new(Int64Array::from(self.context.clone())),
+            ),
+            ("inputCost", Arc::new(Float64Array::from(self.cost.clone()))),
+            (
+                "supportsTools",
+                Arc::new(BooleanArray::from(self.tools.clone())),
+            ),
+            (
+                "supportsVision",
+                Arc::new(BooleanArray::from(self.vision.clone())),
+            ),
+            ("modes", Arc::new(modes.finish())),
+        ];
+        let batch = RecordBatch::try_from_iter(columns).expect("columns of one length");
+        let mut out = Vec::new();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::SNAPPY)
+            .build();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props))
+                .expect("an in-memory writer");
+        writer.write(&batch).expect("a batch of its schema");
+        writer.close().expect("an in-memory writer");
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +400,53 @@ mod tests {
         ] {
             assert!(report.contains(needle), "{report}");
         }
+    }
+
+    /// The import benchmark's CSV and Parquet hold the same rows: both import every row
+    /// and read back the same page rows; the report names both, and the scratch
+    /// directory is gone afterwards.
+    #[test]
+    fn the_import_bench_imports_the_same_rows_both_ways() {
+        let report = imports(3000).unwrap();
+        assert!(
+            report.contains("csv") && report.contains("parquet"),
+            "{report}"
+        );
+        assert_eq!(report.matches("(3000 rows)").count(), 2, "{report}");
+        let t = synthetic_rows(50);
+        let dir = tempfile::tempdir().unwrap();
+        let read = |name: &str, bytes: Vec<u8>| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let read = rulebench_core::model::ReadOptions::default();
+            let key = ["id".to_owned()];
+            crate::dataset::read_rows(
+                crate::dataset::DataInput::File(&path),
+                &crate::dataset::Reading {
+                    key: &key,
+                    key_case: rulebench_core::model::KeyCase::Sensitive,
+                    read: &read,
+                    skip_bad: false,
+                },
+                &mut |_| {},
+            )
+            .unwrap()
+            .rows
+        };
+        let csv = read("rows.csv", t.csv());
+        assert_eq!(csv.len(), 50);
+        assert_eq!(csv, read("rows.parquet", t.parquet()));
+        assert!(csv[3]["modes"].is_array(), "{:?}", csv[3]);
+        let scratch = std::env::temp_dir();
+        let left = std::fs::read_dir(&scratch)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("rulebench-bench-{}-", std::process::id()))
+            })
+            .count();
+        assert_eq!(left, 0, "the scratch directory is removed");
     }
 }

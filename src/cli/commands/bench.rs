@@ -37,10 +37,17 @@ pub struct Args {
     /// With --workbench: how many of each kind of edit
     #[arg(long, default_value_t = 20)]
     pub rounds: usize,
+    /// Time dataset imports instead: this many synthetic rows (8 columns) as CSV and as
+    /// the same rows in Parquet, each into a new dataset of a scratch database
+    #[arg(long, value_name = "ROWS", conflicts_with_all = ["write_page", "workbench"])]
+    pub import: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<Exit, Failure> {
     match args {
+        Args {
+            import: Some(rows), ..
+        } => write_text(&crate::app::bench::imports(rows)?)?,
         Args {
             workbench: Some(file),
             rounds,

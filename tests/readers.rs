@@ -641,6 +641,12 @@ fn a_damaged_binary_file_is_an_error_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     // The second: an Arrow block whose length says 880 GB (the reader would allocate it
     // and the process abort).
+    // A damaged file of one format only, from fuzzing: an Arrow file of no columns
+    // whose batch claims 2^64 - 65526 rows (read row by row until memory ran out).
+    let file = sample("no-columns.arrow");
+    let (code, _, err) = rb(&db, &["dataset", "import", "llm", "source", &file]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no-columns.arrow: no columns"), "{err}");
     for damaged in ["damaged.bin", "damaged-huge.bin"] {
         let damaged = std::fs::read(sample(damaged)).unwrap();
         for (ext, magic) in [

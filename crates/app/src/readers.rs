@@ -53,13 +53,24 @@ pub fn decode_into(
     // The Arrow, Parquet and Excel libraries panic on some damaged files (fuzzing found
     // an Arrow buffer offset past its end): a damaged file is bad input, an error like
     // any other, never a crash. The panic's own message is silenced while the file is
-    // read (the hook is process-wide; the window is this call).
-    let quiet = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // read, on this thread only (the hook is process-wide, and an import decodes on a
+    // worker thread while another writes): a panic elsewhere goes to the hook before.
+    let before = std::sync::Arc::new(std::panic::take_hook());
+    let reader = std::thread::current().id();
+    let others = std::sync::Arc::clone(&before);
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != reader {
+            others(info);
+        }
+    }));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         decode_unguarded(bytes, file, format, read, sink)
     }));
-    std::panic::set_hook(quiet);
+    // Dropping this call's hook leaves `before` with one owner again.
+    drop(std::panic::take_hook());
+    if let Ok(before) = std::sync::Arc::try_unwrap(before) {
+        std::panic::set_hook(before);
+    }
     outcome.unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<String>()
@@ -211,6 +222,12 @@ fn arrow_blocks_fit(bytes: &[u8], file: &str) -> Result<(), DataError> {
 }
 
 fn check_names(fields: &[String], file: &str) -> Result<(), DataError> {
+    if fields.is_empty() {
+        return Err(file_error(
+            file,
+            "no columns: a table with no columns has no rows to read".into(),
+        ));
+    }
     let mut seen = std::collections::HashSet::new();
     for f in fields {
         if !seen.insert(f) {
@@ -228,6 +245,22 @@ fn add_batch(
     file: &str,
     part: &str,
 ) -> Result<(), DataError> {
+    // Rows with no column that holds data cost the file nothing to claim (fuzzing
+    // found a 2 KB Arrow file of no columns and 2^64 rows): none is read.
+    if batch.num_rows() > 0
+        && batch
+            .columns()
+            .iter()
+            .all(|c| c.data_type() == &arrow_schema::DataType::Null)
+    {
+        return Err(file_error(
+            file,
+            format!(
+                "{part}: {} rows and no column that holds a value",
+                batch.num_rows()
+            ),
+        ));
+    }
     let columns: Vec<Vec<Value>> = batch
         .columns()
         .iter()

@@ -1024,8 +1024,9 @@ struct CsvRecords<'t> {
     text: &'t str,
     delimiter: u8,
     columns: usize,
-    /// The lines the first pass found bad, in order.
-    bad_lines: Vec<usize>,
+    /// Where the records the first pass found bad start ([`record_start`]), in order:
+    /// by place, not line (a lone carriage return ends a record, not a line).
+    bad_at: Vec<u64>,
     /// How many records are good.
     good: usize,
 }
@@ -1037,7 +1038,7 @@ impl CsvRecords<'_> {
         let mut reader = csv_reader(self.text, self.delimiter);
         let mut lines = LineCounter::new(self.text.as_bytes());
         let mut record = csv::StringRecord::new();
-        let mut bad = self.bad_lines.iter().peekable();
+        let mut bad = self.bad_at.iter().peekable();
         let mut header = true;
         // The first pass read this text to its end without an error.
         while let Ok(true) = reader.read_record(&mut record) {
@@ -1049,8 +1050,9 @@ impl CsvRecords<'_> {
             if shape(&record, self.columns) == Shape::Blank {
                 continue;
             }
-            while bad.next_if(|&&b| b < line).is_some() {}
-            if bad.next_if(|&&b| b == line).is_some() {
+            let at = record_start(self.text.as_bytes(), pos.byte());
+            while bad.next_if(|&&b| b < at).is_some() {}
+            if bad.next_if(|&&b| b == at).is_some() {
                 continue;
             }
             if !f(line, &record) {
@@ -1058,6 +1060,19 @@ impl CsvRecords<'_> {
             }
         }
     }
+}
+
+/// Where a record read at `pos` starts: past the line ends the reader counts in (a
+/// record after `\r\n` is read from the `\n`), so both passes and both halves name a
+/// record by the same place.
+fn record_start(text: &[u8], pos: u64) -> u64 {
+    let from = pos as usize;
+    let skip = text.get(from..).map_or(0, |rest| {
+        rest.iter()
+            .take_while(|&&b| matches!(b, b'\r' | b'\n'))
+            .count()
+    });
+    (from + skip) as u64
 }
 
 /// A CSV record beside its header.
@@ -2116,18 +2131,24 @@ fn parse_csv<'t>(
     // first line end past the middle on (on a thread), the first up to it (this
     // reader, going on past the header). Whether that line end is a record boundary
     // (not inside a quoted field) the first half tells: where it stops.
+    // (A reader strips a byte-order mark where it starts: no split before one.)
     let split = (text.len() >= SPLIT_CSV_FROM)
         .then(|| memchr::memchr(b'\n', &text.as_bytes()[text.len() / 2..]))
         .flatten()
         .map(|p| text.len() / 2 + p + 1)
-        .filter(|&at| at < text.len() && at as u64 > reader.position().byte());
+        .filter(|&at| {
+            at < text.len()
+                && at as u64 > reader.position().byte()
+                && !text[at..].starts_with('\u{feff}')
+        });
     let rest_from = |at: usize, kinds: Vec<ColumnKind>| {
         let rest = &text[at..];
         let line = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count();
         first_pass(
             &mut csv_reader(rest, delimiter),
+            text,
             LineCounter::starting_at(rest.as_bytes(), line),
-            (at as u64, u64::MAX),
+            (at as u64, 0, u64::MAX),
             &header,
             kinds,
             &mut |_| {},
@@ -2140,8 +2161,13 @@ fn parse_csv<'t>(
         });
         let first = first_pass(
             &mut reader,
+            text,
             LineCounter::new(text.as_bytes()),
-            (0, split.map_or(u64::MAX, |at| at as u64)),
+            (
+                0,
+                0,
+                split.map_or(u64::MAX, |at| record_start(text.as_bytes(), at as u64)),
+            ),
             &header,
             kinds,
             progress,
@@ -2151,32 +2177,49 @@ fn parse_csv<'t>(
             second.map(|h| h.join().expect("the first pass does not panic")),
         )
     });
-    let (mut kinds, mut bad, mut good, mut last, stopped) = first.map_err(csv_in)?;
-    let second = match (split, stopped) {
-        (None, _) => None,
-        (Some(at), Some(next)) if next == at as u64 => second,
+    let mut pass = first.map_err(csv_in)?;
+    let second = match (split, pass.stopped) {
+        (None, _) | (Some(_), None) => None,
+        (Some(at), Some(next)) if next == record_start(text.as_bytes(), at as u64) => second,
         // The line end was inside a quoted field: the rest is read from where the
-        // first half stopped (the record after the one over the middle), if anywhere.
-        (Some(_), Some(next)) => Some(rest_from(next as usize, kinds.clone())),
-        (Some(_), None) => None,
+        // first half stopped (the record after the one over the middle), by a reader
+        // from the text's start that passes over the records before.
+        (Some(_), Some(next)) => Some(first_pass(
+            &mut csv_reader(text, delimiter),
+            text,
+            LineCounter::new(text.as_bytes()),
+            (0, next, u64::MAX),
+            &header,
+            pass.kinds.clone(),
+            &mut |_| {},
+        )),
     };
     if let Some(second) = second {
-        let (more_kinds, more_bad, more_good, more_last, _) = second.map_err(csv_in)?;
-        last = more_last.or(last);
-        for (k, m) in kinds.iter_mut().zip(more_kinds) {
+        let more = second.map_err(csv_in)?;
+        pass.last = more.last.or(pass.last);
+        for (k, m) in pass.kinds.iter_mut().zip(more.kinds) {
             k.all_bool &= m.all_bool;
             k.all_number &= m.all_number;
             k.all_json &= m.all_json;
         }
-        bad.extend(more_bad);
-        good += more_good;
+        pass.bad.extend(more.bad);
+        pass.bad_at.extend(more.bad_at);
+        pass.good += more.good;
     }
+    let FirstPass {
+        kinds,
+        bad,
+        bad_at,
+        good,
+        last,
+        ..
+    } = pass;
     unclosed(last.unwrap_or(0) as usize)?;
     let records = CsvRecords {
         text,
         delimiter,
         columns: header.len(),
-        bad_lines: bad.iter().map(|b: &BadRow| b.line).collect(),
+        bad_at,
         good,
     };
     Ok(Raw {
@@ -2194,32 +2237,44 @@ fn parse_csv<'t>(
 /// Texts from this size on have their CSV records read in two halves at once.
 const SPLIT_CSV_FROM: usize = 4 << 20;
 
-/// What the first pass over a stretch of a CSV text's records says: the columns' kinds
-/// as its cells narrow them, its bad lines, its good records' count, where its last
-/// record starts and where the record it stopped at (the next stretch's first) does.
-type FirstPass = (
-    Vec<ColumnKind>,
-    Vec<BadRow>,
-    usize,
-    Option<u64>,
-    Option<u64>,
-);
+/// What the first pass over a stretch of a CSV text's records says.
+struct FirstPass {
+    /// The columns' kinds as its cells narrow them.
+    kinds: Vec<ColumnKind>,
+    bad: Vec<BadRow>,
+    /// Where each bad record starts ([`record_start`]), in the order of `bad`.
+    bad_at: Vec<u64>,
+    good: usize,
+    /// Where its last record starts.
+    last: Option<u64>,
+    /// Where the record it stopped at (the next stretch's first) starts.
+    stopped: Option<u64>,
+}
 
-/// The first pass over the records `reader` reads (after the header), with their lines
-/// from `lines`; `(base, end)`: the stretch's offset in the whole text, and where the
-/// next stretch starts (a record there is not this stretch's). An error comes with
-/// `base` (its position is in the stretch).
+/// The first pass over the records `reader` reads (after the header) of `text`, or of
+/// the stretch of it from `base` on, with their lines from `lines`: records that start
+/// before `from` are passed over, and it stops at the first that starts at or past
+/// `end`. An error comes with `base` (its position is in the stretch).
+#[allow(clippy::too_many_arguments)]
 fn first_pass(
     reader: &mut csv::Reader<&[u8]>,
+    text: &str,
     mut lines: LineCounter<'_>,
-    (base, end): (u64, u64),
+    (base, from, end): (u64, u64, u64),
     header: &[String],
-    mut kinds: Vec<ColumnKind>,
+    kinds: Vec<ColumnKind>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<FirstPass, (csv::Error, u64)> {
     let mut record = csv::StringRecord::new();
-    let (mut good, mut bad, mut n) = (0usize, Vec::new(), 0usize);
-    let (mut last, mut stopped) = (None, None);
+    let mut pass = FirstPass {
+        kinds,
+        bad: vec![],
+        bad_at: vec![],
+        good: 0,
+        last: None,
+        stopped: None,
+    };
+    let mut n = 0usize;
     loop {
         match reader.read_record(&mut record) {
             Ok(true) => {}
@@ -2227,54 +2282,50 @@ fn first_pass(
             Err(e) => return Err((e, base)),
         }
         let pos = record.position().expect("records read have a position");
-        if base + pos.byte() >= end {
-            stopped = Some(base + pos.byte());
+        let at = record_start(text.as_bytes(), base + pos.byte());
+        if at < from {
+            continue;
+        }
+        if at >= end {
+            pass.stopped = Some(at);
             break;
         }
-        last = Some(base + pos.byte());
+        pass.last = Some(at);
         let line = lines.line_of(pos.byte() as usize);
         n += 1;
         if n.is_multiple_of(4096) {
-            progress(base + pos.byte());
+            progress(at);
         }
-        match shape(&record, header.len()) {
-            Shape::Fits => {}
-            Shape::Blank => continue,
-            Shape::Wrong => {
-                bad.push(BadRow {
-                    line,
-                    message: format!(
-                        "{} fields where the header has {}",
-                        record.len(),
-                        header.len()
-                    ),
-                });
-                continue;
-            }
-        }
-        let stated_bad =
-            kinds
-                .iter()
-                .zip(record.iter())
-                .zip(header)
-                .find_map(|((kind, cell), h)| {
-                    let ty = kind.stated?;
-                    convert_cell(cell, ty)
-                        .err()
-                        .map(|e| format!("column `{h}`: {e}"))
-                });
-        if let Some(message) = stated_bad {
-            bad.push(BadRow { line, message });
+        let message =
+            match shape(&record, header.len()) {
+                Shape::Fits => pass.kinds.iter().zip(record.iter()).zip(header).find_map(
+                    |((kind, cell), h)| {
+                        let ty = kind.stated?;
+                        convert_cell(cell, ty)
+                            .err()
+                            .map(|e| format!("column `{h}`: {e}"))
+                    },
+                ),
+                Shape::Blank => continue,
+                Shape::Wrong => Some(format!(
+                    "{} fields where the header has {}",
+                    record.len(),
+                    header.len()
+                )),
+            };
+        if let Some(message) = message {
+            pass.bad.push(BadRow { line, message });
+            pass.bad_at.push(at);
             continue;
         }
-        for (kind, cell) in kinds.iter_mut().zip(record.iter()) {
+        for (kind, cell) in pass.kinds.iter_mut().zip(record.iter()) {
             if !cell.is_empty() && kind.stated.is_none() {
                 kind.see(cell);
             }
         }
-        good += 1;
+        pass.good += 1;
     }
-    Ok((kinds, bad, good, last, stopped))
+    Ok(pass)
 }
 
 /// Lines of records, counted incrementally. The CSV reader's own line numbers and
@@ -3055,6 +3106,112 @@ mod tests {
                 "f.csv:{line}:3: a quoted field opens here and is never closed (a missing `\"`)"
             )
         );
+    }
+
+    /// A lone carriage return ends a record but not a line: records that share a line
+    /// number are told apart by place, so the second pass leaves out the bad one, not
+    /// its neighbour (it kept the bad record and dropped the good one, and then a
+    /// stated type's conversion panicked).
+    #[test]
+    fn records_on_one_line_are_told_apart_by_place() {
+        let key = key();
+        let read = ReadOptions {
+            types: [("n".to_owned(), ColumnType::Integer)].into(),
+            ..ReadOptions::default()
+        };
+        for (text, read, kept) in [
+            ("id,n\r1,5\r2,x\r3,7\r", &read, [1, 3]),
+            ("id,n\r1,a\r2,b,x\r3,c\r", READ_AS_IS, [1, 3]),
+        ] {
+            let o = ParseOptions {
+                skip_bad: true,
+                read,
+                ..opts(&key)
+            };
+            let parsed = parse(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+            let ids: Vec<&Value> = parsed.rows.iter().map(|r| &r["id"]).collect();
+            assert_eq!(
+                ids,
+                kept.map(|k| json!(k)).iter().collect::<Vec<_>>(),
+                "{text:?}"
+            );
+            assert_eq!(parsed.skipped.len(), 1, "{text:?}");
+            let compact =
+                parse_compact(text.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+            let texts: Vec<String> = parsed
+                .rows
+                .iter()
+                .map(|r| serde_json::to_string(r).unwrap())
+                .collect();
+            let stored: Vec<String> = compact.rows.iter().map(|r| r.json.clone()).collect();
+            assert_eq!(stored, texts, "{text:?}");
+            let strict = ParseOptions {
+                skip_bad: false,
+                ..o
+            };
+            assert!(matches!(
+                parse_compact(text.as_bytes(), "f", DataFormat::Csv, &strict, &mut |_| {}),
+                Err(DataError::BadRows { .. })
+            ));
+        }
+        // What fuzzing found (`fuzz/seeds/dataset_parse/records-on-one-line`): both
+        // readers, both ways, agree and do not panic.
+        let found = include_bytes!("../../../fuzz/seeds/dataset_parse/records-on-one-line");
+        for format in [DataFormat::Csv, DataFormat::Tsv] {
+            for skip_bad in [false, true] {
+                let o = ParseOptions {
+                    skip_bad,
+                    ..opts(&key)
+                };
+                let a = parse(found, "f", format, &o, &mut |_| {});
+                let b = parse_compact(found, "f", format, &o, &mut |_| {});
+                assert_eq!(a.is_ok(), b.is_ok(), "{format}");
+            }
+        }
+    }
+
+    /// A large CSV with CRLF line ends reads in two halves as in one (the record after
+    /// the split is read from its `\n`), and one whose line past the middle starts with
+    /// a byte-order mark is not split there (a new reader would strip it): the types
+    /// agree between the passes.
+    #[test]
+    fn a_large_csv_with_crlf_or_a_mark_at_the_middle_reads_as_one() {
+        let key = key();
+        let o = ParseOptions {
+            skip_bad: true,
+            ..opts(&key)
+        };
+        let mut crlf = String::from("id,n\r\n");
+        let mut lines = vec![];
+        for i in 0..400_000 {
+            crlf.push_str(&format!("r{i},{i}\r\n"));
+            lines.push(i + 2);
+        }
+        assert!(crlf.len() >= SPLIT_CSV_FROM);
+        let parsed = parse(crlf.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(parsed.lines, lines);
+        assert_eq!(parsed.rows[399_999]["n"], json!(399_999));
+        let long = "y".repeat(90);
+        let mut marked = String::from("id,n,pad\n");
+        let mut i = 0;
+        while marked.len() < SPLIT_CSV_FROM + 100_000 {
+            marked.push_str(&format!("r{i},{i},{long}\n"));
+            i += 1;
+        }
+        let mid = marked.len() / 2;
+        let at = mid + marked[mid..].find('\n').unwrap() + 1;
+        marked.insert(at, '\u{feff}');
+        let mid = marked.len() / 2;
+        assert_eq!(
+            mid + marked[mid..].find('\n').unwrap() + 1,
+            at,
+            "the mark is at the split"
+        );
+        let parsed = parse(marked.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        let compact =
+            parse_compact(marked.as_bytes(), "f", DataFormat::Csv, &o, &mut |_| {}).unwrap();
+        assert_eq!(compact.rows.len(), parsed.rows.len());
+        assert_eq!(compact.rows.len(), i);
     }
 
     /// A CSV file's rows are made in a second pass over its text: it skips exactly the

@@ -641,13 +641,16 @@ impl Store {
         if !rows {
             return self.change_in_transaction(page_id, f);
         }
-        // (A no-op inside a transaction: set around it.)
+        // (A no-op inside a transaction: set around it, and on again however the step
+        // ends, a panic included.)
         self.conn
             .pragma_update(None, "foreign_keys", "OFF")
             .map_err(StoreError::from)?;
-        let done = self.change_in_transaction(page_id, f);
+        let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.change_in_transaction(page_id, f)
+        }));
         let on = self.conn.pragma_update(None, "foreign_keys", "ON");
-        let done = done?;
+        let done = done.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         on.map_err(StoreError::from)?;
         Ok(done)
     }

@@ -123,46 +123,6 @@ pub fn link_base(origin: &str) -> PathBuf {
     absolute(&dir)
 }
 
-/// How a data file is read into rows as trees ([`Parsed`]); rows in their stored form
-/// stream instead ([`App::import_dataset_from`]).
-trait ReadInto: Sized {
-    fn text(
-        bytes: &[u8],
-        file: &str,
-        format: DataFormat,
-        opts: &ParseOptions<'_>,
-        progress: &mut dyn FnMut(u64),
-    ) -> std::result::Result<Self, dataset::DataError>;
-    /// A binary file (Parquet, Arrow, Excel), decoded by [`crate::readers`].
-    fn binary(
-        bytes: &[u8],
-        file: &str,
-        format: DataFormat,
-        opts: &ParseOptions<'_>,
-    ) -> std::result::Result<Self, dataset::DataError>;
-}
-
-impl ReadInto for Parsed {
-    fn text(
-        bytes: &[u8],
-        file: &str,
-        format: DataFormat,
-        opts: &ParseOptions<'_>,
-        progress: &mut dyn FnMut(u64),
-    ) -> std::result::Result<Self, dataset::DataError> {
-        dataset::parse(bytes, file, format, opts, progress)
-    }
-    fn binary(
-        bytes: &[u8],
-        file: &str,
-        format: DataFormat,
-        opts: &ParseOptions<'_>,
-    ) -> std::result::Result<Self, dataset::DataError> {
-        let table = crate::readers::decode(bytes, file, format, opts.read)?;
-        dataset::parse_table(table, file, format, opts)
-    }
-}
-
 /// Rows made ready to store, handed from the worker that makes them to the writer:
 /// their texts in one buffer (no allocation per row).
 #[derive(Default)]
@@ -319,37 +279,12 @@ pub(crate) fn read_bytes_of(input: DataInput<'_>) -> Result<Vec<u8>> {
     }
 }
 
-fn read_with<T: ReadInto>(
-    input: DataInput<'_>,
-    how: &Reading<'_>,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<T> {
-    let shown = input.shown();
-    let read;
-    let bytes: &[u8] = match input {
-        DataInput::File(_) | DataInput::Linked(_) => {
-            read = read_bytes_of(input)?;
-            &read
-        }
-        DataInput::Bytes { bytes, .. } => bytes,
-    };
-    let total = bytes.len() as u64;
-    progress(Progress::Parsing { done: 0, total });
-    let format = format_of(input, bytes, how, &shown)?;
-    let opts = ParseOptions {
-        key: how.key,
-        key_case: how.key_case,
-        skip_bad: how.skip_bad,
-        read: how.read,
-    };
-    if format.is_binary() {
-        let out = T::binary(bytes, &shown, format, &opts)?;
-        progress(Progress::Parsing { done: total, total });
-        return Ok(out);
-    }
-    Ok(T::text(bytes, &shown, format, &opts, &mut |done| {
-        progress(Progress::Parsing { done, total })
-    })?)
+/// A data file's bytes: read (a file) or as given (stdin).
+fn input_bytes(input: DataInput<'_>) -> Result<std::borrow::Cow<'_, [u8]>> {
+    Ok(match input {
+        DataInput::File(_) | DataInput::Linked(_) => read_bytes_of(input)?.into(),
+        DataInput::Bytes { bytes, .. } => bytes.into(),
+    })
 }
 
 /// The format a data file is read as (stated, else told by its name or content), with
@@ -406,13 +341,37 @@ impl<'a> Reading<'a> {
     }
 }
 
-/// Reads and parses a data file with a dataset's key.
+/// Reads and parses a data file with a dataset's key into rows as trees (rows in their
+/// stored form stream instead: [`App::import_dataset_from`]).
 pub(crate) fn read_rows(
-    path: DataInput<'_>,
+    input: DataInput<'_>,
     how: &Reading<'_>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Parsed> {
-    read_with(path, how, progress)
+    let shown = input.shown();
+    let bytes = input_bytes(input)?;
+    let total = bytes.len() as u64;
+    progress(Progress::Parsing { done: 0, total });
+    let format = format_of(input, &bytes, how, &shown)?;
+    let opts = ParseOptions {
+        key: how.key,
+        key_case: how.key_case,
+        skip_bad: how.skip_bad,
+        read: how.read,
+    };
+    if format.is_binary() {
+        let table = crate::readers::decode(&bytes, &shown, format, opts.read)?;
+        let parsed = dataset::parse_table(table, &shown, format, &opts)?;
+        progress(Progress::Parsing { done: total, total });
+        return Ok(parsed);
+    }
+    Ok(dataset::parse(
+        &bytes,
+        &shown,
+        format,
+        &opts,
+        &mut |done| progress(Progress::Parsing { done, total }),
+    )?)
 }
 
 /// Validates a page whose `side` rows replaced those of `old`; errors refuse the change,
@@ -684,14 +643,8 @@ impl App {
         let page_id = page.id.clone();
         let file = absolute(path);
         let shown = input.shown();
-        let read;
-        let bytes: &[u8] = match input {
-            DataInput::File(_) | DataInput::Linked(_) => {
-                read = read_bytes_of(input)?;
-                &read
-            }
-            DataInput::Bytes { bytes, .. } => bytes,
-        };
+        let held = input_bytes(input)?;
+        let bytes: &[u8] = &held;
         let total = bytes.len() as u64;
         progress(Progress::Parsing { done: 0, total });
         let format = format_of(input, bytes, how, &shown)?;

@@ -106,42 +106,39 @@ pub fn update_row(
     row: &rulebench_core::model::Row,
     new_key: Option<&str>,
 ) -> Result<()> {
-    let changed = if schema_of(tx)? >= crate::schema::ROWS_LOGGED_ON_CHANGE {
+    // From schema 8 on, the row's old value is logged and the row takes the revision
+    // (`?7`); before, triggers log it.
+    let written = if schema_of(tx)? >= crate::schema::ROWS_LOGGED_ON_CHANGE {
         let revision: i64 =
             tx.query_row("SELECT revision FROM pages WHERE id = ?1", [page_id], |r| {
                 r.get(0)
             })?;
         log_old_row(tx, page_id, side.name(), ord as i64, revision)?;
-        tx.execute(
-            "UPDATE dataset_rows SET row_json = ?4,
-                 row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash),
-                 revision = ?7
-             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-            params![
-                page_id,
-                side.name(),
-                ord as i64,
-                serde_json::to_string(row).expect("rows serialize"),
-                new_key,
-                new_key.map(key_hash),
-                revision
-            ],
-        )?
+        Some(revision)
     } else {
-        tx.execute(
-            "UPDATE dataset_rows SET row_json = ?4,
-                 row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash)
-             WHERE page_id = ?1 AND side = ?2 AND ord = ?3",
-            params![
-                page_id,
-                side.name(),
-                ord as i64,
-                serde_json::to_string(row).expect("rows serialize"),
-                new_key,
-                new_key.map(key_hash)
-            ],
-        )?
+        None
     };
+    let changed = tx.execute(
+        &format!(
+            "UPDATE dataset_rows SET row_json = ?4,
+                 row_key = COALESCE(?5, row_key), key_hash = COALESCE(?6, key_hash){}
+             WHERE page_id = ?1 AND side = ?2 AND ord = ?3 AND (?7 IS NULL OR TRUE)",
+            if written.is_some() {
+                ", revision = ?7"
+            } else {
+                ""
+            }
+        ),
+        params![
+            page_id,
+            side.name(),
+            ord as i64,
+            serde_json::to_string(row).expect("rows serialize"),
+            new_key,
+            new_key.map(key_hash),
+            written
+        ],
+    )?;
     if changed != 1 {
         return Err(StoreError::Unreadable {
             what: format!("{} row {ord}", side.name()),

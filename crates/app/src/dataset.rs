@@ -383,7 +383,18 @@ fn revalidate(
     file: &str,
 ) -> Result<(Vec<Diagnostic>, bool)> {
     let overrides_changed = dataset::rekey_overrides(page, side, old_keys);
-    let diags = rulebench_core::check::page(page);
+    let diags = refuse_if_invalid(rulebench_core::check::page(page), page, side, file)?;
+    Ok((diags, overrides_changed))
+}
+
+/// A page's diagnostics with `file`'s rows as its `side` rows: an error among them
+/// refuses the file.
+fn refuse_if_invalid(
+    diags: Vec<Diagnostic>,
+    page: &Page,
+    side: Side,
+    file: &str,
+) -> Result<Vec<Diagnostic>> {
     if diags.iter().any(Diagnostic::is_error) {
         return Err(AppError::Invalid {
             origin: format!(
@@ -394,7 +405,7 @@ fn revalidate(
             diagnostics: diags,
         });
     }
-    Ok((diags, overrides_changed))
+    Ok(diags)
 }
 
 /// What an import or a reload changes of a dataset's settings: the rest (its name,
@@ -726,17 +737,12 @@ impl App {
                         fields: &facts.schema,
                         hashes,
                     };
-                    let warnings = rulebench_core::check::page_with(&page, Some(&row_facts));
-                    if warnings.iter().any(Diagnostic::is_error) {
-                        return Err(AppError::Invalid {
-                            origin: format!(
-                                "{shown} refused: with its rows as {} rows, page `{}` is invalid",
-                                side.name(),
-                                page.id
-                            ),
-                            diagnostics: warnings,
-                        });
-                    }
+                    let warnings = refuse_if_invalid(
+                        rulebench_core::check::page_with(&page, Some(&row_facts)),
+                        &page,
+                        side,
+                        shown,
+                    )?;
                     keep_settings(tx, &page_id, side, stored, page.dataset(side), touches)?;
                     let n = facts.rows as u64;
                     progress(Progress::Writing { done: n, total: n });

@@ -2809,6 +2809,14 @@ mod tests {
         }
     }
 
+    /// Reading with one stated column type.
+    fn stated(field: &str, ty: ColumnType) -> ReadOptions {
+        ReadOptions {
+            types: [(field.to_owned(), ty)].into(),
+            ..ReadOptions::default()
+        }
+    }
+
     fn csv(text: &str) -> Result<Parsed, DataError> {
         parse(
             text.as_bytes(),
@@ -3012,10 +3020,7 @@ mod tests {
             vec![json!("é|\\"), json!(-7), json!("s"), json!("0")],
         ];
         let key = key();
-        let read = ReadOptions {
-            types: [("flag".to_owned(), ColumnType::Boolean)].into(),
-            ..ReadOptions::default()
-        };
+        let read = stated("flag", ColumnType::Boolean);
         let o = ParseOptions {
             skip_bad: true,
             read: &read,
@@ -3115,10 +3120,7 @@ mod tests {
     #[test]
     fn records_on_one_line_are_told_apart_by_place() {
         let key = key();
-        let read = ReadOptions {
-            types: [("n".to_owned(), ColumnType::Integer)].into(),
-            ..ReadOptions::default()
-        };
+        let read = stated("n", ColumnType::Integer);
         for (text, read, kept) in [
             ("id,n\r1,5\r2,x\r3,7\r", &read, [1, 3]),
             ("id,n\r1,a\r2,b,x\r3,c\r", READ_AS_IS, [1, 3]),
@@ -3222,10 +3224,7 @@ mod tests {
         let text = "id,ok,tags,n\n\na,yes,\"[1, 2]\",1\nb,2,,x\n\nc,NO,\"{\"\"k\"\": true}\",3\n\
                     d,0,[],4,extra\ne,1,[],5\n";
         let key = key();
-        let read = ReadOptions {
-            types: [("ok".to_owned(), ColumnType::Boolean)].into(),
-            ..ReadOptions::default()
-        };
+        let read = stated("ok", ColumnType::Boolean);
         let o = ParseOptions {
             skip_bad: true,
             read: &read,

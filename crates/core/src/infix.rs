@@ -731,10 +731,12 @@ fn print_prec(v: &Value, outer: u8) -> Result<String, NoInfix> {
                     format!("{} {op} {}", print_prec(a, 6)?, print_prec(b, 7)?),
                     6,
                 )),
-                // A negated number literal keeps its parentheses (`-5` is the number).
+                // A negated number literal keeps a space (`-5` is the number, `- 5` its
+                // negation); parentheses would nest one level deeper than the logic does,
+                // so the deepest logic that parses would not parse once printed.
                 ("-", [a]) => Ok(wrap(
                     match a {
-                        Value::Number(_) => format!("-({})", print_prec(a, 0)?),
+                        Value::Number(n) => format!("- {n}"),
                         _ => format!("-{}", print_prec(a, 7)?),
                     },
                     7,
@@ -1058,6 +1060,14 @@ mod tests {
         assert!(parse(&brackets, &Fields::default()).is_err());
         let ok = format!("{}source.a{}", "(".repeat(100), ")".repeat(100));
         fuzz_roundtrip(ok.as_bytes());
+        // Found by fuzzing: 100 negations of the literal `-0` parse, and once printed
+        // (the innermost as `-(-0.0)`) nested one level too deep to parse again.
+        let negations = format!("1*{}0", "-".repeat(101));
+        fuzz_roundtrip(negations.as_bytes());
+        fuzz_roundtrip(format!("{}5", "-".repeat(101)).as_bytes());
+        fuzz_roundtrip(format!("{}(5)", "-".repeat(99)).as_bytes());
+        assert_eq!(print(&json!({"-": [5]})).unwrap(), "- 5");
+        assert_eq!(print(&json!({"-": [{"-": [-0.0]}]})).unwrap(), "-- -0.0");
     }
 
     #[test]

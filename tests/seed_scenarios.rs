@@ -18,7 +18,7 @@ use rulebench_core::model::{
     SelectionPolicy,
 };
 use rulebench_core::validate::{MAX_DEPTH, MAX_RULE_BYTES, Schema};
-use rulebench_core::verdict::{self, Candidate, Reason, RuleWeight, Tally};
+use rulebench_core::verdict::{self, Candidate, Reason, RuleWeight, Scoring, Tally};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -366,6 +366,16 @@ fn five_weights() -> Vec<RuleWeight> {
     .iter()
     .map(|&(required, weight)| RuleWeight { required, weight })
     .collect()
+}
+
+/// The verdict of outcomes (every rule applies) under a policy.
+fn verdict_of(
+    policy: &DevicePolicy,
+    weights: &[RuleWeight],
+    passed: &[bool],
+) -> verdict::DeviceVerdict {
+    let scoring = Scoring::new(policy, weights);
+    verdict::device_verdict(&scoring, &scoring.tally(passed), None)
 }
 
 fn seed_device_policy() -> DevicePolicy {
@@ -1209,12 +1219,13 @@ fn verdict_required_failure() {
     // The policy alone: a failing required rule gives 0 whatever the score.
     let policy = seed_device_policy();
     let weights = five_weights();
-    let tally = Tally::of(&policy, &weights, &[false, true, true, true, true]);
+    let scoring = Scoring::new(&policy, &weights);
+    let tally = scoring.tally(&[false, true, true, true, true]);
     assert_eq!(tally.score(), 1.0, "every optional rule passes");
-    let v = verdict::device_verdict(&policy, &tally, None);
+    let v = verdict::device_verdict(&scoring, &tally, None);
     assert_eq!((v.verdict, v.reason), (verdict::NONE, Reason::RequiredFail));
     assert_eq!(v.reason.as_str(), "required-fail");
-    let v = verdict::device_verdict(&policy, &Tally::of(&policy, &weights, &[true; 5]), None);
+    let v = verdict_of(&policy, &weights, &[true; 5]);
     assert_eq!(v.verdict, verdict::FULL, "control: nothing fails");
 
     // End to end: 5 rules, 2 required (Streaming Support, Tool Calling).
@@ -1239,11 +1250,7 @@ fn verdict_required_failure() {
 #[test]
 fn verdict_full_compatibility() {
     let policy = seed_device_policy();
-    let v = verdict::device_verdict(
-        &policy,
-        &Tally::of(&policy, &five_weights(), &[true; 5]),
-        None,
-    );
+    let v = verdict_of(&policy, &five_weights(), &[true; 5]);
     assert_eq!(
         (v.verdict, v.score, v.reason),
         (verdict::FULL, 1.0, Reason::Full)
@@ -1253,7 +1260,7 @@ fn verdict_full_compatibility() {
         required: true,
         weight: 1.0,
     }];
-    let v = verdict::device_verdict(&policy, &Tally::of(&policy, &required_only, &[true]), None);
+    let v = verdict_of(&policy, &required_only, &[true]);
     assert_eq!((v.verdict, v.score), (verdict::FULL, 1.0));
 
     let (_dir, mut app) = open();
@@ -1267,8 +1274,9 @@ fn verdict_full_compatibility() {
 fn verdict_partial_compatibility() {
     let policy = seed_device_policy();
     // Optional weights 2, 1, 2: structured outputs and vision pass = 3/5 = 60%.
-    let tally = Tally::of(&policy, &five_weights(), &[true, true, true, true, false]);
-    let v = verdict::device_verdict(&policy, &tally, None);
+    let scoring = Scoring::new(&policy, &five_weights());
+    let tally = scoring.tally(&[true, true, true, true, false]);
+    let v = verdict::device_verdict(&scoring, &tally, None);
     assert_eq!(v.verdict, verdict::PARTIAL);
     assert_eq!(v.score, 0.6);
     assert_eq!(v.reason, Reason::Partial);
@@ -1286,8 +1294,9 @@ fn verdict_partial_compatibility() {
 fn verdict_incompatible_by_score() {
     let policy = seed_device_policy();
     // Only vision (1 of 5) passes: 20%.
-    let tally = Tally::of(&policy, &five_weights(), &[true, true, false, true, false]);
-    let v = verdict::device_verdict(&policy, &tally, None);
+    let scoring = Scoring::new(&policy, &five_weights());
+    let tally = scoring.tally(&[true, true, false, true, false]);
+    let v = verdict::device_verdict(&scoring, &tally, None);
     assert_eq!(
         (v.verdict, v.score, v.reason),
         (verdict::NONE, 0.2, Reason::LowScore)
@@ -1295,7 +1304,7 @@ fn verdict_incompatible_by_score() {
     assert_eq!(v.reason.as_str(), "low-score");
     // Exactly at the partial threshold is partial, not low.
     let at = verdict::device_verdict(
-        &policy,
+        &Scoring::new(&policy, &five_weights()),
         &Tally {
             passed_weight: 2.0,
             total_weight: 5.0,

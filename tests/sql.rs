@@ -323,6 +323,17 @@ fn what_the_first_query_got_wrong_means_the_same_now() {
         differential(&page, Dialect::Sqlite);
     }
     let pages = regression_pages();
+    // Exactly 40% meets partialThreshold 0.4, in the engine and (the differential above)
+    // in SQL: 0.6 / 1.5 summed in doubles was 0.39999999999999997, a low score.
+    let exact = engine_pairs(pages.iter().find(|p| p.id == "exact-scores").unwrap());
+    let pair = |t: &str| &exact[&("id=s1".to_owned(), format!("id={t}"))];
+    assert_eq!((pair("a").verdict, pair("a").score), (1, 0.4));
+    assert_eq!(pair("a").reason, "partial");
+    assert_eq!(
+        (pair("b").verdict, pair("b").reason.as_str()),
+        (0, "low-score")
+    );
+    assert_eq!((pair("c").verdict, pair("c").score), (1, 0.8 / 1.5));
     // Keys with `|` and `\` in several fields stay apart, and overrides find them.
     let pipes = pages.iter().find(|p| p.id == "pipe-keys").unwrap();
     let keys: Vec<String> = pipes

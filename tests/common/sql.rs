@@ -423,7 +423,13 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
                 "id": format!("r{i}"),
                 "name": format!("Rule {i}"),
                 "required": chance(&mut rng, 30),
-                "weight": *rng.pick(&[1.0, 2.0, 0.5, 3.0, 0.1]),
+                // Short decimals (exact scores) and, now and then, a long one
+                // (summed and compared in double precision).
+                "weight": if chance(&mut rng, 5) {
+                    1.0 / 3.0
+                } else {
+                    *rng.pick(&[1.0, 2.0, 0.5, 3.0, 0.1, 0.2, 0.6, 0.7])
+                },
                 "logic": boolean(&mut rng, 3),
             })
         })
@@ -534,6 +540,23 @@ pub fn regression_pages() -> Vec<Page> {
                 {"id": "w2", "name": "w2", "weight": 1.1, "logic": {"!!": [{"var": "source.id"}]}},
                 {"id": "w3", "name": "w3", "weight": 0.1, "logic": {"!!": [{"var": "source.id"}]}}
             ]),
+        ),
+        // Optional weights 0.2, 0.6 and 0.7: where only the 0.6 rule passes the score is
+        // exactly 40% and meets `partialThreshold 0.4` (target `b` has no rank).
+        parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": "exact-scores", "name": "exact scores",
+                "source": {"name": "S", "key": ["id"], "rows": [{"id": "s1"}]},
+                "target": {"name": "T", "key": ["id"],
+                    "rows": [{"id": "a", "rank": 1}, {"id": "b"}, {"id": "c", "rank": 2}]},
+                "rules": [
+                    {"id": "w02", "name": "w02", "weight": 0.2, "logic": {"==": [{"var": "target.id"}, "c"]}},
+                    {"id": "w06", "name": "w06", "weight": 0.6, "logic": {"!!": [{"var": "target.rank"}]}},
+                    {"id": "w07", "name": "w07", "weight": 0.7, "logic": {"==": [{"var": "target.id"}, "x"]}}
+                ],
+                "devicePolicy": {"requiredMode": "ANY_REQUIRED_FAIL_IS_0", "fullThreshold": 1.0, "partialThreshold": 0.4}
+            })
+            .to_string(),
         ),
         // Multi-field keys whose values hold `|` and `\`: escaped in the key (the two
         // targets made one key), overridden by their keys.

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::engine::{self, Outcome};
 use super::matrix::SelectionEval;
 use super::model::{Override, Page, RequiredMode, Rule, key_hash};
-use super::verdict::{Reason, RuleWeight, Tally, Verdict, device_verdict};
+use super::verdict::{Reason, RuleWeight, Scoring, Tally, Verdict, device_verdict};
 
 /// What a node of the tree is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -1002,22 +1002,30 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
         .filter(|(_, (r, c))| r.required && !c.passed(target))
         .map(|(i, _)| i)
         .collect();
-    let mut tally = Tally::default();
-    for (r, c) in page.rules.iter().zip(&eval.columns) {
-        let w = RuleWeight {
+    let weights: Vec<RuleWeight> = page
+        .rules
+        .iter()
+        .map(|r| RuleWeight {
             required: r.required,
             weight: r.weight,
-        };
-        tally.add(p, w, c.passed(target));
+        })
+        .collect();
+    let scoring = Scoring::new(p, &weights);
+    let mut tally = Tally::default();
+    for (&w, c) in scoring.rules.iter().zip(&eval.columns) {
+        tally.add(p, w, Some(c.passed(target)));
     }
-    let (passed, total) = (tally.passed_weight, tally.total_weight);
+    let (passed, total) = (
+        scoring.weight_text(tally.passed_weight),
+        scoring.weight_text(tally.total_weight),
+    );
     let scored = match p.required_mode {
         RequiredMode::IgnoreRequired => "rule weight",
         RequiredMode::AnyRequiredFailIs0 | RequiredMode::AnyRequiredFailCapsAtPartial => {
             "optional weight"
         }
     };
-    let score = if total > 0.0 {
+    let score = if tally.total_weight > 0.0 {
         format!(
             "score {:.2} = {passed} / {total} {scored} (full ≥ {}, partial ≥ {})",
             d.score, p.full_threshold, p.partial_threshold
@@ -1048,7 +1056,7 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
     let text = match over {
         Some(o) => {
             // The rules are still evaluated: say what they alone would give.
-            let alone = device_verdict(p, &tally, None);
+            let alone = device_verdict(&scoring, &tally, None);
             format!(
                 "override: forced {} ({}){}; without the override: {}, {}",
                 if o.value {
@@ -1071,8 +1079,8 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
         verdict: d.verdict,
         score: d.score,
         reason: d.reason,
-        passed_weight: passed,
-        total_weight: total,
+        passed_weight: scoring.weight_of(tally.passed_weight),
+        total_weight: scoring.weight_of(tally.total_weight),
         failed_required,
         override_value: over.map(|o| o.value),
         override_note: over.and_then(|o| o.note.clone()),

@@ -808,25 +808,26 @@ impl Matrix {
     pub fn verdicts(&self, selection: usize, columns: Vec<Arc<Column>>) -> SelectionEval {
         let n = self.target.len();
         let policy = &self.device_policy;
+        let weights: Vec<RuleWeight> = self.rules.iter().map(|r| r.weight).collect();
+        let scoring = verdict::Scoring::new(policy, &weights);
         // Passes are counted per distinct weight with integer adds (they vectorize and
-        // are exact), then each target's passed weight is Σ weight × count.
+        // are exact), then each target's passed weight is Σ weight × count; its total
+        // weight likewise, so that a target that passes every rule scores exactly 1 (a
+        // running sum would not: 0.1 + 1.1 + 0.1 ≠ 0.1 × 2 + 1.1). In exact scoring
+        // the weights are whole units and every sum is exact.
         let mut by_weight: Vec<(f64, Vec<u32>)> = Vec::new();
         let mut required_passes = vec![0u32; n];
         let mut required_rules = 0u32;
-        // Scored rules per distinct weight: the total weight is Σ weight × rules in the
-        // same order as the passed weight, so a target that passes every rule scores
-        // exactly 1 (a running sum would not: 0.1 + 1.1 + 0.1 ≠ 0.1 × 2 + 1.1).
         let mut rules_per_weight: Vec<u32> = Vec::new();
-        for (slot, column) in self.rules.iter().zip(&columns) {
-            let w = slot.weight;
+        for (&w, column) in scoring.rules.iter().zip(&columns) {
             if Tally::scores(policy, w) {
-                match by_weight.iter().position(|(x, _)| *x == w.weight) {
-                    Some(i) => rules_per_weight[i] += 1,
-                    None => rules_per_weight.push(1),
-                }
                 let counts = match by_weight.iter().position(|(x, _)| *x == w.weight) {
-                    Some(i) => &mut by_weight[i].1,
+                    Some(i) => {
+                        rules_per_weight[i] += 1;
+                        &mut by_weight[i].1
+                    }
                     None => {
+                        rules_per_weight.push(1);
                         by_weight.push((w.weight, vec![0; n]));
                         &mut by_weight.last_mut().expect("just pushed").1
                     }
@@ -872,7 +873,7 @@ impl Matrix {
                     total_weight,
                     required_failed: required_passes[t] < required_rules,
                 };
-                verdict::device_verdict(policy, &tally, overrides[t])
+                verdict::device_verdict(&scoring, &tally, overrides[t])
             })
             .collect();
         let verdicts: Vec<Verdict> = devices.iter().map(|d| d.verdict).collect();

@@ -29,7 +29,8 @@ const _: () = assert!(
 pub const TARGETS_PER_PAGE: usize = 100;
 
 /// The format tag of a cached result page.
-pub const CACHE_FORMAT: &str = "rulebench.result-page/v2";
+/// v3: scores are exact (a v2 page may hold a score summed in doubles).
+pub const CACHE_FORMAT: &str = "rulebench.result-page/v3";
 
 /// Keys of a result's target entry that a shown (label or summary) field cannot take.
 const RESERVED: &[&str] = &[

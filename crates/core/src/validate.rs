@@ -559,7 +559,11 @@ pub fn validate_page_with(
             ))),
         );
     }
-    out.extend(validate_device_policy(&page.device_policy));
+    let policy = validate_device_policy(&page.device_policy);
+    if policy.is_empty() {
+        inexact_scores(page, &mut out);
+    }
+    out.extend(policy);
     validate_overrides(page, facts, &mut out);
     for side in [Side::Source, Side::Target] {
         validate_patches(
@@ -574,6 +578,70 @@ pub fn validate_page_with(
         &super::assertions::Limits::default(),
     ));
     out
+}
+
+/// A warning when the page's scores cannot be exact (see [`Scoring`]): where a weight
+/// or a threshold has more than nine decimal places, else at the rules.
+///
+/// [`Scoring`]: super::verdict::Scoring
+fn inexact_scores(page: &Page, out: &mut Vec<Diagnostic>) {
+    use super::verdict::{EXACT_PLACES, RuleWeight, Scoring, Tally, decimal_places};
+    let weights: Vec<RuleWeight> = page
+        .rules
+        .iter()
+        .map(|r| RuleWeight {
+            required: r.required,
+            weight: r.weight,
+        })
+        .collect();
+    let policy = &page.device_policy;
+    if Scoring::new(policy, &weights).exact().is_some() {
+        return;
+    }
+    let long = |x: f64| decimal_places(x).is_none_or(|p| p > EXACT_PLACES);
+    let (pointer, what) = if let Some(i) = weights
+        .iter()
+        .position(|w| Tally::scores(policy, *w) && long(w.weight))
+    {
+        (
+            format!("/rules/{i}/weight"),
+            format!(
+                "weight {} has more than {EXACT_PLACES} decimal places",
+                weights[i].weight
+            ),
+        )
+    } else if long(policy.full_threshold) {
+        (
+            "/devicePolicy/fullThreshold".to_owned(),
+            format!(
+                "fullThreshold {} has more than {EXACT_PLACES} decimal places",
+                policy.full_threshold
+            ),
+        )
+    } else if long(policy.partial_threshold) {
+        (
+            "/devicePolicy/partialThreshold".to_owned(),
+            format!(
+                "partialThreshold {} has more than {EXACT_PLACES} decimal places",
+                policy.partial_threshold
+            ),
+        )
+    } else {
+        (
+            "/rules".to_owned(),
+            "the weights' sum has too many digits to count exactly".to_owned(),
+        )
+    };
+    out.push(
+        Diagnostic::warning(
+            Code::InexactScores,
+            pointer,
+            format!("{what}: scores are summed and compared in double precision, so a score equal to a threshold may miss it"),
+        )
+        .with_hint(Some(format!(
+            "write weights and thresholds with at most {EXACT_PLACES} decimal places (0.2, 0.35, 1.5)"
+        ))),
+    );
 }
 
 /// The target's priority: a field some row has (else a warning: every priority is 0), or

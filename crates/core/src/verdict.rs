@@ -143,9 +143,10 @@ pub struct DeviceVerdict {
 /// What the device policy reads of a target's rule outcomes.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Tally {
-    /// Weight of the scored rules that pass.
+    /// Weight of the scored rules that pass (in the [`Scoring`]'s units).
     pub passed_weight: f64,
-    /// Weight of all scored rules (optional ones; all under `IGNORE_REQUIRED`).
+    /// Weight of the scored rules that apply (optional ones; all under
+    /// `IGNORE_REQUIRED`), in the same units.
     pub total_weight: f64,
     /// Some required rule failed.
     pub required_failed: bool,
@@ -162,8 +163,13 @@ impl Tally {
         }
     }
 
-    /// Counts one rule's outcome.
-    pub fn add(&mut self, policy: &DevicePolicy, rule: RuleWeight, passed: bool) {
+    /// Counts one rule's outcome: `Some(passed)`, or `None` where the rule does not
+    /// apply (left out of both weights, never a required failure). `rule.weight` is in
+    /// the [`Scoring`]'s units.
+    pub fn add(&mut self, policy: &DevicePolicy, rule: RuleWeight, outcome: Option<bool>) {
+        let Some(passed) = outcome else {
+            return;
+        };
         if rule.required && !passed {
             self.required_failed = true;
         }
@@ -175,16 +181,8 @@ impl Tally {
         }
     }
 
-    /// Tallies a target's outcomes, `passed[i]` being rule `i`'s.
-    pub fn of(policy: &DevicePolicy, rules: &[RuleWeight], passed: &[bool]) -> Tally {
-        let mut t = Tally::default();
-        for (&rule, &p) in rules.iter().zip(passed) {
-            t.add(policy, rule, p);
-        }
-        t
-    }
-
-    /// Passed weight / total weight of the scored rules; 1.0 when there is none.
+    /// Passed weight / total weight of the scored rules that apply; 1.0 when there is
+    /// none. In exact units, the nearest number to the exact quotient.
     pub fn score(&self) -> f64 {
         if self.total_weight > 0.0 {
             self.passed_weight / self.total_weight
@@ -194,18 +192,222 @@ impl Tally {
     }
 }
 
-/// The device policy: one target's verdict from its tallied rule outcomes and the
+/// The most decimal places a weight or a threshold may have for scores to be exact.
+pub const EXACT_PLACES: u32 = 9;
+
+/// Sums below this are exact in a double, and so is the quotient's rounding.
+const EXACT_BOUND: f64 = 9_007_199_254_740_992.0; // 2^53
+
+/// How a page's scores are summed and held against its thresholds. When every scored
+/// weight and both thresholds are decimals of at most [`EXACT_PLACES`] places (every
+/// page people write) and the sums stay below 2^53 units, weights are summed as whole
+/// units of their decimals and a score meets a threshold by exact integer comparison
+/// (`passed × 10^t ≥ total × threshold units`): optional weights 0.2, 0.6 and 0.7 with
+/// only the 0.6 rule passing score exactly 40% and meet `partialThreshold 0.4`. Other
+/// pages are summed and compared in double precision, and `check` says so. The SQL of
+/// `rulebench sql` computes the same.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scoring {
+    pub policy: DevicePolicy,
+    /// Per rule, the weight as it is summed: whole units of `10^-places` when exact, the
+    /// weight itself otherwise.
+    pub rules: Vec<RuleWeight>,
+    exact: Option<Exact>,
+}
+
+/// The units of an exact [`Scoring`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Exact {
+    /// Weights are counted in units of `10^-places`.
+    pub places: u32,
+    /// `10^t`, `t` being the thresholds' decimal places.
+    pub scale: f64,
+    /// `fullThreshold × 10^t`.
+    pub full: f64,
+    /// `partialThreshold × 10^t`.
+    pub partial: f64,
+}
+
+/// A number's shortest decimal as (digits, places): 0.25 is (25, 2). `None` when it is
+/// not finite, negative, or longer than a `u64`.
+fn decimal(x: f64) -> Option<(u64, u32)> {
+    if !x.is_finite() || x < 0.0 {
+        return None;
+    }
+    // `Display` of a float is its shortest round-trip decimal, never in exponent form.
+    let text = x.to_string();
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let digits = format!("{int}{frac}").parse::<u64>().ok()?;
+    Some((digits, u32::try_from(frac.len()).ok()?))
+}
+
+/// How many decimal places a weight or threshold is written with (its shortest
+/// decimal); `None` when it is not a finite number from 0 up.
+pub fn decimal_places(x: f64) -> Option<u32> {
+    decimal(x).map(|(_, places)| places)
+}
+
+impl Scoring {
+    /// The scoring of a page's rules (required flag and weight, in rule order) under
+    /// its device policy.
+    pub fn new(policy: &DevicePolicy, rules: &[RuleWeight]) -> Scoring {
+        let exact = Self::exact_units(policy, rules);
+        let rules = match &exact {
+            Some((_, units)) => rules
+                .iter()
+                .zip(units)
+                .map(|(r, &u)| RuleWeight {
+                    required: r.required,
+                    weight: u,
+                })
+                .collect(),
+            None => rules.to_vec(),
+        };
+        Scoring {
+            policy: policy.clone(),
+            rules,
+            exact: exact.map(|(e, _)| e),
+        }
+    }
+
+    fn exact_units(policy: &DevicePolicy, rules: &[RuleWeight]) -> Option<(Exact, Vec<f64>)> {
+        let scored: Vec<(u64, u32)> = rules
+            .iter()
+            .filter(|r| Tally::scores(policy, **r))
+            .map(|r| decimal(r.weight))
+            .collect::<Option<_>>()?;
+        let places = scored.iter().map(|&(_, p)| p).max().unwrap_or(0);
+        let (full, full_places) = decimal(policy.full_threshold)?;
+        let (partial, partial_places) = decimal(policy.partial_threshold)?;
+        let t = full_places.max(partial_places);
+        if places > EXACT_PLACES || t > EXACT_PLACES {
+            return None;
+        }
+        let units = |w: f64| -> Option<f64> {
+            let (digits, p) = decimal(w)?;
+            let u = digits.checked_mul(10u64.pow(places.saturating_sub(p)))?;
+            // A weight with more places than the scored ones (a required rule's) is
+            // not summed; rounding it keeps a unit count.
+            let u = if p > places {
+                (w * 10f64.powi(places as i32)).round()
+            } else {
+                u as f64
+            };
+            (u < EXACT_BOUND).then_some(u)
+        };
+        let units: Vec<f64> = rules
+            .iter()
+            .map(|r| units(r.weight))
+            .collect::<Option<_>>()?;
+        let total: f64 = rules
+            .iter()
+            .zip(&units)
+            .filter(|(r, _)| Tally::scores(policy, **r))
+            .map(|(_, u)| u)
+            .sum();
+        let scale = 10f64.powi(t as i32);
+        let full = full as f64 * 10f64.powi((t - full_places) as i32);
+        let partial = partial as f64 * 10f64.powi((t - partial_places) as i32);
+        // Both sides of `passed × scale ≥ total × threshold` stay exact.
+        if total * scale.max(full).max(partial) >= EXACT_BOUND {
+            return None;
+        }
+        Some((
+            Exact {
+                places,
+                scale,
+                full,
+                partial,
+            },
+            units,
+        ))
+    }
+
+    /// The units when the scores are exact; `None` when they are summed and compared in
+    /// double precision.
+    pub fn exact(&self) -> Option<Exact> {
+        self.exact
+    }
+
+    /// Tallies a target's outcomes, `outcomes[i]` being rule `i`'s (`None`: it does not
+    /// apply).
+    pub fn tally_of(&self, outcomes: &[Option<bool>]) -> Tally {
+        let mut t = Tally::default();
+        for (&rule, &o) in self.rules.iter().zip(outcomes) {
+            t.add(&self.policy, rule, o);
+        }
+        t
+    }
+
+    /// Tallies a target's outcomes where every rule applies.
+    pub fn tally(&self, passed: &[bool]) -> Tally {
+        let outcomes: Vec<Option<bool>> = passed.iter().map(|&p| Some(p)).collect();
+        self.tally_of(&outcomes)
+    }
+
+    /// Whether a tally's score reaches the full threshold.
+    pub fn meets_full(&self, tally: &Tally) -> bool {
+        self.meets(
+            tally,
+            self.exact.map(|e| e.full),
+            self.policy.full_threshold,
+        )
+    }
+
+    /// Whether a tally's score reaches the partial threshold.
+    pub fn meets_partial(&self, tally: &Tally) -> bool {
+        self.meets(
+            tally,
+            self.exact.map(|e| e.partial),
+            self.policy.partial_threshold,
+        )
+    }
+
+    fn meets(&self, tally: &Tally, units: Option<f64>, threshold: f64) -> bool {
+        match (self.exact, units) {
+            (Some(e), Some(units)) => {
+                tally.total_weight <= 0.0
+                    || tally.passed_weight * e.scale >= tally.total_weight * units
+            }
+            _ => tally.score() >= threshold,
+        }
+    }
+
+    /// A summed weight in the page's own terms (units back to weights).
+    pub fn weight_of(&self, summed: f64) -> f64 {
+        match self.exact {
+            Some(e) => summed / 10f64.powi(e.places as i32),
+            None => summed,
+        }
+    }
+
+    /// A summed weight as a person reads it (units back to the page's decimals).
+    pub fn weight_text(&self, summed: f64) -> String {
+        match self.exact {
+            Some(e) if e.places > 0 => {
+                let digits = format!("{:0>width$}", summed as u64, width = e.places as usize + 1);
+                let (int, frac) = digits.split_at(digits.len() - e.places as usize);
+                let frac = frac.trim_end_matches('0');
+                if frac.is_empty() {
+                    int.to_owned()
+                } else {
+                    format!("{int}.{frac}")
+                }
+            }
+            _ => summed.to_string(),
+        }
+    }
+}
+
+/// A target's verdict under a page's scoring from its tallied rule outcomes and the
 /// pair's override, if any.
-pub fn device_verdict(
-    policy: &DevicePolicy,
-    tally: &Tally,
-    overridden: Option<bool>,
-) -> DeviceVerdict {
+pub fn device_verdict(scoring: &Scoring, tally: &Tally, overridden: Option<bool>) -> DeviceVerdict {
+    let policy = &scoring.policy;
     let score = tally.score();
-    let by_score = |s: f64| {
-        if s >= policy.full_threshold {
+    let by_score = || {
+        if scoring.meets_full(tally) {
             (FULL, Reason::Full)
-        } else if s >= policy.partial_threshold {
+        } else if scoring.meets_partial(tally) {
             (PARTIAL, Reason::Partial)
         } else {
             (NONE, Reason::LowScore)
@@ -217,19 +419,19 @@ pub fn device_verdict(
         (Some(false), _) => (NONE, Reason::Override),
         // Every required rule passes: the weighted score against the thresholds
         // decides.
-        (None, false) => by_score(score),
+        (None, false) => by_score(),
         // A required rule failed: what that does is the mode's (every mode says).
         (None, true) => match policy.required_mode {
             // The target is incompatible.
             RequiredMode::AnyRequiredFailIs0 => (NONE, Reason::RequiredFail),
             // Extension: capped at partial; a low score still gives 0, and the reason
             // names the required failure.
-            RequiredMode::AnyRequiredFailCapsAtPartial => match by_score(score) {
+            RequiredMode::AnyRequiredFailCapsAtPartial => match by_score() {
                 (NONE, reason) => (NONE, reason),
                 _ => (PARTIAL, Reason::RequiredFail),
             },
             // Extension: required rules are weighted in like the others.
-            RequiredMode::IgnoreRequired => by_score(score),
+            RequiredMode::IgnoreRequired => by_score(),
         },
     };
     DeviceVerdict {
@@ -311,11 +513,71 @@ mod tests {
         RuleWeight { required, weight }
     }
 
+    fn tally(p: &DevicePolicy, rules: &[RuleWeight], passed: &[bool]) -> (Scoring, Tally) {
+        let s = Scoring::new(p, rules);
+        let t = s.tally(passed);
+        (s, t)
+    }
+
+    fn verdict_of(p: &DevicePolicy, rules: &[RuleWeight], passed: &[bool]) -> DeviceVerdict {
+        let (s, t) = tally(p, rules, passed);
+        device_verdict(&s, &t, None)
+    }
+
     #[test]
     fn no_optional_rules_scores_one() {
         let p = DevicePolicy::default();
-        assert_eq!(Tally::of(&p, &[w(true, 1.0)], &[true]).score(), 1.0);
-        assert_eq!(Tally::of(&p, &[], &[]).score(), 1.0);
+        assert_eq!(tally(&p, &[w(true, 1.0)], &[true]).1.score(), 1.0);
+        assert_eq!(tally(&p, &[], &[]).1.score(), 1.0);
+    }
+
+    /// Optional weights 0.2, 0.6 and 0.7 with only the 0.6 rule passing: exactly 40%,
+    /// which meets `partialThreshold 0.4` (in doubles 0.6 / 1.5 summed in rule order is
+    /// 0.39999999999999997, a low score).
+    #[test]
+    fn a_score_of_exactly_the_threshold_meets_it() {
+        let p = DevicePolicy {
+            full_threshold: 1.0,
+            partial_threshold: 0.4,
+            ..DevicePolicy::default()
+        };
+        let rules = [w(false, 0.2), w(false, 0.6), w(false, 0.7)];
+        let v = verdict_of(&p, &rules, &[false, true, false]);
+        assert_eq!(
+            (v.verdict, v.reason, v.score),
+            (PARTIAL, Reason::Partial, 0.4)
+        );
+        let s = Scoring::new(&p, &rules);
+        assert_eq!(s.exact().map(|e| e.places), Some(1));
+        let t = s.tally(&[false, true, false]);
+        assert_eq!(
+            (
+                s.weight_text(t.passed_weight),
+                s.weight_text(t.total_weight)
+            ),
+            ("0.6".to_owned(), "1.5".to_owned())
+        );
+    }
+
+    #[test]
+    fn long_decimals_fall_back_to_doubles() {
+        let p = DevicePolicy::default();
+        let s = Scoring::new(&p, &[w(false, 1.0 / 3.0), w(false, 1.0)]);
+        assert_eq!(s.exact(), None);
+        let t = s.tally(&[true, true]);
+        assert_eq!(t.score(), 1.0);
+        assert_eq!(device_verdict(&s, &t, None).verdict, FULL);
+        // A threshold of more than nine places, too.
+        let p = DevicePolicy {
+            partial_threshold: 0.1234567891,
+            ..DevicePolicy::default()
+        };
+        assert_eq!(Scoring::new(&p, &[w(false, 1.0)]).exact(), None);
+        // Required rules' weights are not summed: they do not make scores inexact.
+        let p = DevicePolicy::default();
+        let s = Scoring::new(&p, &[w(true, 1.0 / 3.0), w(false, 0.5)]);
+        assert_eq!(s.exact().map(|e| e.places), Some(1));
+        assert_eq!(s.weight_text(s.tally(&[true, true]).total_weight), "0.5");
     }
 
     #[test]
@@ -325,9 +587,9 @@ mod tests {
             ..DevicePolicy::default()
         };
         let rules = [w(true, 1.0), w(false, 1.0)];
-        let v = device_verdict(&p, &Tally::of(&p, &rules, &[false, true]), None);
+        let v = verdict_of(&p, &rules, &[false, true]);
         assert_eq!((v.verdict, v.reason), (PARTIAL, Reason::RequiredFail));
-        let v = device_verdict(&p, &Tally::of(&p, &rules, &[false, false]), None);
+        let v = verdict_of(&p, &rules, &[false, false]);
         assert_eq!((v.verdict, v.reason), (NONE, Reason::LowScore));
     }
 
@@ -338,7 +600,7 @@ mod tests {
             ..DevicePolicy::default()
         };
         let rules = [w(true, 1.0), w(false, 1.0)];
-        let v = device_verdict(&p, &Tally::of(&p, &rules, &[false, true]), None);
+        let v = verdict_of(&p, &rules, &[false, true]);
         assert_eq!((v.verdict, v.score), (PARTIAL, 0.5));
     }
 

@@ -123,6 +123,10 @@ pub enum Code {
     // The policies and overrides.
     /// A threshold outside 0–1, or `partialThreshold` above `fullThreshold`.
     Threshold,
+    /// Weights or thresholds of more than nine decimal places (or sums too large to
+    /// count exactly): the page's scores are summed and compared in double precision (a
+    /// warning).
+    InexactScores,
     /// An override that names no source or no target.
     Override,
     /// Two overrides for the same (source, target) pair.
@@ -257,6 +261,7 @@ mod tests {
                 "logical-operator",
                 "infix-syntax",
                 "threshold",
+                "inexact-scores",
                 "override",
                 "duplicate-override",
                 "orphaned-override",

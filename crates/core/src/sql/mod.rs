@@ -27,7 +27,7 @@ pub use types::{Kind, Schema, SqlError};
 
 use super::model::{AggregateMode, Dataset, ElseMode, Page, RequiredMode, Side, key_hash};
 use super::text::sanitize;
-use super::verdict::{RuleWeight, Tally};
+use super::verdict::{RuleWeight, Scoring, Tally};
 
 /// What to compile and how to name the tables.
 #[derive(Debug, Clone)]
@@ -213,7 +213,8 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     q.push_str("\n  FROM source_rows AS s\n  CROSS JOIN target_rows AS t\n),\n");
 
     // The tally: passes counted per distinct weight, then Σ weight × count (the engine's
-    // own order of floating-point operations, so scores are equal to the last bit).
+    // own order of floating-point operations, so scores are equal to the last bit). In
+    // exact scoring the weights are whole units (integers) and every sum is exact.
     let policy = &page.device_policy;
     let weights: Vec<RuleWeight> = page
         .rules
@@ -223,8 +224,9 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             weight: r.weight,
         })
         .collect();
+    let scoring = Scoring::new(policy, &weights);
     let mut by_weight: Vec<(f64, Vec<usize>)> = Vec::new();
-    for (i, w) in weights.iter().enumerate() {
+    for (i, w) in scoring.rules.iter().enumerate() {
         if Tally::scores(policy, *w) {
             match by_weight.iter_mut().find(|(x, _)| *x == w.weight) {
                 Some((_, rules)) => rules.push(i),
@@ -232,35 +234,37 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             }
         }
     }
-    // Σ weight × rules, in the order of the passed weight (as the engine sums it).
-    let total: f64 = by_weight
-        .iter()
-        .map(|(w, rules)| w * rules.len() as f64)
-        .sum();
     let pass = |i: usize| format!("o.{}", ident(&page.rules[i].id));
-    let score = if total > 0.0 {
-        let terms: Vec<String> = by_weight
-            .iter()
-            .map(|(w, rules)| {
-                let count = rules
-                    .iter()
-                    .map(|&i| format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i)))
-                    .collect::<Vec<_>>()
-                    .join(" + ");
-                format!("{} * ({count})", d.double(*w))
-            })
-            .collect();
+    // Σ weight × count over the weights, in the engine's order.
+    let weighted = |count: &dyn Fn(usize) -> String| -> String {
         let mut sum = String::new();
-        for (k, t) in terms.iter().enumerate() {
+        for (k, (w, rules)) in by_weight.iter().enumerate() {
+            let counted = rules
+                .iter()
+                .map(|&i| count(i))
+                .collect::<Vec<_>>()
+                .join(" + ");
+            let term = format!("{} * ({counted})", d.double(*w));
             sum = if k == 0 {
-                format!("({t})")
+                format!("({term})")
             } else {
-                format!("({sum}\n      + {t})")
+                format!("({sum}\n      + {term})")
             };
         }
-        format!("{sum}\n      / {}", d.double(total))
+        sum
+    };
+    let (passed, total) = if by_weight.is_empty() {
+        (d.double(0.0), d.double(0.0))
     } else {
-        d.double(1.0)
+        (
+            weighted(&|i| format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i))),
+            d.double(
+                by_weight
+                    .iter()
+                    .map(|(w, rules)| w * rules.len() as f64)
+                    .sum(),
+            ),
+        )
     };
     let required: Vec<String> = weights
         .iter()
@@ -275,7 +279,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     };
     let _ = write!(
         q,
-        "tallies AS (\n  SELECT\n    o.*,\n    {score} AS rb_score,\n    {required_failed} AS rb_required_failed,\n    {} AS rb_override\n  FROM outcomes AS o\n",
+        "tallies AS (\n  SELECT\n    o.*,\n    {passed} AS rb_passed,\n    {total} AS rb_total,\n    {required_failed} AS rb_required_failed,\n    {} AS rb_override\n  FROM outcomes AS o\n",
         if o.overrides_table.is_some() {
             "ov.value"
         } else {
@@ -291,17 +295,38 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     }
     q.push_str("),\n");
 
-    // The device policy.
-    let full = d.double(policy.full_threshold);
-    let partial = d.double(policy.partial_threshold);
+    // The score: passed / total weight, 1 when no scored rule applies.
+    let score = format!(
+        "(CASE WHEN rb_total > 0 THEN rb_passed / rb_total ELSE {} END)",
+        d.double(1.0)
+    );
+    // The device policy: a score meets a threshold as the engine's scoring says, by
+    // exact comparison of units (`passed × 10^t ≥ total × threshold units`) or in
+    // double precision.
+    let (full, partial) = match scoring.exact() {
+        Some(e) => (
+            format!(
+                "rb_passed * {} >= rb_total * {}",
+                d.double(e.scale),
+                d.double(e.full)
+            ),
+            format!(
+                "rb_passed * {} >= rb_total * {}",
+                d.double(e.scale),
+                d.double(e.partial)
+            ),
+        ),
+        None => (
+            format!("{score} >= {}", d.double(policy.full_threshold)),
+            format!("{score} >= {}", d.double(policy.partial_threshold)),
+        ),
+    };
     let by_score = |v: bool| {
         if v {
-            format!(
-                "WHEN rb_score >= {full} THEN 2\n      WHEN rb_score >= {partial} THEN 1\n      ELSE 0"
-            )
+            format!("WHEN {full} THEN 2\n      WHEN {partial} THEN 1\n      ELSE 0")
         } else {
             format!(
-                "WHEN rb_score >= {full} THEN 'full'\n      WHEN rb_score >= {partial} THEN 'partial'\n      ELSE 'low-score'"
+                "WHEN {full} THEN 'full'\n      WHEN {partial} THEN 'partial'\n      ELSE 'low-score'"
             )
         }
     };
@@ -311,18 +336,16 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             "WHEN rb_required_failed THEN 'required-fail'\n      ".to_owned(),
         ),
         RequiredMode::AnyRequiredFailCapsAtPartial => (
+            format!("WHEN rb_required_failed THEN CASE WHEN {partial} THEN 1 ELSE 0 END\n      "),
             format!(
-                "WHEN rb_required_failed THEN CASE WHEN rb_score >= {partial} THEN 1 ELSE 0 END\n      "
-            ),
-            format!(
-                "WHEN rb_required_failed THEN CASE WHEN rb_score >= {partial} THEN 'required-fail' ELSE 'low-score' END\n      "
+                "WHEN rb_required_failed THEN CASE WHEN {partial} THEN 'required-fail' ELSE 'low-score' END\n      "
             ),
         ),
         RequiredMode::IgnoreRequired => (String::new(), String::new()),
     };
     let _ = write!(
         q,
-        "verdicts AS (\n  SELECT\n    tallies.*,\n    CASE\n      WHEN rb_override IS NOT NULL THEN CASE WHEN rb_override THEN 2 ELSE 0 END\n      {required_verdict}{}\n    END AS rb_verdict,\n    CASE\n      WHEN rb_override IS NOT NULL THEN 'override'\n      {required_reason}{}\n    END AS rb_reason\n  FROM tallies\n)",
+        "verdicts AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score,\n    CASE\n      WHEN rb_override IS NOT NULL THEN CASE WHEN rb_override THEN 2 ELSE 0 END\n      {required_verdict}{}\n    END AS rb_verdict,\n    CASE\n      WHEN rb_override IS NOT NULL THEN 'override'\n      {required_reason}{}\n    END AS rb_reason\n  FROM tallies\n)",
         by_score(true),
         by_score(false)
     );

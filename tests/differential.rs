@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use rulebench::app::synth::{self, Rng, Spread};
 use rulebench_core::engine::{self, CompiledRule, Outcome};
 use rulebench_core::matrix::{
-    Column, ERROR, FAIL, Matrix, Outcome as CellOutcome, PASS, naive_column,
+    Column, ERROR, FAIL, Matrix, NOT_APPLICABLE, Outcome as CellOutcome, PASS, naive_column,
 };
 use rulebench_core::model::{Page, Rule, Side};
 
@@ -68,6 +68,7 @@ fn rule(id: &str, logic: Value) -> Rule {
     Rule {
         expression: None,
         warning: None,
+        applies_when: None,
         id: id.to_owned(),
         name: id.to_owned(),
         required: false,
@@ -679,6 +680,7 @@ fn outcome_name(o: CellOutcome) -> &'static str {
         PASS => "pass",
         FAIL => "fail",
         ERROR => "error",
+        NOT_APPLICABLE => "n/a",
     }
 }
 

@@ -19,6 +19,7 @@ fn rule(logic: &Value) -> Rule {
     Rule {
         expression: None,
         warning: None,
+        applies_when: None,
         id: "r".into(),
         name: "R".into(),
         required: false,

@@ -644,6 +644,7 @@ fn shipped_migrations_never_change() {
         "7dcf0f7198f952599b214e38ca840f5e8950a69d11ad85d0640ffd9a68afa9d7",
         "7226da099942f9f2356630569b318c9122bc47fef7274945378760ed498843d2",
         "66575b02eb87b68901f4be7e08014ed9fd7826a4cddc0e02bb363d87ac03ac9c",
+        "3f94bbe9827fede48fa1af93406c6297d83c8c0ef5ee8afde0c9f4f1837d02c7",
     ];
     assert_eq!(
         MIGRATIONS.len(),

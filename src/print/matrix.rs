@@ -52,6 +52,7 @@ fn outcome_glyph(o: Outcome) -> &'static str {
         Outcome::Pass => "✓",
         Outcome::Error => "!",
         Outcome::Fail => "✗",
+        Outcome::NotApplicable => "–",
     }
 }
 

@@ -1026,6 +1026,7 @@ fn cell(
         Outcome::Pass => (theme::PASS, theme.pass()),
         Outcome::Error => ("!", theme.warn()),
         Outcome::Fail => (theme::FAIL, theme.fail()),
+        Outcome::NotApplicable => (theme::NOT_APPLICABLE, theme.dim()),
     };
     let changed = ws.changed_since_save(rule, target);
     let style = if changed {
@@ -1185,6 +1186,7 @@ mod tests {
         Rule {
             expression: None,
             warning: None,
+            applies_when: None,
             id: String::new(),
             name: "r".into(),
             required: false,

@@ -368,6 +368,7 @@ mod tests {
         Rule {
             expression: None,
             warning: None,
+            applies_when: None,
             id: id.into(),
             name: name.into(),
             required: false,

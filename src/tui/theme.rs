@@ -98,6 +98,8 @@ pub fn verdict_glyph(verdict: Verdict) -> &'static str {
 
 pub const PASS: &str = "✓";
 pub const FAIL: &str = "✗";
+/// A rule that does not apply to the pair (its `appliesWhen` is falsy).
+pub const NOT_APPLICABLE: &str = "–";
 /// A cell whose outcome changed since the last save.
 pub const CHANGED: &str = "*";
 /// A column decided by an override.

@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 /// verdict and recommended target.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pair {
-    pub rules: Vec<bool>,
+    /// Per rule: passed, or `None` where it does not apply.
+    pub rules: Vec<Option<bool>>,
     pub score: f64,
     pub verdict: i64,
     pub reason: String,
@@ -43,7 +44,11 @@ pub fn engine_pairs(page: &Page) -> Pairs {
                     page.target.row_key(&page.target.rows[t]),
                 ),
                 Pair {
-                    rules: eval.columns.iter().map(|c| c.passed(t)).collect(),
+                    rules: eval
+                        .columns
+                        .iter()
+                        .map(|c| c.outcome[t].counted())
+                        .collect(),
                     score: device.score,
                     verdict: i64::from(device.verdict),
                     reason: device.reason.as_str().to_owned(),
@@ -93,7 +98,10 @@ pub fn sql_pairs(page: &Page, table: &Table) -> Pairs {
     for row in &table.rows {
         let text = |i: usize| row[i].as_str().expect("text").to_owned();
         let pair = Pair {
-            rules: rules.iter().map(|&i| truthy(&row[i])).collect(),
+            rules: rules
+                .iter()
+                .map(|&i| (!row[i].is_null()).then(|| truthy(&row[i])))
+                .collect(),
             score: row[score].as_f64().expect("a score"),
             verdict: row[verdict].as_i64().expect("a verdict"),
             reason: text(reason),
@@ -218,7 +226,7 @@ pub fn differential(page: &Page, dialect: Dialect) -> usize {
                 .filter(|(_, (a, b))| a != b)
                 .map(|(r, (a, b))| {
                     format!(
-                        "rule {} {}: sql {a}, engine {b}",
+                        "rule {} {}: sql {a:?}, engine {b:?}",
                         r.id,
                         serde_json::to_string(&r.logic).unwrap()
                     )
@@ -419,7 +427,10 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
     let target_rows = rows(&mut rng, "t", targets, true);
     let rules: Vec<Value> = (0..rules)
         .map(|i| {
-            json!({
+            // Now and then a rule that applies only where a condition holds (n/a
+            // elsewhere: NULL in SQL, out of the score).
+            let applies = chance(&mut rng, 25).then(|| boolean(&mut rng, 2));
+            let mut rule = json!({
                 "id": format!("r{i}"),
                 "name": format!("Rule {i}"),
                 "required": chance(&mut rng, 30),
@@ -431,7 +442,11 @@ pub fn random_page(seed: u64, sources: usize, targets: usize, rules: usize) -> S
                     *rng.pick(&[1.0, 2.0, 0.5, 3.0, 0.1, 0.2, 0.6, 0.7])
                 },
                 "logic": boolean(&mut rng, 3),
-            })
+            });
+            if let Some(condition) = applies {
+                rule["appliesWhen"] = condition;
+            }
+            rule
         })
         .collect();
     let mut overrides = Vec::new();

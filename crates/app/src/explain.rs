@@ -60,7 +60,15 @@ pub struct RuleReport {
     pub required: bool,
     #[serde(serialize_with = "whole")]
     pub weight: f64,
+    /// Whether the rule passed (false where it does not apply: see `applies`).
     pub passed: bool,
+    /// Whether the rule applies to the pair, when it has an `appliesWhen`: `false`
+    /// means its outcome is n/a (left out of the score).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applies: Option<bool>,
+    /// The `appliesWhen` condition as a tree with every node's value, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<Node>,
     /// The rule's value (`null` when the engine raised an error).
     pub value: Option<Value>,
     pub error: Option<String>,
@@ -143,7 +151,7 @@ pub fn cell_warning(
     let passed = eval
         .columns
         .get(rule)
-        .is_some_and(|c| c.outcome[t] == rulebench_core::matrix::PASS);
+        .is_none_or(|c| c.outcome[t].counted() != Some(false));
     if passed {
         return None;
     }
@@ -223,6 +231,13 @@ pub fn explain_cell(
                 weight: rule.weight,
                 // The matrix decided the verdict; the explanation agrees with it.
                 passed: outcome.map_or(e.passed, |o| o == rulebench_core::matrix::PASS),
+                applies: match outcome {
+                    Some(o) if rule.applies_when.is_some() => {
+                        Some(o != rulebench_core::matrix::NOT_APPLICABLE)
+                    }
+                    _ => e.applies,
+                },
+                condition: e.condition,
                 value: e.value,
                 error: e.error.or_else(|| {
                     (outcome == Some(ERROR)).then(|| "the engine raised an error".to_owned())
@@ -239,8 +254,9 @@ pub fn explain_cell(
             }
         })
         .collect();
-    // Failing first, then passing; page order within each (a stable sort).
-    rules.sort_by_key(|r| r.passed);
+    // Failing first, then passing, then those that do not apply; page order within
+    // each (a stable sort).
+    rules.sort_by_key(|r| (r.applies == Some(false), r.passed));
     CellExplanation {
         page_id: page.id.clone(),
         revision_id: revision,

@@ -945,6 +945,7 @@ impl Session {
         let mut rule = Rule {
             expression: None,
             warning: None,
+            applies_when: None,
             id: String::new(),
             name: name.to_owned(),
             required: false,

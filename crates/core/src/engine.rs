@@ -198,6 +198,9 @@ pub(crate) fn item_scoped(op: &str, i: usize) -> bool {
 /// A rule compiled for evaluation, with the fields it reads.
 pub struct CompiledRule {
     pub logic: Logic,
+    /// The rule's `appliesWhen`, when it has one: where it is falsy the outcome is n/a.
+    pub applies: Option<Logic>,
+    /// What the logic and the condition read.
     pub reads: Reads,
 }
 
@@ -217,8 +220,20 @@ pub fn compile(logic: &Value) -> Result<CompiledRule, String> {
         .map_err(|e| e.to_string())?;
     Ok(CompiledRule {
         logic: compiled,
+        applies: None,
         reads: Reads::of(logic),
     })
+}
+
+/// Compiles a rule's logic and its `appliesWhen` condition (an error names which).
+pub fn compile_rule(logic: &Value, applies_when: Option<&Value>) -> Result<CompiledRule, String> {
+    let mut rule = compile(logic)?;
+    if let Some(condition) = applies_when {
+        let c = compile(condition).map_err(|e| format!("appliesWhen: {e}"))?;
+        rule.applies = Some(c.logic);
+        rule.reads = rule.reads.union(&c.reads);
+    }
+    Ok(rule)
 }
 
 /// A path into one row: the segments after `source.` / `target.`; empty = the whole row.
@@ -245,6 +260,23 @@ impl Reads {
             paths.dedup();
         }
         reads
+    }
+
+    /// What either of two reads reads.
+    pub fn union(&self, other: &Reads) -> Reads {
+        let side = |a: &Option<Vec<FieldPath>>, b: &Option<Vec<FieldPath>>| match (a, b) {
+            (Some(a), Some(b)) => {
+                let mut paths: Vec<FieldPath> = a.iter().chain(b).cloned().collect();
+                paths.sort();
+                paths.dedup();
+                Some(paths)
+            }
+            _ => None,
+        };
+        Reads {
+            source: side(&self.source, &other.source),
+            target: side(&self.target, &other.target),
+        }
     }
 
     /// The paths read on one side (`None`: the whole row).

@@ -90,8 +90,14 @@ pub struct Explanation {
     pub fields: Vec<(String, Value)>,
     /// The fields of `fields` that are absent from the pair (not merely `null`).
     pub missing: Vec<String>,
-    /// One sentence on why: for a failing rule, every failing condition.
+    /// One sentence on why: for a failing rule, every failing condition; for a rule
+    /// that does not apply, why not.
     pub sentence: String,
+    /// Whether the rule applies to the pair: `None` when it has no `appliesWhen`,
+    /// `Some(false)` when its outcome is n/a (then `passed` is false).
+    pub applies: Option<bool>,
+    /// The `appliesWhen` condition's tree, when the rule has one.
+    pub condition: Option<Node>,
 }
 
 /// Explains one rule for a (source, target) pair.
@@ -115,8 +121,26 @@ pub fn explain(rule: &Rule, source: &Value, target: &Value) -> Explanation {
         .filter(|p| pair.lookup(p).is_none())
         .cloned()
         .collect();
-    let sentence = summary(&tree);
+    let condition = rule
+        .applies_when
+        .as_ref()
+        .map(|c| pair.build(&c.logic, true));
+    // A condition the engine raises an error on applies, and the rule fails with the
+    // error (as the matrix counts it).
+    let applies = condition
+        .as_ref()
+        .map(|c| c.error.is_some() || c.pass == Some(true));
+    let (passed, sentence) = match &condition {
+        Some(c) if c.error.is_some() => (
+            false,
+            format!("error in appliesWhen: {}", c.error.as_deref().unwrap_or("")),
+        ),
+        Some(c) if applies == Some(false) => (false, format!("does not apply: {}", summary(c))),
+        _ => (passed, summary(&tree)),
+    };
     Explanation {
+        applies,
+        condition,
         rule_id: rule.id.clone(),
         passed,
         value: tree.value.clone(),
@@ -999,7 +1023,7 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
         .iter()
         .zip(&eval.columns)
         .enumerate()
-        .filter(|(_, (r, c))| r.required && !c.passed(target))
+        .filter(|(_, (r, c))| r.required && c.outcome[target].counted() == Some(false))
         .map(|(i, _)| i)
         .collect();
     let weights: Vec<RuleWeight> = page
@@ -1013,7 +1037,7 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
     let scoring = Scoring::new(p, &weights);
     let mut tally = Tally::default();
     for (&w, c) in scoring.rules.iter().zip(&eval.columns) {
-        tally.add(p, w, Some(c.passed(target)));
+        tally.add(p, w, c.outcome[target].counted());
     }
     let (passed, total) = (
         scoring.weight_text(tally.passed_weight),
@@ -1097,6 +1121,7 @@ mod tests {
         Rule {
             expression: None,
             warning: None,
+            applies_when: None,
             id: "r".into(),
             name: "R".into(),
             required: false,

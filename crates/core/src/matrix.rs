@@ -31,15 +31,50 @@ pub enum Outcome {
     Pass = 1,
     /// The engine raised an error (the rule fails).
     Error = 2,
+    /// The rule's `appliesWhen` is falsy for the pair: it does not apply (left out of
+    /// the score, never a required failure).
+    NotApplicable = 3,
 }
 
 impl Outcome {
-    /// Its word: `pass`, `fail`, `error`.
+    /// Its word: `pass`, `fail`, `error`, `n/a`.
     pub fn word(self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Fail => "fail",
             Outcome::Error => "error",
+            Outcome::NotApplicable => "n/a",
+        }
+    }
+
+    /// As the policy counts it: `Some(passed)`, `None` where the rule does not apply.
+    pub fn counted(self) -> Option<bool> {
+        match self {
+            Outcome::Pass => Some(true),
+            Outcome::Fail | Outcome::Error => Some(false),
+            Outcome::NotApplicable => None,
+        }
+    }
+
+    /// The outcome of one pair under a compiled rule: its condition first (falsy: n/a),
+    /// then its logic; an engine error in either is [`Outcome::Error`].
+    pub fn of_pair<'a>(
+        rule: &'a CompiledRule,
+        source: DataValue<'a>,
+        target: DataValue<'a>,
+        arena: &'a Bump,
+    ) -> Outcome {
+        if let Some(applies) = &rule.applies {
+            match engine::eval_pair(applies, source, target, arena) {
+                Ok(v) if engine::truthy(v) => {}
+                Ok(_) => return NOT_APPLICABLE,
+                Err(_) => return ERROR,
+            }
+        }
+        match engine::eval_pair(&rule.logic, source, target, arena) {
+            Ok(v) if engine::truthy(v) => PASS,
+            Ok(_) => FAIL,
+            Err(_) => ERROR,
         }
     }
 }
@@ -48,6 +83,8 @@ pub const FAIL: Outcome = Outcome::Fail;
 pub const PASS: Outcome = Outcome::Pass;
 /// The engine raised an error (the rule fails).
 pub const ERROR: Outcome = Outcome::Error;
+/// The rule does not apply to the pair.
+pub const NOT_APPLICABLE: Outcome = Outcome::NotApplicable;
 
 /// The outcomes of one rule for every target, for one selection.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +94,8 @@ pub struct Column {
     pub evaluations: usize,
     /// How many targets pass (counted once, when the column is built).
     pub passes: usize,
+    /// How many targets the rule does not apply to.
+    pub not_applicable: usize,
 }
 
 impl Column {
@@ -72,10 +111,12 @@ impl Column {
 
     fn new(outcome: Vec<Outcome>, evaluations: usize) -> Column {
         let passes = outcome.iter().filter(|&&o| o == PASS).count();
+        let not_applicable = outcome.iter().filter(|&&o| o == NOT_APPLICABLE).count();
         Column {
             outcome,
             evaluations,
             passes,
+            not_applicable,
         }
     }
 
@@ -545,10 +586,12 @@ impl Matrix {
     }
 
     fn slot(rule: &Rule) -> Result<Slot, CompileError> {
-        let compiled = engine::compile(&rule.logic).map_err(|message| CompileError {
-            rule: rule.id.clone(),
-            message,
-        })?;
+        let compiled =
+            engine::compile_rule(&rule.logic, rule.applies_when.as_ref().map(|c| &c.logic))
+                .map_err(|message| CompileError {
+                    rule: rule.id.clone(),
+                    message,
+                })?;
         Ok(Self::slot_of(Arc::new(compiled), rule))
     }
 
@@ -815,43 +858,61 @@ impl Matrix {
         // weight likewise, so that a target that passes every rule scores exactly 1 (a
         // running sum would not: 0.1 + 1.1 + 0.1 ≠ 0.1 × 2 + 1.1). In exact scoring
         // the weights are whole units and every sum is exact.
-        let mut by_weight: Vec<(f64, Vec<u32>)> = Vec::new();
-        let mut required_passes = vec![0u32; n];
-        let mut required_rules = 0u32;
-        let mut rules_per_weight: Vec<u32> = Vec::new();
+        // Per distinct weight: passes per target, and (only when some rule of that weight
+        // does not apply somewhere) the rules that do not apply per target.
+        struct ByWeight {
+            weight: f64,
+            rules: u32,
+            passes: Vec<u32>,
+            not_applicable: Option<Vec<u32>>,
+        }
+        let mut by_weight: Vec<ByWeight> = Vec::new();
+        let mut required_failed = vec![false; n];
         for (&w, column) in scoring.rules.iter().zip(&columns) {
             if Tally::scores(policy, w) {
-                let counts = match by_weight.iter().position(|(x, _)| *x == w.weight) {
-                    Some(i) => {
-                        rules_per_weight[i] += 1;
-                        &mut by_weight[i].1
-                    }
+                let i = match by_weight.iter().position(|b| b.weight == w.weight) {
+                    Some(i) => i,
                     None => {
-                        rules_per_weight.push(1);
-                        by_weight.push((w.weight, vec![0; n]));
-                        &mut by_weight.last_mut().expect("just pushed").1
+                        by_weight.push(ByWeight {
+                            weight: w.weight,
+                            rules: 0,
+                            passes: vec![0; n],
+                            not_applicable: None,
+                        });
+                        by_weight.len() - 1
                     }
                 };
-                for (c, &o) in counts.iter_mut().zip(&column.outcome) {
+                let b = &mut by_weight[i];
+                b.rules += 1;
+                for (c, &o) in b.passes.iter_mut().zip(&column.outcome) {
                     *c += u32::from(o == PASS);
+                }
+                if column.not_applicable > 0 {
+                    let na = b.not_applicable.get_or_insert_with(|| vec![0; n]);
+                    for (c, &o) in na.iter_mut().zip(&column.outcome) {
+                        *c += u32::from(o == NOT_APPLICABLE);
+                    }
                 }
             }
             if w.required {
-                required_rules += 1;
-                for (c, &o) in required_passes.iter_mut().zip(&column.outcome) {
-                    *c += u32::from(o == PASS);
+                for (f, &o) in required_failed.iter_mut().zip(&column.outcome) {
+                    *f |= matches!(o, Outcome::Fail | Outcome::Error);
                 }
             }
         }
-        let total_weight: f64 = by_weight
-            .iter()
-            .zip(&rules_per_weight)
-            .map(|((w, _), &n)| w * f64::from(n))
-            .sum();
+        let total_weight = |t: usize| -> f64 {
+            by_weight
+                .iter()
+                .map(|b| {
+                    let applies = b.rules - b.not_applicable.as_ref().map_or(0, |na| na[t]);
+                    b.weight * f64::from(applies)
+                })
+                .sum()
+        };
         let passed_weight = |t: usize| -> f64 {
             by_weight
                 .iter()
-                .map(|(w, counts)| w * f64::from(counts[t]))
+                .map(|b| b.weight * f64::from(b.passes[t]))
                 .sum()
         };
         let mut overrides: Vec<Option<bool>> = vec![None; n];
@@ -870,8 +931,8 @@ impl Matrix {
             .map(|t| {
                 let tally = Tally {
                     passed_weight: passed_weight(t),
-                    total_weight,
-                    required_failed: required_passes[t] < required_rules,
+                    total_weight: total_weight(t),
+                    required_failed: required_failed[t],
                 };
                 verdict::device_verdict(&scoring, &tally, overrides[t])
             })
@@ -934,13 +995,8 @@ impl Matrix {
                     .iter()
                     .map(|&(w, g, t)| {
                         scratch.reset();
-                        let rule = &rules[work[w as usize].0].compiled.logic;
-                        let outcome =
-                            match engine::eval_pair(rule, src, targets[t as usize], &scratch) {
-                                Ok(v) if engine::truthy(v) => PASS,
-                                Ok(_) => FAIL,
-                                Err(_) => ERROR,
-                            };
+                        let rule = &rules[work[w as usize].0].compiled;
+                        let outcome = Outcome::of_pair(rule, src, targets[t as usize], &scratch);
                         (w, g, outcome)
                     })
                     .collect()
@@ -962,10 +1018,11 @@ impl Matrix {
 pub fn naive_column(rule: &CompiledRule, source: &Value, targets: &[Value]) -> Vec<Outcome> {
     targets
         .iter()
-        .map(|t| match engine::evaluate_rows(&rule.logic, source, t) {
-            engine::Outcome::Value { pass: true, .. } => PASS,
-            engine::Outcome::Value { .. } => FAIL,
-            engine::Outcome::Error(_) => ERROR,
+        .map(|t| {
+            let arena = Bump::new();
+            let s = DataValue::from_serde_value_in(source, &arena);
+            let t = DataValue::from_serde_value_in(t, &arena);
+            Outcome::of_pair(rule, s, t, &arena)
         })
         .collect()
 }

@@ -472,6 +472,44 @@ pub struct Rule {
     /// A structured warning emitted for each target the rule fails for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<RuleWarning>,
+    /// Where the rule applies: a condition on the pair. Where it is falsy the rule's
+    /// outcome is *n/a*: left out of the passed and the total weight, never a required
+    /// failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applies_when: Option<Condition>,
+}
+
+/// A condition on a pair (a rule's `appliesWhen`): JSONLogic, kept with the infix text
+/// it was written as, when it was. A page file writes it as that text, else as the
+/// JSONLogic (a predicate list is read as JSONLogic, as a rule's is).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub logic: Value,
+    pub expression: Option<String>,
+}
+
+impl Condition {
+    /// A condition given as JSONLogic.
+    pub fn logic(logic: Value) -> Condition {
+        Condition {
+            logic,
+            expression: None,
+        }
+    }
+
+    /// The condition as a page file writes it.
+    pub fn as_written(&self) -> Value {
+        match &self.expression {
+            Some(text) => Value::String(text.clone()),
+            None => self.logic.clone(),
+        }
+    }
+}
+
+impl Serialize for Condition {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_written().serialize(s)
+    }
 }
 
 /// A rule's structured warning: a `kind` for scripts and a `detail` for people, whose
@@ -510,6 +548,9 @@ pub(crate) struct RuleInput {
     pub(crate) expression: Option<String>,
     #[serde(default)]
     pub(crate) warning: Option<RuleWarning>,
+    /// As written: JSONLogic, an infix text, or `{"predicates": […]}`.
+    #[serde(default)]
+    pub(crate) applies_when: Option<Value>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {

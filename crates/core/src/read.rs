@@ -54,7 +54,9 @@ impl TryFrom<RuleInput> for Rule {
                 let what: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 format!("rule `{}`: {}", r.name, what.join("; "))
             })?;
+        let applies_when = r.applies_when.map(|v| condition(&r.name, v)).transpose()?;
         Ok(Rule {
+            applies_when,
             id: r.id,
             name: r.name,
             required: r.required,
@@ -65,6 +67,56 @@ impl TryFrom<RuleInput> for Rule {
             expression: r.expression,
             warning: r.warning,
         })
+    }
+}
+
+/// A rule's `appliesWhen` as written: an infix text, a predicate list
+/// (`{"predicates": […], "logical_operator": …}`), or JSONLogic.
+pub fn condition(rule: &str, written: Value) -> Result<crate::model::Condition, String> {
+    use crate::model::Condition;
+    match written {
+        Value::String(text) => {
+            if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
+                return Err(format!(
+                    "rule `{rule}`: `appliesWhen` holds the control character U+{:04X}: write it as an escape in a JSONLogic string instead",
+                    c as u32
+                ));
+            }
+            let logic =
+                super::infix::parse(&text, &super::infix::Fields::default()).map_err(|e| {
+                    format!(
+                        "rule `{rule}`: `appliesWhen` {}:{}: {}",
+                        e.line, e.column, e.message
+                    )
+                })?;
+            Ok(Condition {
+                logic,
+                expression: Some(text),
+            })
+        }
+        Value::Object(o) if o.contains_key("predicates") => {
+            if let Some(k) = o.keys().find(|k| {
+                !matches!(
+                    k.as_str(),
+                    "predicates" | "logical_operator" | "logicalOperator"
+                )
+            }) {
+                return Err(format!(
+                    "rule `{rule}`: `appliesWhen` as predicates takes `predicates` and `logical_operator`, not `{k}`"
+                ));
+            }
+            let op = o
+                .get_key_value("logical_operator")
+                .or_else(|| o.get_key_value("logicalOperator"))
+                .map(|(k, v)| (k.as_str(), v));
+            let (logic, _) =
+                predicates::rule_logic(None, o.get("predicates"), op).map_err(|errors| {
+                    let what: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                    format!("rule `{rule}`: `appliesWhen`: {}", what.join("; "))
+                })?;
+            Ok(Condition::logic(logic))
+        }
+        logic => Ok(Condition::logic(logic)),
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::matrix::{Column, ERROR, FAIL, Outcome, PASS, SelectionEval};
+use super::matrix::{Column, ERROR, FAIL, NOT_APPLICABLE, Outcome, PASS, SelectionEval};
 use super::model::Page;
 use super::verdict::{DeviceVerdict, Reason, Verdict};
 
@@ -29,7 +29,8 @@ const _: () = assert!(
 pub const TARGETS_PER_PAGE: usize = 100;
 
 /// The format tag of a cached result page.
-/// v3: scores are exact (a v2 page may hold a score summed in doubles).
+/// v3: scores are exact (a v2 page may hold a score summed in doubles), and outcomes
+/// may be n/a.
 pub const CACHE_FORMAT: &str = "rulebench.result-page/v3";
 
 /// Keys of a result's target entry that a shown (label or summary) field cannot take.
@@ -349,13 +350,24 @@ impl SelectionResult {
         self.eval.columns[rule].passed(target)
     }
 
+    /// Rule `rule`'s outcome on target `target` as results write it: `Some(passed)`,
+    /// `None` where the rule does not apply (n/a).
+    pub fn outcome(&self, rule: usize, target: usize) -> Option<bool> {
+        self.eval.columns[rule].outcome[target].counted()
+    }
+
+    /// [`Self::outcome`] as JSON: `true`, `false`, or `null` for n/a.
+    pub fn outcome_value(&self, rule: usize, target: usize) -> Value {
+        self.outcome(rule, target).map_or(Value::Null, Value::Bool)
+    }
+
     /// The ids of the rules that fail on a target, in rule order.
     pub fn failing_rules(&self, target: usize) -> impl Iterator<Item = &str> {
         self.names
             .rules
             .iter()
             .zip(&self.eval.columns)
-            .filter(move |(_, c)| !c.passed(target))
+            .filter(move |(_, c)| c.outcome[target].counted() == Some(false))
             .map(|(r, _)| r.id.as_str())
     }
 
@@ -407,12 +419,12 @@ impl SelectionResult {
                     f.insert(
                         "name".into(),
                         match keys.name_target {
-                            Some(t) => Value::Bool(self.passed(r, t)),
+                            Some(t) => self.outcome_value(r, t),
                             None => Value::String(rule.name.clone()),
                         },
                     );
                     for (id, t) in &keys.targets {
-                        f.insert(id.clone(), Value::Bool(self.passed(r, *t)));
+                        f.insert(id.clone(), self.outcome_value(r, *t));
                     }
                     Value::Object(f)
                 })
@@ -458,7 +470,7 @@ impl SelectionResult {
             .enumerate()
             // Rules without a warning (most) cost one check, not an outcome lookup.
             .filter_map(|(r, rule)| Some((r, rule, rule.warning.as_ref()?)))
-            .filter(|(r, _, _)| !self.passed(*r, t))
+            .filter(|(r, _, _)| self.outcome(*r, t) == Some(false))
             .map(|(_, rule, w)| (w.kind.as_str(), self.render_detail(&w.detail, rule, t)))
             .collect()
     }
@@ -506,7 +518,7 @@ impl SelectionResult {
                 .rules
                 .iter()
                 .enumerate()
-                .map(|(r, rule)| (rule.id.clone(), Value::Bool(self.passed(r, t))))
+                .map(|(r, rule)| (rule.id.clone(), self.outcome_value(r, t)))
                 .collect();
             entry.insert("rules".into(), Value::Object(rules));
         }
@@ -680,6 +692,10 @@ struct CachePage<'a> {
     /// Rules with engine errors on this page: (rule index, hex of the error bits).
     #[serde(default, skip_serializing_if = "Vec::is_empty", borrow)]
     errors: Vec<(usize, &'a str)>,
+    /// Rules that do not apply to some target of this page: (rule index, hex of the
+    /// n/a bits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", borrow)]
+    not_applicable: Vec<(usize, &'a str)>,
 }
 
 /// A rule's id and name in a cached page (read without copying when unescaped).
@@ -834,6 +850,22 @@ impl SelectionResult {
                         )
                     })
                     .collect();
+                let not_applicable: Vec<(usize, String)> = self
+                    .eval
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.outcome[range.clone()].contains(&NOT_APPLICABLE))
+                    .map(|(r, c)| {
+                        (
+                            r,
+                            hex_bits(
+                                range.clone().map(|t| c.outcome[t] == NOT_APPLICABLE),
+                                end - first,
+                            ),
+                        )
+                    })
+                    .collect();
                 let page = CachePage {
                     format: Cow::Borrowed(CACHE_FORMAT),
                     page_id: self.page_id().to_owned(),
@@ -860,6 +892,10 @@ impl SelectionResult {
                     targets,
                     passes: passes.iter().map(String::as_str).collect(),
                     errors: errors.iter().map(|(r, h)| (*r, h.as_str())).collect(),
+                    not_applicable: not_applicable
+                        .iter()
+                        .map(|(r, h)| (*r, h.as_str()))
+                        .collect(),
                 };
                 serde_json::to_string(&page).expect("cache pages serialize")
             })
@@ -936,18 +972,30 @@ impl SelectionResult {
             let count = page.targets.len();
             for (r, hex) in page.passes.iter().enumerate() {
                 let out = &mut outcome[r];
-                match page.errors.iter().find(|(e, _)| *e == r) {
+                let errors = page.errors.iter().find(|(e, _)| *e == r);
+                let nas = page.not_applicable.iter().find(|(e, _)| *e == r);
+                match (errors, nas) {
                     // PASS is 1 and FAIL 0: each bit is the outcome.
-                    None => {
+                    (None, None) => {
                         push_bits(out, hex, count).map_err(|e| format!("cached page {i}: {e}"))?
                     }
-                    Some((_, errors)) => {
+                    (errors, nas) => {
+                        let bits = |h: Option<&(usize, &str)>| -> Result<Vec<u8>, String> {
+                            match h {
+                                Some((_, h)) => {
+                                    unhex(h, count).map_err(|e| format!("cached page {i}: {e}"))
+                                }
+                                None => Ok(vec![0; count.div_ceil(8)]),
+                            }
+                        };
                         let passes =
                             unhex(hex, count).map_err(|e| format!("cached page {i}: {e}"))?;
-                        let errors =
-                            unhex(errors, count).map_err(|e| format!("cached page {i}: {e}"))?;
+                        let errors = bits(errors)?;
+                        let nas = bits(nas)?;
                         out.extend((0..count).map(|k| {
-                            if bit(&errors, k) {
+                            if bit(&nas, k) {
+                                NOT_APPLICABLE
+                            } else if bit(&errors, k) {
                                 ERROR
                             } else if bit(&passes, k) {
                                 PASS

@@ -542,6 +542,16 @@ pub fn validate_page_with(
                 .into_iter()
                 .map(|d| d.under(&format!("{at}/logic"))),
         );
+        // A condition is checked as logic is; reading one side only is what a
+        // condition often does (`source.needsVision`), not a trap.
+        if let Some(c) = &rule.applies_when {
+            out.extend(
+                rule_check(&c.logic, &schema)
+                    .into_iter()
+                    .filter(|d| d.code != Code::OneSided)
+                    .map(|d| d.under(&format!("{at}/appliesWhen"))),
+            );
+        }
     }
     if let Some(limit) = page.plan_tier().rule_limit()
         && page.rules.len() > limit

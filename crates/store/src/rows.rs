@@ -75,10 +75,13 @@ pub(crate) fn read_rules(
     at: At,
 ) -> Result<Vec<Rule>> {
     // A database older than schema 6 has no `expression` column (tests keep old ones).
-    let expression = if schema_of(conn)? >= 6 {
-        "expression, warning_json"
+    let schema = schema_of(conn)?;
+    let expression = if schema >= crate::schema::APPLIES_WHEN {
+        "expression, warning_json, applies_when_json"
+    } else if schema >= 6 {
+        "expression, warning_json, NULL"
     } else {
-        "NULL, NULL"
+        "NULL, NULL, NULL"
     };
     let mut stmt = conn.prepare(&format!(
         "SELECT id, name, required, weight, category, description, logic_json, {expression}
@@ -97,13 +100,39 @@ pub(crate) fn read_rules(
                 r.get::<_, String>(6)?,
                 r.get::<_, Option<String>>(7)?,
                 r.get::<_, Option<String>>(8)?,
+                r.get::<_, Option<String>>(9)?,
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     raw.into_iter()
         .map(
-            |(id, name, required, weight, category, description, logic, expression, warning)| {
+            |(
+                id,
+                name,
+                required,
+                weight,
+                category,
+                description,
+                logic,
+                expression,
+                warning,
+                applies_when,
+            )| {
+                let applies_when = match applies_when {
+                    None => None,
+                    Some(text) => {
+                        let written: serde_json::Value = serde_json::from_str(&text)
+                            .map_err(corrupt(format!("rule {id}'s appliesWhen")))?;
+                        Some(rulebench_core::read::condition(&name, written).map_err(
+                            |message| StoreError::Unreadable {
+                                what: format!("rule {id}'s appliesWhen"),
+                                message,
+                            },
+                        )?)
+                    }
+                };
                 Ok(Rule {
+                    applies_when,
                     expression,
                     warning: warning
                         .map(|w| serde_json::from_str(&w))
@@ -390,8 +419,16 @@ pub fn upsert_rule(
     ord: i64,
 ) -> Result<()> {
     // A database older than schema 6 (tests keep old ones) has no `expression`.
-    let with_expression = schema_of(tx)? >= 6;
-    let (col, val, set) = if with_expression {
+    let schema = schema_of(tx)?;
+    let with_expression = schema >= 6;
+    let with_condition = schema >= crate::schema::APPLIES_WHEN;
+    let (col, val, set) = if with_condition {
+        (
+            ", expression, warning_json, applies_when_json",
+            ", ?11, ?12, ?13",
+            ", expression = excluded.expression, warning_json = excluded.warning_json, applies_when_json = excluded.applies_when_json",
+        )
+    } else if with_expression {
         (
             ", expression, warning_json",
             ", ?11, ?12",
@@ -400,6 +437,10 @@ pub fn upsert_rule(
     } else {
         ("", "", "")
     };
+    let condition = rule
+        .applies_when
+        .as_ref()
+        .map(|c| c.as_written().to_string());
     let logic = rule.logic.to_string();
     let warning = rule.warning.as_ref().map(to_json);
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![
@@ -417,6 +458,9 @@ pub fn upsert_rule(
     if with_expression {
         values.push(&rule.expression);
         values.push(&warning);
+    }
+    if with_condition {
+        values.push(&condition);
     }
     tx.execute(
         &format!(

@@ -62,7 +62,14 @@ pub const MIGRATIONS: &[&str] = &[
     // (whose statement journal per row cost more than the row). A row stored before
     // this migration has no revision: its value is in the log already.
     include_str!("migrations/008_rows_logged_on_change.sql"),
+    // 9: a rule may carry an `appliesWhen` condition (`applies_when_json`, as written: an
+    // infix text as a JSON string, or JSONLogic), in the rules and their log; the rule
+    // triggers are remade to carry it.
+    include_str!("migrations/009_applies_when.sql"),
 ];
+
+/// The first schema whose rules carry an `appliesWhen` condition (migration 9).
+pub const APPLIES_WHEN: i64 = 9;
 
 /// The first schema whose dataset rows carry their revision and are logged by the
 /// writer (see migration 8); before it, triggers log every row written.

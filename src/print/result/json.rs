@@ -178,8 +178,14 @@ impl Fragments {
     }
 }
 
-fn bool_text(b: bool) -> &'static [u8] {
-    if b { b"true" } else { b"false" }
+/// A rule's outcome as the result JSON writes it: `true`, `false`, or `null` where the
+/// rule does not apply.
+fn bool_text(outcome: Option<bool>) -> &'static [u8] {
+    match outcome {
+        Some(true) => b"true",
+        Some(false) => b"false",
+        None => b"null",
+    }
 }
 
 /// A value as `serde_json`'s pretty printer writes it at `indent` spaces (compact when
@@ -275,7 +281,7 @@ pub(super) fn write_result<W: Write>(
                 comma(w)?;
             }
             w.write_all(key)?;
-            w.write_all(bool_text(r.passed(k, t)))?;
+            w.write_all(bool_text(r.outcome(k, t)))?;
         }
         if !f.rule_keys.is_empty() {
             f.nl(w, 6)?;
@@ -286,7 +292,7 @@ pub(super) fn write_result<W: Write>(
             f.key(w, 6, "override")?;
             w.write_all(b"{")?;
             f.key(w, 8, "value")?;
-            w.write_all(bool_text(value))?;
+            w.write_all(bool_text(Some(value)))?;
             if let Some(note) = note {
                 comma(w)?;
                 string(w, 8, "note", note)?;
@@ -331,13 +337,13 @@ pub(super) fn write_result<W: Write>(
         w.write_all(b"{")?;
         f.key(w, 6, "name")?;
         match f.features.name_target {
-            Some(t) => w.write_all(bool_text(r.passed(k, t)))?,
+            Some(t) => w.write_all(bool_text(r.outcome(k, t)))?,
             None => w.write_all(rule_name)?,
         }
         for (key, t) in &f.feature_keys {
             comma(w)?;
             w.write_all(key)?;
-            w.write_all(bool_text(r.passed(k, *t)))?;
+            w.write_all(bool_text(r.outcome(k, *t)))?;
         }
         f.nl(w, 4)?;
         w.write_all(b"}")?;

@@ -267,7 +267,7 @@ impl<W: Write + Send> RowWriter for ParquetRows<W> {
             for t in 0..n {
                 failing.clear();
                 for (rule, column) in r.names.rules.iter().zip(&r.eval.columns) {
-                    if column.outcome[t] != Outcome::Pass {
+                    if column.outcome[t].counted() == Some(false) {
                         if !failing.is_empty() {
                             failing.push(' ');
                         }
@@ -310,7 +310,7 @@ impl<W: Write + Send> RowWriter for ParquetRows<W> {
                     match o {
                         Outcome::Pass => b.append_value(true),
                         Outcome::Fail => b.append_value(false),
-                        Outcome::Error => b.append_null(),
+                        Outcome::Error | Outcome::NotApplicable => b.append_null(),
                     }
                 }
             }

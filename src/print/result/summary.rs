@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::json::{json_string, number, write_str};
 use super::sink::ResultSink;
-use crate::app::types::{Outcome, PASS, SelectionResult};
+use crate::app::types::{Outcome, SelectionResult};
 
 /// Builds a [`Summary`] printer.
 #[derive(Clone, Debug, Default)]
@@ -90,7 +90,7 @@ fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::Resu
         write!(w, ",\"reason\":\"{}\",\"failing\":[", d.reason.as_str())?;
         let mut first = true;
         for (id, column) in rule_ids.iter().zip(&columns) {
-            if column[t] != PASS {
+            if column[t].counted() == Some(false) {
                 if !first {
                     w.write_all(b",")?;
                 }

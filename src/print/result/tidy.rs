@@ -135,7 +135,7 @@ impl Shape {
             out.push(match column.outcome[t] {
                 Outcome::Pass => Cell::Bool(true),
                 Outcome::Fail => Cell::Bool(false),
-                Outcome::Error => Cell::Null,
+                Outcome::Error | Outcome::NotApplicable => Cell::Null,
             });
         }
         out

@@ -106,7 +106,23 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     let mut compiler = Compiler::new(d, &src_schema, &tgt_schema);
     let mut rule_sql = Vec::new();
     for (i, rule) in page.rules.iter().enumerate() {
-        match compiler.rule(&rule.logic, &format!("/rules/{i}/logic")) {
+        let logic = compiler.rule(&rule.logic, &format!("/rules/{i}/logic"));
+        // A rule with `appliesWhen` is NULL where it does not apply (n/a).
+        let condition = rule
+            .applies_when
+            .as_ref()
+            .map(|c| compiler.rule(&c.logic, &format!("/rules/{i}/appliesWhen")))
+            .transpose();
+        let sql = match (logic, condition) {
+            (Ok(logic), Ok(None)) => Ok(logic),
+            (Ok(logic), Ok(Some(applies))) => Ok(format!(
+                "CASE WHEN {} THEN {} END",
+                indent(&applies, 2),
+                indent(&logic, 2)
+            )),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+        match sql {
             Ok(sql) => rule_sql.push(sql),
             Err(mut e) => {
                 e.rule = Some(rule.id.clone());
@@ -253,24 +269,43 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         }
         sum
     };
+    let applies_somewhere = page.rules.iter().any(|r| r.applies_when.is_some());
     let (passed, total) = if by_weight.is_empty() {
         (d.double(0.0), d.double(0.0))
     } else {
         (
             weighted(&|i| format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i))),
-            d.double(
-                by_weight
-                    .iter()
-                    .map(|(w, rules)| w * rules.len() as f64)
-                    .sum(),
-            ),
+            if applies_somewhere {
+                // Σ weight × the rules that apply (a rule is NULL where it does not).
+                weighted(&|i| {
+                    if page.rules[i].applies_when.is_some() {
+                        format!("CASE WHEN {} IS NULL THEN 0 ELSE 1 END", pass(i))
+                    } else {
+                        "1".to_owned()
+                    }
+                })
+            } else {
+                d.double(
+                    by_weight
+                        .iter()
+                        .map(|(w, rules)| w * rules.len() as f64)
+                        .sum(),
+                )
+            },
         )
     };
     let required: Vec<String> = weights
         .iter()
         .enumerate()
         .filter(|(_, w)| w.required)
-        .map(|(i, _)| format!("NOT {}", pass(i)))
+        .map(|(i, _)| {
+            if page.rules[i].applies_when.is_some() {
+                // n/a (NULL) is never a required failure.
+                format!("COALESCE(NOT {}, FALSE)", pass(i))
+            } else {
+                format!("NOT {}", pass(i))
+            }
+        })
         .collect();
     let required_failed = if required.is_empty() {
         "FALSE".to_owned()

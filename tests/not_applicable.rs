@@ -1,0 +1,193 @@
+//! "Does not apply": a rule's `appliesWhen` condition, where falsy, makes its outcome
+//! n/a — out of the passed and the total weight, never a required failure, `null` in
+//! the result's `rules`, explained, stored and exported as written.
+
+mod common;
+
+use common::rb;
+use serde_json::{Value, json};
+
+/// Two apps (one needs vision, one does not) and three models; "Vision" applies only
+/// where the app needs it, written three ways across three rules.
+fn page() -> Value {
+    json!({
+        "format": "rulebench.page/v1", "id": "na", "name": "N/A",
+        "source": {"name": "Apps", "key": ["id"], "rows": [
+            {"id": "photo", "needsVision": true, "needsTools": true},
+            {"id": "text", "needsVision": false, "needsTools": false}
+        ]},
+        "target": {"name": "Models", "key": ["id"], "rows": [
+            {"id": "both", "vision": true, "tools": true, "context": 200000},
+            {"id": "tools-only", "vision": false, "tools": true, "context": 8000},
+            {"id": "neither", "vision": false, "tools": false, "context": 4000}
+        ]},
+        "rules": [
+            {"id": "vision", "name": "Vision", "weight": 2,
+             "appliesWhen": "source.needsVision == true",
+             "logic": {"==": [{"var": "target.vision"}, true]}},
+            {"id": "tools", "name": "Tools", "required": true,
+             "appliesWhen": {"predicates": [{"field": "source.needsTools", "operator": "==", "value": true}]},
+             "logic": {"==": [{"var": "target.tools"}, true]}},
+            {"id": "context", "name": "Context", "weight": 1,
+             "appliesWhen": {"!!": [{"var": "source.needsVision"}]},
+             "logic": {">=": [{"var": "target.context"}, 100000]}}
+        ],
+        "devicePolicy": {"requiredMode": "ANY_REQUIRED_FAIL_IS_0", "fullThreshold": 1, "partialThreshold": 0.4}
+    })
+}
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let file = dir.path().join("na.json");
+    std::fs::write(&file, page().to_string()).unwrap();
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    (dir, db)
+}
+
+fn evaluate(db: &std::path::Path, source: &str) -> Value {
+    let (code, out, err) = rb(
+        db,
+        &["evaluate", "na", "--select", source, "--format", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn target<'a>(result: &'a Value, id: &str) -> &'a Value {
+    result["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no target {id} in {result}"))
+}
+
+#[test]
+fn a_rule_that_does_not_apply_is_null_and_out_of_the_score() {
+    let (_dir, db) = setup();
+    // Where every rule applies, nothing changes: both pass → 3/3.
+    let photo = evaluate(&db, "id=photo");
+    let both = target(&photo, "both");
+    assert_eq!(
+        both["rules"],
+        json!({"vision": true, "tools": true, "context": true})
+    );
+    assert_eq!(
+        (both["verdict"].as_i64(), both["score"].as_f64()),
+        (Some(2), Some(1.0))
+    );
+    // tools-only: vision (2) and context (1) fail → 0 of 3, low score.
+    let t = target(&photo, "tools-only");
+    assert_eq!(
+        (t["score"].as_f64(), t["reason"].as_str()),
+        (Some(0.0), Some("low-score"))
+    );
+    // `neither` fails the required Tools rule.
+    assert_eq!(target(&photo, "neither")["reason"], "required-fail");
+
+    // For the text app no rule applies: every outcome is null, no required failure,
+    // and with no weighted rule that applies the score is 1.
+    let text = evaluate(&db, "id=text");
+    for id in ["both", "tools-only", "neither"] {
+        let t = target(&text, id);
+        assert_eq!(
+            t["rules"],
+            json!({"vision": null, "tools": null, "context": null}),
+            "{id}"
+        );
+        assert_eq!(
+            (
+                t["verdict"].as_i64(),
+                t["score"].as_f64(),
+                t["reason"].as_str()
+            ),
+            (Some(2), Some(1.0), Some("full")),
+            "{id}: nothing applies, so nothing fails"
+        );
+    }
+    // The cached result reads back with its n/a outcomes.
+    let again = evaluate(&db, "id=text");
+    assert_eq!(again["cache"], "hit");
+    assert_eq!(again["targets"], text["targets"]);
+    let again = evaluate(&db, "id=photo");
+    assert_eq!(again["targets"], photo["targets"]);
+}
+
+#[test]
+fn explain_says_why_a_rule_does_not_apply() {
+    let (_dir, db) = setup();
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "explain", "na", "--select", "id=text", "--target", "neither", "--format", "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let e: Value = serde_json::from_str(&out).unwrap();
+    let vision = e["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "vision")
+        .unwrap();
+    assert_eq!(vision["applies"], false);
+    let sentence = vision["sentence"].as_str().unwrap();
+    assert!(sentence.starts_with("does not apply: "), "{sentence}");
+    assert!(sentence.contains("source.needsVision"), "{sentence}");
+    // Rules that do not apply come last.
+    let last = e["rules"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["applies"], false);
+}
+
+#[test]
+fn applies_when_is_stored_and_exported_as_written() {
+    let (_dir, db) = setup();
+    let exported = common::export_page(&db, "na");
+    let rules = exported["rules"].as_array().unwrap();
+    // The infix text stays text; JSONLogic stays JSONLogic; predicates are read as
+    // JSONLogic (as a rule's own predicates are).
+    assert_eq!(rules[0]["appliesWhen"], "source.needsVision == true");
+    assert_eq!(
+        rules[2]["appliesWhen"],
+        json!({"!!": [{"var": "source.needsVision"}]})
+    );
+    assert!(rules[1]["appliesWhen"].is_object(), "{}", rules[1]);
+    // The export imports back to the same outcomes.
+    let dir = tempfile::tempdir().unwrap();
+    let db2 = dir.path().join("rb.db");
+    let file = dir.path().join("again.json");
+    std::fs::write(&file, exported.to_string()).unwrap();
+    let (code, _, err) = rb(&db2, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for source in ["id=photo", "id=text"] {
+        let again = evaluate(&db2, source);
+        let mut first = evaluate(&db, source);
+        for k in ["evaluatedAt", "revisionId", "cache"] {
+            first[k] = again[k].clone();
+        }
+        assert_eq!(first, again, "{source}");
+    }
+}
+
+#[test]
+fn a_condition_that_does_not_parse_or_names_no_field_is_refused_where_it_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    for (condition, wants) in [
+        (json!("source.needsVision =="), "appliesWhen"),
+        (
+            json!({"==": [{"var": "source.needsVisoin"}, true]}),
+            "/rules/0/appliesWhen",
+        ),
+    ] {
+        let mut p = page();
+        p["rules"][0]["appliesWhen"] = condition;
+        let file = dir.path().join("bad.json");
+        std::fs::write(&file, p.to_string()).unwrap();
+        let (code, out, err) = rb(&db, &["import", file.to_str().unwrap()]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains(wants), "{err}");
+    }
+}

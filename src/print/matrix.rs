@@ -139,7 +139,7 @@ pub fn write<W: Write>(
             let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize);
             w.write_all(render_table(&header, &rows).as_bytes())?;
             w.write_all(
-                "\n✓ pass  ✗ fail  ! error (fails)  ■ required  ⚑ override  ★ recommended\n"
+                "\n✓ pass  ✗ fail  ! error (fails)  – n/a  ■ required  ⚑ override  ★ recommended\n"
                     .as_bytes(),
             )
         }

@@ -1026,14 +1026,7 @@ pub fn target_why(page: &Page, eval: &SelectionEval, target: usize) -> TargetWhy
         .filter(|(_, (r, c))| r.required && c.outcome[target].counted() == Some(false))
         .map(|(i, _)| i)
         .collect();
-    let weights: Vec<RuleWeight> = page
-        .rules
-        .iter()
-        .map(|r| RuleWeight {
-            required: r.required,
-            weight: r.weight,
-        })
-        .collect();
+    let weights = RuleWeight::of_rules(&page.rules);
     let scoring = Scoring::new(p, &weights);
     let mut tally = Tally::default();
     for (&w, c) in scoring.rules.iter().zip(&eval.columns) {

@@ -596,14 +596,7 @@ pub fn validate_page_with(
 /// [`Scoring`]: super::verdict::Scoring
 fn inexact_scores(page: &Page, out: &mut Vec<Diagnostic>) {
     use super::verdict::{EXACT_PLACES, RuleWeight, Scoring, Tally, decimal_places};
-    let weights: Vec<RuleWeight> = page
-        .rules
-        .iter()
-        .map(|r| RuleWeight {
-            required: r.required,
-            weight: r.weight,
-        })
-        .collect();
+    let weights = RuleWeight::of_rules(&page.rules);
     let policy = &page.device_policy;
     if Scoring::new(policy, &weights).exact().is_some() {
         return;

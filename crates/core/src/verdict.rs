@@ -132,6 +132,19 @@ pub struct RuleWeight {
     pub weight: f64,
 }
 
+impl RuleWeight {
+    /// What the device policy needs of each of a page's rules, in rule order.
+    pub fn of_rules(rules: &[super::model::Rule]) -> Vec<RuleWeight> {
+        rules
+            .iter()
+            .map(|r| RuleWeight {
+                required: r.required,
+                weight: r.weight,
+            })
+            .collect()
+    }
+}
+
 /// A target's verdict with its score and reason.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DeviceVerdict {

@@ -232,14 +232,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     // own order of floating-point operations, so scores are equal to the last bit). In
     // exact scoring the weights are whole units (integers) and every sum is exact.
     let policy = &page.device_policy;
-    let weights: Vec<RuleWeight> = page
-        .rules
-        .iter()
-        .map(|r| RuleWeight {
-            required: r.required,
-            weight: r.weight,
-        })
-        .collect();
+    let weights = RuleWeight::of_rules(&page.rules);
     let scoring = Scoring::new(policy, &weights);
     let mut by_weight: Vec<(f64, Vec<usize>)> = Vec::new();
     for (i, w) in scoring.rules.iter().enumerate() {

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::engine::{self, CompiledRule, FieldPath};
 use super::model::{DevicePolicy, Page, Rule, SelectionPolicy};
-use super::verdict::{self, Candidate, DeviceVerdict, RuleWeight, Tally, Verdict};
+use super::verdict::{self, Candidate, DeviceVerdict, RuleWeight, Scoring, Tally, Verdict};
 
 /// A rule's outcome for one target: one byte in a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::VariantArray)]
@@ -495,7 +495,9 @@ pub struct Matrix {
     /// The keyHash of every target row, when the matrix was built without the page's
     /// target rows (else they are computed from the page when overrides need them).
     target_hashes: Option<Vec<String>>,
-    device_policy: DevicePolicy,
+    /// The device policy and the rules' weights as scores sum them: remade when a
+    /// rule's weight, the rule list or the policy changes (not per evaluation).
+    scoring: Scoring,
     selection_policy: SelectionPolicy,
 }
 
@@ -561,7 +563,7 @@ impl Matrix {
             overrides: HashMap::new(),
             notes: HashMap::new(),
             orphaned: Vec::new(),
-            device_policy: page.device_policy.clone(),
+            scoring: Scoring::new(&page.device_policy, &[]),
             selection_policy: page.selection_policy.clone(),
             target_hashes,
         };
@@ -570,6 +572,7 @@ impl Matrix {
             let slot = Self::slot(rule)?;
             m.rules.push(slot);
         }
+        m.rescore();
         Ok(m)
     }
 
@@ -634,27 +637,42 @@ impl Matrix {
     /// Replaces rule `i` (an edit): only its column is recomputed next time.
     pub fn replace_rule(&mut self, i: usize, rule: &Rule) -> Result<(), CompileError> {
         self.rules[i] = Self::slot(rule)?;
+        self.rescore();
         Ok(())
     }
 
     /// Replaces rule `i` with an already compiled rule.
     pub fn replace_compiled(&mut self, i: usize, compiled: Arc<CompiledRule>, rule: &Rule) {
         self.rules[i] = Self::slot_of(compiled, rule);
+        self.rescore();
     }
 
     /// Changes only a rule's weight and required flag: no re-evaluation.
     pub fn set_rule_weight(&mut self, i: usize, required: bool, weight: f64) {
         self.rules[i].weight = RuleWeight { required, weight };
+        self.rescore();
     }
 
     pub fn insert_rule(&mut self, i: usize, rule: &Rule) -> Result<(), CompileError> {
         let slot = Self::slot(rule)?;
         self.rules.insert(i, slot);
+        self.rescore();
         Ok(())
     }
 
     pub fn remove_rule(&mut self, i: usize) {
         self.rules.remove(i);
+        self.rescore();
+    }
+
+    fn weights(&self) -> Vec<RuleWeight> {
+        self.rules.iter().map(|r| r.weight).collect()
+    }
+
+    /// Remakes the scoring from the rules' weights (after the rule list or a weight
+    /// changed).
+    fn rescore(&mut self) {
+        self.scoring = Scoring::new(&self.scoring.policy, &self.weights());
     }
 
     /// Drops every cached column (encodings stay): the next evaluation recomputes all.
@@ -663,7 +681,7 @@ impl Matrix {
     }
 
     pub fn set_policies(&mut self, device: &DevicePolicy, selection: &SelectionPolicy) {
-        self.device_policy = device.clone();
+        self.scoring = Scoring::new(device, &self.weights());
         self.selection_policy = selection.clone();
     }
 
@@ -850,9 +868,8 @@ impl Matrix {
     /// branch-free, so it stays cheap at 10,000 targets × 100 rules.
     pub fn verdicts(&self, selection: usize, columns: Vec<Arc<Column>>) -> SelectionEval {
         let n = self.target.len();
-        let policy = &self.device_policy;
-        let weights: Vec<RuleWeight> = self.rules.iter().map(|r| r.weight).collect();
-        let scoring = verdict::Scoring::new(policy, &weights);
+        let scoring = &self.scoring;
+        let policy = &scoring.policy;
         // Passes are counted per distinct weight with integer adds (they vectorize and
         // are exact), then each target's passed weight is Σ weight × count; its total
         // weight likewise, so that a target that passes every rule scores exactly 1 (a
@@ -934,7 +951,7 @@ impl Matrix {
                     total_weight: total_weight(t),
                     required_failed: required_failed[t],
                 };
-                verdict::device_verdict(&scoring, &tally, overrides[t])
+                verdict::device_verdict(scoring, &tally, overrides[t])
             })
             .collect();
         let verdicts: Vec<Verdict> = devices.iter().map(|d| d.verdict).collect();

@@ -18,25 +18,14 @@ impl TryFrom<RuleInput> for Rule {
         let parsed = match &r.expression {
             None => None,
             Some(text) => {
-                if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
-                    return Err(format!(
-                        "rule `{}`: `expression` holds the control character U+{:04X}: write it as an escape in a JSONLogic string instead",
-                        r.name, c as u32
-                    ));
-                }
+                no_control(&r.name, "expression", text)?;
                 if r.predicates.is_some() {
                     return Err(format!(
                         "rule `{}`: give `predicates` or `expression`, not both",
                         r.name
                     ));
                 }
-                let logic =
-                    super::infix::parse(text, &super::infix::Fields::default()).map_err(|e| {
-                        format!(
-                            "rule `{}`: `expression` {}:{}: {}",
-                            r.name, e.line, e.column, e.message
-                        )
-                    })?;
+                let logic = infix(&r.name, "expression", text)?;
                 if let Some(given) = &r.logic
                     && given != &logic
                 {
@@ -70,25 +59,36 @@ impl TryFrom<RuleInput> for Rule {
     }
 }
 
+/// A rule's infix text (`key`: `expression` or `appliesWhen`) holds no control
+/// character.
+fn no_control(rule: &str, key: &str, text: &str) -> Result<(), String> {
+    match text.chars().find(|&c| super::text::is_unsafe(c)) {
+        Some(c) => Err(format!(
+            "rule `{rule}`: `{key}` holds the control character U+{:04X}: write it as an escape in a JSONLogic string instead",
+            c as u32
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A rule's infix text (`key`) parsed, an error located inside it.
+fn infix(rule: &str, key: &str, text: &str) -> Result<Value, String> {
+    super::infix::parse(text, &super::infix::Fields::default()).map_err(|e| {
+        format!(
+            "rule `{rule}`: `{key}` {}:{}: {}",
+            e.line, e.column, e.message
+        )
+    })
+}
+
 /// A rule's `appliesWhen` as written: an infix text, a predicate list
 /// (`{"predicates": […], "logical_operator": …}`), or JSONLogic.
 pub fn condition(rule: &str, written: Value) -> Result<crate::model::Condition, String> {
     use crate::model::Condition;
     match written {
         Value::String(text) => {
-            if let Some(c) = text.chars().find(|&c| super::text::is_unsafe(c)) {
-                return Err(format!(
-                    "rule `{rule}`: `appliesWhen` holds the control character U+{:04X}: write it as an escape in a JSONLogic string instead",
-                    c as u32
-                ));
-            }
-            let logic =
-                super::infix::parse(&text, &super::infix::Fields::default()).map_err(|e| {
-                    format!(
-                        "rule `{rule}`: `appliesWhen` {}:{}: {}",
-                        e.line, e.column, e.message
-                    )
-                })?;
+            no_control(rule, "appliesWhen", &text)?;
+            let logic = infix(rule, "appliesWhen", &text)?;
             Ok(Condition {
                 logic,
                 expression: Some(text),

@@ -837,35 +837,21 @@ impl SelectionResult {
                     .iter()
                     .map(|c| hex_bits(range.clone().map(|t| c.outcome[t] == PASS), end - first))
                     .collect();
-                let errors: Vec<(usize, String)> = self
-                    .eval
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| c.outcome[range.clone()].contains(&ERROR))
-                    .map(|(r, c)| {
-                        (
-                            r,
-                            hex_bits(range.clone().map(|t| c.outcome[t] == ERROR), end - first),
-                        )
-                    })
-                    .collect();
-                let not_applicable: Vec<(usize, String)> = self
-                    .eval
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| c.outcome[range.clone()].contains(&NOT_APPLICABLE))
-                    .map(|(r, c)| {
-                        (
-                            r,
-                            hex_bits(
-                                range.clone().map(|t| c.outcome[t] == NOT_APPLICABLE),
-                                end - first,
-                            ),
-                        )
-                    })
-                    .collect();
+                // Per rule with some target of this page at `mark`: its hex bits.
+                let marked = |mark: Outcome| -> Vec<(usize, String)> {
+                    self.eval
+                        .columns
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| c.outcome[range.clone()].contains(&mark))
+                        .map(|(r, c)| {
+                            let bits = range.clone().map(|t| c.outcome[t] == mark);
+                            (r, hex_bits(bits, end - first))
+                        })
+                        .collect()
+                };
+                let errors = marked(ERROR);
+                let not_applicable = marked(NOT_APPLICABLE);
                 let page = CachePage {
                     format: Cow::Borrowed(CACHE_FORMAT),
                     page_id: self.page_id().to_owned(),

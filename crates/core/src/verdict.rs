@@ -298,13 +298,12 @@ impl Scoring {
         }
         let units = |w: f64| -> Option<f64> {
             let (digits, p) = decimal(w)?;
-            let u = digits.checked_mul(10u64.pow(places.saturating_sub(p)))?;
-            // A weight with more places than the scored ones (a required rule's) is
-            // not summed; rounding it keeps a unit count.
             let u = if p > places {
+                // A weight with more places than the scored ones (a required rule's)
+                // is not summed; rounding it keeps a unit count.
                 (w * 10f64.powi(places as i32)).round()
             } else {
-                u as f64
+                digits.checked_mul(10u64.pow(places - p))? as f64
             };
             (u < EXACT_BOUND).then_some(u)
         };
@@ -360,29 +359,20 @@ impl Scoring {
 
     /// Whether a tally's score reaches the full threshold.
     pub fn meets_full(&self, tally: &Tally) -> bool {
-        self.meets(
-            tally,
-            self.exact.map(|e| e.full),
-            self.policy.full_threshold,
-        )
+        self.meets(tally, |e| e.full, self.policy.full_threshold)
     }
 
     /// Whether a tally's score reaches the partial threshold.
     pub fn meets_partial(&self, tally: &Tally) -> bool {
-        self.meets(
-            tally,
-            self.exact.map(|e| e.partial),
-            self.policy.partial_threshold,
-        )
+        self.meets(tally, |e| e.partial, self.policy.partial_threshold)
     }
 
-    fn meets(&self, tally: &Tally, units: Option<f64>, threshold: f64) -> bool {
-        match (self.exact, units) {
-            (Some(e), Some(units)) => {
-                tally.total_weight <= 0.0
-                    || tally.passed_weight * e.scale >= tally.total_weight * units
-            }
-            _ => tally.score() >= threshold,
+    /// Exact: `passed × 10^t ≥ total × threshold units` (0 ≥ 0 when nothing is
+    /// scored, as a score of 1 meets any threshold); else the score against it.
+    fn meets(&self, tally: &Tally, units: fn(&Exact) -> f64, threshold: f64) -> bool {
+        match &self.exact {
+            Some(e) => tally.passed_weight * e.scale >= tally.total_weight * units(e),
+            None => tally.score() >= threshold,
         }
     }
 

@@ -191,3 +191,24 @@ fn a_condition_that_does_not_parse_or_names_no_field_is_refused_where_it_stands(
         assert!(err.contains(wants), "{err}");
     }
 }
+
+/// A rule whose logic reads the targets only and whose condition reads the source is
+/// not one-sided (the lint judged the logic alone and warned); a rule without a
+/// condition that reads one side still is.
+#[test]
+fn a_condition_on_the_source_makes_a_target_only_rule_two_sided() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let mut p = page();
+    p["rules"].as_array_mut().unwrap().push(
+        json!({"id": "big", "name": "Big", "logic": {">=": [{"var": "target.context"}, 100000]}}),
+    );
+    let file = dir.path().join("na.json");
+    std::fs::write(&file, p.to_string()).unwrap();
+    // `check` prints its findings on stdout.
+    let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let one_sided: Vec<&str> = out.lines().filter(|l| l.contains("one-sided")).collect();
+    assert_eq!(one_sided.len(), 1, "{out}");
+    assert!(one_sided[0].contains("/rules/3/logic"), "{out}");
+}

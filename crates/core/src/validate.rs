@@ -537,9 +537,18 @@ pub fn validate_page_with(
         } else {
             ids.insert(rule.id.as_str(), i);
         }
+        // A rule reads what its logic and its condition read: one whose logic reads the
+        // targets only and whose condition reads the source is not one-sided.
+        let both_sides = rule.applies_when.as_ref().is_some_and(|c| {
+            let reads = engine::Reads::of(&rule.logic).union(&engine::Reads::of(&c.logic));
+            [Side::Source, Side::Target]
+                .into_iter()
+                .all(|side| reads.side(side).is_none_or(|paths| !paths.is_empty()))
+        });
         out.extend(
             rule_check(&rule.logic, &schema)
                 .into_iter()
+                .filter(|d| !(both_sides && d.code == Code::OneSided))
                 .map(|d| d.under(&format!("{at}/logic"))),
         );
         // A condition is checked as logic is; reading one side only is what a

@@ -106,12 +106,19 @@ impl Column {
     /// A column of outcomes ([`PASS`], [`FAIL`], [`ERROR`]), computed with
     /// `evaluations` engine calls.
     pub fn of(outcome: Vec<Outcome>, evaluations: usize) -> Column {
-        Self::new(outcome, evaluations)
+        let any_not_applicable = outcome.contains(&NOT_APPLICABLE);
+        Self::new(outcome, evaluations, any_not_applicable)
     }
 
-    fn new(outcome: Vec<Outcome>, evaluations: usize) -> Column {
+    /// `any_not_applicable`: whether some outcome is n/a (told by the groups' outcomes,
+    /// so a column without any is counted once).
+    fn new(outcome: Vec<Outcome>, evaluations: usize, any_not_applicable: bool) -> Column {
         let passes = outcome.iter().filter(|&&o| o == PASS).count();
-        let not_applicable = outcome.iter().filter(|&&o| o == NOT_APPLICABLE).count();
+        let not_applicable = if any_not_applicable {
+            outcome.iter().filter(|&&o| o == NOT_APPLICABLE).count()
+        } else {
+            0
+        };
         Column {
             outcome,
             evaluations,
@@ -798,7 +805,7 @@ impl Matrix {
     pub fn columns(&mut self, selection: usize) -> Vec<Arc<Column>> {
         if selection >= self.source.len() {
             // No such source (a page without source rows): nothing passes.
-            let none = Arc::new(Column::new(vec![FAIL; self.target.len()], 0));
+            let none = Arc::new(Column::new(vec![FAIL; self.target.len()], 0, false));
             return vec![none; self.rules.len()];
         }
         // Sequential part: encodings, groupings and cache look-ups.
@@ -824,7 +831,8 @@ impl Matrix {
                 .iter()
                 .map(|&g| per_group[g as usize])
                 .collect();
-            let column = Arc::new(Column::new(outcome, per_group.len()));
+            let any_not_applicable = per_group.contains(&NOT_APPLICABLE);
+            let column = Arc::new(Column::new(outcome, per_group.len(), any_not_applicable));
             let cache = &mut self.rules[i].cache;
             if cache.len() >= CACHE_PER_RULE {
                 cache.clear();
@@ -912,12 +920,29 @@ impl Matrix {
                 }
             }
             if w.required {
+                // Fail (0) and Error (2) are the outcomes whose low bit is clear.
+                const _: () = assert!(
+                    FAIL as u8 & 1 == 0
+                        && ERROR as u8 & 1 == 0
+                        && PASS as u8 & 1 == 1
+                        && NOT_APPLICABLE as u8 & 1 == 1
+                );
                 for (f, &o) in required_failed.iter_mut().zip(&column.outcome) {
-                    *f |= matches!(o, Outcome::Fail | Outcome::Error);
+                    *f |= o as u8 & 1 == 0;
                 }
             }
         }
+        // Σ weight × the rules that apply: the same for every target unless some rule
+        // does not apply somewhere.
+        let every_rule: f64 = by_weight
+            .iter()
+            .map(|b| b.weight * f64::from(b.rules))
+            .sum();
+        let some_not_applicable = by_weight.iter().any(|b| b.not_applicable.is_some());
         let total_weight = |t: usize| -> f64 {
+            if !some_not_applicable {
+                return every_rule;
+            }
             by_weight
                 .iter()
                 .map(|b| {

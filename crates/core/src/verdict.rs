@@ -196,6 +196,7 @@ impl Tally {
 
     /// Passed weight / total weight of the scored rules that apply; 1.0 when there is
     /// none. In exact units, the nearest number to the exact quotient.
+    #[inline]
     pub fn score(&self) -> f64 {
         if self.total_weight > 0.0 {
             self.passed_weight / self.total_weight
@@ -358,20 +359,25 @@ impl Scoring {
     }
 
     /// Whether a tally's score reaches the full threshold.
+    #[inline]
     pub fn meets_full(&self, tally: &Tally) -> bool {
-        self.meets(tally, |e| e.full, self.policy.full_threshold)
+        let units = self.exact.map_or(0.0, |e| e.full);
+        self.meets(tally, units, self.policy.full_threshold)
     }
 
     /// Whether a tally's score reaches the partial threshold.
+    #[inline]
     pub fn meets_partial(&self, tally: &Tally) -> bool {
-        self.meets(tally, |e| e.partial, self.policy.partial_threshold)
+        let units = self.exact.map_or(0.0, |e| e.partial);
+        self.meets(tally, units, self.policy.partial_threshold)
     }
 
     /// Exact: `passed × 10^t ≥ total × threshold units` (0 ≥ 0 when nothing is
     /// scored, as a score of 1 meets any threshold); else the score against it.
-    fn meets(&self, tally: &Tally, units: fn(&Exact) -> f64, threshold: f64) -> bool {
+    #[inline]
+    fn meets(&self, tally: &Tally, units: f64, threshold: f64) -> bool {
         match &self.exact {
-            Some(e) => tally.passed_weight * e.scale >= tally.total_weight * units(e),
+            Some(e) => tally.passed_weight * e.scale >= tally.total_weight * units,
             None => tally.score() >= threshold,
         }
     }
@@ -404,6 +410,7 @@ impl Scoring {
 
 /// A target's verdict under a page's scoring from its tallied rule outcomes and the
 /// pair's override, if any.
+#[inline]
 pub fn device_verdict(scoring: &Scoring, tally: &Tally, overridden: Option<bool>) -> DeviceVerdict {
     let policy = &scoring.policy;
     let score = tally.score();

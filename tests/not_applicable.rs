@@ -139,6 +139,17 @@ fn explain_says_why_a_rule_does_not_apply() {
     // Rules that do not apply come last.
     let last = e["rules"].as_array().unwrap().last().unwrap();
     assert_eq!(last["applies"], false);
+    // As text: marked `–`, not as a failure, with the condition's tree under --tree.
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "explain", "na", "--select", "id=text", "--target", "neither", "--tree",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let vision = out.lines().find(|l| l.contains("Vision")).unwrap();
+    assert!(vision.starts_with("– Vision"), "{out}");
+    assert!(out.contains("applies when:"), "{out}");
 }
 
 #[test]
@@ -211,4 +222,34 @@ fn a_condition_on_the_source_makes_a_target_only_rule_two_sided() {
     let one_sided: Vec<&str> = out.lines().filter(|l| l.contains("one-sided")).collect();
     assert_eq!(one_sided.len(), 1, "{out}");
     assert!(one_sided[0].contains("/rules/3/logic"), "{out}");
+    // The explanation (and the workbench, which shows it) judges the rule alike.
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "explain", "na", "--select", "id=photo", "--target", "both", "--format", "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let e: Value = serde_json::from_str(&out).unwrap();
+    let lints = |id: &str| -> Vec<String> {
+        e["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()["lint"]
+            .as_array()
+            .map(|l| l.iter().map(|d| d["code"].to_string()).collect())
+            .unwrap_or_default()
+    };
+    assert!(
+        !lints("vision").iter().any(|c| c.contains("one-sided")),
+        "{out}"
+    );
+    assert!(
+        lints("big").iter().any(|c| c.contains("one-sided")),
+        "{out}"
+    );
 }

@@ -156,3 +156,31 @@ fn masking_works() {
         "render #.## ms · ####-##-## ##:##:## · 0.60\n"
     );
 }
+
+/// A page whose Vision rule applies only where the app needs vision: for the text app
+/// the matrix shows `–` and the explanation says why it does not apply.
+#[test]
+fn a_rule_that_does_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::open(&dir.path().join("snap.db")).unwrap();
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "na", "name": "Not applicable",
+        "source": {"name": "Apps", "key": ["id"], "rows": [
+            {"id": "text", "needsVision": false}, {"id": "photo", "needsVision": true}]},
+        "target": {"name": "Models", "key": ["id"], "rows": [
+            {"id": "big", "vision": true, "context": 200000},
+            {"id": "small", "vision": false, "context": 4000}]},
+        "rules": [
+            {"id": "vision", "name": "Vision", "weight": 0.6,
+             "appliesWhen": "source.needsVision == true",
+             "logic": {"==": [{"var": "target.vision"}, true]}},
+            {"id": "context", "name": "Context", "weight": 0.2,
+             "logic": {">=": [{"var": "target.context"}, 100000]}}
+        ]
+    });
+    app.import(&page.to_string(), "na.json", false).unwrap();
+    let mut ui = Ui::new(app, Some("na"), Theme::mono()).unwrap();
+    press(&mut ui, KeyCode::Char('3'));
+    insta::assert_snapshot!("na_matrix", pane(&ui, PaneId::Matrix, 90, 10));
+    insta::assert_snapshot!("na_explain", pane(&ui, PaneId::Explain, 60, 16));
+}

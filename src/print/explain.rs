@@ -46,6 +46,7 @@ pub fn text(e: &CellExplanation, tree: bool) -> String {
 fn rule(out: &mut String, r: &RuleReport, tree: bool) {
     let mark = match (r.passed, &r.error) {
         (_, Some(_)) => "!",
+        _ if r.applies == Some(false) => "–",
         (true, None) => "✓",
         (false, None) => "✗",
     };
@@ -90,6 +91,10 @@ fn rule(out: &mut String, r: &RuleReport, tree: bool) {
             Err(_) => r.logic.to_string(),
         };
         line(out, 4, &format!("rule: {logic}"));
+        if let Some(condition) = &r.condition {
+            line(out, 4, "applies when:");
+            node_lines(out, condition);
+        }
         line(out, 4, "tree (✓ truthy, ✗ falsy, · not evaluated):");
         node_lines(out, &r.tree);
     }

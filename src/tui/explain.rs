@@ -16,7 +16,7 @@ use super::theme::{self, Theme, safe, verdict_glyph};
 use super::widgets::pane_block;
 use crate::app::jobs::JobResult;
 use crate::app::text::fmt_value;
-use crate::app::types::{ERROR, PASS};
+use crate::app::types::{ERROR, NOT_APPLICABLE, PASS};
 use crate::app::types::{Explanation, Kind};
 use crate::app::workspace::Session;
 
@@ -118,12 +118,22 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
     let (glyph, word, tone) = match (outcome, e.passed) {
         (Some(ERROR), _) => ("!", "error", Tone::Warn),
         (Some(PASS), _) | (None, true) => (theme::PASS, "passes", Tone::Pass),
+        (Some(NOT_APPLICABLE), _) => (theme::NOT_APPLICABLE, "does not apply", Tone::Dim),
+        (None, false) if e.applies == Some(false) => {
+            (theme::NOT_APPLICABLE, "does not apply", Tone::Dim)
+        }
         _ => (theme::FAIL, "fails", Tone::Fail),
     };
     let name = safe(&ws.page.rules[rule].name);
+    // The sentence says "does not apply: …" where the word already does.
+    let sentence = e
+        .sentence
+        .strip_prefix("does not apply: ")
+        .filter(|_| word == "does not apply")
+        .unwrap_or(&e.sentence);
     out.push(vec![
         (tone, format!("{glyph} {name} {word}: ")),
-        (Tone::Plain, safe(&e.sentence)),
+        (Tone::Plain, safe(sentence)),
     ]);
     if let Some(w) = crate::app::explain::cell_warning(&ws.page, &ws.eval, rule, target) {
         out.push(vec![(
@@ -157,12 +167,23 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
         }
         out.push(line);
     }
+    if let Some(condition) = &e.condition {
+        out.push(vec![]);
+        out.push(vec![(Tone::Title, "Applies when:".into())]);
+        tree(condition, &mut out);
+    }
     out.push(vec![]);
     out.push(vec![(
         Tone::Title,
         "Tree (✓ truthy, ✗ falsy, · not evaluated):".into(),
     )]);
-    for (depth, n) in e.tree.walk() {
+    tree(&e.tree, &mut out);
+    out
+}
+
+/// A tree's lines: each node with its glyph, label and value, indented by depth.
+fn tree(root: &crate::app::types::Node, out: &mut Vec<Text>) {
+    for (depth, n) in root.walk() {
         let indent = "  ".repeat(depth + 1);
         let (glyph, tone) = match (n.kind, n.evaluated, n.pass) {
             (Kind::ItemScope, _, _) => ("∀", Tone::Dim),
@@ -191,7 +212,6 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
             out.push(vec![(Tone::Dim, format!("{indent}    {}", safe(s)))]);
         }
     }
-    out
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {

@@ -968,7 +968,7 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
     if rows.len() < body_h as usize {
         let y = body_y + body_h - 1;
         let legend = format!(
-            "{} pass  {} fail  ! error  ■ required  {} changed since {}  {} override  {} recommended",
+            "{} pass  {} fail  ! error  – n/a  ■ required  {} changed since {}  {} override  {} recommended",
             theme::PASS,
             theme::FAIL,
             theme::CHANGED,

@@ -617,18 +617,21 @@ impl App {
             .map_err(|diags| invalid(diags.into_iter().map(|d| d.locate_in(text)).collect()))?;
         let mut rule: Rule = parse_json(text).map_err(|d| invalid(vec![*d]))?;
         rule.ensure_id();
-        let mut diags: Vec<Diagnostic> =
-            rulebench_core::check::logic(&rule.logic, &Schema::of(page))
-                .into_iter()
-                .map(|d| match &list {
-                    Some(list) => Diagnostic {
-                        pointer: predicates::source_pointer(list, &d.pointer),
-                        ..d
-                    },
-                    None => d.under("/logic"),
-                })
-                .map(|d| d.locate_in(text))
-                .collect();
+        let mut diags: Vec<Diagnostic> = rulebench_core::check::rule_logic(
+            &rule.logic,
+            rule.applies_when.as_ref().map(|c| &c.logic),
+            &Schema::of(page),
+        )
+        .into_iter()
+        .map(|d| match &list {
+            Some(list) => Diagnostic {
+                pointer: predicates::source_pointer(list, &d.pointer),
+                ..d
+            },
+            None => d.under("/logic"),
+        })
+        .map(|d| d.locate_in(text))
+        .collect();
         diags.extend(
             validate::rule_fields(&rule.name, rule.weight)
                 .into_iter()

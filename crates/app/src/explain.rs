@@ -247,7 +247,11 @@ pub fn explain_cell(
                 missing: e.missing,
                 predicates: predicates::from_logic(&rule.logic),
                 tree: e.tree,
-                lint: rulebench_core::lint::lint(&rule.logic, &schema),
+                lint: rulebench_core::lint::lint_rule(
+                    &rule.logic,
+                    rule.applies_when.as_ref().map(|c| &c.logic),
+                    &schema,
+                ),
                 warning: cell_warning(page, eval, i, t),
                 index: i,
                 logic: rule.logic.clone(),

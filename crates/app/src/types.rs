@@ -8,7 +8,7 @@ pub use rulebench_core::diag::{Code, Diagnostic, MAX_TEXT_DEPTH, Severity};
 pub use rulebench_core::diff::{Flip, ItemChanges, Moved, PageDiff};
 pub use rulebench_core::engine::Reads;
 pub use rulebench_core::explain::{Explanation, Kind, Node};
-pub use rulebench_core::matrix::{ERROR, Outcome, PASS};
+pub use rulebench_core::matrix::{ERROR, NOT_APPLICABLE, Outcome, PASS};
 pub use rulebench_core::model::{
     AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, PolicyField,
     RecommendationStrategy, RequiredMode, Row, Rule, SelectionPolicy, Side,

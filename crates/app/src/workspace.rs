@@ -664,7 +664,8 @@ impl Session {
         let Some(r) = self.page.rules.get(rule) else {
             return vec![];
         };
-        let mut out = rulebench_core::lint::lint(&r.logic, &self.schema);
+        let condition = r.applies_when.as_ref().map(|c| &c.logic);
+        let mut out = rulebench_core::lint::lint_rule(&r.logic, condition, &self.schema);
         out.extend(self.constant_lint(rule));
         out
     }
@@ -769,13 +770,20 @@ impl Session {
     /// Checks logic for rule `i` (from the JSON editor, or compiled from infix); `text`
     /// is the JSON it came from, to locate diagnostics in.
     pub fn try_logic_value(&mut self, i: usize, logic: Value, text: Option<&str>) -> Draft {
-        let diags: Vec<Diagnostic> = rulebench_core::check::logic(&logic, &self.schema)
-            .into_iter()
-            .map(|d| match text {
-                Some(t) => d.locate_in(t),
-                None => d,
-            })
-            .collect();
+        let condition = self
+            .page
+            .rules
+            .get(i)
+            .and_then(|r| r.applies_when.as_ref())
+            .map(|c| &c.logic);
+        let diags: Vec<Diagnostic> =
+            rulebench_core::check::rule_logic(&logic, condition, &self.schema)
+                .into_iter()
+                .map(|d| match text {
+                    Some(t) => d.locate_in(t),
+                    None => d,
+                })
+                .collect();
         if diags.iter().any(Diagnostic::is_error) {
             return Draft::Invalid { diagnostics: diags };
         }

@@ -14,9 +14,15 @@ use crate::validate;
 /// the lint's warnings when it validates and reads data. Pointers are relative to the
 /// logic.
 pub fn logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
+    rule_logic(logic, None, schema)
+}
+
+/// As [`logic`], for the logic of a rule that carries the `appliesWhen` condition
+/// `condition` (the lint judges what the whole rule reads).
+pub fn rule_logic(logic: &Value, condition: Option<&Value>, schema: &Schema) -> Vec<Diagnostic> {
     let (mut out, reads_data) = validate::validate_logic_reads(logic, schema);
     if reads_data && !out.iter().any(Diagnostic::is_error) {
-        out.extend(lint::lint(logic, schema));
+        out.extend(lint::lint_rule(logic, condition, schema));
     }
     out
 }
@@ -29,5 +35,5 @@ pub fn page(page: &Page) -> Vec<Diagnostic> {
 /// As [`page`], one side's rows described by `facts` (a dataset import of rows kept as
 /// stored texts).
 pub fn page_with(page: &Page, facts: Option<&RowFacts<'_>>) -> Vec<Diagnostic> {
-    validate::validate_page_with(page, facts, &logic)
+    validate::validate_page_with(page, facts, &rule_logic)
 }

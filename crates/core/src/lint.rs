@@ -337,6 +337,13 @@ pub fn constant_over_data(
 }
 
 pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
+    lint_rule(logic, None, schema)
+}
+
+/// [`lint`] of a rule's logic whose rule carries the `appliesWhen` condition
+/// `condition`: the rule reads what both read, so a logic that reads the targets only
+/// under a condition on the source is not one-sided.
+pub fn lint_rule(logic: &Value, condition: Option<&Value>, schema: &Schema) -> Vec<Diagnostic> {
     let mut l = Lint {
         schema,
         out: Vec::new(),
@@ -344,7 +351,10 @@ pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
     };
     l.walk(logic, "", false);
     // What the rule reads, as the engine works it out (`var`, `val`, `missing`, …).
-    let reads = super::engine::Reads::of(logic);
+    let mut reads = super::engine::Reads::of(logic);
+    if let Some(c) = condition {
+        reads = reads.union(&super::engine::Reads::of(c));
+    }
     let reads_side = |s: &Option<Vec<super::engine::FieldPath>>| match s {
         None => true,
         Some(paths) => !paths.is_empty(),

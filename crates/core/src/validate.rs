@@ -474,13 +474,17 @@ pub fn page_id_slug(id: &str) -> Option<Diagnostic> {
     )
 }
 
+/// How a page's rule logic is checked: the logic, the rule's `appliesWhen` condition
+/// (the lint judges what the whole rule reads) and the page's schema.
+pub type RuleCheck = dyn Fn(&Value, Option<&Value>, &Schema) -> Vec<Diagnostic>;
+
 /// A page validated, one side's rows described by `facts` (its `rows` are empty),
 /// each rule's logic checked by `rule_check` (validation takes the check to use, so
 /// that it never calls the lint itself: [`crate::check::page_with`] passes it in).
 pub fn validate_page_with(
     page: &Page,
     facts: Option<&RowFacts<'_>>,
-    rule_check: &dyn Fn(&Value, &Schema) -> Vec<Diagnostic>,
+    rule_check: &RuleCheck,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if page.format != super::model::PAGE_FORMAT {
@@ -537,25 +541,17 @@ pub fn validate_page_with(
         } else {
             ids.insert(rule.id.as_str(), i);
         }
-        // A rule reads what its logic and its condition read: one whose logic reads the
-        // targets only and whose condition reads the source is not one-sided.
-        let both_sides = rule.applies_when.as_ref().is_some_and(|c| {
-            let reads = engine::Reads::of(&rule.logic).union(&engine::Reads::of(&c.logic));
-            [Side::Source, Side::Target]
-                .into_iter()
-                .all(|side| reads.side(side).is_none_or(|paths| !paths.is_empty()))
-        });
+        let condition = rule.applies_when.as_ref().map(|c| &c.logic);
         out.extend(
-            rule_check(&rule.logic, &schema)
+            rule_check(&rule.logic, condition, &schema)
                 .into_iter()
-                .filter(|d| !(both_sides && d.code == Code::OneSided))
                 .map(|d| d.under(&format!("{at}/logic"))),
         );
         // A condition is checked as logic is; reading one side only is what a
         // condition often does (`source.needsVision`), not a trap.
         if let Some(c) = &rule.applies_when {
             out.extend(
-                rule_check(&c.logic, &schema)
+                rule_check(&c.logic, None, &schema)
                     .into_iter()
                     .filter(|d| d.code != Code::OneSided)
                     .map(|d| d.under(&format!("{at}/appliesWhen"))),

@@ -716,12 +716,17 @@ impl Harness {
         }
     }
 
-    fn naive(&mut self, logic: &Value, selection: usize) -> Arc<Vec<CellOutcome>> {
+    /// The naive column of a rule (its logic under its `appliesWhen`, when it has one).
+    fn naive(&mut self, rule: &Rule, selection: usize) -> Arc<Vec<CellOutcome>> {
         let (sources, targets) = (&self.sources, &self.targets);
+        let condition = rule.applies_when.as_ref().map(|c| &c.logic);
+        let key = format!("{} if {}", rule.logic, condition.unwrap_or(&Value::Null));
         self.naive
-            .entry((logic.to_string(), selection))
+            .entry((key, selection))
             .or_insert_with(|| {
-                Arc::new(naive_column(&compile(logic), &sources[selection], targets))
+                let compiled = engine::compile_rule(&rule.logic, condition)
+                    .unwrap_or_else(|e| panic!("{} does not compile: {e}", rule.logic));
+                Arc::new(naive_column(&compiled, &sources[selection], targets))
             })
             .clone()
     }
@@ -736,7 +741,7 @@ impl Harness {
         let n = self.targets.len();
         for (i, column) in columns.iter().enumerate() {
             let rule = self.rules[i].clone();
-            let naive = self.naive(&rule.logic, selection);
+            let naive = self.naive(&rule, selection);
             assert_eq!(column.outcome.len(), n, "{label}: column length");
             assert!(
                 column.evaluations <= n,

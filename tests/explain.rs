@@ -933,15 +933,30 @@ fn every_cell_of_the_sample_pages_is_explained_consistently_with_evaluate() {
                 assert_eq!(json!(e.target.verdict), t["verdict"]);
                 assert_eq!(e.target.reason, t["reason"].as_str().unwrap());
                 let mut seen_pass = false;
+                let mut seen_not_applicable = false;
                 for r in &e.rules {
+                    let not_applicable = r.applies == Some(false);
                     assert_eq!(
-                        json!(r.passed),
+                        if not_applicable {
+                            Value::Null
+                        } else {
+                            json!(r.passed)
+                        },
                         t["rules"][&r.id],
                         "{page_id} {select} {id} {}",
                         r.id
                     );
                     assert!(!r.sentence.is_empty());
-                    assert!(!seen_pass || r.passed, "failing rules come first");
+                    // Failing first, then passing, then those that do not apply.
+                    assert!(
+                        !seen_not_applicable || not_applicable,
+                        "n/a rules come last"
+                    );
+                    seen_not_applicable |= not_applicable;
+                    assert!(
+                        !seen_pass || r.passed || not_applicable,
+                        "failing rules come first"
+                    );
                     seen_pass |= r.passed;
                     if !r.passed {
                         assert!(!r.sentence.contains("falsy"), "{}: {}", r.id, r.sentence);

@@ -64,7 +64,7 @@ fn oracle(page: &Page, eval: &SelectionEval, revision: i64, at: &str, cache: &st
                 .rules
                 .iter()
                 .zip(&eval.columns)
-                .map(|(r, c)| (r.id.clone(), Value::Bool(c.passed(t))))
+                .map(|(r, c)| (r.id.clone(), outcome(c, t)))
                 .collect();
             entry.insert("rules".into(), Value::Object(rules));
             if let Some(value) = eval.overrides[t] {
@@ -86,7 +86,7 @@ fn oracle(page: &Page, eval: &SelectionEval, revision: i64, at: &str, cache: &st
             let mut f = Map::new();
             f.insert("name".into(), Value::String(rule.name.clone()));
             for (t, id) in ids.iter().enumerate() {
-                f.insert(id.clone(), Value::Bool(column.passed(t)));
+                f.insert(id.clone(), outcome(column, t));
             }
             Value::Object(f)
         })
@@ -118,6 +118,15 @@ fn open() -> (TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
     let app = App::open(&dir.path().join("t.db")).unwrap();
     (dir, app)
+}
+
+/// A rule's outcome as the result writes it: passed, failed, or null where it does
+/// not apply.
+fn outcome(column: &rulebench_core::matrix::Column, t: usize) -> Value {
+    match column.outcome[t] {
+        rulebench_core::matrix::Outcome::NotApplicable => Value::Null,
+        o => Value::Bool(o == rulebench_core::matrix::PASS),
+    }
 }
 
 /// Checks every printer of `r` against the oracle of the same evaluation.

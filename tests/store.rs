@@ -130,8 +130,12 @@ fn a_new_database_migrates_to_the_latest_version_and_reopening_is_a_no_op() {
 fn a_first_schema_database_with_a_page_upgrades_and_the_page_loads_intact() {
     let (_dir, path) = db();
     let mut pages = [page(LLM_CHAT), page(PROVIDERS)];
-    // Assertions arrive with migration 3: a first-schema database never held any.
-    pages.iter_mut().for_each(|p| p.assertions.clear());
+    // Assertions arrive with migration 3 and rule conditions with migration 9: a
+    // first-schema database never held any.
+    pages.iter_mut().for_each(|p| {
+        p.assertions.clear();
+        p.rules.iter_mut().for_each(|r| r.applies_when = None);
+    });
     {
         let mut old = Store::open_at(&path, 1).expect("open at the first schema");
         assert_eq!(old.user_version().unwrap(), 1);

@@ -1708,19 +1708,16 @@ fn create_override() {
     let mut bad = small_page("bad-hash", &[("m", FULL)]);
     bad["overrides"] =
         json!([{"sourceKeyHash": "abc123", "targetKeyHash": "def456", "value": true}]);
-    // An override naming rows the page does not have is kept, inactive, with a warning
-    // (a dataset reload that drops a row must not be refused for its override).
-    let imported = app
+    // The spec's literal hashes name no row: in a page file such an override would do
+    // nothing, so the import is refused, saying where (a dataset reload that drops a
+    // row keeps its override with a warning: tests/warnings.rs).
+    let refused = app
         .import(&bad.to_string(), "bad-hash.json", false)
-        .unwrap();
-    assert!(
-        imported
-            .warnings
-            .iter()
-            .any(|d| d.code == Code::OrphanedOverride),
-        "{:?}",
-        imported.warnings
-    );
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("orphaned-override"), "{refused}");
+    assert!(refused.contains("/overrides/0"), "{refused}");
+    assert!(app.page("bad-hash").is_err(), "nothing imported");
 }
 
 #[test]

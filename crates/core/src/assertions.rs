@@ -664,6 +664,9 @@ pub fn validate(page: &Page, limits: &Limits) -> Vec<Diagnostic> {
     out
 }
 
+/// How an orphaned assertion's warning ends (a page file's reading makes it an error).
+pub const ORPHAN_FAILS: &str = ": it fails when the tests run";
+
 /// Warnings for assertions whose `select` names a source row the page does not have.
 pub fn orphaned(page: &Page) -> Vec<Diagnostic> {
     page.assertions
@@ -679,12 +682,13 @@ pub fn orphaned(page: &Page) -> Vec<Diagnostic> {
                         Code::AssertionOrphaned,
                         format!("/assertions/{i}/select"),
                         format!(
-                            "assertion `{}`: `select` `{select}` matches no source row: it fails when the tests run",
+                            "assertion `{}`: `select` `{select}` matches no source row{ORPHAN_FAILS}",
                             a.id
                         ),
                     )
                     .with_hint(
                         did_you_mean(select, keys.iter().map(String::as_str))
+                            .or_else(|| super::diag::did_you_mean_row(&page.source, select))
                             .map(|k| format!("did you mean `{k}`?")),
                     )
                 })

@@ -105,6 +105,16 @@ pub fn canonicalize_overrides(page: &mut Page) -> bool {
     };
     let (source, target) = (&page.source, &page.target);
     for o in &mut page.overrides {
+        // A keyHash is hex, stored lower-case (`ABC…` names the row `abc…` does).
+        for h in [&mut o.source_key_hash, &mut o.target_key_hash]
+            .into_iter()
+            .flatten()
+        {
+            if h.bytes().any(|b| b.is_ascii_uppercase()) {
+                *h = h.to_ascii_lowercase();
+                changed = true;
+            }
+        }
         changed |= resolve(source, &mut o.source_key, &mut o.source_key_hash);
         changed |= resolve(target, &mut o.target_key, &mut o.target_key_hash);
     }

@@ -534,6 +534,19 @@ pub fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
+/// The row key, id or label of `d` closest to `name` (a did-you-mean), as a key.
+pub fn did_you_mean_row(d: &crate::model::Dataset, name: &str) -> Option<String> {
+    let value = name.split_once('=').map_or(name, |(_, v)| v);
+    d.rows.iter().find_map(|r| {
+        let key = d.row_key(r);
+        let (id, label) = (d.row_id(r), d.row_label(r));
+        let close = [key.as_str(), id.as_str(), label.as_str()]
+            .into_iter()
+            .any(|c| did_you_mean(name, [c]).is_some() || did_you_mean(value, [c]).is_some());
+        close.then_some(key)
+    })
+}
+
 /// The closest candidate to `word`, if one is close enough to be a likely typo.
 pub fn did_you_mean<'a>(
     word: &str,

@@ -841,16 +841,19 @@ impl Override {
     }
 
     /// The source key hash, computed from the key when only the key is given.
+    /// (A keyHash is hex: matched whatever its case.)
     pub fn source_hash(&self) -> Option<String> {
         self.source_key_hash
-            .clone()
+            .as_deref()
+            .map(str::to_ascii_lowercase)
             .or_else(|| self.source_key.as_deref().map(key_hash))
     }
 
     /// The target key hash, computed from the key when only the key is given.
     pub fn target_hash(&self) -> Option<String> {
         self.target_key_hash
-            .clone()
+            .as_deref()
+            .map(str::to_ascii_lowercase)
             .or_else(|| self.target_key.as_deref().map(key_hash))
     }
 }

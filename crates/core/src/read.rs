@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::diag::{Diagnostic, parse_json};
+use crate::diag::{Code, Diagnostic, parse_json};
 use crate::model::{Page, Rule, RuleInput};
 use crate::predicates::{self, PredicateList};
 use crate::validate;
@@ -138,7 +138,37 @@ pub fn keys_of(text: &str, def: Option<&str>) -> Vec<Diagnostic> {
 /// bad element no longer hides the others' problems. The page is `None` when the
 /// document itself does not parse; elements that did not parse are left out of it
 /// (and the diagnostics then hold an error).
+///
+/// An override or an assertion that names no row is an error here (in a page file it
+/// would do nothing), not the warning it is after a dataset change.
 pub fn page_all(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
+    let (page, diags) = page_all_as_stored(text);
+    let diags = diags.into_iter().map(orphan_in_a_page_file).collect();
+    (page, diags)
+}
+
+/// A reference that names no row, found in a page file (`check FILE`, `import FILE`):
+/// an error there — it would do nothing — where after a dataset change it is a warning
+/// (the row may come back). `d` is returned as it is when it is not such a warning.
+fn orphan_in_a_page_file(d: Diagnostic) -> Diagnostic {
+    let tail = match d.code {
+        Code::OrphanedOverride => validate::ORPHAN_KEPT,
+        Code::AssertionOrphaned => crate::assertions::ORPHAN_FAILS,
+        _ => return d,
+    };
+    Diagnostic {
+        severity: crate::diag::Severity::Error,
+        message: d
+            .message
+            .strip_suffix(tail)
+            .map(|m| format!("{m}: it would do nothing"))
+            .unwrap_or(d.message),
+        ..d
+    }
+}
+
+/// [`page_all`] with references that name no row left as warnings.
+fn page_all_as_stored(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
     let mut diags = keys_of(text, None);
     let (lists, bad_lists) = match read_predicates(text) {
         Ok(lists) => (lists, vec![]),

@@ -848,6 +848,33 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
     let (sources, targets) = (hashes(Side::Source), hashes(Side::Target));
     for (i, o) in page.overrides.iter().enumerate() {
         let at = format!("/overrides/{i}");
+        // A key and a keyHash that name two rows: which one was meant is not ours to
+        // guess.
+        for (side, key, hash) in [
+            ("source", &o.source_key, &o.source_key_hash),
+            ("target", &o.target_key, &o.target_key_hash),
+        ] {
+            if let (Some(key), Some(hash)) = (key, hash)
+                && super::model::key_hash(key) != hash.to_ascii_lowercase()
+            {
+                out.push(
+                    Diagnostic::error(
+                        Code::Override,
+                        format!("{at}/{side}KeyHash"),
+                        format!(
+                            "override {i}: {side}Key `{}` and {side}KeyHash `{}` name different rows",
+                            crate::text::sanitize(key),
+                            crate::text::sanitize(hash)
+                        ),
+                    )
+                    .with_hint(Some(format!(
+                        "keep one of them; the keyHash of `{}` is {}",
+                        crate::text::sanitize(key),
+                        super::model::key_hash(key)
+                    ))),
+                );
+            }
+        }
         for (side, hash, known, key) in [
             (
                 "source",
@@ -870,25 +897,39 @@ fn validate_overrides(page: &Page, facts: Option<&RowFacts<'_>>, out: &mut Vec<D
                 )),
                 // Kept, inactive: a dataset reload that drops the row is not refused
                 // for it, and the override applies again if the row comes back.
-                Some(h) if !known.contains(&h) => out.push(
-                    Diagnostic::warning(
-                        Code::OrphanedOverride,
-                        &at,
-                        format!(
-                            "override {i}: {side} `{}` matches no {side} row: kept, inactive until a row with that key returns",
-                            key.map_or("?", String::as_str)
-                        ),
+                Some(h) if !known.contains(&h) => {
+                    let d = page.dataset(if side == "source" {
+                        Side::Source
+                    } else {
+                        Side::Target
+                    });
+                    let hint = key
+                        .and_then(|k| super::diag::did_you_mean_row(d, k))
+                        .map(|s| format!("did you mean `{s}`?"))
+                        .unwrap_or_else(|| {
+                            "name a row the page has (by key, keyHash or id), or remove the override (`rulebench override rm`)"
+                                .into()
+                        });
+                    out.push(
+                        Diagnostic::warning(
+                            Code::OrphanedOverride,
+                            &at,
+                            format!(
+                                "override {i}: {side} `{}` matches no {side} row{ORPHAN_KEPT}",
+                                crate::text::sanitize(key.map_or("?", String::as_str))
+                            ),
+                        )
+                        .with_hint(Some(hint)),
                     )
-                    .with_hint(Some(
-                        "remove it with `rulebench override rm` if the row is gone for good"
-                            .into(),
-                    )),
-                ),
+                }
                 Some(_) => {}
             }
         }
     }
 }
+
+/// How an orphaned override's warning ends: it stays, inactive, after a dataset change.
+pub const ORPHAN_KEPT: &str = ": kept, inactive until a row with that key returns";
 
 /// Row patches are validated like rows: each names a row by key (else it is kept,
 /// inactive, with a warning: the row may come back with a reload), sets fields the

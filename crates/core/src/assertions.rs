@@ -909,7 +909,8 @@ pub fn compile(page: &Page, i: usize, limits: &Limits) -> Result<Compiled, Vec<D
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub passed: bool,
-    /// The values the path resolved to (empty: none, tested as null).
+    /// The values the path resolved to (empty: none — one *undefined* value, which no
+    /// matcher matches).
     pub values: Vec<Value>,
     /// Why it failed.
     pub message: Option<String>,
@@ -937,14 +938,12 @@ impl Compiled {
 
     /// Runs the assertion on the values its path resolved to.
     pub fn evaluate_found(&self, found: Vec<&Value>, limits: &Limits) -> Outcome {
-        let null = Value::Null;
-        let tested: Vec<&Value> = if found.is_empty() {
-            vec![&null]
-        } else {
-            found.clone()
-        };
-        // Short-circuits: ANY on the first pass, ALL on the first failure.
+        let tested: Vec<&Value> = found.clone();
+        // Short-circuits: ANY on the first pass, ALL on the first failure. A path that
+        // resolves to nothing gives one undefined value, which no matcher matches (not
+        // even `toBeNull` or `toEqual null`): it fails, and passes under `not`.
         let (raw, pivot) = match self.assertion.path_match {
+            _ if tested.is_empty() => (false, None),
             PathMatch::Any => match tested.iter().position(|v| (self.check)(v)) {
                 Some(i) => (true, Some(i)),
                 None => (false, None),
@@ -990,7 +989,7 @@ impl Compiled {
             s
         };
         let got = if none {
-            "nothing (no value at the path; tested as null)".to_owned()
+            "nothing: no value at the path (undefined)".to_owned()
         } else if let Some(i) = pivot {
             one(i)
         } else if n == 1 {
@@ -1235,6 +1234,35 @@ impl Direct {
     }
 }
 
+/// The entry of one selection with as many of its first values as fit in `room` bytes,
+/// when at least its selection and outcome do.
+fn first_values(key: &str, passed: bool, values: &[Value], room: usize) -> Option<String> {
+    let empty = serde_json::to_string(&json!({"selection": key, "passed": passed, "values": []}))
+        .expect("JSON values serialize");
+    let mut len = empty.len();
+    if len > room {
+        return None;
+    }
+    let mut kept = 0;
+    for v in values {
+        let more = serde_json::to_string(v)
+            .expect("JSON values serialize")
+            .len()
+            + usize::from(kept > 0);
+        if len + more > room {
+            break;
+        }
+        len += more;
+        kept += 1;
+    }
+    Some(
+        serde_json::to_string(
+            &json!({"selection": key, "passed": passed, "values": &values[..kept]}),
+        )
+        .expect("JSON values serialize"),
+    )
+}
+
 /// One assertion's outcomes over its selections, kept as they stream in: the samples'
 /// JSON text up to the details limit with the SHA-256 of all of it, and the first
 /// failure.
@@ -1249,6 +1277,9 @@ struct Samples {
     /// The end in `prefix` of the last whole entry that fits under the limit with the
     /// array's closing `]`: a truncated result keeps these entries (and its type).
     fits_end: usize,
+    /// The first entry that did not fit whole, with as many of its first values as fit
+    /// after the whole ones (a single selection of many values keeps its first ones).
+    partial: Option<String>,
 }
 
 impl Samples {
@@ -1262,6 +1293,7 @@ impl Samples {
             failed: 0,
             first_failure: None,
             fits_end: 0,
+            partial: None,
         }
     }
 
@@ -1279,11 +1311,16 @@ impl Samples {
     }
 
     fn push(&mut self, key: &str, o: Outcome) {
+        let start = self.len;
         self.write(if self.count == 0 { "[" } else { "," });
         let entry = json!({"selection": key, "passed": o.passed, "values": o.values});
         self.write(&serde_json::to_string(&entry).expect("JSON values serialize"));
         if self.len < self.limit {
             self.fits_end = self.len;
+        } else if self.partial.is_none() && self.fits_end == start {
+            // The separator and the closing `]` take two bytes.
+            let room = self.limit.saturating_sub(start + 2);
+            self.partial = first_values(key, o.passed, &o.values, room);
         }
         self.count += 1;
         if !o.passed {
@@ -1322,13 +1359,21 @@ impl Samples {
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect();
-            // The whole entries that fit, still an array, under the limit; `truncated`
-            // and the hash of everything say the rest is not there.
-            let kept = if self.fits_end == 0 {
-                "[]".to_owned()
+            // The whole entries that fit, then the first values of the next one that
+            // fit, still an array, under the limit; `truncated` and the hash of
+            // everything say the rest is not there.
+            let mut kept = if self.fits_end == 0 {
+                "[".to_owned()
             } else {
-                format!("{}]", &self.prefix[..self.fits_end])
+                self.prefix[..self.fits_end].to_owned()
             };
+            if let Some(partial) = &self.partial {
+                if self.fits_end != 0 {
+                    kept.push(',');
+                }
+                kept.push_str(partial);
+            }
+            kept.push(']');
             let value = serde_json::from_str(&kept).expect("whole entries of the samples");
             (value, true, Some(sha))
         };
@@ -1353,8 +1398,9 @@ impl Samples {
 
 /// Caps a value at `limit` bytes of JSON as an assertion result's samples are capped:
 /// within the limit it is returned as is; past it, an array keeps its first whole
-/// elements that fit (any other value becomes `null`), with `true` and the SHA-256 (hex)
-/// of the full JSON. The streamed samples of a run are cut exactly so.
+/// elements that fit, then (for a samples entry) the first values of the next one that
+/// fit (any other value becomes `null`), with `true` and the SHA-256 (hex) of the full
+/// JSON. The streamed samples of a run are cut exactly so.
 pub fn truncate(value: Value, limit: usize) -> (Value, bool, Option<String>) {
     let text = serde_json::to_string(&value).expect("JSON values serialize");
     if text.len() <= limit {
@@ -1369,11 +1415,26 @@ pub fn truncate(value: Value, limit: usize) -> (Value, bool, Option<String>) {
             let mut used = 2; // `[` and `]`
             let mut kept = Vec::new();
             for item in items {
+                let sep = usize::from(!kept.is_empty());
                 let len = serde_json::to_string(&item)
                     .expect("JSON values serialize")
                     .len()
-                    + usize::from(!kept.is_empty());
+                    + sep;
                 if used + len > limit {
+                    // The first values of the entry that does not fit whole.
+                    let partial = match (
+                        item["selection"].as_str(),
+                        item["passed"].as_bool(),
+                        item["values"].as_array(),
+                    ) {
+                        (Some(key), Some(passed), Some(values)) => {
+                            first_values(key, passed, values, limit.saturating_sub(used + sep))
+                        }
+                        _ => None,
+                    };
+                    kept.extend(
+                        partial.map(|p| serde_json::from_str(&p).expect("the entry's own JSON")),
+                    );
                     break;
                 }
                 used += len;
@@ -1654,14 +1715,17 @@ mod tests {
         both(a(json!({"a": 1})), json!({"v": {"a": 1, "b": null}}), false);
         both(a(json!("2")), json!({"v": 2}), false);
         both(a(json!(null)), json!({"v": null}), true);
-        both(a(json!(null)), json!({}), true);
+        // A path that resolves to nothing is undefined, not null (seed 002's
+        // `[undefined]`): `toEqual null` fails and `not toEqual null` passes.
+        both(a(json!(null)), json!({}), false);
     }
 
     #[test]
     fn to_be_null_and_zero_results() {
         let a = json!({"path": "$.v", "matcher": "toBeNull"});
         both(a.clone(), json!({"v": null}), true);
-        both(a.clone(), json!({}), true);
+        // Nothing at the path is undefined: `toBeNull` fails, `not toBeNull` passes.
+        both(a.clone(), json!({}), false);
         both(a.clone(), json!({"v": 0}), false);
         both(a, json!({"v": false}), false);
     }
@@ -1735,7 +1799,9 @@ mod tests {
         both(a(json!(["A", "B", "C"])), json!({"v": "B"}), true);
         both(a(json!(["A", "B", "C"])), json!({"v": "D"}), false);
         both(a(json!([{"a": [1]}, 2])), json!({"v": {"a": [1]}}), true);
-        both(a(json!([null])), json!({}), true);
+        both(a(json!([null])), json!({"v": null}), true);
+        // Undefined is none of the options, not even null.
+        both(a(json!([null])), json!({}), false);
     }
 
     #[test]
@@ -1770,7 +1836,7 @@ mod tests {
         let (_, m) = check(any, json!({}));
         assert_eq!(
             m.unwrap(),
-            "$.items[*].status toEqual \"READY\": got nothing (no value at the path; tested as null)"
+            "$.items[*].status toEqual \"READY\": got nothing: no value at the path (undefined)"
         );
     }
 
@@ -1798,7 +1864,8 @@ mod tests {
             avatar.clone(),
             json!({"profile": {"avatarUrl": null}})
         ));
-        assert!(!passes(avatar, json!({"profile": {}})));
+        // No avatar at all is undefined, which is not null: `not toBeNull` passes.
+        assert!(passes(avatar, json!({"profile": {}})));
         let statuses = json!({"path": "$.items[*].status", "pathMatch": "ALL",
             "matcher": "toBeOneOf", "expected": ["READY", "PENDING"]});
         assert!(passes(
@@ -2035,13 +2102,55 @@ mod tests {
         })
         .unwrap();
         let all = full[0].actual_samples.as_array().unwrap();
-        assert!(!full[0].truncated && kept.len() < all.len());
-        assert_eq!(kept[..], all[..kept.len()]);
+        assert!(!full[0].truncated && kept.len() <= all.len());
+        // Whole entries, then the first values of the next one that fit.
+        let (last, whole) = kept.split_last().expect("an entry");
+        assert_eq!(whole, &all[..whole.len()]);
+        let next = &all[whole.len()];
+        assert_eq!(
+            (&last["selection"], &last["passed"]),
+            (&next["selection"], &next["passed"])
+        );
+        let (some, every) = (
+            last["values"].as_array().unwrap(),
+            next["values"].as_array().unwrap(),
+        );
+        assert_eq!(some[..], every[..some.len()]);
         let expected: String = Sha256::digest(serde_json::to_string(&all).unwrap().as_bytes())
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(results[0].actual_sha256.as_deref(), Some(expected.as_str()));
+    }
+
+    /// One selection of 60 values past the limit keeps its first values that fit (it
+    /// kept none: the entry as a whole did not fit).
+    #[test]
+    fn one_selection_of_many_values_keeps_its_first_ones() {
+        let p = page(
+            json!([{"id": "ids", "select": "a", "path": "$.targets[*].id",
+            "matcher": "toBeNull", "not": true, "pathMatch": "ALL"}]),
+        );
+        let ids: Vec<String> = (0..60).map(|i| format!("model-{i:02}")).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let verdicts = vec![2u8; ids.len()];
+        let limits = Limits {
+            max_details_bytes: 300,
+            ..Limits::default()
+        };
+        let results = run(&p, &limits, |s| result(&p, s, &ids, &verdicts, 2)).unwrap();
+        assert!(results[0].passed && results[0].truncated);
+        let text = serde_json::to_string(&results[0].actual_samples).unwrap();
+        assert!(text.len() <= 300, "{text}");
+        let kept = results[0].actual_samples.as_array().unwrap();
+        assert_eq!(kept.len(), 1);
+        let values = kept[0]["values"].as_array().unwrap();
+        assert!(values.len() >= 10 && values.len() < 60, "{text}");
+        assert_eq!(values[0], "model-00");
+        assert_eq!(
+            values[values.len() - 1],
+            json!(format!("model-{:02}", values.len() - 1))
+        );
     }
 
     #[test]

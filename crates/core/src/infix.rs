@@ -125,10 +125,16 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
         }
         match c {
             '=' => {
+                // `=>` and `=<` are `>=` and `<=` written backwards.
+                let meant = match chars.get(i + 1).map(|(_, c)| *c) {
+                    Some('>') => ">=",
+                    Some('<') => "<=",
+                    _ => "==",
+                };
                 return Err(err(
                     at,
                     "`=` is not a comparison".into(),
-                    Some("did you mean `==`?".into()),
+                    Some(format!("did you mean `{meant}`?")),
                 ));
             }
             '&' | '|' => {
@@ -589,15 +595,24 @@ impl Parser<'_> {
                 }
                 loop {
                     items.push(self.sum()?);
-                    match self.next().tok {
-                        Tok::Comma => continue,
+                    match self.peek() {
+                        Tok::Comma => {
+                            self.next();
+                        }
                         Tok::RBracket => {
+                            self.next();
                             self.depth -= 1;
                             return Ok(Value::Array(items));
                         }
-                        _ => {
-                            self.pos -= 1;
-                            return Err(self.unexpected("`,` or `]`"));
+                        // What stands there; at the end, the list is not closed.
+                        end => {
+                            let (line, column) = line_col(self.text, t.offset);
+                            let hint = matches!(end, Tok::End)
+                                .then(|| format!("the `[` at {line}:{column} is not closed"));
+                            return Err(ParseError {
+                                hint,
+                                ..self.unexpected("`,` or `]`")
+                            });
                         }
                     }
                 }
@@ -983,6 +998,27 @@ mod tests {
             "source.a AND source.b OR source.c",
         ] {
             assert_eq!(print(&p(text)).unwrap(), text);
+        }
+    }
+
+    /// `[1, 2` ends where the list should close: the error points at the end, not at
+    /// the last item; `=>` and `=<` hint at `>=` and `<=`.
+    #[test]
+    fn an_open_list_and_backwards_comparisons_are_named() {
+        let e = parse("source.a == [1, 2", &Fields::default()).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 18), "{e:?}");
+        assert!(e.message.contains("found the end"), "{}", e.message);
+        assert_eq!(e.hint.as_deref(), Some("the `[` at 1:13 is not closed"));
+        let e = parse("source.a in [1, 2 3]", &Fields::default()).unwrap_err();
+        assert!(e.message.contains("found `3`"), "{}", e.message);
+        assert_eq!(e.hint, None);
+        for (text, meant) in [
+            ("source.a => 1", ">="),
+            ("source.a =< 1", "<="),
+            ("source.a = 1", "=="),
+        ] {
+            let e = parse(text, &Fields::default()).unwrap_err();
+            assert_eq!(e.hint, Some(format!("did you mean `{meant}`?")), "{text}");
         }
     }
 

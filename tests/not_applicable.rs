@@ -253,3 +253,38 @@ fn a_condition_on_the_source_makes_a_target_only_rule_two_sided() {
         "{out}"
     );
 }
+
+/// `diff` names a cell that stops applying as `n/a`, and an assertion's JSONPath sees
+/// the rule's `null`.
+#[test]
+fn diff_and_assertions_see_rules_that_do_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let mut old = page();
+    old["rules"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("appliesWhen");
+    let (old_file, new_file) = (dir.path().join("old.json"), dir.path().join("new.json"));
+    std::fs::write(&old_file, old.to_string()).unwrap();
+    let mut new = page();
+    new["assertions"] = json!([
+        {"id": "vision-na", "select": "id=text", "path": "$.targets[0].rules.vision",
+         "matcher": "toBeNull"}
+    ]);
+    std::fs::write(&new_file, new.to_string()).unwrap();
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "diff",
+            old_file.to_str().unwrap(),
+            new_file.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(out.contains("\"n/a\""), "{out}");
+    let (code, out, err) = rb(&db, &["test", new_file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+}

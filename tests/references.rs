@@ -147,3 +147,49 @@ fn a_key_and_a_key_hash_that_disagree_are_an_error() {
     let ((check, out), (import, err)) = check_and_import(&p);
     assert_eq!((check, import), (0, 0), "{out}{err}");
 }
+
+/// `--select` names a source row by its key fields in any order, or as the JSON object
+/// of them (the spec's form), values of any type.
+#[test]
+fn a_row_is_selected_by_its_key_fields_in_any_order_or_as_an_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let p = json!({
+        "format": "rulebench.page/v1", "id": "two", "name": "Two",
+        "source": {"name": "S", "key": ["kind", "n"], "rows": [
+            {"kind": "web", "n": 5}, {"kind": "cli", "n": 5}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "m": 1}]},
+        "rules": [{"name": "R", "logic": {">": [{"var": "target.m"}, {"var": "source.n"}]}}]
+    });
+    let file = dir.path().join("two.json");
+    std::fs::write(&file, p.to_string()).unwrap();
+    let (code, _, err) = rb(&db, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for select in [
+        "kind=cli|n=5",
+        "n=5|kind=cli",
+        r#"{"kind": "cli", "n": 5}"#,
+        r#"{"n": 5, "kind": "cli"}"#,
+    ] {
+        let (code, out, err) = rb(
+            &db,
+            &["evaluate", "two", "--select", select, "--format", "json"],
+        );
+        assert_eq!(code, 0, "{select}: {err}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["selectionKey"], "kind=cli|n=5", "{select}");
+    }
+    // Not every key field: not a key (and not found).
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "evaluate",
+            "two",
+            "--select",
+            r#"{"n": 5}"#,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+}

@@ -175,7 +175,35 @@ fn summary(tree: &Node) -> String {
         out.truncate(3);
         out.push("…".into());
     }
-    out.join("; ")
+    let mut text = out.join("; ");
+    // A passing rule whose `or` passed on one branch still says which conditions
+    // failed: a reviewer sees every failing condition, passing rule or not.
+    if passed {
+        let mut failing = Vec::new();
+        failed_alternatives(tree, &mut failing);
+        let mut seen = std::collections::HashSet::new();
+        failing.retain(|s| seen.insert(s.clone()));
+        if !failing.is_empty() {
+            text.push_str(&format!(" (failing: {})", failing.join("; ")));
+        }
+    }
+    text
+}
+
+/// The failing conditions of the `or`s that passed under `node` (evaluated or not: an
+/// `or` stops at its first passing branch, but the tree holds every branch's value).
+fn failed_alternatives(node: &Node, out: &mut Vec<String>) {
+    if node.pass != Some(true) {
+        return;
+    }
+    if node.op.as_deref() == Some("or") {
+        for c in node.children.iter().filter(|c| c.pass == Some(false)) {
+            reasons(c, false, out);
+        }
+    }
+    for c in &node.children {
+        failed_alternatives(c, out);
+    }
 }
 
 /// The sentences explaining why `node`'s truthiness is `want`.
@@ -1420,7 +1448,11 @@ mod tests {
             json!({"supportsStreaming": false}),
         );
         assert!(e.passed);
-        assert_eq!(e.sentence, "source.needsStreaming is false");
+        // The branch that passed, then the conditions of the other that failed.
+        assert_eq!(
+            e.sentence,
+            "source.needsStreaming is false (failing: source.needsStreaming is false, expected true; target.supportsStreaming is false, expected true)"
+        );
         let and = &e.tree.children[1];
         assert!(e.tree.children[0].evaluated);
         assert!(!and.evaluated && and.children.iter().all(|c| !c.evaluated));

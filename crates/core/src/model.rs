@@ -372,6 +372,14 @@ impl Dataset {
                     .iter()
                     .position(|r| key_hash(&self.row_key(r)).eq_ignore_ascii_case(needle))
             })
+            .or_else(|| {
+                // The key's fields in another order, or as a JSON object
+                // (`{"clientType": "web", "id": "t3-chat"}`).
+                let key = self.key_of_fields(needle)?;
+                self.rows
+                    .iter()
+                    .position(|r| self.key_matches(&self.row_key(r), &key))
+            })
             .or_else(|| by(&|r| self.row_id(r)))
             .or_else(|| {
                 unique(&|r| {
@@ -383,6 +391,28 @@ impl Dataset {
                 })
             })
             .or_else(|| unique(&|r| self.row_label(r) == needle))
+    }
+
+    /// The key a needle names by its key fields in any order (`id=a|kind=b` for the key
+    /// `kind, id`) or as a JSON object of them (`{"kind": "b", "id": "a"}`, values of any
+    /// type): `None` when it names other fields, or not every key field.
+    fn key_of_fields(&self, needle: &str) -> Option<String> {
+        let fields: Map<String, Value> = if needle.trim_start().starts_with('{') {
+            serde_json::from_str(needle).ok()?
+        } else if needle.contains('=') && !needle.contains('\\') {
+            needle
+                .split('|')
+                .map(|part| {
+                    let (f, v) = part.split_once('=')?;
+                    Some((f.trim().to_owned(), Value::String(v.to_owned())))
+                })
+                .collect::<Option<_>>()?
+        } else {
+            return None;
+        };
+        let named =
+            fields.len() == self.key.len() && self.key.iter().all(|k| fields.contains_key(k));
+        named.then(|| self.row_key(&fields))
     }
 
     /// The rows a name matches by a key field's value or by label, when it names more

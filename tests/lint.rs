@@ -88,6 +88,8 @@ fn the_sample_pages_raise_no_lint_warning() {
                     "string-vs-number",
                     "bool-vs-string",
                     "in-mixed",
+                    "bool-or-null-order",
+                    "text-order",
                 ]
                 .contains(&d["code"].as_str().unwrap())
             })
@@ -385,4 +387,75 @@ fn the_pages_own_shape_error_is_said_beside_an_elements() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("/rules/0"), "the rule's problem: {out}");
     assert!(out.contains("missing field `name`"), "the page's: {out}");
+}
+
+/// The traps found on real data: a string field ordered against a numeric field, a
+/// number ordered against `false` or `null` (read as 0: `95 >= false` holds), and a
+/// version-like string ordered as text (`"16.10" < "16.9"`). Each is located; the
+/// comparisons that mean what they say stay quiet.
+#[test]
+fn ordering_traps_and_field_against_field() {
+    use rulebench_core::check::logic as check_logic;
+    use rulebench_core::model::Page;
+    use rulebench_core::validate::Schema;
+    use serde_json::json;
+    let page: Page = serde_json::from_value(json!({
+        "format": "rulebench.page/v1", "id": "o", "name": "O",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s", "maxPrice": 10}]},
+        "target": {"name": "T", "key": ["id"], "rows": [
+            {"id": "a", "price": "12", "release": "16.10", "n": 1},
+            {"id": "b", "price": "5", "release": "9", "n": 2}]},
+        "rules": []
+    }))
+    .unwrap();
+    let schema = Schema::of(&page);
+    let found = |logic: Value| -> Vec<(Code, String)> {
+        check_logic(&logic, &schema)
+            .into_iter()
+            .map(|d| (d.code, d.pointer))
+            .collect()
+    };
+    let has = |logic: Value, code: Code, pointer: &str| {
+        let got = found(logic.clone());
+        assert!(
+            got.iter().any(|(c, p)| *c == code && p == pointer),
+            "{logic}: no {code} at {pointer} in {got:?}"
+        );
+    };
+    has(
+        json!({"<=": [{"var": "target.price"}, {"var": "source.maxPrice"}]}),
+        Code::StringVsNumber,
+        "/<=/0",
+    );
+    has(
+        json!({">=": [{"var": "target.n"}, false]}),
+        Code::BoolOrNullOrder,
+        "/>=/1",
+    );
+    has(
+        json!({"<": [{"var": "target.n"}, null]}),
+        Code::BoolOrNullOrder,
+        "/</1",
+    );
+    has(
+        json!({">=": [{"var": "target.release"}, "16.4"]}),
+        Code::TextOrder,
+        "/>=/1",
+    );
+    let quiet = [
+        json!({">=": [{"var": "target.n"}, 1]}),
+        json!({"==": [{"var": "target.release"}, "16.4"]}),
+        json!({"==": [{"var": "target.n"}, false]}),
+        json!({"<=": [{"var": "target.n"}, {"var": "source.maxPrice"}]}),
+    ];
+    for logic in quiet {
+        let got = found(logic.clone());
+        assert!(
+            !got.iter().any(|(c, _)| matches!(
+                c,
+                Code::StringVsNumber | Code::BoolOrNullOrder | Code::TextOrder
+            )),
+            "{logic}: {got:?}"
+        );
+    }
 }

@@ -4,9 +4,13 @@
 //!
 //! - `null-as-zero`: a field that is null or absent in some rows, in `<` `<=` `>` `>=`:
 //!   null reads as 0, so `target.maxTokens < 5` passes where the field is missing.
-//! - `string-vs-number`: a field holding strings compared with a number (`"abc"` is NaN,
-//!   `""` is 0, `"10" < "9"` between two strings).
+//! - `string-vs-number`: a field holding strings compared with a number or a field of
+//!   numbers (`"abc"` is NaN, `""` is 0, `"10" < "9"` between two strings).
 //! - `bool-vs-string`: a boolean field compared with a string (`true == "true"` is false).
+//! - `bool-or-null-order`: `<` `<=` `>` `>=` with `true`, `false` or `null` (read as 1
+//!   and 0: `95 >= false` holds).
+//! - `text-order`: a number-like or version-like string ordered against a string
+//!   (`"9" >= "10"` holds: strings order as text).
 //! - `in-mixed`: `in` over a field that is a string in some rows and an array in others
 //!   (a substring test in one, an element test in the other).
 //! - `one-sided`: a rule that reads only one side: every target (or every selection)
@@ -132,7 +136,14 @@ impl Lint<'_> {
                 .filter(|(j, _)| *j != i)
                 .map(|(_, v)| v)
                 .collect();
-            let number_other = others.iter().any(|o| o.is_number());
+            // A number, or a field holding numbers (`target.price` against
+            // `source.maxPrice`).
+            let number_other = others.iter().any(|o| {
+                o.is_number()
+                    || field_of(o).is_some_and(|(s, f, _, _)| {
+                        self.has_type(s, f, "integer") + self.has_type(s, f, "number") > 0
+                    })
+            });
             let nulls = self.null_rows(side, field);
             if !default
                 && nulls > 0
@@ -208,6 +219,63 @@ impl Lint<'_> {
         }
     }
 
+    /// Ordering traps whatever the fields hold: `true`, `false` or `null` ordered (read
+    /// as 1 and 0), and a number-like or version-like string ordered against a string
+    /// (as text).
+    fn order(&mut self, op: &str, args: &[Value], ptr: &str) {
+        if !matches!(op, "<" | "<=" | ">" | ">=") {
+            return;
+        }
+        for (i, a) in args.iter().enumerate() {
+            if matches!(a, Value::Bool(_) | Value::Null) {
+                self.out.push(
+                    Diagnostic::warning(
+                        Code::BoolOrNullOrder,
+                        format!("{ptr}/{i}"),
+                        format!(
+                            "`{op}` with {a}: JSONLogic reads true as 1 and false and null as 0, so `95 {op} {a}` is {}",
+                            holds(op, 95.0, if *a == Value::Bool(true) { 1.0 } else { 0.0 })
+                        ),
+                    )
+                    .with_hint(Some(
+                        "compare with == (or !=), or with the number you mean".into(),
+                    )),
+                );
+            }
+        }
+        let version = |s: &str| {
+            !s.is_empty()
+                && s.split('.')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let stringy = |v: &Value| match v {
+            Value::String(_) => true,
+            other => field_of(other).is_some_and(|(s, f, _, _)| {
+                self.has_type(s, f, "string") > 0
+                    && self.has_type(s, f, "integer") + self.has_type(s, f, "number") == 0
+            }),
+        };
+        if let Some((i, text)) = args
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| a.as_str().filter(|s| version(s)).map(|s| (i, s)))
+            && args.iter().enumerate().any(|(j, o)| j != i && stringy(o))
+        {
+            self.out.push(
+                Diagnostic::warning(
+                    Code::TextOrder,
+                    format!("{ptr}/{i}"),
+                    format!(
+                        "\"{text}\" is ordered against a string here: strings order as text, so \"9\" >= \"10\" holds and \"16.10\" < \"16.9\""
+                    ),
+                )
+                .with_hint(Some(
+                    "store the field as numbers (`--type FIELD=number`), or compare numbers; a version needs a comparison of its parts".into(),
+                )),
+            );
+        }
+    }
+
     fn walk(&mut self, node: &Value, ptr: &str, item_scope: bool) {
         match node {
             Value::Array(items) => {
@@ -221,7 +289,8 @@ impl Lint<'_> {
                 if !item_scope && let Value::Array(a) = args {
                     match op.as_str() {
                         "<" | "<=" | ">" | ">=" | "==" | "!=" | "===" | "!==" => {
-                            self.compare(op, a, &op_ptr, node)
+                            self.compare(op, a, &op_ptr, node);
+                            self.order(op, a, &op_ptr);
                         }
                         "in" => {
                             if let Some((side, field, path, _)) = a.get(1).and_then(field_of) {

@@ -98,6 +98,12 @@ pub enum Code {
     StringVsNumber,
     /// A boolean field compared with a string.
     BoolVsString,
+    /// `<` `<=` `>` `>=` with `true`, `false` or `null`: JSONLogic reads them as 1 and 0,
+    /// so `95 >= false` holds.
+    BoolOrNullOrder,
+    /// `<` `<=` `>` `>=` between a string that looks like a number or a version and
+    /// another string: strings order as text, so `"9" >= "10"` holds.
+    TextOrder,
     /// `in` over a field that is a string in some rows and an array in others.
     InMixed,
     /// A rule that reads no target field, or no source field.
@@ -252,6 +258,8 @@ mod tests {
                 "null-as-zero",
                 "string-vs-number",
                 "bool-vs-string",
+                "bool-or-null-order",
+                "text-order",
                 "in-mixed",
                 "one-sided",
                 "constant-over-data",

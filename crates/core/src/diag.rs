@@ -534,17 +534,21 @@ pub fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-/// The row key, id or label of `d` closest to `name` (a did-you-mean), as a key.
+/// The row of `d` whose key, id or label is closest to `name` (or to its value, for
+/// `field=value`): a did-you-mean, given as the row's key.
 pub fn did_you_mean_row(d: &crate::model::Dataset, name: &str) -> Option<String> {
     let value = name.split_once('=').map_or(name, |(_, v)| v);
-    d.rows.iter().find_map(|r| {
-        let key = d.row_key(r);
-        let (id, label) = (d.row_id(r), d.row_label(r));
-        let close = [key.as_str(), id.as_str(), label.as_str()]
-            .into_iter()
-            .any(|c| did_you_mean(name, [c]).is_some() || did_you_mean(value, [c]).is_some());
-        close.then_some(key)
-    })
+    // Every name of every row, with the key it stands for.
+    let names: Vec<(String, usize)> = d
+        .rows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| [(d.row_key(r), i), (d.row_id(r), i), (d.row_label(r), i)])
+        .collect();
+    let closest = did_you_mean(name, names.iter().map(|(n, _)| n.as_str()))
+        .or_else(|| did_you_mean(value, names.iter().map(|(n, _)| n.as_str())))?;
+    let (_, row) = names.iter().find(|(n, _)| *n == closest)?;
+    Some(d.row_key(&d.rows[*row]))
 }
 
 /// The closest candidate to `word`, if one is close enough to be a likely typo.

@@ -69,6 +69,7 @@ fn rule(id: &str, logic: Value) -> Rule {
         expression: None,
         warning: None,
         applies_when: None,
+        family: None,
         id: id.to_owned(),
         name: id.to_owned(),
         required: false,

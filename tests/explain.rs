@@ -20,6 +20,7 @@ fn rule(logic: &Value) -> Rule {
         expression: None,
         warning: None,
         applies_when: None,
+        family: None,
         id: "r".into(),
         name: "R".into(),
         required: false,

@@ -649,6 +649,7 @@ fn shipped_migrations_never_change() {
         "7226da099942f9f2356630569b318c9122bc47fef7274945378760ed498843d2",
         "66575b02eb87b68901f4be7e08014ed9fd7826a4cddc0e02bb363d87ac03ac9c",
         "3f94bbe9827fede48fa1af93406c6297d83c8c0ef5ee8afde0c9f4f1837d02c7",
+        "c5505c0ccaf738f535d5e4afdf5e9c8128c5c17ba893b1955d307dfd47030aed",
     ];
     assert_eq!(
         MIGRATIONS.len(),

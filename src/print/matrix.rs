@@ -63,6 +63,7 @@ fn grid(
     rules: &[Rule],
     cell: impl Fn(Outcome) -> String,
     text: impl Fn(&str) -> String,
+    grouped: bool,
 ) -> (Vec<String>, Vec<Vec<String>>) {
     let n = r.target_count();
     let mut header = vec!["rule".to_owned(), "category".to_owned()];
@@ -80,9 +81,42 @@ fn grid(
     for (i, rule) in r.names.rules.iter().enumerate() {
         let meta = rules.iter().find(|m| m.id == rule.id);
         let required = meta.is_some_and(|m| m.required);
+        let member = meta.and_then(|m| m.family.as_ref()).filter(|_| grouped);
+        // A rule family: a row of its own before its members (each target's passes of
+        // the members that apply), its members indented under it.
+        if let Some(m) = member.filter(|m| m.index == 0) {
+            let members = i..(i + m.family.members).min(r.names.rules.len());
+            let mut head = vec![
+                text(&format!(
+                    "{} ({} rules)",
+                    m.family
+                        .written
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(&m.family.id),
+                    m.family.members
+                )),
+                text(meta.map_or("", |m| m.category.as_str())),
+            ];
+            head.extend((0..n).map(|t| {
+                let outcomes = members.clone().map(|j| r.eval.columns[j].outcome[t]);
+                let applies = outcomes
+                    .clone()
+                    .filter(|&o| o != Outcome::NotApplicable)
+                    .count();
+                let passes = outcomes.filter(|&o| o == Outcome::Pass).count();
+                if applies == 0 {
+                    cell(Outcome::NotApplicable)
+                } else {
+                    format!("{passes}/{applies}")
+                }
+            }));
+            rows.push(head);
+        }
         let mut row = vec![
             text(&format!(
-                "{}{}",
+                "{}{}{}",
+                if member.is_some() { "  " } else { "" },
                 if required { "■ " } else { "" },
                 rule.name
             )),
@@ -136,7 +170,7 @@ pub fn write<W: Write>(
                     .map_or_else(|| "none".to_owned(), sanitize),
                 r.revision
             )?;
-            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize);
+            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize, true);
             w.write_all(render_table(&header, &rows).as_bytes())?;
             w.write_all(
                 "\n✓ pass  ✗ fail  ! error (fails)  – n/a  ■ required  ⚑ override  ★ recommended\n"
@@ -149,6 +183,7 @@ pub fn write<W: Write>(
                 rules,
                 |o: Outcome| o.word().to_owned(),
                 |s| csv_text(s, guard),
+                false,
             );
             let mut csv = csv_writer(w, format == MatrixFormat::Tsv);
             csv.write_record(&header).map_err(csv_io)?;
@@ -167,7 +202,7 @@ pub fn write<W: Write>(
                 r.selection_verdict(),
                 r.recommended_id().map_or_else(|| "none".to_owned(), md)
             )?;
-            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), md);
+            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), md, true);
             writeln!(w, "| {} |", header.join(" | "))?;
             writeln!(w, "|{}", "---|".repeat(header.len()))?;
             for row in rows {
@@ -197,7 +232,7 @@ pub fn write<W: Write>(
                 .enumerate()
                 .map(|(i, rule)| {
                     let meta = rules.iter().find(|m| m.id == rule.id);
-                    json!({
+                    let mut row = json!({
                         "id": rule.id,
                         "name": rule.name,
                         "category": meta.map(|m| m.category.as_str()),
@@ -206,7 +241,12 @@ pub fn write<W: Write>(
                         "outcomes": (0..n)
                             .map(|t| r.eval.columns[i].outcome[t].word())
                             .collect::<Vec<_>>(),
-                    })
+                    });
+                    // A family's member names its family.
+                    if let Some(m) = meta.and_then(|m| m.family.as_ref()) {
+                        row["family"] = json!(m.family.id);
+                    }
+                    row
                 })
                 .collect();
             let doc = json!({

@@ -186,6 +186,11 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                     .error("this page has no rules: press `a` in Rules to add one");
                 return vec![];
             }
+            // A family's member changes with its family, not alone.
+            if let Some(refusal) = ctx.ws.family_refusal(state.rule) {
+                ctx.status.error(&refusal.to_string());
+                return vec![];
+            }
             *ctx.focus = PaneId::Editor;
             state.active = true;
             ctx.ws.set_editing(state.editing());

@@ -1187,6 +1187,7 @@ mod tests {
             expression: None,
             warning: None,
             applies_when: None,
+            family: None,
             id: String::new(),
             name: "r".into(),
             required: false,

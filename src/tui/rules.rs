@@ -369,6 +369,7 @@ mod tests {
             expression: None,
             warning: None,
             applies_when: None,
+            family: None,
             id: id.into(),
             name: name.into(),
             required: false,

@@ -600,7 +600,11 @@ impl App {
     }
 
     /// Parses and validates one rule for a page; errors carry line:col in `text`.
-    pub fn parse_rule(page: &Page, text: &str, origin: &str) -> Result<(Rule, Vec<Diagnostic>)> {
+    pub fn parse_rules(
+        page: &Page,
+        text: &str,
+        origin: &str,
+    ) -> Result<(Vec<Rule>, Vec<Diagnostic>)> {
         let invalid = |diagnostics| AppError::Invalid {
             origin: origin.to_owned(),
             diagnostics,
@@ -615,35 +619,54 @@ impl App {
         }
         let list = predicates::read_rule(&doc)
             .map_err(|diags| invalid(diags.into_iter().map(|d| d.locate_in(text)).collect()))?;
-        let mut rule: Rule = parse_json(text).map_err(|d| invalid(vec![*d]))?;
-        rule.ensure_id();
-        let mut diags: Vec<Diagnostic> = rulebench_core::check::rule_logic(
-            &rule.logic,
-            rule.applies_when.as_ref().map(|c| &c.logic),
-            &Schema::of(page),
-        )
-        .into_iter()
-        .map(|d| match &list {
-            Some(list) => Diagnostic {
-                pointer: predicates::source_pointer(list, &d.pointer),
-                ..d
-            },
-            None => d.under("/logic"),
-        })
-        .map(|d| d.locate_in(text))
-        .collect();
-        diags.extend(
-            validate::rule_fields(&rule.name, rule.weight)
+        // One rule, or a family's members.
+        let rules = rulebench_core::read::rules(text).map_err(|d| invalid(vec![*d]))?;
+        let schema = Schema::of(page);
+        let mut diags: Vec<Diagnostic> = Vec::new();
+        for rule in &rules {
+            let member = |d: Diagnostic| match &rule.family {
+                Some(m) => Diagnostic {
+                    message: format!(
+                        "{} (member `{}` of the rule family `{}`)",
+                        d.message, rule.id, m.family.id
+                    ),
+                    ..d
+                },
+                None => d,
+            };
+            diags.extend(
+                rulebench_core::check::rule_logic(
+                    &rule.logic,
+                    rule.applies_when.as_ref().map(|c| &c.logic),
+                    &schema,
+                )
                 .into_iter()
+                .map(|d| match &list {
+                    Some(list) => Diagnostic {
+                        pointer: predicates::source_pointer(list, &d.pointer),
+                        ..d
+                    },
+                    None => d.under("/logic"),
+                })
+                .map(member)
                 .map(|d| d.locate_in(text)),
-        );
+            );
+            if rule.family.as_ref().is_none_or(|m| m.index == 0) {
+                diags.extend(
+                    validate::rule_fields(&rule.name, rule.weight)
+                        .into_iter()
+                        .map(|d| d.locate_in(text)),
+                );
+            }
+        }
         if diags.iter().any(Diagnostic::is_error) {
             return Err(invalid(diags));
         }
-        Ok((rule, diags))
+        Ok((rules, diags))
     }
 
-    /// Adds a rule (or, with `replace`, overwrites the rule with its id).
+    /// Adds a rule, or a rule family's members (or, with `replace`, overwrites the rules
+    /// with their ids); returns the first.
     pub fn add_rule(
         &mut self,
         page_id: &str,
@@ -651,17 +674,9 @@ impl App {
         origin: &str,
         replace: bool,
     ) -> Result<(Rule, i64, Vec<Diagnostic>)> {
-        let (page, _) = self.page(page_id)?;
-        let (rule, warnings) = Self::parse_rule(&page, text, origin)?;
-        let existing = page.rule(&rule.id).map(|(i, _)| i);
-        if existing.is_some() && !replace {
-            return Err(AppError::RuleExists {
-                page: page_id.to_owned(),
-                rule: rule.id,
-            });
-        }
-        let revision = self.save_rule(&page, &rule, existing)?;
-        Ok((rule, revision, warnings))
+        let added = self.add_rules(page_id, text, origin, replace)?;
+        let (rule, warnings, _) = added.rules.into_iter().next().expect("one rule at least");
+        Ok((rule, added.revision, warnings))
     }
 
     /// Saves a validated rule: replaces rule `at`, or appends a new one within the
@@ -677,6 +692,9 @@ impl App {
         );
         self.store.change_checked(&page.id, &what, |tx, rev| {
             let (count, exists) = store::ops::rule_count(tx, &page.id, &rule.id)?;
+            if exists {
+                refuse_member(tx, &page.id, &rule.id, Some(rule))?;
+            }
             let ord = match at {
                 Some(i) => i.min(count),
                 None => {
@@ -698,8 +716,37 @@ impl App {
         })
     }
 
+    /// Removes a rule, or a rule family (named by its id) with all its members; one
+    /// member alone is refused (it changes with its family).
     pub fn remove_rule(&mut self, page_id: &str, rule_id: &str) -> Result<i64> {
         let (page, _) = self.page(page_id)?;
+        if let Some((_, rule)) = page.rule(rule_id)
+            && let Some(m) = &rule.family
+        {
+            return Err(AppError::FamilyMember {
+                page: page_id.to_owned(),
+                rule: rule_id.to_owned(),
+                family: m.family.id.clone(),
+            });
+        }
+        let members: Vec<String> = page
+            .rules
+            .iter()
+            .filter(|r| r.family.as_ref().is_some_and(|m| m.family.id == rule_id))
+            .map(|r| r.id.clone())
+            .collect();
+        if page.rule(rule_id).is_none() && !members.is_empty() {
+            return Ok(self.store.change(
+                page_id,
+                &format!("removed rule family {rule_id} ({} rules)", members.len()),
+                |tx, rev| {
+                    for id in &members {
+                        store::ops::delete_rule(tx, page_id, id, rev)?;
+                    }
+                    Ok(())
+                },
+            )?);
+        }
         if page.rule(rule_id).is_none() {
             let ids: Vec<&str> = page.rules.iter().map(|r| r.id.as_str()).collect();
             return Err(AppError::NotFound {
@@ -985,6 +1032,7 @@ impl App {
             page_id,
             &format!("changed rule {rule_id}"),
             |tx, rev| -> Result<()> {
+                refuse_member(tx, page_id, rule_id, None)?;
                 if let Some(base) = base {
                     let stored = store::ops::rule(tx, page_id, rule_id)?;
                     let theirs = stored.map_or(Value::Null, |r| r.logic);
@@ -1013,12 +1061,15 @@ impl App {
     /// one transaction (its logic stays as stored). Returns the rule as saved.
     pub fn save_rule_meta(&mut self, page_id: &str, rule: &Rule) -> Result<(Rule, i64)> {
         let mut out = None;
-        let revision =
-            self.store
-                .change(page_id, &format!("changed rule {}", rule.id), |tx, rev| {
-                    out = Some(store::ops::set_rule_meta(tx, page_id, rule, rev)?);
-                    Ok(())
-                })?;
+        let revision = self.store.change_checked(
+            page_id,
+            &format!("changed rule {}", rule.id),
+            |tx, rev| -> Result<()> {
+                refuse_member(tx, page_id, &rule.id, None)?;
+                out = Some(store::ops::set_rule_meta(tx, page_id, rule, rev)?);
+                Ok(())
+            },
+        )?;
         Ok((out.expect("set by the change"), revision))
     }
 
@@ -1113,5 +1164,27 @@ mod tests {
         assert!(hint.starts_with("rules: rule-000, rule-001,"), "{hint}");
         assert!(hint.ends_with("rule-011 and 88 more"), "{hint}");
         assert_eq!(super::some_of("pages", &["a", "b"]), "pages: a, b");
+    }
+}
+
+/// A stored rule that is a member of a rule family is not changed alone (by `with`, a
+/// rule that is not the same member of the same family): it changes with its family.
+pub(crate) fn refuse_member(
+    tx: &store::Transaction<'_>,
+    page_id: &str,
+    rule_id: &str,
+    with: Option<&Rule>,
+) -> Result<()> {
+    let Some(stored) = store::ops::rule(tx, page_id, rule_id)? else {
+        return Ok(());
+    };
+    match (&stored.family, with.and_then(|w| w.family.as_ref())) {
+        (Some(m), Some(new)) if m.family.id == new.family.id => Ok(()),
+        (Some(m), _) => Err(AppError::FamilyMember {
+            page: page_id.to_owned(),
+            rule: rule_id.to_owned(),
+            family: m.family.id.clone(),
+        }),
+        (None, _) => Ok(()),
     }
 }

@@ -144,16 +144,20 @@ impl App {
         let (page, _) = self.page(page_id)?;
         let mut rules: Vec<(Rule, Vec<Diagnostic>, String)> = Vec::new();
         for item in split_items(text, origin)? {
-            let (rule, warnings) =
-                Self::parse_rule(&page, &item.text, origin).map_err(|e| item.error_in_file(e))?;
-            let warnings: Vec<Diagnostic> = warnings.into_iter().map(|d| item.in_file(d)).collect();
-            if let Some((first, _, _)) = rules.iter().find(|(r, _, _)| r.id == rule.id) {
-                return Err(AppError::Usage(format!(
-                    "{origin}:{}: rule id `{}` is in the file twice (first as `{}`)",
-                    item.line, rule.id, first.name
-                )));
+            let (members, warnings) =
+                Self::parse_rules(&page, &item.text, origin).map_err(|e| item.error_in_file(e))?;
+            let mut warnings: Vec<Diagnostic> =
+                warnings.into_iter().map(|d| item.in_file(d)).collect();
+            for rule in members {
+                if let Some((first, _, _)) = rules.iter().find(|(r, _, _)| r.id == rule.id) {
+                    return Err(AppError::Usage(format!(
+                        "{origin}:{}: rule id `{}` is in the file twice (first as `{}`)",
+                        item.line, rule.id, first.name
+                    )));
+                }
+                // A family's warnings are said once, with its first member.
+                rules.push((rule, std::mem::take(&mut warnings), origin.to_owned()));
             }
-            rules.push((rule, warnings, origin.to_owned()));
         }
         if rules.is_empty() {
             return Err(AppError::Usage(format!("{origin}: no rules in the file")));
@@ -177,7 +181,34 @@ impl App {
         } else {
             format!("added {} rules ({})", ids.len(), ids.join(", "))
         };
+        // The families written: their members stored now that the new ones do not have
+        // go (with `replace`; a family stored already is else refused).
+        let mut families: Vec<&str> = Vec::new();
+        for r in rules.clone() {
+            if let Some(m) = &r.family
+                && !families.contains(&m.family.id.as_str())
+            {
+                families.push(&m.family.id);
+            }
+        }
         self.store.change_checked(&page.id, &what, |tx, rev| {
+            if !families.is_empty() {
+                for stored in store::ops::rules(tx, &page.id)? {
+                    let Some(m) = &stored.family else { continue };
+                    if !families.contains(&m.family.id.as_str()) {
+                        continue;
+                    }
+                    if !replace {
+                        return Err(AppError::RuleExists {
+                            page: page.id.clone(),
+                            rule: m.family.id.clone(),
+                        });
+                    }
+                    if !ids.contains(&stored.id.as_str()) {
+                        store::ops::delete_rule(tx, &page.id, &stored.id, rev)?;
+                    }
+                }
+            }
             for rule in rules {
                 let (count, exists) = store::ops::rule_count(tx, &page.id, &rule.id)?;
                 let ord = if exists {
@@ -187,6 +218,7 @@ impl App {
                             rule: rule.id.clone(),
                         });
                     }
+                    crate::app::refuse_member(tx, &page.id, &rule.id, Some(rule))?;
                     store::ops::rule_ord(tx, &page.id, &rule.id)?.unwrap_or(count)
                 } else {
                     if let Some(limit) = limit

@@ -26,6 +26,15 @@ pub enum AppError {
     PageExists(String),
     #[error("rule `{rule}` already exists in page `{page}` (hint: use --replace to overwrite it)")]
     RuleExists { page: String, rule: String },
+    /// A change to one member of a rule family: members change with their family.
+    #[error(
+        "rule `{rule}` is a member of the rule family `{family}`: it changes with its family (hint: change the family with `rule add {page} FILE --replace`, or remove it with `rule rm {page} {family}`)"
+    )]
+    FamilyMember {
+        page: String,
+        rule: String,
+        family: String,
+    },
     #[error("{0}")]
     Usage(String),
     #[error("{path}: {source}")]

@@ -183,6 +183,7 @@ fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
         expression: None,
         warning: None,
         applies_when: None,
+        family: None,
         id: format!("rule-{i:03}"),
         name: format!("Rule {i}"),
         required: i.is_multiple_of(10),

@@ -949,11 +949,24 @@ impl Session {
     }
 
     /// Adds a rule (always-true logic unless given), saved at once; returns its index.
+    /// Why rule `i` cannot be edited alone, when it is a member of a rule family (it
+    /// changes with its family).
+    pub fn family_refusal(&self, i: usize) -> Option<AppError> {
+        let rule = self.page.rules.get(i)?;
+        let m = rule.family.as_ref()?;
+        Some(AppError::FamilyMember {
+            page: self.page.id.clone(),
+            rule: rule.id.clone(),
+            family: m.family.id.clone(),
+        })
+    }
+
     pub fn add_rule(&mut self, name: &str) -> Result<usize> {
         let mut rule = Rule {
             expression: None,
             warning: None,
             applies_when: None,
+            family: None,
             id: String::new(),
             name: name.to_owned(),
             required: false,

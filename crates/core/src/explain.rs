@@ -1143,6 +1143,7 @@ mod tests {
             expression: None,
             warning: None,
             applies_when: None,
+            family: None,
             id: "r".into(),
             name: "R".into(),
             required: false,

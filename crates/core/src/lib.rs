@@ -8,6 +8,7 @@ pub mod diag;
 pub mod diff;
 pub mod engine;
 pub mod explain;
+pub mod family;
 pub mod infix;
 pub mod jsops;
 pub mod lint;

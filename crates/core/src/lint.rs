@@ -370,7 +370,8 @@ pub fn constant_over_data(
         for (r, col) in eval.columns.iter().enumerate() {
             let (pass, fail) = &mut seen[r];
             *pass |= col.passes > 0;
-            *fail |= col.passes < nt;
+            // A target the rule does not apply to neither passes nor fails.
+            *fail |= col.passes + col.not_applicable < nt;
         }
         if seen.iter().all(|&(p, f)| p && f) {
             break;
@@ -382,6 +383,7 @@ pub fn constant_over_data(
             |s: &Option<Vec<super::engine::FieldPath>>| s.as_ref().is_none_or(|p| !p.is_empty());
         any(&r.source) || any(&r.target)
     };
+    let written = super::family::written_indexes(&page.rules);
     page.rules
         .iter()
         .enumerate()
@@ -399,8 +401,10 @@ pub fn constant_over_data(
                     "check the values it compares with (a typo, a unit, a string against a number?)",
                 )
             };
-            Diagnostic::warning(Code::ConstantOverData, format!("/rules/{r}/logic"), message)
-                .with_hint(Some(hint.into()))
+            let d = Diagnostic::warning(Code::ConstantOverData, format!("/rules/{r}/logic"), message)
+                .with_hint(Some(hint.into()));
+            // Pointed at the page file's rule (a member's family).
+            super::family::at_written(d, &page.rules, &written)
         })
         .collect()
 }

@@ -26,7 +26,13 @@ pub struct Page {
     pub organization: Option<Organization>,
     pub source: Dataset,
     pub target: Dataset,
-    #[serde(default)]
+    /// Every rule, a family's members in its place (see [`crate::family`]); written with
+    /// each family as written.
+    #[serde(
+        default,
+        deserialize_with = "read_rules",
+        serialize_with = "write_rules"
+    )]
     pub rules: Vec<Rule>,
     #[serde(default)]
     pub device_policy: DevicePolicy,
@@ -507,6 +513,122 @@ pub struct Rule {
     /// failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applies_when: Option<Condition>,
+    /// The family the rule is a member of, when it was written as one (with `each`):
+    /// not a key of its own, the family is written in the rule's place.
+    #[serde(skip)]
+    pub family: Option<Member>,
+}
+
+/// A rule family (a rule written with `each`): its id, the rule as written (`each`
+/// included: stored and exported so), and how many members it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Family {
+    /// Its `id` as written (it may name parameters: `feature-{feature}`), else the slug of
+    /// its name as written.
+    pub id: String,
+    pub written: Map<String, Value>,
+    pub members: usize,
+}
+
+/// A rule's place in its family: which member, with which parameter values.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub family: std::sync::Arc<Family>,
+    pub index: usize,
+    /// Each parameter with its value, in the order `each` names them.
+    pub binding: Vec<(String, Value)>,
+}
+
+impl PartialEq for Member {
+    fn eq(&self, other: &Member) -> bool {
+        self.index == other.index && self.family == other.family
+    }
+}
+
+impl Member {
+    /// The member's values as text, `, ` between them (`fetch`, `webgpu, 16`).
+    pub fn label(&self) -> String {
+        self.binding
+            .iter()
+            .map(|(_, v)| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A family's members, read from the family as written (`TryFrom` is in
+/// [`crate::family`]).
+pub(crate) struct Expanded(pub(crate) Vec<Rule>);
+
+/// One element of a page file's `rules`: a rule, or a family (with `each`) as its
+/// members. A key written twice is refused, as the typed parse of a rule does.
+pub(crate) struct RuleItem(pub(crate) Vec<Rule>);
+
+impl<'de> Deserialize<'de> for RuleItem {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RuleItem, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RuleItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a rule (an object)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<RuleItem, A::Error> {
+                use serde::de::Error;
+                let mut map = Map::new();
+                while let Some(key) = m.next_key::<String>()? {
+                    let value: Value = m.next_value()?;
+                    if map.contains_key(&key) {
+                        return Err(A::Error::custom(format!("duplicate field `{key}`")));
+                    }
+                    map.insert(key, value);
+                }
+                if map.contains_key("each") {
+                    Expanded::try_from(map)
+                        .map(|e| RuleItem(e.0))
+                        .map_err(A::Error::custom)
+                } else {
+                    serde_json::from_value::<Rule>(Value::Object(map))
+                        .map(|r| RuleItem(vec![r]))
+                        .map_err(A::Error::custom)
+                }
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+fn read_rules<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Rule>, D::Error> {
+    let items = Vec::<RuleItem>::deserialize(d)?;
+    Ok(items.into_iter().flat_map(|i| i.0).collect())
+}
+
+/// The rules as a page file writes them: a family once, as written, in its first
+/// member's place.
+fn write_rules<S: serde::Serializer>(rules: &[Rule], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(None)?;
+    let mut families: Vec<&std::sync::Arc<Family>> = Vec::new();
+    for r in rules {
+        match &r.family {
+            Some(m) => {
+                if !families
+                    .iter()
+                    .any(|f| std::sync::Arc::ptr_eq(f, &m.family))
+                {
+                    families.push(&m.family);
+                    seq.serialize_element(&m.family.written)?;
+                }
+            }
+            None => seq.serialize_element(r)?,
+        }
+    }
+    seq.end()
 }
 
 /// A condition on a pair (a rule's `appliesWhen`): JSONLogic, kept with the infix text

@@ -657,6 +657,9 @@ fn rule_parts(
 /// point into the document.
 pub fn read_rule(doc: &Value) -> Result<Option<PredicateList>, Vec<Diagnostic>> {
     match doc {
+        // A family's texts name its parameters (`target.{feature}`): its members are
+        // read, and said wrong, when it is expanded.
+        Value::Object(rule) if rule.contains_key("each") => Ok(None),
         Value::Object(rule) => {
             if let Some(expression) = rule.get("expression") {
                 return read_expression(rule, expression);

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::diag::{Code, Diagnostic, parse_json};
-use crate::model::{Page, Rule, RuleInput};
+use crate::model::{Page, Rule, RuleInput, RuleItem};
 use crate::predicates::{self, PredicateList};
 use crate::validate;
 
@@ -46,6 +46,7 @@ impl TryFrom<RuleInput> for Rule {
         let applies_when = r.applies_when.map(|v| condition(&r.name, v)).transpose()?;
         Ok(Rule {
             applies_when,
+            family: None,
             id: r.id,
             name: r.name,
             required: r.required,
@@ -193,8 +194,10 @@ fn page_all_as_stored(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         page.rules.iter_mut().for_each(Rule::ensure_id);
         crate::assertions::normalize(&mut page);
         crate::dataset::canonicalize_overrides(&mut page);
+        let written = crate::family::written_indexes(&page.rules);
         let diags = crate::check::page(&page)
             .into_iter()
+            .map(|d| crate::family::at_written(d, &page.rules, &written))
             .map(|d| at_predicates(d, &lists).locate_in(text))
             .chain(validate::page_id_slug(&page.id).map(|d| d.locate_in(text)))
             .collect();
@@ -212,7 +215,7 @@ fn page_all_as_stored(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
     for (array, check) in [
         (
             "rules",
-            (|v: &Value| serde_json::from_value::<Rule>(v.clone()).map(|_| ()))
+            (|v: &Value| serde_json::from_value::<RuleItem>(v.clone()).map(|_| ()))
                 as fn(&Value) -> std::result::Result<(), serde_json::Error>,
         ),
         ("overrides", |v: &Value| {
@@ -320,7 +323,9 @@ fn page_all_as_stored(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
     crate::assertions::normalize(&mut page);
     crate::dataset::canonicalize_overrides(&mut page);
     let lists_now: Vec<Option<PredicateList>> = if removed.is_empty() { lists } else { vec![] };
+    let written = crate::family::written_indexes(&page.rules);
     diags.extend(crate::check::page(&page).into_iter().map(|d| {
+        let d = crate::family::at_written(d, &page.rules, &written);
         let d = at_predicates(d, &lists_now);
         let pointer = original(&d.pointer);
         Diagnostic { pointer, ..d }.locate_in(text)
@@ -357,4 +362,12 @@ pub fn at_predicates(d: Diagnostic, lists: &[Option<PredicateList>]) -> Diagnost
         pointer: format!("/rules/{index}{}", predicates::source_pointer(list, logic)),
         ..d
     }
+}
+
+/// One element of a file of rules (`rule add`): a rule, or a family (with `each`) as its
+/// members, each with its id.
+pub fn rules(text: &str) -> Result<Vec<Rule>, Box<Diagnostic>> {
+    let mut rules = parse_json::<RuleItem>(text)?.0;
+    rules.iter_mut().for_each(Rule::ensure_id);
+    Ok(rules)
 }

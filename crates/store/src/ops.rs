@@ -270,6 +270,11 @@ pub fn last_author(tx: &Transaction<'_>, page_id: &str) -> Result<Option<String>
         .flatten())
 }
 
+/// A page's stored rules in order, read inside the change's transaction.
+pub fn rules(tx: &Transaction<'_>, page_id: &str) -> Result<Vec<Rule>> {
+    read_rules(tx, page_id, None, At::Now)
+}
+
 /// A stored rule, read inside the change's transaction (`None`: no such rule).
 pub fn rule(tx: &Transaction<'_>, page_id: &str, rule_id: &str) -> Result<Option<Rule>> {
     Ok(read_rules(tx, page_id, Some(rule_id), At::Now)?.pop())

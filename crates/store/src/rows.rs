@@ -76,12 +76,14 @@ pub(crate) fn read_rules(
 ) -> Result<Vec<Rule>> {
     // A database older than schema 6 has no `expression` column (tests keep old ones).
     let schema = schema_of(conn)?;
-    let expression = if schema >= crate::schema::APPLIES_WHEN {
-        "expression, warning_json, applies_when_json"
+    let expression = if schema >= crate::schema::RULE_FAMILIES {
+        "expression, warning_json, applies_when_json, family_json"
+    } else if schema >= crate::schema::APPLIES_WHEN {
+        "expression, warning_json, applies_when_json, NULL"
     } else if schema >= 6 {
-        "expression, warning_json, NULL"
+        "expression, warning_json, NULL, NULL"
     } else {
-        "NULL, NULL, NULL"
+        "NULL, NULL, NULL, NULL"
     };
     let mut stmt = conn.prepare(&format!(
         "SELECT id, name, required, weight, category, description, logic_json, {expression}
@@ -101,9 +103,30 @@ pub(crate) fn read_rules(
                 r.get::<_, Option<String>>(7)?,
                 r.get::<_, Option<String>>(8)?,
                 r.get::<_, Option<String>>(9)?,
+                r.get::<_, Option<String>>(10)?,
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // A family's members carry it as written; it is read once per run of members.
+    let mut families: Vec<(String, Vec<Rule>)> = Vec::new();
+    let mut member_of = |id: &str, text: &str| -> Result<Option<rulebench_core::model::Member>> {
+        if families.last().is_none_or(|(t, _)| t != text) {
+            let written: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(text).map_err(corrupt(format!("rule {id}'s family")))?;
+            let members = rulebench_core::family::expand(written).map_err(|message| {
+                StoreError::Unreadable {
+                    what: format!("rule {id}'s family"),
+                    message,
+                }
+            })?;
+            families.push((text.to_owned(), members));
+        }
+        let (_, members) = families.last().expect("pushed above");
+        Ok(members
+            .iter()
+            .find(|m| m.id == id)
+            .and_then(|m| m.family.clone()))
+    };
     raw.into_iter()
         .map(
             |(
@@ -117,7 +140,12 @@ pub(crate) fn read_rules(
                 expression,
                 warning,
                 applies_when,
+                family,
             )| {
+                let family = match family {
+                    None => None,
+                    Some(text) => member_of(&id, &text)?,
+                };
                 let applies_when = match applies_when {
                     None => None,
                     Some(text) => {
@@ -133,6 +161,7 @@ pub(crate) fn read_rules(
                 };
                 Ok(Rule {
                     applies_when,
+                    family,
                     expression,
                     warning: warning
                         .map(|w| serde_json::from_str(&w))
@@ -422,7 +451,14 @@ pub fn upsert_rule(
     let schema = schema_of(tx)?;
     let with_expression = schema >= 6;
     let with_condition = schema >= crate::schema::APPLIES_WHEN;
-    let (col, val, set) = if with_condition {
+    let with_family = schema >= crate::schema::RULE_FAMILIES;
+    let (col, val, set) = if with_family {
+        (
+            ", expression, warning_json, applies_when_json, family_json",
+            ", ?11, ?12, ?13, ?14",
+            ", expression = excluded.expression, warning_json = excluded.warning_json, applies_when_json = excluded.applies_when_json, family_json = excluded.family_json",
+        )
+    } else if with_condition {
         (
             ", expression, warning_json, applies_when_json",
             ", ?11, ?12, ?13",
@@ -459,8 +495,15 @@ pub fn upsert_rule(
         values.push(&rule.expression);
         values.push(&warning);
     }
+    let family = rule
+        .family
+        .as_ref()
+        .map(|m| serde_json::Value::Object(m.family.written.clone()).to_string());
     if with_condition {
         values.push(&condition);
+    }
+    if with_family {
+        values.push(&family);
     }
     tx.execute(
         &format!(

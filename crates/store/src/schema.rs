@@ -66,7 +66,15 @@ pub const MIGRATIONS: &[&str] = &[
     // infix text as a JSON string, or JSONLogic), in the rules and their log; the rule
     // triggers are remade to carry it.
     include_str!("migrations/009_applies_when.sql"),
+    // 10: a rule may be a member of a rule family (a rule written with `each`): each
+    // member's row carries the family as written (`family_json`), in the rules and their
+    // log, so that the page reads back and exports with the family as written; the rule
+    // triggers are remade to carry it.
+    include_str!("migrations/010_rule_families.sql"),
 ];
+
+/// The first schema whose rules carry their family (migration 10).
+pub const RULE_FAMILIES: i64 = 10;
 
 /// The first schema whose rules carry an `appliesWhen` condition (migration 9).
 pub const APPLIES_WHEN: i64 = 9;

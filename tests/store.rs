@@ -263,6 +263,28 @@ fn wal_journal_and_foreign_keys_are_on() {
 
 // --- changes and revisions ----------------------------------------------------------
 
+/// Regression: one change that removes a rule (moving the rules after it up) and then
+/// writes one of the moved rules failed on the rule log's key ("UNIQUE constraint
+/// failed: rule_log…"): the write was an upsert, whose conflict handling overrode the
+/// log trigger's `OR REPLACE`. A family replaced by fewer members does just that.
+#[test]
+fn a_change_may_remove_a_rule_and_then_write_one_it_moved() {
+    let (_dir, path) = db();
+    let mut store = open(&path);
+    let p = page(LOANS);
+    store.insert_page(&p, false).unwrap();
+    let moved = edited(&p.rules[2], json!({"!!": [{"var": "source.age"}]}));
+    store
+        .change(&p.id, "removed one, changed one", |tx, rev| {
+            ops::delete_rule(tx, &p.id, &p.rules[0].id, rev)?;
+            ops::put_rule(tx, &p, &moved, 1, rev)
+        })
+        .unwrap();
+    let loaded = store.load(&p.id).unwrap().unwrap().page;
+    assert_eq!(loaded.rules.len(), p.rules.len() - 1);
+    assert_eq!(loaded.rules[1], moved);
+}
+
 #[test]
 fn a_change_increments_the_revision_and_records_it() {
     let (_dir, path) = db();

@@ -184,3 +184,46 @@ fn a_rule_that_does_not_apply() {
     insta::assert_snapshot!("na_matrix", pane(&ui, PaneId::Matrix, 90, 10));
     insta::assert_snapshot!("na_explain", pane(&ui, PaneId::Explain, 60, 16));
 }
+
+/// A rule family: its name heads its members in the Rules pane and the matrix (the
+/// matrix's family row: ✓ where every member that applies passes, else how many fail,
+/// – where none applies); a member is not opened in the editor alone.
+#[test]
+fn a_rule_family_is_shown_as_a_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::open(&dir.path().join("snap.db")).unwrap();
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "web", "name": "Web apps",
+        "source": {"name": "Apps", "key": ["id"], "rows": [
+            {"id": "shop", "uses": ["fetch", "webgpu"]}]},
+        "target": {"name": "Browsers", "key": ["id"], "rows": [
+            {"id": "safari-16", "features": {"fetch": true, "webgpu": false}},
+            {"id": "chrome-120", "features": {"fetch": true, "webgpu": true}}]},
+        "rules": [
+            {"id": "named", "name": "Named", "logic": {"!!": [{"var": "source.id"}]}},
+            {"id": "feature-{feature}", "name": "Supports {feature}",
+             "each": {"feature": ["fetch", "webgpu", "dialog"]},
+             "appliesWhen": "param.feature in source.uses",
+             "expression": "target.features.{feature} == true"}
+        ]
+    });
+    app.import(&page.to_string(), "web.json", false).unwrap();
+    let mut ui = Ui::new(app, Some("web"), Theme::mono()).unwrap();
+    press(&mut ui, KeyCode::Char('3'));
+    insta::assert_snapshot!("family_matrix", pane(&ui, PaneId::Matrix, 90, 11));
+    press(&mut ui, KeyCode::Char('2'));
+    press(&mut ui, KeyCode::Char('j'));
+    press(&mut ui, KeyCode::Char('j'));
+    press(&mut ui, KeyCode::Enter);
+    insta::assert_snapshot!("family_rules", pane(&ui, PaneId::Rules, 50, 8));
+    let status = ui
+        .status
+        .message
+        .clone()
+        .map(|(m, _)| m)
+        .unwrap_or_default();
+    assert!(
+        status.contains("is one of the 3 rules of the family `feature-{feature}`"),
+        "{status}"
+    );
+}

@@ -188,7 +188,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             // A family's member changes with its family, not alone.
             if let Some(refusal) = ctx.ws.family_refusal(state.rule) {
-                ctx.status.error(&refusal.to_string());
+                ctx.status.error(refusal);
                 return vec![];
             }
             *ctx.focus = PaneId::Editor;

@@ -19,8 +19,8 @@ use super::pane::{Ctx, Look, Pane};
 use super::theme::{self, Theme, safe, verdict_glyph};
 use super::widgets::pane_block;
 use crate::app::types::Outcome;
-use crate::app::types::PASS;
 use crate::app::types::{Dataset, Rule};
+use crate::app::types::{NOT_APPLICABLE, PASS};
 
 /// Width of the frozen rule-name column.
 pub const NAME_WIDTH: u16 = 22;
@@ -40,6 +40,9 @@ pub enum Row {
     Category(usize),
     /// A collapsed category (`c`), named by its first rule: one row for all its rules.
     Collapsed(usize),
+    /// A rule family's header, named by its first member (this rule): its members
+    /// follow, indented.
+    Family(usize),
     Rule(usize),
 }
 
@@ -51,7 +54,7 @@ fn shown_rows(rules: &[Rule], collapsed: &std::collections::HashSet<String>) -> 
             Row::Category(i) if collapsed.contains(&rules[i].category) => {
                 out.push(Row::Collapsed(i))
             }
-            Row::Rule(i) if collapsed.contains(&rules[i].category) => {}
+            Row::Rule(i) | Row::Family(i) if collapsed.contains(&rules[i].category) => {}
             other => out.push(other),
         }
     }
@@ -65,7 +68,7 @@ fn stops(rules: &[Rule], collapsed: &std::collections::HashSet<String>) -> Vec<u
         .into_iter()
         .filter_map(|r| match r {
             Row::Rule(i) | Row::Collapsed(i) => Some(i),
-            Row::Category(_) => None,
+            Row::Category(_) | Row::Family(_) => None,
         })
         .collect()
 }
@@ -81,13 +84,15 @@ pub fn display_rows(rules: &[Rule]) -> Vec<Row> {
     let mut rows = Vec::with_capacity(rules.len() + categories.len());
     for (category, first) in categories {
         rows.push(Row::Category(first));
-        rows.extend(
-            rules
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.category == category)
-                .map(|(i, _)| Row::Rule(i)),
-        );
+        for (i, r) in rules.iter().enumerate() {
+            if r.category != category {
+                continue;
+            }
+            if r.family.as_ref().is_some_and(|m| m.index == 0) {
+                rows.push(Row::Family(i));
+            }
+            rows.push(Row::Rule(i));
+        }
     }
     rows
 }
@@ -98,7 +103,7 @@ fn rule_order(rules: &[Rule]) -> Vec<usize> {
         .into_iter()
         .filter_map(|r| match r {
             Row::Rule(i) => Some(i),
-            Row::Category(_) | Row::Collapsed(_) => None,
+            Row::Category(_) | Row::Collapsed(_) | Row::Family(_) => None,
         })
         .collect()
 }
@@ -208,7 +213,7 @@ impl State {
         let row = g.row_off + (y - g.body_y) as usize;
         let rule = match shown_rows(rules, &self.collapsed).get(row)? {
             Row::Rule(r) | Row::Collapsed(r) => *r,
-            Row::Category(_) => return None,
+            Row::Category(_) | Row::Family(_) => return None,
         };
         (col < self.shown_len(targets)).then(|| (rule, self.shown(col)))
     }
@@ -758,7 +763,7 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
     if cursor_row < row_off && body_h >= 2 {
         // Scrolling up onto a category's first rule shows its header too.
         row_off = match rows.get(cursor_row.wrapping_sub(1)) {
-            Some(Row::Category(_)) => cursor_row - 1,
+            Some(Row::Category(_) | Row::Family(_)) => cursor_row - 1,
             _ => cursor_row,
         };
     }
@@ -928,6 +933,53 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
                     }
                 }
             }
+            Row::Family(i) => {
+                // The family's name, and per target ✓ where every member that applies
+                // passes, else how many fail (– where none applies).
+                let Some(m) = rules[i].family.as_ref() else {
+                    continue;
+                };
+                let name = m
+                    .family
+                    .written
+                    .get("name")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or(&m.family.id);
+                let text = format!(" ▾ {} · {}", safe(name), m.family.members);
+                put(
+                    buf,
+                    inner.x,
+                    y,
+                    &fit(&text, name_text_w),
+                    name_text_w,
+                    theme.dim(),
+                );
+                let members = i..(i + m.family.members).min(rules.len());
+                for (c, &t) in visible.iter().enumerate() {
+                    let outcomes = members
+                        .clone()
+                        .filter_map(|r| ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)));
+                    let applies = outcomes.clone().filter(|&&o| o != NOT_APPLICABLE).count();
+                    let failing = outcomes
+                        .filter(|&&o| o != PASS && o != NOT_APPLICABLE)
+                        .count();
+                    let x = col_x(c);
+                    if applies == 0 {
+                        put(buf, x + 2, y, theme::NOT_APPLICABLE, 1, theme.dim());
+                    } else if failing == 0 {
+                        put(buf, x + 2, y, theme::PASS, 1, theme.dim());
+                    } else {
+                        put(
+                            buf,
+                            x + 2,
+                            y,
+                            &format!("{}{failing}", theme::FAIL),
+                            cell_w - 2,
+                            theme.dim(),
+                        );
+                    }
+                }
+            }
             Row::Rule(r) => {
                 let rule = &rules[r];
                 if rule.required {
@@ -938,7 +990,12 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
                 } else {
                     Style::default()
                 };
-                let name = fit(&safe(&rule.name), name_text_w.saturating_sub(1));
+                // A family's members are indented under its name.
+                let indent = if rule.family.is_some() { "  " } else { "" };
+                let name = fit(
+                    &format!("{indent}{}", safe(&rule.name)),
+                    name_text_w.saturating_sub(1),
+                );
                 put(buf, inner.x + 1, y, &name, name_text_w - 1, name_style);
                 let column = ws.eval.columns.get(r);
                 for (c, &t) in visible.iter().enumerate() {

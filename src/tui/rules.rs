@@ -181,6 +181,13 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::Enter | Action::EditRule => {
             return match state.selected() {
+                // A family's member changes with its family, not alone.
+                Some(i) if ctx.ws.family_refusal(i).is_some() => {
+                    if let Some(refusal) = ctx.ws.family_refusal(i) {
+                        ctx.status.error(refusal);
+                    }
+                    vec![Action::RuleSelected(i)]
+                }
                 Some(i) => vec![
                     Action::RuleSelected(i),
                     Action::Focus(PaneId::Editor),
@@ -238,9 +245,32 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             let total = ws.page.target.rows.len();
             let mark = if ws.is_unsaved(i) { "•" } else { " " };
             let req = if r.required { "■" } else { " " };
-            ListItem::new(Line::from(vec![
+            // A rule family's members are indented under its name (shown once, above
+            // its first member).
+            let member = r.family.as_ref();
+            let head = member.filter(|m| m.index == 0).map(|m| {
+                Line::from(vec![
+                    Span::raw("  "),
+                    Span::styled(
+                        format!(
+                            "▾ {} · {} rules ",
+                            safe(
+                                m.family
+                                    .written
+                                    .get("name")
+                                    .and_then(serde_json::Value::as_str)
+                                    .unwrap_or(&m.family.id)
+                            ),
+                            m.family.members
+                        ),
+                        theme.dim(),
+                    ),
+                ])
+            });
+            let line = Line::from(vec![
                 Span::styled(mark, theme.warn()),
                 Span::styled(req, theme.fail()),
+                Span::raw(if member.is_some() { "  " } else { "" }),
                 Span::raw(format!("{} ", safe(&r.name))),
                 Span::styled(format!("w{} ", r.weight), theme.dim()),
                 Span::styled(
@@ -252,7 +282,12 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
                     },
                 ),
                 Span::styled(safe(&r.category), theme.dim()),
-            ]))
+            ]);
+            match head {
+                // Not when filtered: the family's name heads its members in order.
+                Some(head) if st.query.is_empty() => ListItem::new(vec![head, line]),
+                _ => ListItem::new(line),
+            }
         })
         .collect();
     let title = if st.query.is_empty() {

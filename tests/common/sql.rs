@@ -588,5 +588,29 @@ pub fn regression_pages() -> Vec<Page> {
             })
             .to_string(),
         ),
+        // Rule families: one rule per value (an object of lists, a list of objects), a
+        // parameter as a value (`param.feature`) and in a path (`{feature}`), with an
+        // `appliesWhen` per member (n/a where the app does not use the feature).
+        parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": "families", "name": "families",
+                "source": {"name": "Apps", "key": ["id"], "rows": [
+                    {"id": "shop", "uses": ["fetch", "webgpu"], "minimum": 2},
+                    {"id": "blog", "uses": ["fetch"], "minimum": 1}]},
+                "target": {"name": "Browsers", "key": ["id"], "rows": [
+                    {"id": "old", "features": {"fetch": true, "webgpu": false}, "level": 1},
+                    {"id": "new", "features": {"fetch": true, "webgpu": true}, "level": 3}]},
+                "rules": [
+                    {"id": "feature-{feature}", "name": "Supports {feature}",
+                     "each": {"feature": ["fetch", "webgpu", "dialog"]},
+                     "appliesWhen": "param.feature in source.uses",
+                     "expression": "target.features.{feature} == true"},
+                    {"id": "level", "name": "Level", "weight": 0.5,
+                     "each": [{"at": 1, "w": "a"}, {"at": 2, "w": "b"}],
+                     "logic": {">=": [{"var": "target.level"}, {"+": [{"var": "param.at"}, {"var": "source.minimum"}]}]}}
+                ]
+            })
+            .to_string(),
+        ),
     ]
 }

@@ -192,6 +192,9 @@ impl App {
             }
         }
         self.store.change_checked(&page.id, &what, |tx, rev| {
+            // Removed after the rules are written: an upsert of a rule whose position a
+            // removal moved in this revision would log it twice.
+            let mut gone: Vec<String> = Vec::new();
             if !families.is_empty() {
                 for stored in store::ops::rules(tx, &page.id)? {
                     let Some(m) = &stored.family else { continue };
@@ -205,7 +208,7 @@ impl App {
                         });
                     }
                     if !ids.contains(&stored.id.as_str()) {
-                        store::ops::delete_rule(tx, &page.id, &stored.id, rev)?;
+                        gone.push(stored.id.clone());
                     }
                 }
             }
@@ -229,6 +232,9 @@ impl App {
                     count
                 };
                 store::ops::put_rule(tx, page, rule, ord, rev)?;
+            }
+            for id in &gone {
+                store::ops::delete_rule(tx, &page.id, id, rev)?;
             }
             Ok(())
         })

@@ -950,15 +950,14 @@ impl Session {
 
     /// Adds a rule (always-true logic unless given), saved at once; returns its index.
     /// Why rule `i` cannot be edited alone, when it is a member of a rule family (it
-    /// changes with its family).
-    pub fn family_refusal(&self, i: usize) -> Option<AppError> {
+    /// changes with its family, in a rule file or the page file).
+    pub fn family_refusal(&self, i: usize) -> Option<String> {
         let rule = self.page.rules.get(i)?;
         let m = rule.family.as_ref()?;
-        Some(AppError::FamilyMember {
-            page: self.page.id.clone(),
-            rule: rule.id.clone(),
-            family: m.family.id.clone(),
-        })
+        Some(format!(
+            "`{}` is one of the {} rules of the family `{}`: change the family (`rulebench rule add {} FILE --replace`), not one member",
+            rule.id, m.family.members, m.family.id, self.page.id
+        ))
     }
 
     pub fn add_rule(&mut self, name: &str) -> Result<usize> {

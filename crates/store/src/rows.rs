@@ -447,36 +447,31 @@ pub fn upsert_rule(
     rule: &Rule,
     ord: i64,
 ) -> Result<()> {
-    // A database older than schema 6 (tests keep old ones) has no `expression`.
+    // The columns a rule has beyond the first schema's, as far as this database's
+    // schema has them (tests keep old ones).
     let schema = schema_of(tx)?;
-    let with_expression = schema >= 6;
-    let with_condition = schema >= crate::schema::APPLIES_WHEN;
-    let with_family = schema >= crate::schema::RULE_FAMILIES;
-    let (col, val, set) = if with_family {
-        (
-            ", expression, warning_json, applies_when_json, family_json",
-            ", ?11, ?12, ?13, ?14",
-            ", expression = excluded.expression, warning_json = excluded.warning_json, applies_when_json = excluded.applies_when_json, family_json = excluded.family_json",
-        )
-    } else if with_condition {
-        (
-            ", expression, warning_json, applies_when_json",
-            ", ?11, ?12, ?13",
-            ", expression = excluded.expression, warning_json = excluded.warning_json, applies_when_json = excluded.applies_when_json",
-        )
-    } else if with_expression {
-        (
-            ", expression, warning_json",
-            ", ?11, ?12",
-            ", expression = excluded.expression, warning_json = excluded.warning_json",
-        )
+    let extra: &[&str] = if schema >= crate::schema::RULE_FAMILIES {
+        &[
+            "expression",
+            "warning_json",
+            "applies_when_json",
+            "family_json",
+        ]
+    } else if schema >= crate::schema::APPLIES_WHEN {
+        &["expression", "warning_json", "applies_when_json"]
+    } else if schema >= 6 {
+        &["expression", "warning_json"]
     } else {
-        ("", "", "")
+        &[]
     };
     let condition = rule
         .applies_when
         .as_ref()
         .map(|c| c.as_written().to_string());
+    let family = rule
+        .family
+        .as_ref()
+        .map(|m| serde_json::Value::Object(m.family.written.clone()).to_string());
     let logic = rule.logic.to_string();
     let warning = rule.warning.as_ref().map(to_json);
     let mut values: Vec<&dyn rusqlite::ToSql> = vec![
@@ -490,31 +485,38 @@ pub fn upsert_rule(
         &rule.category,
         &rule.description,
         &logic,
+        &rule.expression,
+        &warning,
+        &condition,
+        &family,
     ];
-    if with_expression {
-        values.push(&rule.expression);
-        values.push(&warning);
-    }
-    let family = rule
-        .family
-        .as_ref()
-        .map(|m| serde_json::Value::Object(m.family.written.clone()).to_string());
-    if with_condition {
-        values.push(&condition);
-    }
-    if with_family {
-        values.push(&family);
-    }
-    tx.execute(
-        &format!(
-            "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json{col})
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10{val})
-             ON CONFLICT (page_id, id) DO UPDATE SET ord = excluded.ord, name = excluded.name,
-                required = excluded.required, weight = excluded.weight, category = excluded.category,
-                description = excluded.description, logic_json = excluded.logic_json{set}"
-        ),
-        values.as_slice(),
-    )?;
+    values.truncate(10 + extra.len());
+    // An UPDATE for a rule there is, not an upsert: an upsert's conflict handling
+    // overrides the log trigger's `OR REPLACE`, so a rule logged already in this
+    // revision (its position moved by a removal, say) would fail the log's key.
+    let exists = tx
+        .prepare_cached("SELECT 1 FROM rules WHERE page_id = ?1 AND id = ?2")?
+        .exists(params![page_id, rule.id])?;
+    let sql = if exists {
+        let set: String = extra
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!(", {c} = ?{}", 11 + i))
+            .collect();
+        format!(
+            "UPDATE rules SET organization_id = ?2, ord = ?4, name = ?5, required = ?6,
+                weight = ?7, category = ?8, description = ?9, logic_json = ?10{set}
+             WHERE page_id = ?1 AND id = ?3"
+        )
+    } else {
+        let cols: String = extra.iter().map(|c| format!(", {c}")).collect();
+        let vals: String = (0..extra.len()).map(|i| format!(", ?{}", 11 + i)).collect();
+        format!(
+            "INSERT INTO rules (page_id, organization_id, id, ord, name, required, weight, category, description, logic_json{cols})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10{vals})"
+        )
+    };
+    tx.execute(&sql, values.as_slice())?;
     Ok(())
 }
 

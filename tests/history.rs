@@ -250,6 +250,7 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
              ALTER TABLE rules DROP COLUMN expression;
              ALTER TABLE rules DROP COLUMN warning_json;
              ALTER TABLE rules DROP COLUMN applies_when_json;
+             ALTER TABLE rules DROP COLUMN family_json;
              DROP TABLE drafts;
              ALTER TABLE dataset_rows DROP COLUMN revision;
              PRAGMA user_version = 4;",

@@ -459,3 +459,74 @@ fn ordering_traps_and_field_against_field() {
         );
     }
 }
+
+/// Regression (issue: a nested path typo passed `check`): a path under a field that
+/// holds objects is checked against the keys the rows have there, with a did-you-mean;
+/// and two string fields ordered, one holding version-like strings, are `text-order`.
+#[test]
+fn nested_paths_and_version_like_fields() {
+    use rulebench_core::check::logic as check_logic;
+    use rulebench_core::model::Page;
+    use rulebench_core::validate::Schema;
+    use serde_json::json;
+    let page: Page = serde_json::from_value(json!({
+        "format": "rulebench.page/v1", "id": "n", "name": "N",
+        "source": {"name": "S", "key": ["id"], "rows": [
+            {"id": "s", "minimum": "16.4", "name": "x"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [
+            {"id": "a", "release": "16.10", "added": {"fetch": "10", "webgpu": {"since": "17"}}, "list": [1]},
+            {"id": "b", "release": "9", "added": {"dialog": "15"}, "list": [2]}]},
+        "rules": []
+    }))
+    .unwrap();
+    let schema = Schema::of(&page);
+    let diags = |logic: Value| check_logic(&logic, &schema);
+    // A typo under `added`: an error, with the key it is close to.
+    let got = diags(json!({"==": [{"var": "target.added.fetchh"}, "10"]}));
+    let d = got
+        .iter()
+        .find(|d| d.code == Code::UnknownField)
+        .unwrap_or_else(|| panic!("{got:?}"));
+    assert!(d.is_error(), "{d}");
+    assert!(
+        d.message
+            .contains("no target row has `fetchh` under `target.added`"),
+        "{d}"
+    );
+    assert_eq!(
+        d.hint.as_deref(),
+        Some("did you mean `target.added.fetch`?"),
+        "{d}"
+    );
+    // Deeper: the first missing segment is named, among its siblings.
+    let got = diags(json!({"!!": {"var": "target.added.webgpu.sinse"}}));
+    assert!(
+        got.iter().any(|d| d.code == Code::UnknownField
+            && d.message.contains("`sinse` under `target.added.webgpu`")
+            && d.hint.as_deref() == Some("did you mean `target.added.webgpu.since`?")),
+        "{got:?}"
+    );
+    // Paths some row has, and paths through an array index, are fine.
+    for ok in [
+        json!({"!!": {"var": "target.added.fetch"}}),
+        json!({"!!": {"var": "target.added.dialog"}}),
+        json!({"!!": {"var": "target.added.webgpu.since"}}),
+        json!({"!!": {"var": "target.list.0"}}),
+    ] {
+        let got = diags(ok.clone());
+        assert!(
+            !got.iter().any(|d| d.code == Code::UnknownField),
+            "{ok}: {got:?}"
+        );
+    }
+    // Two string fields ordered, one holding version-like strings.
+    let got = diags(json!({">=": [{"var": "target.release"}, {"var": "source.minimum"}]}));
+    assert!(
+        got.iter()
+            .any(|d| d.code == Code::TextOrder && d.message.contains("version-like")),
+        "{got:?}"
+    );
+    // Not between a string field of words and another.
+    let got = diags(json!({">=": [{"var": "source.name"}, {"var": "target.id"}]}));
+    assert!(!got.iter().any(|d| d.code == Code::TextOrder), "{got:?}");
+}

@@ -598,13 +598,13 @@ pub fn regression_pages() -> Vec<Page> {
                     {"id": "shop", "uses": ["fetch", "webgpu"], "minimum": 2},
                     {"id": "blog", "uses": ["fetch"], "minimum": 1}]},
                 "target": {"name": "Browsers", "key": ["id"], "rows": [
-                    {"id": "old", "features": {"fetch": true, "webgpu": false}, "level": 1},
-                    {"id": "new", "features": {"fetch": true, "webgpu": true}, "level": 3}]},
+                    {"id": "old", "fetch": true, "webgpu": false, "dialog": null, "level": 1},
+                    {"id": "new", "fetch": true, "webgpu": true, "dialog": true, "level": 3}]},
                 "rules": [
                     {"id": "feature-{feature}", "name": "Supports {feature}",
                      "each": {"feature": ["fetch", "webgpu", "dialog"]},
                      "appliesWhen": "param.feature in source.uses",
-                     "expression": "target.features.{feature} == true"},
+                     "expression": "target.{feature} == true"},
                     {"id": "level", "name": "Level", "weight": 0.5,
                      "each": [{"at": 1, "w": "a"}, {"at": 2, "w": "b"}],
                      "logic": {">=": [{"var": "target.level"}, {"+": [{"var": "param.at"}, {"var": "source.minimum"}]}]}}

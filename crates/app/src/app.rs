@@ -600,6 +600,18 @@ impl App {
     }
 
     /// Parses and validates one rule for a page; errors carry line:col in `text`.
+    /// One rule (not a family) of a rule file's text, checked against the page.
+    pub fn parse_rule(page: &Page, text: &str, origin: &str) -> Result<(Rule, Vec<Diagnostic>)> {
+        let (mut rules, diags) = Self::parse_rules(page, text, origin)?;
+        match rules.len() {
+            1 => Ok((rules.remove(0), diags)),
+            n => Err(AppError::Usage(format!(
+                "{origin}: a rule family ({n} rules), where one rule was expected"
+            ))),
+        }
+    }
+
+    /// A rule file's item checked against the page: one rule, or a family's members.
     pub fn parse_rules(
         page: &Page,
         text: &str,
@@ -1154,19 +1166,6 @@ pub(crate) fn apply_policy(
     policy::set(device, selection, name, value).map_err(AppError::Usage)
 }
 
-#[cfg(test)]
-mod tests {
-    /// A page of 100 rules named a 1,000-character hint; the list now stops at 12.
-    #[test]
-    pub(crate) fn hints_list_at_most_twelve_names() {
-        let ids: Vec<String> = (0..100).map(|i| format!("rule-{i:03}")).collect();
-        let hint = super::some_of("rules", &ids);
-        assert!(hint.starts_with("rules: rule-000, rule-001,"), "{hint}");
-        assert!(hint.ends_with("rule-011 and 88 more"), "{hint}");
-        assert_eq!(super::some_of("pages", &["a", "b"]), "pages: a, b");
-    }
-}
-
 /// A stored rule that is a member of a rule family is not changed alone (by `with`, a
 /// rule that is not the same member of the same family): it changes with its family.
 pub(crate) fn refuse_member(
@@ -1186,5 +1185,18 @@ pub(crate) fn refuse_member(
             family: m.family.id.clone(),
         }),
         (None, _) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A page of 100 rules named a 1,000-character hint; the list now stops at 12.
+    #[test]
+    pub(crate) fn hints_list_at_most_twelve_names() {
+        let ids: Vec<String> = (0..100).map(|i| format!("rule-{i:03}")).collect();
+        let hint = super::some_of("rules", &ids);
+        assert!(hint.starts_with("rules: rule-000, rule-001,"), "{hint}");
+        assert!(hint.ends_with("rule-011 and 88 more"), "{hint}");
+        assert_eq!(super::some_of("pages", &["a", "b"]), "pages: a, b");
     }
 }

@@ -245,6 +245,96 @@ pub struct FieldSchema {
     /// The key of the first row holding each type (for the mixed-types warning).
     #[serde(skip)]
     pub first: BTreeMap<&'static str, String>,
+    /// Of the strings, those that read as a number or a version (`"120"`, `"16.4"`):
+    /// ordered as text, `"9" >= "10"` (the `text-order` lint).
+    #[serde(skip)]
+    pub numeric_text: usize,
+    /// The paths under the field where some row holds an object there (`added.fetch`),
+    /// for checking a rule's nested paths; `None` when no row's value is an object.
+    #[serde(skip)]
+    pub nested: Option<Nested>,
+}
+
+/// The paths under an object field: every key path any row has (`a`, `a.b`), up to
+/// [`MAX_NESTED_PATHS`] of them and [`MAX_NESTED_DEPTH`] levels (past either, the
+/// paths are not known: `overflow`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Nested {
+    pub paths: std::collections::BTreeSet<String>,
+    pub overflow: bool,
+}
+
+/// The most paths kept under one object field.
+pub const MAX_NESTED_PATHS: usize = 20_000;
+/// The deepest path kept under an object field.
+pub const MAX_NESTED_DEPTH: usize = 8;
+
+impl Nested {
+    /// Adds the key paths of `o` (under `prefix`, a reused buffer).
+    fn add(&mut self, o: &Map<String, Value>, prefix: &mut String, depth: usize) {
+        if self.overflow {
+            return;
+        }
+        if depth > MAX_NESTED_DEPTH {
+            self.overflow = true;
+            return;
+        }
+        for (k, v) in o {
+            let len = prefix.len();
+            if len > 0 {
+                prefix.push('.');
+            }
+            prefix.push_str(k);
+            if !self.paths.contains(prefix.as_str()) {
+                if self.paths.len() >= MAX_NESTED_PATHS {
+                    self.overflow = true;
+                    return;
+                }
+                self.paths.insert(prefix.clone());
+            }
+            if let Value::Object(inner) = v {
+                self.add(inner, prefix, depth + 1);
+            }
+            prefix.truncate(len);
+        }
+    }
+}
+
+/// Whether a text reads as a number or a version: digits, with dots between
+/// (`120`, `16.4`, `1.2.3`).
+pub fn numeric_text(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl FieldSchema {
+    /// Counts one row's value of the field (`key` names the row, asked only for a type
+    /// not seen before).
+    fn count(&mut self, v: &Value, key: &dyn Fn() -> String) {
+        self.present += 1;
+        match v {
+            Value::Null => self.nulls += 1,
+            v => {
+                let t = value_type(v);
+                *self.types.entry(t).or_insert(0) += 1;
+                if !self.first.contains_key(t) {
+                    self.first.insert(t, key());
+                }
+                match v {
+                    Value::String(s) if numeric_text(s) => self.numeric_text += 1,
+                    Value::Object(o) => {
+                        self.nested.get_or_insert_with(Nested::default).add(
+                            o,
+                            &mut String::new(),
+                            1,
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 impl FieldSchema {
@@ -329,17 +419,7 @@ fn tally(index: &mut HashMap<String, FieldSchema>, row: &Row, key: &dyn Fn() -> 
             Some(f) => f,
             None => index.entry(k.clone()).or_default(),
         };
-        f.present += 1;
-        match v {
-            Value::Null => f.nulls += 1,
-            v => {
-                let t = value_type(v);
-                *f.types.entry(t).or_insert(0) += 1;
-                if !f.first.contains_key(t) {
-                    f.first.insert(t, key());
-                }
-            }
-        }
+        f.count(v, key);
     }
 }
 
@@ -1663,18 +1743,7 @@ impl TableSink for TableCompactor<'_> {
             }
             self.json.extend_from_slice(self.names[i].as_bytes());
             serde_json::to_writer(&mut self.json, v).expect("values serialize");
-            let f = &mut self.columns[i];
-            f.present += 1;
-            match v {
-                Value::Null => f.nulls += 1,
-                v => {
-                    let t = value_type(v);
-                    *f.types.entry(t).or_insert(0) += 1;
-                    if !f.first.contains_key(t) {
-                        f.first.insert(t, key.clone());
-                    }
-                }
-            }
+            self.columns[i].count(v, &|| key.clone());
         }
         self.json.push(b'}');
         cells.clear();

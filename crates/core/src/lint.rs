@@ -243,11 +243,7 @@ impl Lint<'_> {
                 );
             }
         }
-        let version = |s: &str| {
-            !s.is_empty()
-                && s.split('.')
-                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        };
+        let version = |s: &str| crate::dataset::numeric_text(s);
         let stringy = |v: &Value| match v {
             Value::String(_) => true,
             other => field_of(other).is_some_and(|(s, f, _, _)| {
@@ -271,6 +267,41 @@ impl Lint<'_> {
                 )
                 .with_hint(Some(
                     "store the field as numbers (`--type FIELD=number`), or compare numbers; a version needs a comparison of its parts".into(),
+                )),
+            );
+            return;
+        }
+        // Two string fields, one holding number- or version-like strings.
+        fn numeric_strings<'v>(
+            lint: &Lint<'_>,
+            v: &'v Value,
+            stringy: &dyn Fn(&Value) -> bool,
+        ) -> Option<(&'v str, usize, Side)> {
+            field_of(v).and_then(|(s, f, path, _)| {
+                let n = lint.types(s, f).map_or(0, |t| t.numeric_text);
+                (n > 0 && stringy(v)).then_some((path, n, s))
+            })
+        }
+        if let Some((i, (path, n, side))) = args
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| numeric_strings(self, a, &stringy).map(|x| (i, x)))
+            && args
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != i && field_of(o).is_some() && stringy(o))
+        {
+            self.out.push(
+                Diagnostic::warning(
+                    Code::TextOrder,
+                    format!("{ptr}/{i}"),
+                    format!(
+                        "`{path}` holds number- or version-like strings in {n} {} rows, ordered against a string field here: strings order as text, so \"9\" >= \"10\" holds and \"16.10\" < \"16.9\"",
+                        side.name()
+                    ),
+                )
+                .with_hint(Some(
+                    "store both fields as numbers (`--type FIELD=number`); a version needs a comparison of its parts".into(),
                 )),
             );
         }

@@ -294,6 +294,74 @@ impl Validator<'_> {
         }
     }
 
+    /// A nested path (`target.added.fetch`) under a field that holds objects, which no
+    /// row has: an error, with a did-you-mean over the keys beside the first one missing
+    /// (said here; `true` when it was). Paths through an array index, and fields whose
+    /// paths are too many to keep, are not judged.
+    fn nested_unknown(&mut self, side: Side, field: &str, path: &str, ptr: &str) -> bool {
+        let rest: Vec<&str> = path.split('.').skip(2).collect();
+        if rest.is_empty()
+            || rest
+                .iter()
+                .any(|s| s.is_empty() || s.parse::<usize>().is_ok())
+        {
+            return false;
+        }
+        let Some(nested) = self
+            .schema
+            .side(side)
+            .fields
+            .get(field)
+            .and_then(|f| f.nested.as_ref())
+            .filter(|n| !n.overflow)
+        else {
+            return false;
+        };
+        // The first segment no row has.
+        let Some(missing) =
+            (1..=rest.len()).find(|&k| !nested.paths.contains(&rest[..k].join(".")))
+        else {
+            return false;
+        };
+        let parent = rest[..missing - 1].join(".");
+        let siblings: Vec<&str> = nested
+            .paths
+            .iter()
+            .filter_map(|p| {
+                let tail = if parent.is_empty() {
+                    p.as_str()
+                } else {
+                    p.strip_prefix(parent.as_str())?.strip_prefix('.')?
+                };
+                (!tail.contains('.')).then_some(tail)
+            })
+            .collect();
+        let under = if parent.is_empty() {
+            format!("{}.{field}", side.name())
+        } else {
+            format!("{}.{field}.{parent}", side.name())
+        };
+        let hint = did_you_mean(rest[missing - 1], siblings.iter().copied())
+            .map(|s| format!("did you mean `{under}.{s}`?"))
+            .or_else(|| {
+                (siblings.len() <= 12 && !siblings.is_empty())
+                    .then(|| format!("keys under `{under}`: {}", siblings.join(", ")))
+            });
+        self.out.push(
+            Diagnostic::error(
+                Code::UnknownField,
+                ptr,
+                format!(
+                    "no {} row has `{}` under `{under}` (in `{path}`)",
+                    side.name(),
+                    rest[missing - 1]
+                ),
+            )
+            .with_hint(hint),
+        );
+        true
+    }
+
     /// A context path must start with `source.` or `target.` and name a known field.
     fn check_path(&mut self, path: &str, ptr: &str) {
         let mut segments = path.split('.');
@@ -339,6 +407,7 @@ impl Validator<'_> {
                     .with_hint(hint),
                 );
             }
+            Some(_) if self.nested_unknown(side, field, path, ptr) => {}
             Some(&n) if n < schema.rows => self.out.push(Diagnostic::warning(
                 Code::PartialField,
                 ptr,

@@ -288,3 +288,44 @@ fn diff_and_assertions_see_rules_that_do_not_apply() {
     let (code, out, err) = rb(&db, &["test", new_file.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Regression: a field only some source rows have, read by a rule whose `appliesWhen`
+/// holds it present, got the `partial-field` warning (in the logic and in the
+/// condition); the condition is its guard. Unguarded, it is still warned.
+#[test]
+fn a_condition_that_tests_a_field_is_its_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let page = |condition: Value| {
+        json!({
+            "format": "rulebench.page/v1", "id": "latency", "name": "Latency",
+            "source": {"name": "Apps", "key": ["id"], "rows": [
+                {"id": "fast", "maxLatencyMs": 500}, {"id": "any"}]},
+            "target": {"name": "Models", "key": ["id"], "rows": [
+                {"id": "m", "latencyMs": 300}]},
+            "rules": [{"id": "latency", "name": "Latency", "appliesWhen": condition,
+                       "expression": "target.latencyMs <= source.maxLatencyMs"}]
+        })
+    };
+    let check = |condition: Value| -> String {
+        let file = dir.path().join("p.json");
+        std::fs::write(&file, page(condition).to_string()).unwrap();
+        let (code, out, err) = rb(&db, &["check", file.to_str().unwrap()]);
+        assert_eq!(code, 0, "{out}{err}");
+        out
+    };
+    for guard in [
+        json!("source.maxLatencyMs != null"),
+        json!({"!!": {"var": "source.maxLatencyMs"}}),
+        json!({"and": [{"var": "source.maxLatencyMs"}, true]}),
+    ] {
+        let out = check(guard.clone());
+        assert!(!out.contains("partial-field"), "{guard}: {out}");
+    }
+    // A condition that does not test the field guards nothing.
+    let out = check(json!("source.id != \"x\""));
+    assert!(
+        out.contains("partial-field") && out.contains("/rules/0/logic"),
+        "{out}"
+    );
+}

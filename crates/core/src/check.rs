@@ -21,6 +21,15 @@ pub fn logic(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {
 /// `condition` (the lint judges what the whole rule reads).
 pub fn rule_logic(logic: &Value, condition: Option<&Value>, schema: &Schema) -> Vec<Diagnostic> {
     let (mut out, reads_data) = validate::validate_logic_reads(logic, schema);
+    // A field only some rows have, read where the condition holds it present, is read
+    // only where it is there.
+    if let Some(c) = condition {
+        let present = crate::engine::present_when_true(c);
+        out.retain(|d| {
+            d.code != crate::diag::Code::PartialField
+                || !crate::engine::reads_one_of(logic, &d.pointer, &present)
+        });
+    }
     if reads_data && !out.iter().any(Diagnostic::is_error) {
         out.extend(lint::lint_rule(logic, condition, schema));
     }

@@ -239,6 +239,68 @@ pub fn compile_rule(logic: &Value, applies_when: Option<&Value>) -> Result<Compi
 /// A path into one row: the segments after `source.` / `target.`; empty = the whole row.
 pub type FieldPath = Vec<String>;
 
+/// The paths a condition holds present (not null) wherever it is truthy: `P` alone,
+/// `!!P`, `P != null`, `P == v` or `P === v` for a `v` that is not null, `v in P`, and
+/// an `and` of such tests. A rule whose `appliesWhen` is such a test reads those paths
+/// only where they are present.
+pub fn present_when_true(condition: &Value) -> Vec<String> {
+    fn path(v: &Value) -> Option<String> {
+        match v.as_object().filter(|o| o.len() == 1)?.get("var")? {
+            Value::String(p) => Some(p.clone()),
+            Value::Array(a) => a.first()?.as_str().map(str::to_owned),
+            _ => None,
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(p) = path(condition) {
+        out.push(p);
+        return out;
+    }
+    let Some((op, args)) = condition
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.iter().next())
+    else {
+        return out;
+    };
+    let args: Vec<&Value> = match args {
+        Value::Array(a) => a.iter().collect(),
+        one => vec![one],
+    };
+    let literal = |v: &Value| !v.is_null() && !v.is_object() && !v.is_array();
+    match (op.as_str(), args.as_slice()) {
+        ("and", items) => items.iter().for_each(|c| out.extend(present_when_true(c))),
+        ("!!", [a]) => out.extend(path(a)),
+        ("!=" | "!==", [a, b]) => {
+            if b.is_null() {
+                out.extend(path(a));
+            } else if a.is_null() {
+                out.extend(path(b));
+            }
+        }
+        ("==" | "===", [a, b]) => {
+            if literal(b) {
+                out.extend(path(a));
+            } else if literal(a) {
+                out.extend(path(b));
+            }
+        }
+        ("in", [a, b]) if literal(a) => out.extend(path(b)),
+        _ => {}
+    }
+    out
+}
+
+/// Whether the `var` at `pointer` in `logic` reads one of `paths`.
+pub fn reads_one_of(logic: &Value, pointer: &str, paths: &[String]) -> bool {
+    let read = match logic.pointer(pointer) {
+        Some(Value::String(p)) => Some(p.as_str()),
+        Some(Value::Array(a)) => a.first().and_then(Value::as_str),
+        _ => None,
+    };
+    read.is_some_and(|r| paths.iter().any(|p| p == r))
+}
+
 /// The fields of each side a rule can read. A side is `None` when the rule may read
 /// anything of it (a computed `var` path, for instance): the whole row then counts.
 #[derive(Debug, Clone, PartialEq, Default)]

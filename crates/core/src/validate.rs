@@ -619,10 +619,16 @@ pub fn validate_page_with(
         // A condition is checked as logic is; reading one side only is what a
         // condition often does (`source.needsVision`), not a trap.
         if let Some(c) = &rule.applies_when {
+            // Nor is testing a field only some rows have for presence.
+            let present = super::engine::present_when_true(&c.logic);
             out.extend(
                 rule_check(&c.logic, None, &schema)
                     .into_iter()
                     .filter(|d| d.code != Code::OneSided)
+                    .filter(|d| {
+                        d.code != Code::PartialField
+                            || !super::engine::reads_one_of(&c.logic, &d.pointer, &present)
+                    })
                     .map(|d| d.under(&format!("{at}/appliesWhen"))),
             );
         }

@@ -427,8 +427,16 @@ fn concurrent_logic_and_weight_edits_of_one_rule_keep_both() {
                 .unwrap();
             for n in 0..100 {
                 let r = s.page.rules[i].clone();
-                s.update_rule_meta(i, &r.name, r.required, f64::from(n) + 1.0, &r.category)
-                    .unwrap();
+                let condition = s.condition_text(i);
+                s.update_rule_meta(
+                    i,
+                    &r.name,
+                    r.required,
+                    f64::from(n) + 1.0,
+                    &r.category,
+                    &condition,
+                )
+                .unwrap();
             }
         })
     };

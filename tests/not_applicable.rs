@@ -329,3 +329,103 @@ fn a_condition_that_tests_a_field_is_its_guard() {
         "{out}"
     );
 }
+
+/// The workbench's rule form edits `appliesWhen`: the rule's column is computed again
+/// (n/a where the condition is false), stored as written (and exported so); a condition
+/// that does not read is refused, and one changed elsewhere meanwhile is not written
+/// over.
+#[test]
+fn the_rule_form_edits_applies_when() {
+    use rulebench::app::App;
+    use rulebench::app::workspace::Session;
+    let (dir, db) = setup();
+    let app = App::open(&db).unwrap();
+    let mut ws = Session::open(&app, "na").unwrap();
+    let i = ws
+        .page
+        .rules
+        .iter()
+        .position(|r| r.id == "context")
+        .unwrap();
+    // Shown as written, here JSONLogic (infix has no `!!`).
+    assert_eq!(
+        ws.condition_text(i),
+        r#"{"!!":[{"var":"source.needsVision"}]}"#
+    );
+    let r = ws.page.rules[i].clone();
+    let photo = ws
+        .page
+        .source
+        .rows
+        .iter()
+        .position(|r| r["id"] == "photo")
+        .unwrap();
+    let text = 1 - photo;
+    ws.select(text);
+    let na = rulebench::app::types::NOT_APPLICABLE;
+    assert!(ws.eval.columns[i].outcome.iter().all(|&o| o == na));
+    // The text app needs no vision: with this condition Context applies to it.
+    ws.update_rule_meta(
+        i,
+        &r.name,
+        r.required,
+        r.weight,
+        &r.category,
+        "source.needsVision == false",
+    )
+    .unwrap();
+    assert!(
+        ws.eval.columns[i].outcome.iter().all(|&o| o != na),
+        "{:?}",
+        ws.eval.columns[i].outcome
+    );
+    assert_eq!(ws.condition_text(i), "source.needsVision == false");
+    let exported = common::export_page(&db, "na");
+    assert_eq!(
+        exported["rules"][i]["appliesWhen"],
+        json!("source.needsVision == false")
+    );
+    // A condition naming a field no row has, or not reading, is refused; nothing changes.
+    for bad in ["source.needsVison == true", "source.needsVision =="] {
+        let e = ws
+            .update_rule_meta(i, &r.name, r.required, r.weight, &r.category, bad)
+            .unwrap_err();
+        assert!(matches!(e, rulebench::app::AppError::Invalid { .. }), "{e}");
+    }
+    assert_eq!(
+        common::export_page(&db, "na")["rules"][i]["appliesWhen"],
+        json!("source.needsVision == false")
+    );
+    // Changed elsewhere meanwhile: a weight edit here keeps theirs (not written over),
+    // and a condition edit here is refused.
+    let mut theirs = exported["rules"][i].clone();
+    theirs["appliesWhen"] = json!("source.needsTools == true");
+    let file = dir.path().join("theirs.json");
+    std::fs::write(&file, theirs.to_string()).unwrap();
+    let (code, _, err) = rb(
+        &db,
+        &["rule", "add", "na", file.to_str().unwrap(), "--replace"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let e = ws
+        .update_rule_meta(i, &r.name, r.required, r.weight, &r.category, "true")
+        .unwrap_err();
+    assert!(e.to_string().contains("changed elsewhere meanwhile"), "{e}");
+    ws.update_rule_meta(
+        i,
+        &r.name,
+        r.required,
+        2.0,
+        &r.category,
+        "source.needsVision == false",
+    )
+    .unwrap();
+    let after = common::export_page(&db, "na");
+    assert_eq!(after["rules"][i]["weight"], json!(2));
+    assert_eq!(
+        after["rules"][i]["appliesWhen"],
+        json!("source.needsTools == true")
+    );
+    // …and the session now judges the rule by theirs.
+    assert_eq!(ws.condition_text(i), "source.needsTools == true");
+}

@@ -183,6 +183,22 @@ fn a_rule_that_does_not_apply() {
     press(&mut ui, KeyCode::Char('3'));
     insta::assert_snapshot!("na_matrix", pane(&ui, PaneId::Matrix, 90, 10));
     insta::assert_snapshot!("na_explain", pane(&ui, PaneId::Explain, 60, 16));
+    // The rule form edits the condition: `== true` becomes `== false`, and Vision now
+    // applies to the text app (and not to the photo app).
+    press(&mut ui, KeyCode::Char('2'));
+    press(&mut ui, KeyCode::Char('m'));
+    for _ in 0..4 {
+        press(&mut ui, KeyCode::Tab);
+    }
+    for _ in 0.."true".len() {
+        press(&mut ui, KeyCode::Backspace);
+    }
+    for c in "false".chars() {
+        press(&mut ui, KeyCode::Char(c));
+    }
+    insta::assert_snapshot!("na_rule_form", screen(&ui, 100, 30));
+    press(&mut ui, KeyCode::Enter);
+    insta::assert_snapshot!("na_matrix_after_form", pane(&ui, PaneId::Matrix, 90, 10));
 }
 
 /// A rule family: its name heads its members in the Rules pane and the matrix (the
@@ -197,8 +213,8 @@ fn a_rule_family_is_shown_as_a_group() {
         "source": {"name": "Apps", "key": ["id"], "rows": [
             {"id": "shop", "uses": ["fetch", "webgpu"]}]},
         "target": {"name": "Browsers", "key": ["id"], "rows": [
-            {"id": "safari-16", "features": {"fetch": true, "webgpu": false}},
-            {"id": "chrome-120", "features": {"fetch": true, "webgpu": true}}]},
+            {"id": "safari-16", "features": {"fetch": true, "webgpu": false, "dialog": true}},
+            {"id": "chrome-120", "features": {"fetch": true, "webgpu": true, "dialog": true}}]},
         "rules": [
             {"id": "named", "name": "Named", "logic": {"!!": [{"var": "source.id"}]}},
             {"id": "feature-{feature}", "name": "Supports {feature}",

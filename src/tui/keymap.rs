@@ -30,7 +30,7 @@ pub enum Dialog {
     Confirm,
     /// A one-line prompt (searches, filters, notes, values).
     Prompt,
-    /// The rule's name, required, weight and category (`m` in Rules).
+    /// The rule's name, required, weight, category and `appliesWhen` (`m` in Rules).
     RuleForm,
     History,
     /// The multi-line JSON dialog (assertions).
@@ -280,7 +280,7 @@ fn build() -> Vec<Binding> {
             C::Pane(PaneId::Rules),
             [(K::Char('m'), NONE)],
             A::EditRuleMeta,
-            "edit name, required, weight, category"
+            "edit name, required, weight, category, where it applies"
         ),
         bind!(
             C::Pane(PaneId::Rules),

@@ -198,7 +198,15 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::EditRuleMeta => {
             if let Some(i) = state.selected() {
-                *ctx.modal = Some(Modal::RuleForm(Form::of(i, &ctx.ws.page.rules[i])));
+                if let Some(refusal) = ctx.ws.family_refusal(i) {
+                    ctx.status.error(refusal);
+                    return vec![];
+                }
+                *ctx.modal = Some(Modal::RuleForm(Form::of(
+                    i,
+                    &ctx.ws.page.rules[i],
+                    ctx.ws.condition_text(i),
+                )));
             }
             None
         }
@@ -330,13 +338,15 @@ pub fn form_key(
             0 => Some(&mut f.name),
             2 => Some(&mut f.weight),
             3 => Some(&mut f.category),
+            4 => Some(&mut f.applies_when),
             _ => None,
         }
     }
+    use super::rule_form::FIELDS;
     match action {
         Some(Action::Back) => return FormResult::Closed(vec![]),
-        Some(Action::FocusNext) => form.field = (form.field + 1) % 4,
-        Some(Action::FocusPrev) => form.field = (form.field + 3) % 4,
+        Some(Action::FocusNext) => form.field = (form.field + 1) % FIELDS,
+        Some(Action::FocusPrev) => form.field = (form.field + FIELDS - 1) % FIELDS,
         Some(Action::Cycle) if form.field == 1 => form.required = !form.required,
         Some(Action::DeleteBack) => {
             if let Some(t) = text(form) {
@@ -354,13 +364,15 @@ pub fn form_key(
                 form.required,
                 weight,
                 &form.category,
+                &form.applies_when,
             ) {
                 Ok(rev) => {
                     status.info(format!(
                         "saved rule {} (revision {rev})",
                         ws.page.rules[form.rule].id
                     ));
-                    FormResult::Closed(vec![Action::Changed(Changed::RULES)])
+                    // A new condition changes outcomes, as a logic edit does.
+                    FormResult::Closed(vec![Action::Changed(Changed::RULES | Changed::LOGIC)])
                 }
                 Err(e) => {
                     form.error = Some(e.to_string());

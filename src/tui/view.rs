@@ -241,7 +241,7 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
         Modal::Json(s) => super::json_dialog::render(frame, area, s, t),
         Modal::Conflict(s) => super::conflict::render(frame, area, s, t),
         Modal::RuleForm(form) => {
-            let rect = centered(area, 60, 9);
+            let rect = centered(area, 72, 10);
             frame.render_widget(Clear, rect);
             let field = |i: usize, label: &str, value: String| {
                 let style = if form.field == i {
@@ -263,6 +263,15 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
                 ),
                 field(2, "weight", safe(&form.weight)),
                 field(3, "category", safe(&form.category)),
+                field(
+                    4,
+                    "applies",
+                    if form.applies_when.is_empty() && form.field != 4 {
+                        "always (or a condition: source.needsVision == true)".to_owned()
+                    } else {
+                        safe(&form.applies_when)
+                    },
+                ),
                 Line::styled("Tab moves · Enter saves · Esc cancels", t.dim()),
             ];
             if let Some(e) = &form.error {

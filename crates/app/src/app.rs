@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use rulebench_core::diag::{Diagnostic, did_you_mean, parse_json};
 use rulebench_core::matrix::{ArenaRows, Matrix};
-use rulebench_core::model::{Override, Page, Rule, Side, key_hash};
+use rulebench_core::model::{Condition, Override, Page, Rule, Side, key_hash};
 use rulebench_core::predicates::{self};
 use rulebench_core::result::{Names, SelectionResult};
 use rulebench_core::validate::{self, Schema};
@@ -1070,15 +1070,39 @@ impl App {
     }
 
     /// Saves a rule's name, required flag, weight and category over the stored rule, in
-    /// one transaction (its logic stays as stored). Returns the rule as saved.
-    pub fn save_rule_meta(&mut self, page_id: &str, rule: &Rule) -> Result<(Rule, i64)> {
+    /// one transaction (its logic stays as stored). Its `appliesWhen` is written only
+    /// with `condition_base` (the stored condition the edit started from): when the
+    /// stored one is another now (changed elsewhere meanwhile), nothing is written and
+    /// the edit is refused; without it the stored condition stays. Returns the rule as
+    /// saved.
+    pub fn save_rule_meta(
+        &mut self,
+        page_id: &str,
+        rule: &Rule,
+        condition_base: Option<Option<&Condition>>,
+    ) -> Result<(Rule, i64)> {
         let mut out = None;
         let revision = self.store.change_checked(
             page_id,
             &format!("changed rule {}", rule.id),
             |tx, rev| -> Result<()> {
                 refuse_member(tx, page_id, &rule.id, None)?;
-                out = Some(store::ops::set_rule_meta(tx, page_id, rule, rev)?);
+                let stored = store::ops::rule(tx, page_id, &rule.id)?
+                    .map(|r| r.applies_when)
+                    .unwrap_or_default();
+                let mut rule = rule.clone();
+                match condition_base {
+                    None => rule.applies_when = stored,
+                    Some(base) if base != stored.as_ref() => {
+                        return Err(AppError::Usage(format!(
+                            "rule {}'s appliesWhen was changed elsewhere meanwhile (now {}): nothing was written; reopen the form to see it",
+                            rule.id,
+                            stored.as_ref().map_or("none".to_owned(), |c| c.as_written().to_string())
+                        )));
+                    }
+                    Some(_) => {}
+                }
+                out = Some(store::ops::set_rule_meta(tx, page_id, &rule, rev)?);
                 Ok(())
             },
         )?;

@@ -883,6 +883,7 @@ impl Session {
         required: bool,
         weight: f64,
         category: &str,
+        applies_when: &str,
     ) -> Result<i64> {
         let problems = validate::rule_fields(name, weight);
         if !problems.is_empty() {
@@ -891,7 +892,13 @@ impl Session {
                 diagnostics: problems,
             });
         }
+        let condition = self.read_condition(i, applies_when)?;
         let mut rule = self.page.rules[i].clone();
+        let condition_changed = rule.applies_when != condition;
+        // The condition is written only when it was changed here, over the one this
+        // session had (a change made elsewhere is never written over unseen).
+        let base = rule.applies_when.clone();
+        rule.applies_when = condition;
         rule.name = name.trim().to_owned();
         rule.required = required;
         rule.weight = weight;
@@ -902,13 +909,76 @@ impl Session {
         };
         // These fields alone are written over the stored rule: its logic (saved, or a
         // draft still being edited here) is left as it is.
-        let (saved, revision) = self.app.save_rule_meta(&self.page.id, &rule)?;
+        let (saved, revision) = self.app.save_rule_meta(
+            &self.page.id,
+            &rule,
+            condition_changed.then_some(base.as_ref()),
+        )?;
         self.revision = revision;
         self.matrix.set_rule_weight(i, saved.required, saved.weight);
+        // (Changed here, or elsewhere meanwhile: the stored one is kept then.)
+        let condition_moved = saved.applies_when != base;
         let logic = std::mem::take(&mut self.page.rules[i].logic);
         self.page.rules[i] = rulebench_core::model::Rule { logic, ..saved };
-        self.reverdict();
+        if condition_moved {
+            // Where the rule applies changes its outcomes: its column is computed again.
+            let rule = self.page.rules[i].clone();
+            self.matrix
+                .replace_rule(i, &rule)
+                .map_err(|e| AppError::Usage(e.message))?;
+            self.recompute();
+            if !self.unsaved[i] {
+                self.saved_columns = self.eval.columns.clone();
+            }
+        } else {
+            self.reverdict();
+        }
         Ok(self.revision)
+    }
+
+    /// Rule `i`'s `appliesWhen` as the rule form shows it: the infix text it was
+    /// written as, else its logic in infix, else as JSONLogic; empty when it has none.
+    pub fn condition_text(&self, i: usize) -> String {
+        let Some(c) = self.page.rules.get(i).and_then(|r| r.applies_when.as_ref()) else {
+            return String::new();
+        };
+        c.expression.clone().unwrap_or_else(|| {
+            rulebench_core::infix::print(&c.logic).unwrap_or_else(|_| c.logic.to_string())
+        })
+    }
+
+    /// A condition typed for rule `i` (infix text, or JSONLogic when it starts with `{`;
+    /// empty: none), read and checked against the page's fields.
+    fn read_condition(
+        &self,
+        i: usize,
+        text: &str,
+    ) -> Result<Option<rulebench_core::model::Condition>> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let name = &self.page.rules[i].name;
+        let invalid = |diagnostics| AppError::Invalid {
+            origin: "appliesWhen".to_owned(),
+            diagnostics,
+        };
+        let written = if text.starts_with('{') {
+            rulebench_core::diag::parse_json::<Value>(text).map_err(|d| invalid(vec![*d]))?
+        } else {
+            Value::String(text.to_owned())
+        };
+        let condition = rulebench_core::read::condition(name, written)
+            .map_err(|message| invalid(vec![Diagnostic::error(Code::InfixSyntax, "", message)]))?;
+        let errors: Vec<Diagnostic> =
+            rulebench_core::check::rule_logic(&condition.logic, None, &self.schema)
+                .into_iter()
+                .filter(Diagnostic::is_error)
+                .collect();
+        if !errors.is_empty() {
+            return Err(invalid(errors));
+        }
+        Ok(Some(condition))
     }
 
     /// Rules edited here but deleted elsewhere, waiting for the user's answer.
@@ -1499,7 +1569,7 @@ mod tests {
         let n = ws.page.rules.len();
         let i = ws.add_rule("New rule").unwrap();
         assert_eq!(i, n);
-        ws.update_rule_meta(i, "Renamed", true, 3.0, "Risk")
+        ws.update_rule_meta(i, "Renamed", true, 3.0, "Risk", "")
             .unwrap();
         let reopened = Session::open(&app, "loan-eligibility").unwrap();
         assert_eq!(reopened.page.rules[i].name, "Renamed");

@@ -323,18 +323,40 @@ pub fn set_rule_meta(
     rule: &Rule,
     revision: i64,
 ) -> Result<Rule> {
-    let changed = tx.execute(
-        "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6
-         WHERE page_id = ?1 AND id = ?2",
-        params![
-            page_id,
-            rule.id,
-            rule.name,
-            rule.required,
-            rule.weight,
-            rule.category
-        ],
-    )?;
+    // With its condition, where the schema has it (the rule form edits it too).
+    let condition = rule
+        .applies_when
+        .as_ref()
+        .map(|c| c.as_written().to_string());
+    let changed = if crate::schema::schema_of(tx)? >= crate::schema::APPLIES_WHEN {
+        tx.execute(
+            "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6,
+                applies_when_json = ?7
+             WHERE page_id = ?1 AND id = ?2",
+            params![
+                page_id,
+                rule.id,
+                rule.name,
+                rule.required,
+                rule.weight,
+                rule.category,
+                condition
+            ],
+        )?
+    } else {
+        tx.execute(
+            "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6
+             WHERE page_id = ?1 AND id = ?2",
+            params![
+                page_id,
+                rule.id,
+                rule.name,
+                rule.required,
+                rule.weight,
+                rule.category
+            ],
+        )?
+    };
     let saved = match (
         changed,
         read_rules(tx, page_id, Some(&rule.id), At::Now)?.pop(),

@@ -144,6 +144,12 @@ fn sample_text(id: &str) -> String {
     std::fs::read_to_string(sample_path(id)).expect("read sample page")
 }
 
+/// The text of the page the tests' databases hold as `llm-chat-clients`: the spec's own
+/// page ([`common::SEED_CHAT`]), the fixture the tests below edit.
+fn seed_chat_text() -> String {
+    common::SEED_CHAT.to_owned()
+}
+
 /// `text` with `from` replaced once; panics when `from` is not there.
 #[track_caller]
 fn replace_once(text: &str, from: &str, to: &str) -> String {
@@ -538,7 +544,7 @@ fn failed_import_changes_nothing(env: &Env, name: &str, text: &str) -> String {
 fn failed_import_json_syntax_error_leaves_database_unchanged() {
     let env = Env::new();
     let text = replace_once(
-        &sample_text(LLM),
+        &seed_chat_text(),
         "\"name\": \"Chat clients × LLM models\",",
         "\"name\": \"Chat clients × LLM models\"",
     );
@@ -552,7 +558,7 @@ fn failed_import_json_syntax_error_leaves_database_unchanged() {
 fn failed_import_unknown_operator_leaves_database_unchanged() {
     let env = Env::new();
     let text = replace_once(
-        &sample_text(LLM),
+        &seed_chat_text(),
         r#""logic": {"or": [{"==": [{"var": "source.needsToolCalling"}"#,
         r#""logic": {"orr": [{"==": [{"var": "source.needsToolCalling"}"#,
     );
@@ -567,7 +573,7 @@ fn failed_import_unknown_operator_leaves_database_unchanged() {
 fn failed_import_unknown_field_leaves_database_unchanged() {
     let env = Env::new();
     let text = replace_once(
-        &sample_text(LLM),
+        &seed_chat_text(),
         "\"target.supportsStreaming\"",
         "\"target.supportStreaming\"",
     );
@@ -872,7 +878,7 @@ fn check_sample_pages_pass() {
 fn check_invalid_page_file_lists_diagnostics_with_line_col() {
     let env = Env::new();
     let text = replace_once(
-        &sample_text(LLM),
+        &seed_chat_text(),
         r#""logic": {"or": [{"==": [{"var": "source.needsToolCalling"}"#,
         r#""logic": {"orr": [{"==": [{"var": "source.needsToolCalling"}"#,
     );
@@ -903,7 +909,7 @@ fn check_invalid_page_file_lists_diagnostics_with_line_col() {
 fn check_json_format() {
     let env = Env::new();
     let text = replace_once(
-        &sample_text(LLM),
+        &seed_chat_text(),
         "\"target.supportsStreaming\"",
         "\"target.supportStreaming\"",
     );
@@ -1206,7 +1212,7 @@ fn override_add_and_rm() {
     assert_eq!(r["recommendedTargetId"], "gpt-4.1");
     assert_target(&r, "gpt-4.1", 2, 1.0);
     assert_eq!(target(&r, "gpt-4.1")["reason"], "full");
-    assert_same_page(&export(env.db(), LLM), &json(&sample_text(LLM)));
+    assert_same_page(&export(env.db(), LLM), &json(&seed_chat_text()));
 
     // Removing it again, or naming unknown rows, is bad input and changes nothing.
     let before = snapshot(env.db());
@@ -1273,7 +1279,7 @@ fn override_by_key_hash() {
     assert_eq!(r["recommendedTargetId"], "gpt-4.1");
 
     // An override written by keyHash in a page file applies, and `override rm` by key removes it.
-    let mut page = json(&sample_text(LLM));
+    let mut page = json(&seed_chat_text());
     page["overrides"]
         .as_array_mut()
         .unwrap()
@@ -1415,7 +1421,7 @@ fn every_change_increments_the_revision() {
     );
     step(&["rule", "add", LLM, &file]);
     step(&["rule", "add", LLM, &file, "--replace"]);
-    let page = env.file("llm.json", &sample_text(LLM));
+    let page = env.file("llm.json", &seed_chat_text());
     step(&["import", "--replace", &page]);
     // Reads do not.
     ok(env.db(), &["evaluate", LLM, "--select", T3]);

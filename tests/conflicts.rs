@@ -10,20 +10,20 @@ use std::time::{Duration, Instant};
 use common::tui::Bench;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rulebench::app::workspace::Session;
-use rulebench::app::{App, Choice, ConflictOn};
+use rulebench::app::{Choice, ConflictOn};
 use serde_json::{Value, json};
 
 const LLM: &str = "llm-chat-clients";
 
 fn stored_logic(db: &std::path::Path, rule: &str) -> Value {
-    let app = App::open(db).unwrap();
+    let app = common::open_app(db);
     let (page, _) = app.page(LLM).unwrap();
     page.rule(rule).unwrap().1.logic.clone()
 }
 
 /// A colleague's change of one rule's logic, from another connection.
 fn theirs_change(db: &std::path::Path, rule: &str, logic: Value) {
-    let mut app = App::open(db).unwrap();
+    let mut app = common::open_app(db);
     let (page, _) = app.page(LLM).unwrap();
     let mut r = page.rule(rule).unwrap().1.clone();
     r.logic = logic;
@@ -43,7 +43,7 @@ fn theirs_change(db: &std::path::Path, rule: &str, logic: Value) {
 fn two_sessions_editing_one_rule_never_overwrite_each_other() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let mut a = Session::open(&app, LLM).unwrap();
     let mut b = Session::open(&app, LLM).unwrap();
     let i = a.page.rule("vision").unwrap().0;
@@ -79,7 +79,7 @@ fn two_sessions_editing_one_rule_never_overwrite_each_other() {
 fn a_reload_over_a_draft_of_a_rule_changed_elsewhere_asks_before_saving() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let mut s = Session::open(&app, LLM).unwrap();
     let i = s.page.rule("streaming").unwrap().0;
     let mine = json!({"==": [{"var": "target.supportsStreaming"}, true]});
@@ -111,14 +111,13 @@ fn a_reload_over_a_draft_of_a_rule_changed_elsewhere_asks_before_saving() {
 fn a_tuned_policy_value_changed_elsewhere_is_a_conflict() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let mut s = Session::open(&app, LLM).unwrap();
     let mut d = s.page.device_policy.clone();
     d.full_threshold = 0.95;
     let sel = s.page.selection_policy.clone();
     s.tune_policies(d, sel).unwrap();
-    App::open(&db)
-        .unwrap()
+    common::open_app(&db)
         .set_policy(LLM, &["fullThreshold=0.5".into()])
         .unwrap();
     let err = s.save_tuned_policies().unwrap_err();
@@ -132,8 +131,7 @@ fn a_tuned_policy_value_changed_elsewhere_is_a_conflict() {
         (Some(0.95), Some(0.5))
     );
     let stored = || {
-        App::open(&db)
-            .unwrap()
+        common::open_app(&db)
             .page(LLM)
             .unwrap()
             .0
@@ -149,8 +147,7 @@ fn a_tuned_policy_value_changed_elsewhere_is_a_conflict() {
     d.full_threshold = 0.9;
     let sel = s.page.selection_policy.clone();
     s.tune_policies(d, sel).unwrap();
-    App::open(&db)
-        .unwrap()
+    common::open_app(&db)
         .set_policy(LLM, &["fullThreshold=0.6".into()])
         .unwrap();
     assert!(s.save_tuned_policies().is_err());
@@ -260,8 +257,7 @@ fn a_page_renamed_elsewhere_is_followed_with_the_edits() {
     let db = b.db();
     edit_rule(&mut b, "vision", "{\"!\": ", "}");
     let mine = shown_logic(&b, "vision");
-    App::open(&db)
-        .unwrap()
+    common::open_app(&db)
         .rename_page(LLM, "chat-models")
         .unwrap();
     b.ui.tick(Instant::now() + Duration::from_millis(1500));
@@ -280,7 +276,7 @@ fn a_page_renamed_elsewhere_is_followed_with_the_edits() {
         "the edit kept"
     );
     b.ui.tick(Instant::now() + Duration::from_secs(5));
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let (page, _) = app.page("chat-models").unwrap();
     assert_eq!(
         page.rule("vision").unwrap().1.logic,
@@ -297,14 +293,14 @@ fn a_page_removed_elsewhere_is_offered_back_with_the_edits() {
     let db = b.db();
     edit_rule(&mut b, "vision", "{\"!\": ", "}");
     let mine = shown_logic(&b, "vision");
-    App::open(&db).unwrap().delete_page(LLM).unwrap();
+    common::open_app(&db).delete_page(LLM).unwrap();
     b.ui.tick(Instant::now() + Duration::from_millis(1500));
     let screen = b.screen(160, 45);
     assert!(screen.contains("was removed elsewhere"), "{screen}");
     b.press(KeyCode::Char('y'));
     assert!(b.screen(160, 45).contains("Save this page as"));
     b.press(KeyCode::Enter);
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let (page, revision) = app.page(LLM).expect("offered back under its own id");
     assert_eq!(page.rule("vision").unwrap().1.logic, mine, "with the edit");
     assert_eq!(revision, 1);
@@ -338,8 +334,7 @@ fn an_assertion_changed_elsewhere_while_edited_is_a_conflict() {
     // Theirs: the same assertion with another description.
     let mut theirs = first.clone();
     theirs.description = Some("changed by a colleague".into());
-    App::open(&db)
-        .unwrap()
+    common::open_app(&db)
         .replace_assertion(LLM, Some(&id), theirs.clone())
         .unwrap();
     // Mine: the description edited in the dialog.
@@ -359,7 +354,7 @@ fn an_assertion_changed_elsewhere_while_edited_is_a_conflict() {
         "{screen}"
     );
     let stored = |db: &std::path::Path| {
-        let (page, _) = App::open(db).unwrap().page(LLM).unwrap();
+        let (page, _) = common::open_app(db).page(LLM).unwrap();
         page.assertions
             .iter()
             .find(|a| a.id == id)
@@ -382,7 +377,7 @@ fn a_rule_deleted_elsewhere_while_typed_comes_back_with_the_text() {
     edit_rule(&mut b, "vision", "{\"!\": ", "");
     let typed = b.ui.page().unwrap().editor.text();
     assert!(b.ui.page().unwrap().editor.is_invalid());
-    App::open(&db).unwrap().remove_rule(LLM, "vision").unwrap();
+    common::open_app(&db).remove_rule(LLM, "vision").unwrap();
     b.ui.tick(Instant::now() + Duration::from_millis(1500));
     let screen = b.screen(160, 45);
     assert!(screen.contains("deleted elsewhere"), "{screen}");
@@ -398,8 +393,7 @@ fn a_rule_deleted_elsewhere_while_typed_comes_back_with_the_text() {
 fn a_reload_with_nothing_edited_says_nothing_was_kept() {
     let mut b = Bench::open(LLM);
     let db = b.db();
-    App::open(&db)
-        .unwrap()
+    common::open_app(&db)
         .set_policy(LLM, &["fullThreshold=0.8".into()])
         .unwrap();
     b.ui.tick(Instant::now() + Duration::from_millis(1500));
@@ -426,8 +420,7 @@ fn a_policy_conflict_survives_the_reopening_and_the_choice_applies_to_it() {
     }
     let t0 = Instant::now();
     b.ui.tick(t0 + Duration::from_millis(100));
-    App::open(&db)
-        .unwrap()
+    common::open_app(&db)
         .set_policy(LLM, &["fullThreshold=0.5".into()])
         .unwrap();
     // The save finds the conflict (the page was looked at less than a second ago)...
@@ -445,8 +438,7 @@ fn a_policy_conflict_survives_the_reopening_and_the_choice_applies_to_it() {
         "still waiting"
     );
     b.press(KeyCode::Char('m'));
-    let stored = App::open(&db)
-        .unwrap()
+    let stored = common::open_app(&db)
         .page(LLM)
         .unwrap()
         .0
@@ -495,7 +487,7 @@ fn quitting_in_the_middle_of_a_merge_writes_nothing_over_theirs() {
     assert!(b.ui.page().unwrap().editor.is_invalid());
     b.ui.flush_saves();
     assert_eq!(stored_logic(&db, "streaming"), theirs);
-    let drafts = App::open(&db).unwrap().drafts(LLM).unwrap();
+    let drafts = common::open_app(&db).drafts(LLM).unwrap();
     assert!(drafts[0].text.starts_with("<<<<<<< mine"), "{drafts:?}");
 }
 
@@ -529,7 +521,7 @@ fn a_conflict_put_off_is_asked_again_at_the_next_save() {
 fn reverting_a_rule_changed_elsewhere_reverts_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("c.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let mut s = Session::open(&app, LLM).unwrap();
     let i = s.page.rule("vision").unwrap().0;
     // A history to revert to: a change made here first.

@@ -7,7 +7,6 @@ mod common;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rulebench::app::App;
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::{Modal, Ui};
 
@@ -23,7 +22,7 @@ impl Bench {
     fn new() -> Bench {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("d.db");
-        let ui = Ui::new(App::open(&db).unwrap(), Some(LLM), Theme::mono()).unwrap();
+        let ui = Ui::new(common::open_app(&db), Some(LLM), Theme::mono()).unwrap();
         Bench { _dir: dir, db, ui }
     }
 
@@ -32,7 +31,7 @@ impl Bench {
     fn reopen(self) -> Bench {
         let Bench { _dir, db, ui } = self;
         drop(ui);
-        let ui = Ui::new(App::open(&db).unwrap(), Some(LLM), Theme::mono()).unwrap();
+        let ui = Ui::new(common::open_app(&db), Some(LLM), Theme::mono()).unwrap();
         Bench { _dir, db, ui }
     }
 
@@ -64,7 +63,7 @@ impl Bench {
     }
 
     fn drafts(&self) -> Vec<rulebench::app::KeptDraft> {
-        App::open(&self.db).unwrap().drafts(LLM).unwrap()
+        common::open_app(&self.db).drafts(LLM).unwrap()
     }
 }
 
@@ -111,7 +110,7 @@ fn an_invalid_rule_text_survives_a_quit_and_is_offered_back() {
     b.chars("}");
     b.ui.tick(Instant::now() + Duration::from_secs(3));
     assert!(b.drafts().is_empty());
-    let (page, _) = App::open(&b.db).unwrap().page(LLM).unwrap();
+    let (page, _) = common::open_app(&b.db).page(LLM).unwrap();
     assert!(page.rule("vision").unwrap().1.logic["!"].is_object());
 }
 
@@ -156,7 +155,7 @@ fn tuned_policy_values_survive_a_crash() {
         0.85
     );
     b.ui.tick(Instant::now() + Duration::from_secs(2));
-    let (page, _) = App::open(&b.db).unwrap().page(LLM).unwrap();
+    let (page, _) = common::open_app(&b.db).page(LLM).unwrap();
     assert_eq!(page.device_policy.full_threshold, 0.85);
     assert!(b.drafts().is_empty(), "saved, and forgotten");
 }

@@ -137,6 +137,7 @@ fn palette_dialogs_ctrl_c_and_the_diagnostics_panel_at_80x24() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e2e.db");
+    common::ensure_db(&db, &[]);
     let name = format!("rulebench-e2e-small-{}", std::process::id());
     let s = Session::start_sized(&name, &db, "--page llm-chat-clients", (80, 24));
     s.wait_for("2 Rules");
@@ -207,6 +208,7 @@ fn edit_a_rule_quit_reopen_and_find_it_kept() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e2e.db");
+    common::ensure_db(&db, &[]);
     let name = format!("rulebench-e2e-{}", std::process::id());
 
     let s = Session::start(&name, &db, "--page llm-chat-clients");

@@ -6,6 +6,8 @@
 //! worked out independently of the code under test (by hand for the small pages, by a
 //! reference computation in the test for the sample page).
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -27,15 +29,17 @@ use tempfile::TempDir;
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-/// The sample page of the seed's examples.
+/// The page of the seed's examples (the spec's own page: `common::SEED_CHAT`).
 const CHAT: &str = "llm-chat-clients";
 /// The seed's selection `{clientType: "web", id: "t3-chat"}` as a key.
 const T3: &str = "clientType=web|id=t3-chat";
 
-/// A fresh database in a temporary directory (seeded with the sample pages).
+/// A fresh database in a temporary directory (seeded with the sample pages; its
+/// `llm-chat-clients` is the spec's own page, with the spec's rules as written).
 fn open() -> (TempDir, App) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let app = App::open(&db_path(&dir)).expect("open a new database");
+    let mut app = App::open(&db_path(&dir)).expect("open a new database");
+    common::with_seed_chat(&mut app);
     (dir, app)
 }
 

@@ -10,7 +10,7 @@ use tempfile::TempDir;
 use rulebench_core::model::{Override, Page, Rule};
 use rulebench_store::{MIGRATIONS, Store, StoreError, ops};
 
-const LLM_CHAT: &str = include_str!("../sample-pages/llm-chat-clients.json");
+const LLM_CHAT: &str = include_str!("data/seed-llm-chat-clients.json");
 const LOANS: &str = include_str!("../sample-pages/loan-eligibility.json");
 const PROVIDERS: &str = include_str!("../sample-pages/provider-capabilities.json");
 

@@ -1,11 +1,12 @@
 //! The workbench driven by keys on ratatui's TestBackend: state and screen.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rulebench::app::App;
 use rulebench::app::workspace::Draft;
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::Ui;
@@ -21,7 +22,7 @@ struct Bench {
 fn open(page: &str) -> Bench {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tui.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let ui = Ui::new(app, Some(page), Theme::mono()).unwrap();
     Bench { _dir: dir, db, ui }
 }
@@ -125,7 +126,7 @@ fn editing_a_rule_flips_cells_moves_verdicts_and_saves_a_revision() {
     assert!(!page.ws.is_unsaved(tc));
     assert!(b.screen(160, 45).contains("saved rule tool-calling"));
     // Reopened, the edit is there.
-    let app = App::open(&b.db).unwrap();
+    let app = common::open_app(&b.db);
     let (stored, rev) = app.page("llm-chat-clients").unwrap();
     assert_eq!(rev, revision + 1);
     assert_eq!(
@@ -308,7 +309,7 @@ fn adding_and_deleting_a_rule_through_keys() {
 #[test]
 fn dataset_strings_never_reach_the_terminal_raw() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = App::open(&dir.path().join("x.db")).unwrap();
+    let mut app = common::open_app(&dir.path().join("x.db"));
     let page = r#"{"format": "rulebench.page/v1", "id": "evil", "name": "Evil\u001b[2J",
         "source": {"name": "S\u0007", "key": ["id"], "label": "name",
                    "rows": [{"id": "s1", "name": "\u001b[31mred\u001b[0m"}]},
@@ -381,7 +382,7 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
     let page = b.ui.page().unwrap();
     assert_eq!(page.ws.revision, 2, "one revision for the burst");
     assert!(!page.ws.policies_unsaved());
-    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     assert_eq!(stored.device_policy.full_threshold, 0.6);
     // Typed values work too, and bad ones are refused with a message.
     b.press(KeyCode::Enter);
@@ -399,7 +400,7 @@ fn a_threshold_change_moves_a_verdict_and_is_saved() {
         b.ui.page().unwrap().ws.eval.devices[llama].verdict.number(),
         1
     );
-    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     assert_eq!(stored.device_policy.full_threshold, 0.95);
 }
 
@@ -605,7 +606,7 @@ fn the_status_line_tells_why_the_selected_cell_failed() {
 fn background_work_follows_an_edit_without_holding_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tui.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let ui = Ui::workbench(app, Some("llm-chat-clients"), Theme::mono(), None).unwrap();
     let mut b = Bench { _dir: dir, db, ui };
     b.ui.settle();
@@ -721,7 +722,7 @@ fn a_change_made_elsewhere_is_taken_in_and_never_overwritten() {
     let mut b = open("llm-chat-clients");
     let start = b.ui.page().unwrap().ws.revision;
     // Another process sets fullThreshold.
-    let mut other = App::open(&b.db).unwrap();
+    let mut other = common::open_app(&b.db);
     other
         .set_policy("llm-chat-clients", &["fullThreshold=0.9".to_owned()])
         .unwrap();
@@ -746,7 +747,7 @@ fn a_change_made_elsewhere_is_taken_in_and_never_overwritten() {
         b.screen(160, 45)
     );
     b.ui.tick(Instant::now() + Duration::from_secs(3));
-    let (stored, rev) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, rev) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     assert_eq!(stored.device_policy.full_threshold, 0.9, "not written over");
     assert_eq!(stored.device_policy.partial_threshold, 0.45);
     assert_eq!(rev, start + 2);
@@ -771,7 +772,7 @@ fn a_change_made_elsewhere_is_taken_in_and_never_overwritten() {
     b.chars("}");
     b.press(KeyCode::Esc);
     b.ui.tick(Instant::now() + Duration::from_secs(5));
-    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     assert_eq!(
         stored.rules[tc].weight, 7.0,
         "the weight set elsewhere stays"
@@ -798,7 +799,7 @@ fn a_rule_edited_here_and_deleted_elsewhere_is_asked_about() {
         b.press(KeyCode::End);
         b.chars("}");
         // Another process deletes the rule before the draft is saved.
-        let mut other = App::open(&b.db).unwrap();
+        let mut other = common::open_app(&b.db);
         other
             .remove_rule("llm-chat-clients", "tool-calling")
             .unwrap();
@@ -821,7 +822,7 @@ fn a_rule_edited_here_and_deleted_elsewhere_is_asked_about() {
         );
         b.press(KeyCode::Char(answer));
         b.ui.tick(at + Duration::from_secs(5));
-        let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+        let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
         // The editor followed its rule, not its index: the draft never landed on the
         // rule that took the deleted one's place (it once did).
         for rule in original.iter().filter(|r| r.id != "tool-calling") {
@@ -869,8 +870,7 @@ fn the_editor_follows_its_rule_when_the_list_shifts_under_it() {
     b.alt('>');
     b.press(KeyCode::End);
     b.chars("}");
-    App::open(&b.db)
-        .unwrap()
+    common::open_app(&b.db)
         .remove_rule("llm-chat-clients", "streaming")
         .unwrap();
     let start = Instant::now();
@@ -885,7 +885,7 @@ fn the_editor_follows_its_rule_when_the_list_shifts_under_it() {
     b.press(KeyCode::Char(' '));
     b.press(KeyCode::Esc);
     b.ui.tick(at + Duration::from_secs(5));
-    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     let tc = stored
         .rules
         .iter()
@@ -1065,8 +1065,7 @@ fn ctrl_c_on_the_deleted_rule_question_keeps_the_edit() {
     b.alt('>');
     b.press(KeyCode::End);
     b.chars("}");
-    App::open(&b.db)
-        .unwrap()
+    common::open_app(&b.db)
         .remove_rule("llm-chat-clients", "tool-calling")
         .unwrap();
     let start = Instant::now();
@@ -1079,7 +1078,7 @@ fn ctrl_c_on_the_deleted_rule_question_keeps_the_edit() {
     }
     b.ctrl('c');
     assert!(b.ui.quit);
-    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     let rule = stored
         .rules
         .iter()
@@ -1110,7 +1109,7 @@ fn deleting_an_override_asks_first() {
     b.press(KeyCode::Char('d'));
     b.press(KeyCode::Char('y'));
     assert_eq!(count(&b), 0);
-    let (stored, _) = App::open(&b.db).unwrap().page("llm-chat-clients").unwrap();
+    let (stored, _) = common::open_app(&b.db).page("llm-chat-clients").unwrap();
     assert!(stored.overrides.is_empty());
 }
 
@@ -1199,7 +1198,7 @@ fn matrix_columns_use_the_room_there_is() {
 fn controls_in_a_rule_are_escaped_in_both_views_and_the_clipboard() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tui.db");
-    let mut app = App::open(&db).unwrap();
+    let mut app = common::open_app(&db);
     let literal = "a\u{1b}[2Jb\u{202e}c\u{85}d";
     let rule = serde_json::json!({"id": "hostile", "name": "Hostile",
         "logic": {"==": [{"var": "target.provider"}, literal]}});

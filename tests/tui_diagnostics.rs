@@ -1,17 +1,18 @@
 //! The rule editor's diagnostics panel: wrapped (nothing cut, at 80 columns too), the
 //! line of text quoted with a caret under the column, the hint in full.
 
+mod common;
+
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rulebench::app::App;
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::Ui;
 use rulebench::tui::view;
 
 fn open() -> (tempfile::TempDir, Ui) {
     let dir = tempfile::tempdir().unwrap();
-    let app = App::open(&dir.path().join("tui.db")).unwrap();
+    let app = common::open_app(&dir.path().join("tui.db"));
     let ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
     (dir, ui)
 }

@@ -7,7 +7,6 @@ use common::tui::Bench;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rulebench::app::App;
 use rulebench::tui::theme::Theme;
 use rulebench::tui::ui::{Modal, Ui};
 use rulebench::tui::view;
@@ -163,7 +162,7 @@ fn the_history_dialog_keys_are_in_help_and_esc_steps_back() {
 fn an_abandoned_history_request_is_not_applied_to_a_later_dialog() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tui.db");
-    let app = App::open(&db).unwrap();
+    let app = common::open_app(&db);
     let mut ui = Ui::workbench(app, Some(LLM), Theme::mono(), Some(db.clone())).unwrap();
     let press = |ui: &mut Ui, code: KeyCode| ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
     press(&mut ui, KeyCode::Char('H'));
@@ -187,9 +186,9 @@ fn an_abandoned_history_request_is_not_applied_to_a_later_dialog() {
 fn a_filtered_sources_list_follows_rows_that_shrink() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tui.db");
-    let mut app = App::open(&db).unwrap();
+    let mut app = common::open_app(&db);
     let (page, _) = app.page(LLM).unwrap();
-    let ui_app = App::open(&db).unwrap();
+    let ui_app = common::open_app(&db);
     let mut ui = Ui::new(ui_app, Some(LLM), Theme::mono()).unwrap();
     for c in "1/hands".chars() {
         ui.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
@@ -221,7 +220,7 @@ fn a_filtered_sources_list_follows_rows_that_shrink() {
 fn a_restore_names_hostile_keys_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tui.db");
-    let mut app = App::open(&db).unwrap();
+    let mut app = common::open_app(&db);
     let evil = "t\u{1b}]0;pwned\u{7}";
     let page = serde_json::json!({
         "format": "rulebench.page/v1", "id": "evil", "name": "Evil",
@@ -234,7 +233,7 @@ fn a_restore_names_hostile_keys_escaped() {
     app.import(&page.to_string(), "<t>", false).unwrap();
     app.put_override_by_keys("evil", "id=s", &format!("id={evil}"), None)
         .unwrap();
-    let mut ui = Ui::new(App::open(&db).unwrap(), Some("evil"), Theme::mono()).unwrap();
+    let mut ui = Ui::new(common::open_app(&db), Some("evil"), Theme::mono()).unwrap();
     let press = |ui: &mut Ui, code: KeyCode| ui.handle_key(KeyEvent::new(code, KeyModifiers::NONE));
     press(&mut ui, KeyCode::Char('H'));
     press(&mut ui, KeyCode::Char('j'));

@@ -250,7 +250,9 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         .map(|&i| {
             let r = &ws.page.rules[i];
             let passing = ws.eval.columns.get(i).map_or(0, |c| c.pass_count());
-            let total = ws.page.target.rows.len();
+            // Of the targets the rule applies to (n/a ones are neither).
+            let total =
+                ws.page.target.rows.len() - ws.eval.columns.get(i).map_or(0, |c| c.not_applicable);
             let mark = if ws.is_unsaved(i) { "•" } else { " " };
             let req = if r.required { "■" } else { " " };
             // A rule family's members are indented under its name (shown once, above
@@ -282,7 +284,11 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
                 Span::raw(format!("{} ", safe(&r.name))),
                 Span::styled(format!("w{} ", r.weight), theme.dim()),
                 Span::styled(
-                    format!("{}/{} ", passing, total),
+                    if total == 0 && !ws.page.target.rows.is_empty() {
+                        "n/a ".to_owned()
+                    } else {
+                        format!("{passing}/{total} ")
+                    },
                     if passing == total {
                         theme.pass()
                     } else {

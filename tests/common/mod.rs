@@ -57,7 +57,60 @@ pub fn ensure_db(db: &Path, args: &[&str]) {
         .status()
         .expect("run rulebench db init");
     // A directory that does not exist is the test's own business (an error to see).
-    let _ = status;
+    if !status.success() || !seed.is_empty() {
+        return;
+    }
+    // The seeded `llm-chat-clients` becomes the compatibility spec's own page (see
+    // [`SEED_CHAT`]), at revision 1 as a seeded page is.
+    for args in [
+        &["--quiet", "page", "rm", "llm-chat-clients", "--yes"][..],
+        &["--quiet", "import", SEED_CHAT_PATH][..],
+    ] {
+        let ok = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+            .env_remove("RULEBENCH_DB")
+            .arg("--db")
+            .arg(db)
+            .args(args)
+            .stdin(Stdio::null())
+            .status()
+            .expect("run rulebench")
+            .success();
+        assert!(ok, "{args:?}");
+    }
+}
+
+/// The compatibility spec's own `llm-chat-clients` page: its rules as the spec writes
+/// them (`or: [needsX == false, …]`: a feature a client does not need passes), where
+/// the shipped sample says the same with `appliesWhen` (n/a). The tests' databases hold
+/// it as `llm-chat-clients`: the spec's scenarios, and the workbench's behaviour the
+/// tests pin on its numbers, are checked against the spec's rules as written.
+pub const SEED_CHAT: &str = include_str!("../data/seed-llm-chat-clients.json");
+
+/// Where [`SEED_CHAT`] is.
+pub const SEED_CHAT_PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/seed-llm-chat-clients.json"
+);
+
+/// Puts the spec's own page ([`SEED_CHAT`]) in place of the seeded sample, at revision
+/// 1 (only where the seeded sample is: the sample's rules carry `appliesWhen`, the
+/// spec's do not; a page a test removed or changed stays as it is).
+pub fn with_seed_chat(app: &mut rulebench::app::App) {
+    let sample = app
+        .page("llm-chat-clients")
+        .is_ok_and(|(p, rev)| rev == 1 && p.rules.iter().any(|r| r.applies_when.is_some()));
+    if sample {
+        app.delete_page("llm-chat-clients").unwrap();
+        app.import(SEED_CHAT, "seed-llm-chat-clients.json", false)
+            .unwrap();
+    }
+}
+
+/// `App::open`, with the spec's own `llm-chat-clients` ([`with_seed_chat`]).
+pub fn open_app(db: &Path) -> rulebench::app::App {
+    let mut app = rulebench::app::App::open(db).unwrap();
+    with_seed_chat(&mut app);
+    app
 }
 
 /// Whether the `sqlite3` shell is here; on CI it must be (`.ci/run` installs it).

@@ -18,7 +18,8 @@ pub struct Bench {
 impl Bench {
     pub fn open(page: &str) -> Bench {
         let dir = tempfile::tempdir().unwrap();
-        let app = App::open(&dir.path().join("tui.db")).unwrap();
+        let mut app = App::open(&dir.path().join("tui.db")).unwrap();
+        super::with_seed_chat(&mut app);
         let ui = Ui::new(app, Some(page), Theme::mono()).unwrap();
         Bench { dir, ui }
     }

@@ -887,6 +887,9 @@ fn compact_csv(
                 stats[c].nulls += 1;
                 continue;
             }
+            if t == "string" && numeric_text(cell) {
+                stats[c].numeric_text += 1;
+            }
             let i = TYPES.iter().position(|x| *x == t).expect("a JSON type");
             if counts[c][i] == 0 {
                 stats[c].first.insert(TYPES[i], key.clone());

@@ -321,3 +321,33 @@ fn the_page_at_an_earlier_revision_has_its_family_as_written() {
     assert_eq!(old["rules"][1]["each"], page()["rules"][1]["each"], "{old}");
     drop(dir);
 }
+
+/// What the lint says of a family's members constant over the data is said once, at
+/// the family, naming them (it was said once per member, each at the same place).
+#[test]
+fn members_constant_over_the_data_are_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = page();
+    // Every browser supports fetch and dialog: those two members pass for every pair.
+    p["rules"][1].as_object_mut().unwrap().remove("appliesWhen");
+    let file = dir.path().join("p.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&p).unwrap()).unwrap();
+    let (code, out, err) = rb(
+        &dir.path().join("rb.db"),
+        &["check", file.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let said: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("constant-over-data") && l.contains("family"))
+        .collect();
+    assert_eq!(said.len(), 1, "{out}");
+    assert!(
+        said[0].contains("at /rules/1:")
+            && said[0].contains(
+                "2 of the 3 members of the rule family `feature-{feature}` pass for every pair"
+            )
+            && said[0].contains("feature-fetch, feature-dialog"),
+        "{out}"
+    );
+}

@@ -72,6 +72,7 @@ pub fn ensure_db(db: &Path, args: &[&str]) {
             .arg(db)
             .args(args)
             .stdin(Stdio::null())
+            .stderr(Stdio::null())
             .status()
             .expect("run rulebench")
             .success();

@@ -415,29 +415,98 @@ pub fn constant_over_data(
         any(&r.source) || any(&r.target)
     };
     let written = super::family::written_indexes(&page.rules);
-    page.rules
-        .iter()
-        .enumerate()
-        .filter(|(r, rule)| seen[*r].0 != seen[*r].1 && reads(&rule.logic))
-        .map(|(r, _)| {
-            let pairs = format!("{ns} sources × {nt} targets");
-            let (message, hint) = if seen[r].0 {
-                (
-                    format!("over the current data this rule passes for every pair ({pairs}): it decides nothing here"),
-                    "check its thresholds and the fields it reads; it may only matter for rows not here yet",
-                )
+    let pairs = format!("{ns} sources × {nt} targets");
+    let constant: Vec<usize> = (0..page.rules.len())
+        .filter(|&r| seen[r].0 != seen[r].1 && reads(&page.rules[r].logic))
+        .collect();
+    let mut out = Vec::new();
+    for passes in [true, false] {
+        let hint = if passes {
+            "check its thresholds and the fields it reads; it may only matter for rows not here yet"
+        } else {
+            "check the values it compares with (a typo, a unit, a string against a number?)"
+        };
+        let these: Vec<usize> = constant
+            .iter()
+            .copied()
+            .filter(|&r| seen[r].0 == passes)
+            .collect();
+        // A family's members are said once, together, at the family.
+        let mut said: Vec<&str> = Vec::new();
+        for &r in &these {
+            let rule = &page.rules[r];
+            match &rule.family {
+                None => {
+                    let message = if passes {
+                        format!(
+                            "over the current data this rule passes for every pair ({pairs}): it decides nothing here"
+                        )
+                    } else {
+                        format!(
+                            "over the current data this rule fails for every pair ({pairs}): no target can pass it"
+                        )
+                    };
+                    out.push(
+                        Diagnostic::warning(
+                            Code::ConstantOverData,
+                            format!("/rules/{r}/logic"),
+                            message,
+                        )
+                        .with_hint(Some(hint.into())),
+                    );
+                }
+                Some(m) if said.contains(&m.family.id.as_str()) => {}
+                Some(m) => {
+                    said.push(&m.family.id);
+                    let members: Vec<&str> = these
+                        .iter()
+                        .filter_map(|&o| {
+                            let other = page.rules[o].family.as_ref()?;
+                            std::sync::Arc::ptr_eq(&other.family, &m.family)
+                                .then(|| page.rules[o].id.as_str())
+                        })
+                        .collect();
+                    let listed = if members.len() > 12 {
+                        format!("{}, …", members[..12].join(", "))
+                    } else {
+                        members.join(", ")
+                    };
+                    out.push(
+                        Diagnostic::warning(
+                            Code::ConstantOverData,
+                            format!("/rules/{}", written[r]),
+                            format!(
+                                "over the current data {} of the {} members of the rule family `{}` {} ({pairs}): {listed}",
+                                members.len(),
+                                m.family.members,
+                                m.family.id,
+                                if passes { "pass for every pair" } else { "fail for every pair" }
+                            ),
+                        )
+                        .with_hint(Some(hint.into())),
+                    );
+                }
+            }
+        }
+    }
+    // Each pointed at the page file's rule, in page order.
+    let mut out: Vec<Diagnostic> = out
+        .into_iter()
+        .map(|d| {
+            if d.pointer.ends_with("/logic") {
+                super::family::at_written(d, &page.rules, &written)
             } else {
-                (
-                    format!("over the current data this rule fails for every pair ({pairs}): no target can pass it"),
-                    "check the values it compares with (a typo, a unit, a string against a number?)",
-                )
-            };
-            let d = Diagnostic::warning(Code::ConstantOverData, format!("/rules/{r}/logic"), message)
-                .with_hint(Some(hint.into()));
-            // Pointed at the page file's rule (a member's family).
-            super::family::at_written(d, &page.rules, &written)
+                d
+            }
         })
-        .collect()
+        .collect();
+    out.sort_by_key(|d| {
+        d.pointer
+            .strip_prefix("/rules/")
+            .and_then(|p| p.split('/').next())
+            .and_then(|i| i.parse::<usize>().ok())
+    });
+    out
 }
 
 pub fn lint(logic: &Value, schema: &Schema) -> Vec<Diagnostic> {

@@ -183,6 +183,12 @@ fn a_rule_that_does_not_apply() {
     press(&mut ui, KeyCode::Char('3'));
     insta::assert_snapshot!("na_matrix", pane(&ui, PaneId::Matrix, 90, 10));
     insta::assert_snapshot!("na_explain", pane(&ui, PaneId::Explain, 60, 16));
+    // The status line marks the cell n/a, not failed (once the cursor moved: the
+    // opening message goes).
+    press(&mut ui, KeyCode::Char('j'));
+    press(&mut ui, KeyCode::Char('k'));
+    let shown = screen(&ui, 100, 30);
+    assert!(shown.contains(" – vision × big: does not apply"), "{shown}");
     // The rule form edits the condition: `== true` becomes `== false`, and Vision now
     // applies to the text app (and not to the photo app).
     press(&mut ui, KeyCode::Char('2'));

@@ -108,7 +108,15 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
         {
             // The one-line reason of the selected cell.
             Some((page, e)) => {
-                let glyph = if e.passed { "✓" } else { "✗" };
+                // A rule that does not apply to the pair is neither (n/a).
+                let not_applicable = e.applies == Some(false);
+                let glyph = if not_applicable {
+                    super::theme::NOT_APPLICABLE
+                } else if e.passed {
+                    "✓"
+                } else {
+                    "✗"
+                };
                 let target = page
                     .ws
                     .page
@@ -119,7 +127,13 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
                     .unwrap_or_default();
                 spans.push(Span::styled(
                     format!(" {glyph} "),
-                    if e.passed { t.pass() } else { t.fail() },
+                    if not_applicable {
+                        t.dim()
+                    } else if e.passed {
+                        t.pass()
+                    } else {
+                        t.fail()
+                    },
                 ));
                 spans.push(Span::raw(safe(&format!(
                     "{} × {target}: {}",

@@ -215,6 +215,11 @@ fn mistakes_in_a_family_are_errors_that_say_what_and_where() {
             json!({"id": "f", "name": "F", "each": {"a": (0..200).collect::<Vec<_>>(), "b": (0..200).collect::<Vec<_>>()}, "logic": true}),
             "`each` makes more than 10000 members",
         ),
+        (
+            json!({"id": "f", "name": "F", "each": {"a": (0..5000).collect::<Vec<_>>()},
+                   "description": "x".repeat(20_000), "logic": true}),
+            "expand past 64 MB",
+        ),
     ];
     for (i, (rule, said)) in cases.iter().enumerate() {
         let mut p = page();

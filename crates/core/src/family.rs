@@ -26,6 +26,10 @@ use crate::model::{Expanded, Family, Member, Rule, slugify};
 /// page's rule limit applies to them too).
 pub const MAX_MEMBERS: usize = 10_000;
 
+/// The most a family may expand to: its members times the size of its text as written
+/// (each member is a rule of about that size), in bytes.
+pub const MAX_EXPANDED_BYTES: usize = 64 * 1024 * 1024;
+
 /// The root of a parameter in a family's logic: `param.feature`.
 pub const PARAM_ROOT: &str = "param";
 
@@ -58,6 +62,14 @@ pub fn expand(written: Map<String, Value>) -> Result<Vec<Rule>, String> {
     let params: Vec<&str> = params.iter().map(String::as_str).collect();
     let mut template = written.clone();
     template.remove("each");
+    let size = Value::Object(template.clone()).to_string().len();
+    if size.saturating_mul(bindings.len()) > MAX_EXPANDED_BYTES {
+        return Err(format!(
+            "{what}: {} members of {size} bytes each expand past {} MB: fewer values, or a smaller rule",
+            bindings.len(),
+            MAX_EXPANDED_BYTES / (1024 * 1024)
+        ));
+    }
     unknown_placeholders(&what, &Value::Object(template.clone()), &bindings)?;
     let family = Arc::new(Family {
         id: id.clone(),

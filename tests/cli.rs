@@ -1654,16 +1654,24 @@ fn the_matrix_command_exports_the_grid_in_every_format() {
             .delimiter(delimiter)
             .from_reader(text.as_bytes());
         let header = reader.headers().unwrap().clone();
-        assert_eq!(header.len(), 2 + 14, "{format}");
-        assert_eq!(&header[2], targets[0]["id"].as_str().unwrap());
+        // rule, category, required, then a column per target (no glyph in a name: a
+        // required rule says so in its column).
+        assert_eq!(header.len(), 3 + 14, "{format}");
+        assert_eq!(&header[2], "required");
+        assert_eq!(&header[3], targets[0]["id"].as_str().unwrap());
         let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
         for rule in rules {
             let name = rule["name"].as_str().unwrap();
             let record = records
                 .iter()
-                .find(|r| r[0].trim_start_matches("■ ") == name)
+                .find(|r| &r[0] == name)
                 .unwrap_or_else(|| panic!("{format}: no record for {name}"));
-            let outcomes: Vec<&str> = record.iter().skip(2).collect();
+            assert_eq!(
+                &record[2],
+                rule["required"].as_bool().unwrap().to_string(),
+                "{format} {name}"
+            );
+            let outcomes: Vec<&str> = record.iter().skip(3).collect();
             let expected: Vec<&str> = rule["outcomes"]
                 .as_array()
                 .unwrap()
@@ -1674,7 +1682,7 @@ fn the_matrix_command_exports_the_grid_in_every_format() {
             assert_eq!(&record[1], rule["category"].as_str().unwrap());
         }
         let verdicts = records.iter().find(|r| &r[0] == "verdict").unwrap();
-        assert!(verdicts[2].starts_with(&grid["verdicts"][0].to_string()));
+        assert!(verdicts[3].starts_with(&grid["verdicts"][0].to_string()));
     }
     let table = ok(env.db(), &["matrix", LLM, sel[0], sel[1]]);
     assert!(

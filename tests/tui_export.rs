@@ -14,8 +14,9 @@ fn open() -> Bench {
     Bench::open(LLM)
 }
 
-/// The export is byte for byte what `rulebench matrix --format F` prints, for every
-/// format the extension names.
+/// The export of the whole view is byte for byte what `rulebench matrix` prints, for
+/// every format the extension names: rows (`--long`) for CSV, TSV and JSON Lines, the
+/// grid for Markdown, JSON and a table.
 #[test]
 fn the_matrix_exports_with_the_command_line_printers() {
     let mut b = open();
@@ -28,31 +29,37 @@ fn the_matrix_exports_with_the_command_line_printers() {
     }
     b.ui.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
     let db = b.db();
-    for (ext, format) in [
-        ("csv", "csv"),
-        ("tsv", "tsv"),
-        ("md", "md"),
-        ("json", "json"),
-        ("txt", "table"),
+    for (ext, args) in [
+        ("csv", &["--long", "--format", "csv"][..]),
+        ("tsv", &["--long", "--format", "tsv"][..]),
+        ("jsonl", &["--format", "jsonl"][..]),
+        ("md", &["--format", "md"][..]),
+        ("json", &["--format", "json"][..]),
+        ("txt", &["--format", "table"][..]),
     ] {
         let path = b.dir.path().join(format!("m.{ext}"));
         b.ui.dispatch(Action::ExportTo(path.clone()));
         let written = std::fs::read_to_string(&path).expect("written");
-        let (code, printed, _) = common::rb(
-            &db,
-            &["matrix", LLM, "--select", "t3-chat", "--format", format],
-        );
+        let mut cli = vec!["matrix", LLM, "--select", "t3-chat"];
+        cli.extend(args);
+        let (code, printed, _) = common::rb(&db, &cli);
         assert_eq!(code, 0);
         assert_eq!(written, printed, "{ext}");
-        assert!(b.screen(200, 50).contains("exported the matrix"));
+        let screen = b.screen(200, 50);
+        assert!(screen.contains("exported the view"), "{screen}");
     }
-    // CSV reads back: a record per rule, then verdict and score.
+    // Parquet too (binary).
+    let path = b.dir.path().join("m.parquet");
+    b.ui.dispatch(Action::ExportTo(path.clone()));
+    assert!(std::fs::read(&path).unwrap().starts_with(b"PAR1"));
+    // CSV reads back: a record per target.
     let path = b.dir.path().join("m.csv");
     let mut rd = csv::Reader::from_path(&path).unwrap();
     let records: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
-    let rules = b.ui.page().unwrap().ws.page.rules.len();
-    assert!(records.len() >= rules + 2);
-    assert_eq!(&records[records.len() - 2][0], "verdict");
+    assert_eq!(
+        records.len(),
+        b.ui.page().unwrap().ws.page.target.rows.len()
+    );
     // An existing file is not overwritten without asking.
     b.ui.handle_key(KeyEvent::new(KeyCode::Char('E'), KeyModifiers::SHIFT));
     if let Some(Modal::Prompt { input, .. }) = &mut b.ui.modal {
@@ -198,4 +205,73 @@ fn exports_are_whole_and_never_over_the_database() {
         .filter(|e| e.file_name().to_string_lossy().contains("rulebench-tmp"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Regression (export ignored the view): `E` writes the targets the view shows, in its
+/// order, without the rules of folded categories, and says the absolute path; `Y`
+/// copies the same rows as TSV.
+#[test]
+fn export_and_copy_write_what_the_view_shows() {
+    let mut b = open();
+    b.chars("3");
+    // Only the Anthropic and Google models (each word in the label, key or a summary
+    // field: the provider), lowest score first; Limits folded.
+    b.ui.dispatch(Action::FilterTargets("o".into()));
+    b.ui.dispatch(Action::CycleSort);
+    b.ui.dispatch(Action::CycleSort);
+    b.ui.page_mut()
+        .unwrap()
+        .matrix
+        .collapsed
+        .insert("Limits".into());
+    let (targets, rules) = {
+        let p = b.ui.page().unwrap();
+        p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len())
+    };
+    let all = b.ui.page().unwrap().ws.page.target.rows.len();
+    assert!(targets.len() < all && targets.len() > 1, "{targets:?}");
+    // Lowest score first: not page order.
+    assert!(targets.windows(2).any(|w| w[0] > w[1]), "{targets:?}");
+    let (ids, rule_ids): (Vec<String>, Vec<String>) = {
+        let ws = &b.ui.page().unwrap().ws;
+        (
+            targets
+                .iter()
+                .map(|&t| ws.page.target.row_id(&ws.page.target.rows[t]))
+                .collect(),
+            rules.iter().map(|&r| ws.page.rules[r].id.clone()).collect(),
+        )
+    };
+    assert!(!rule_ids.contains(&"context-window".to_owned()));
+    // The export: a relative name (under `target/`, where the tests run), the absolute
+    // path said.
+    let name = format!("target/view-{}.csv", std::process::id());
+    b.ui.dispatch(Action::ExportTo(std::path::PathBuf::from(&name)));
+    let path = std::env::current_dir().unwrap().join(&name);
+    let text = std::fs::read_to_string(&path).expect("written where the workbench runs");
+    std::fs::remove_file(&path).unwrap();
+    let screen = b.screen(240, 50);
+    assert!(screen.contains(&path.display().to_string()), "{screen}");
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_owned).collect();
+    let records: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let exported: Vec<&str> = records.iter().map(|r| &r[at("targetId")]).collect();
+    assert_eq!(exported, ids, "the view's targets in the view's order");
+    for id in &rule_ids {
+        assert!(header.contains(&format!("rule.{id}")), "{id} in {header:?}");
+    }
+    assert!(
+        !header.contains(&"rule.context-window".to_owned()),
+        "{header:?}"
+    );
+    // `Y`: the same rows as TSV on the clipboard.
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::SHIFT));
+    let copied = b.ui.clipboard.take().expect("copied");
+    let lines: Vec<&str> = copied.lines().collect();
+    assert_eq!(lines.len(), 1 + ids.len(), "{copied}");
+    assert!(lines[0].split('\t').any(|h| h == "targetId"), "{copied}");
+    for (line, id) in lines[1..].iter().zip(&ids) {
+        assert!(line.split('\t').any(|c| c == id), "{line} has {id}");
+    }
 }

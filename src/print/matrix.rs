@@ -16,7 +16,7 @@ use crate::app::types::{Outcome, Rule, SelectionResult};
 pub enum MatrixFormat {
     /// Aligned columns: ✓ pass, ✗ fail, ! error
     Table,
-    /// One record per rule, a column per target (pass, fail, error), then verdict
+    /// One record per rule (its name, category and whether it is required), a column per target (pass, fail, error), then verdict
     /// and score records
     Csv,
     /// As csv, tab-separated
@@ -65,12 +65,20 @@ fn grid(
     text: impl Fn(&str) -> String,
     grouped: bool,
 ) -> (Vec<String>, Vec<Vec<String>>) {
+    // Delimited text marks required rules in a column of their own (a glyph in a rule's
+    // name is not data); the other grids with `■`.
+    let required_column = !grouped;
     let n = r.target_count();
     let mut header = vec!["rule".to_owned(), "category".to_owned()];
+    if required_column {
+        header.push("required".to_owned());
+    }
     header.extend(r.names.targets.iter().map(|t| text(&t.id)));
     let mut rows = Vec::new();
+    let blank = if required_column { 2 } else { 1 };
     for (i, field) in r.names.shown.iter().enumerate() {
-        let mut row = vec![text(field), String::new()];
+        let mut row = vec![text(field)];
+        row.extend(std::iter::repeat_n(String::new(), blank));
         row.extend(r.names.targets.iter().map(|t| match &t.shown[i] {
             Value::String(v) => text(v),
             Value::Null => String::new(),
@@ -117,15 +125,23 @@ fn grid(
             text(&format!(
                 "{}{}{}",
                 if member.is_some() { "  " } else { "" },
-                if required { "■ " } else { "" },
+                if required && !required_column {
+                    "■ "
+                } else {
+                    ""
+                },
                 rule.name
             )),
             text(meta.map_or("", |m| m.category.as_str())),
         ];
+        if required_column {
+            row.push(required.to_string());
+        }
         row.extend((0..n).map(|t| cell(r.eval.columns[i].outcome[t])));
         rows.push(row);
     }
-    let mut verdict = vec!["verdict".to_owned(), String::new()];
+    let mut verdict = vec!["verdict".to_owned()];
+    verdict.extend(std::iter::repeat_n(String::new(), blank));
     verdict.extend((0..n).map(|t| {
         let d = r.device(t);
         format!(
@@ -144,7 +160,8 @@ fn grid(
         )
     }));
     rows.push(verdict);
-    let mut score = vec!["score".to_owned(), String::new()];
+    let mut score = vec!["score".to_owned()];
+    score.extend(std::iter::repeat_n(String::new(), blank));
     score.extend((0..n).map(|t| format!("{:.2}", r.device(t).score)));
     rows.push(score);
     (header, rows)

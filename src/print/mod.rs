@@ -8,6 +8,7 @@ pub mod listing;
 pub mod matrix;
 pub mod report;
 pub mod result;
+pub mod view;
 
 use std::io::Write;
 

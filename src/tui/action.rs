@@ -223,12 +223,15 @@ pub enum Action {
     Top,
     /// The last row (`G`).
     Bottom,
-    /// Export the selection's matrix to a file (asks for its name).
+    /// Export the matrix's view (its targets and rules, as shown) to a file (asks for its
+    /// name).
     ExportMatrix,
     /// Write the export to this file (overwriting it).
     ExportTo(std::path::PathBuf),
     /// Copy the cell's explanation or the rule's JSON to the clipboard (OSC 52).
     Copy,
+    /// Copy the matrix's view (its targets and rules, as shown) as TSV rows (OSC 52).
+    CopyView,
     /// Copy or export the page as SQL (asks for the dialect, and a file to export to).
     SqlPage,
     /// Run the assertions again now.

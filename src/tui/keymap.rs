@@ -377,7 +377,13 @@ fn build() -> Vec<Binding> {
             C::Pane(PaneId::Matrix),
             [(K::Char('E'), SHIFT), (K::Char('E'), NONE)],
             A::ExportMatrix,
-            "export the selection's matrix to a file: .csv .tsv .md .json or a table (as `rulebench matrix`)"
+            "export the view (the targets shown, in their order; the rules not folded) to a file: .csv .tsv .jsonl .parquet a row per target (as `rulebench matrix --long`), .md .json or a table the grid"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('Y'), SHIFT), (K::Char('Y'), NONE)],
+            A::CopyView,
+            "copy the view as TSV rows (a row per target) to the clipboard: pastes into a spreadsheet as cells"
         ),
         bind!(
             C::Pane(PaneId::Tests),

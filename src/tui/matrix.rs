@@ -218,6 +218,19 @@ impl State {
         (col < self.shown_len(targets)).then(|| (rule, self.shown(col)))
     }
 
+    /// What the view shows: the targets (filtered, in the shown order) and the rules (in
+    /// the shown order, those of folded categories left out), as indexes.
+    pub fn view(&self, rules: &[Rule], targets: usize) -> (Vec<usize>, Vec<usize>) {
+        let shown_targets = (0..self.shown_len(targets))
+            .map(|p| self.shown(p))
+            .collect();
+        let shown_rules = rule_order(rules)
+            .into_iter()
+            .filter(|&r| !self.collapsed.contains(&rules[r].category))
+            .collect();
+        (shown_targets, shown_rules)
+    }
+
     /// How many targets are shown.
     pub fn shown_len(&self, targets: usize) -> usize {
         self.order.as_ref().map_or(targets, Vec::len)

@@ -71,7 +71,8 @@ mod tests {
         );
         // The palette's own commands, found by what people call them.
         for (query, action) in [
-            ("export the matrix", Action::ExportMatrix),
+            ("export the view (the targets shown)", Action::ExportMatrix),
+            ("copy the view as TSV", Action::CopyView),
             ("re-run tests", Action::RerunTests),
             ("switch page", Action::Pages),
             ("go to revision", Action::History),

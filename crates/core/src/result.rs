@@ -326,6 +326,54 @@ impl SelectionResult {
         &self.names.page_id
     }
 
+    /// The result as a view shows it: only `targets` (indexes, in this order) and
+    /// `rules` (indexes, in this order). The selection's verdict is the whole
+    /// selection's; the recommended target is kept when the view shows it.
+    pub fn view(&self, targets: &[usize], rules: &[usize]) -> SelectionResult {
+        let names = Names {
+            rules: rules.iter().map(|&r| self.names.rules[r].clone()).collect(),
+            targets: targets
+                .iter()
+                .map(|&t| self.names.targets[t].clone())
+                .collect(),
+            ..(*self.names).clone()
+        };
+        let columns = rules
+            .iter()
+            .map(|&r| {
+                let col = &self.eval.columns[r];
+                Arc::new(super::matrix::Column::of(
+                    targets.iter().map(|&t| col.outcome[t]).collect(),
+                    col.evaluations,
+                ))
+            })
+            .collect();
+        let eval = super::matrix::SelectionEval {
+            selection: self.eval.selection,
+            columns,
+            devices: targets
+                .iter()
+                .map(|&t| self.eval.devices[t])
+                .collect(),
+            overrides: targets.iter().map(|&t| self.eval.overrides[t]).collect(),
+            notes: targets
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| Some((i, self.eval.notes.get(t)?.clone())))
+                .collect(),
+            selection_verdict: self.eval.selection_verdict,
+            recommended: self
+                .eval
+                .recommended
+                .and_then(|r| targets.iter().position(|&t| t == r)),
+        };
+        SelectionResult {
+            names: Arc::new(names),
+            eval,
+            ..self.clone()
+        }
+    }
+
     pub fn target_count(&self) -> usize {
         self.eval.devices.len()
     }

@@ -17,7 +17,7 @@ pub enum MatrixArg {
     /// Aligned columns: ✓ pass, ✗ fail, ! error
     #[value(alias = "text")]
     Table,
-    /// One record per rule, a column per target (pass, fail, error), then verdict
+    /// One record per rule (its name, category and whether it is required), a column per target (pass, fail, error), then verdict
     /// and score records; with --long, a typed record per target
     Csv,
     /// As csv, tab-separated

@@ -276,7 +276,7 @@ impl Ui {
             }
             HistoryDone::Restored(_, _, Err(e)) => self.status.app_error(&e),
             HistoryDone::Exported(what, Ok(format)) => {
-                self.status.info(format!("{what}, {format:?})"));
+                self.status.info(format!("{what}, {format})"));
             }
             HistoryDone::Exported(_, Err(e)) => self.status.app_error(&e),
             HistoryDone::Sql(Ok((what, copy))) => {

@@ -73,7 +73,7 @@ impl Drop for Reply {
 /// not applied to what is on screen now.
 pub(super) enum HistoryDone {
     /// The matrix written to a file, and what the status line says of it.
-    Exported(String, Result<crate::print::matrix::MatrixFormat, AppError>),
+    Exported(String, Result<&'static str, AppError>),
     /// A revision of a page (its id, the revision asked for) read against now.
     Detail(
         String,
@@ -697,7 +697,7 @@ impl Ui {
                     let mut input = TextArea::default();
                     input.insert_str(&name);
                     self.modal = Some(Modal::Prompt {
-                        title: "Export the matrix to (.csv .tsv .md .json, else a table) · Enter writes"
+                        title: "Export the view to (.csv .tsv .jsonl .parquet: a row per target; .md .json, else a table: the grid) · Enter writes"
                             .into(),
                         input: Box::new(input),
                         purpose: PromptFor::ExportMatrix,
@@ -707,34 +707,89 @@ impl Ui {
             }
             Action::ExportTo(path) => {
                 if let Screen::Page(p) = &self.screen {
-                    // The result as shown is taken here; the file is written off the key
-                    // thread (megabytes at 10,000 targets).
-                    let result = p.ws.result();
-                    let rules = p.ws.page.rules.clone();
+                    // The view as shown is taken here (its targets filtered and sorted,
+                    // its rules without the folded categories); the file is written off
+                    // the key thread (megabytes at 10,000 targets).
+                    let (targets, rules_shown) =
+                        p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
+                    let result = p.ws.result().view(&targets, &rules_shown);
+                    let rules: Vec<_> = rules_shown
+                        .iter()
+                        .map(|&r| p.ws.page.rules[r].clone())
+                        .collect();
+                    let labels = std::sync::Arc::new(
+                        p.ws.page
+                            .source
+                            .rows
+                            .iter()
+                            .map(|r| p.ws.page.source.row_label(r))
+                            .collect::<Vec<_>>(),
+                    );
+                    // Where it goes, said whole.
+                    let path = std::path::absolute(&path).unwrap_or(path);
                     let what = format!(
-                        "exported the matrix of {} to {} ({} rules × {} targets",
+                        "exported the view of {} to {} ({} rules × {} targets",
                         crate::tui::theme::safe(&result.selection_key),
                         crate::tui::theme::safe(&path.display().to_string()),
                         rules.len(),
-                        p.ws.page.target.rows.len()
+                        targets.len()
                     );
                     self.status.info(format!(
                         "exporting to {}…",
                         crate::tui::theme::safe(&path.display().to_string())
                     ));
                     self.history_run(move |app, _, _| {
-                        let format = crate::print::matrix::MatrixFormat::for_path(&path);
                         let mut bytes = Vec::new();
                         let written =
-                            crate::print::matrix::write(&mut bytes, &result, &rules, format, true)
+                            crate::print::view::write(&mut bytes, &result, &rules, labels, &path)
                                 .map_err(|source| AppError::Io {
                                     path: path.display().to_string(),
                                     source,
                                 })
-                                .and_then(|()| app.export_file(&path, &bytes))
-                                .map(|()| format);
+                                .and_then(|format| app.export_file(&path, &bytes).map(|()| format));
                         HistoryDone::Exported(what, written)
                     });
+                }
+                return;
+            }
+            Action::CopyView => {
+                if let Screen::Page(p) = &self.screen {
+                    let (targets, rules_shown) =
+                        p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
+                    let result = p.ws.result().view(&targets, &rules_shown);
+                    let labels = std::sync::Arc::new(
+                        p.ws.page
+                            .source
+                            .rows
+                            .iter()
+                            .map(|r| p.ws.page.source.row_label(r))
+                            .collect::<Vec<_>>(),
+                    );
+                    let mut bytes = Vec::new();
+                    match crate::print::view::tsv(&mut bytes, &result, labels) {
+                        Ok(()) => {
+                            // Cells escaped as everything else a terminal receives; the
+                            // tabs and line breaks between them kept (they make cells).
+                            let text = String::from_utf8_lossy(&bytes)
+                                .split('\n')
+                                .map(|line| {
+                                    line.split('\t')
+                                        .map(crate::app::text::sanitize)
+                                        .collect::<Vec<_>>()
+                                        .join("\t")
+                                })
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                            self.status.info(format!(
+                                "copied the view ({} targets × {} rules) as TSV to the clipboard ({} bytes, through the terminal: OSC 52)",
+                                targets.len(),
+                                rules_shown.len(),
+                                text.len()
+                            ));
+                            self.clipboard = Some(text);
+                        }
+                        Err(e) => self.status.error(format!("copying the view: {e}")),
+                    }
                 }
                 return;
             }

@@ -1252,3 +1252,59 @@ fn the_page_lists_every_pane_once_in_tab_order() {
         "every pane, once"
     );
 }
+
+/// Small things that behaved unlike the tools people know (each failed before): `q`
+/// answers no to a question; a pre-filled prompt is replaced by what is typed (it
+/// appended: `duckdbduckdb`); Ctrl-R redoes in the editor; a field the page does not
+/// have, typed in infix, is `unknown-field` (it said `infix-syntax`).
+#[test]
+fn q_says_no_prefilled_prompts_are_replaced_ctrl_r_redoes_and_unknown_fields_say_so() {
+    use rulebench::tui::ui::Modal;
+    let mut b = open("llm-chat-clients");
+    // `q` in a question: no (the editor goes on, the text kept).
+    b.go_to_rule("streaming");
+    b.press(KeyCode::Char('e'));
+    b.chars("x");
+    b.press(KeyCode::Esc);
+    assert!(matches!(b.ui.modal, Some(Modal::Confirm { .. })));
+    b.press(KeyCode::Char('q'));
+    assert!(b.ui.modal.is_none(), "q closes the question");
+    assert!(
+        b.ui.page().unwrap().editor.active,
+        "q answers no: editing goes on"
+    );
+    assert!(!b.ui.quit, "q in a question does not quit");
+    // Ctrl-Z takes the `x` back, Ctrl-R brings it back.
+    b.ctrl('z');
+    assert!(!b.ui.page().unwrap().editor.is_invalid());
+    b.ctrl('r');
+    assert!(b.ui.page().unwrap().editor.is_invalid(), "redone");
+    b.ctrl('z');
+    // A field the page does not have, in infix: unknown-field, with a did-you-mean.
+    b.press(KeyCode::F(2));
+    assert!(b.ui.page().unwrap().editor.infix);
+    b.alt('>');
+    b.press(KeyCode::End);
+    b.chars(" and target.supportsStreamng == true");
+    match &b.ui.page().unwrap().editor.draft {
+        Some(Draft::Invalid { diagnostics }) => {
+            assert_eq!(diagnostics[0].code, Code::UnknownField, "{diagnostics:?}");
+            assert_eq!(
+                diagnostics[0].hint.as_deref(),
+                Some("did you mean `target.supportsStreaming`?")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    for _ in 0.." and target.supportsStreamng == true".len() {
+        b.press(KeyCode::Backspace);
+    }
+    b.press(KeyCode::Esc);
+    // `S` offers `duckdb`: typing replaces it.
+    b.press(KeyCode::Char('S'));
+    b.chars("postgres");
+    match &b.ui.modal {
+        Some(Modal::Prompt { input, .. }) => assert_eq!(input.lines().join(""), "postgres"),
+        _ => panic!("S asks for a dialect"),
+    }
+}

@@ -154,6 +154,8 @@ pub enum Action {
     ToggleOverride,
     SaveNow,
     Undo,
+    /// Redo what the editor's undo took back (Ctrl-R).
+    Redo,
     Increase,
     Decrease,
     Cycle,

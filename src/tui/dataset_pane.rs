@@ -7,7 +7,6 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
-use ratatui_textarea::TextArea;
 use serde_json::Value;
 
 use super::action::Action;
@@ -181,8 +180,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             state.refresh(ctx.ws);
         }
         Action::Search => {
-            let mut input = TextArea::default();
-            input.insert_str(&state.query);
+            let input = super::widgets::prefilled(&state.query);
             *ctx.modal = Some(Modal::Prompt {
                 title: format!("Search {} rows", state.side.name()),
                 input: Box::new(input),

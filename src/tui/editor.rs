@@ -265,6 +265,13 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 vec![]
             }
         }
+        Action::Redo => {
+            if state.textarea.redo() {
+                state.check(ctx.ws)
+            } else {
+                vec![]
+            }
+        }
         Action::SaveNow => {
             save(state, ctx);
             vec![]

@@ -490,6 +490,12 @@ fn build() -> Vec<Binding> {
         bind!(C::Editing, [(K::Char('z'), CTRL)], A::Undo, "undo"),
         bind!(
             C::Editing,
+            [(K::Char('r'), CTRL)],
+            A::Redo,
+            "redo (what undo took back)"
+        ),
+        bind!(
+            C::Editing,
             [(K::F(2), NONE)],
             A::ToggleInfix,
             "switch between JSONLogic and infix"
@@ -583,6 +589,7 @@ fn build() -> Vec<Binding> {
                 (K::Char('n'), NONE),
                 (K::Char('N'), SHIFT),
                 (K::Char('N'), NONE),
+                (K::Char('q'), NONE),
                 (K::Esc, NONE)
             ],
             A::Answer(false),

@@ -398,8 +398,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             vec![Action::TargetSelected(state.target)]
         }
         Action::Search => {
-            let mut input = ratatui_textarea::TextArea::default();
-            input.insert_str(&state.filter);
+            let input = super::widgets::prefilled(&state.filter);
             *ctx.modal = Some(Modal::Prompt {
                 title: "Filter targets: label, key or summary fields (Enter keeps, Esc clears)"
                     .into(),

@@ -319,13 +319,19 @@ fn input_line(input: &ratatui_textarea::TextArea<'_>, width: u16, t: &Theme) -> 
     if before.len() > room {
         before.drain(..before.len() - room);
     }
+    // Text selected (a pre-filled prompt: typing replaces it) shows so.
+    let rest = if input.is_selecting() {
+        t.selected()
+    } else {
+        ratatui::style::Style::default()
+    };
     Line::from(vec![
-        Span::raw(before.into_iter().collect::<String>()),
+        Span::styled(before.into_iter().collect::<String>(), rest),
         Span::styled(
             at,
             t.selected()
                 .add_modifier(ratatui::style::Modifier::REVERSED),
         ),
-        Span::raw(after),
+        Span::styled(after, rest),
     ])
 }

@@ -10,6 +10,17 @@ use super::theme::{Theme, safe};
 
 /// A pane's frame: its title, highlighted when focused.
 /// A pane's title with its number (`2 Rules (8)`): the key that focuses it.
+/// A one-line prompt's input holding `text`, all of it selected: typing replaces it (as
+/// a browser's search box does), Enter keeps it, an arrow key keeps it for editing.
+pub fn prefilled(text: &str) -> ratatui_textarea::TextArea<'static> {
+    let mut input = ratatui_textarea::TextArea::default();
+    input.insert_str(text);
+    if !text.is_empty() {
+        input.select_all();
+    }
+    input
+}
+
 pub fn numbered(pane: PaneId, title: &str) -> String {
     format!("{} {title}", pane.number())
 }

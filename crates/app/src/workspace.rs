@@ -738,8 +738,9 @@ impl Session {
                 diagnostics: vec![Diagnostic {
                     line: Some(e.line),
                     column: Some(e.column),
-                    ..Diagnostic::error(Code::InfixSyntax, "", e.message.clone())
-                        .with_hint(e.hint.clone())
+                    // A field the page does not have says so (`unknown-field`), as
+                    // in JSONLogic; the rest is `infix-syntax`.
+                    ..Diagnostic::error(e.code, "", e.message.clone()).with_hint(e.hint.clone())
                 }],
             },
         }

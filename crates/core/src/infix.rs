@@ -24,6 +24,9 @@ use super::diag::did_you_mean;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{line}:{column}: {message}{}", hint.as_ref().map(|h| format!(" (hint: {h})")).unwrap_or_default())]
 pub struct ParseError {
+    /// What kind of mistake: `infix-syntax`, or `unknown-field` / `var-prefix` for a
+    /// field the page does not have.
+    pub code: crate::diag::Code,
     pub message: String,
     pub line: usize,
     pub column: usize,
@@ -99,6 +102,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let err = |offset: usize, message: String, hint: Option<String>| {
         let (line, column) = line_col(text, offset);
         ParseError {
+            code: crate::diag::Code::InfixSyntax,
             message,
             line,
             column,
@@ -346,6 +350,7 @@ impl Parser<'_> {
     fn error_at(&self, offset: usize, message: String, hint: Option<String>) -> ParseError {
         let (line, column) = line_col(self.text, offset);
         ParseError {
+            code: crate::diag::Code::InfixSyntax,
             message,
             line,
             column,
@@ -552,12 +557,23 @@ impl Parser<'_> {
                 if !known {
                     let hint = did_you_mean(&f, self.fields.0.iter().map(String::as_str))
                         .map(|s| format!("did you mean `{s}`?"));
-                    let message = if f.starts_with("source.") || f.starts_with("target.") {
-                        format!("unknown field `{f}`")
+                    let (code, message) = if f.starts_with("source.") || f.starts_with("target.") {
+                        (
+                            crate::diag::Code::UnknownField,
+                            format!("unknown field `{f}`"),
+                        )
                     } else {
-                        format!("`{f}` is not a field: fields start with `source.` or `target.`")
+                        (
+                            crate::diag::Code::VarPrefix,
+                            format!(
+                                "`{f}` is not a field: fields start with `source.` or `target.`"
+                            ),
+                        )
                     };
-                    return Err(self.error_at(t.offset, message, hint));
+                    return Err(ParseError {
+                        code,
+                        ..self.error_at(t.offset, message, hint)
+                    });
                 }
                 Ok(json!({"var": f}))
             }
@@ -576,6 +592,7 @@ impl Parser<'_> {
                         Ok(inner)
                     }
                     _ => Err(ParseError {
+                        code: crate::diag::Code::InfixSyntax,
                         hint: Some(format!(
                             "the `(` at {}:{} is not closed",
                             line_col(self.text, t.offset).0,
@@ -610,6 +627,7 @@ impl Parser<'_> {
                             let hint = matches!(end, Tok::End)
                                 .then(|| format!("the `[` at {line}:{column} is not closed"));
                             return Err(ParseError {
+                                code: crate::diag::Code::InfixSyntax,
                                 hint,
                                 ..self.unexpected("`,` or `]`")
                             });
@@ -662,6 +680,7 @@ pub fn parse(text: &str, fields: &Fields) -> Result<Value, ParseError> {
     match p.peek() {
         Tok::End => Ok(value),
         Tok::RParen => Err(ParseError {
+            code: crate::diag::Code::InfixSyntax,
             hint: Some("this `)` has no `(`".into()),
             ..p.unexpected("the end")
         }),

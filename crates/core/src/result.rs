@@ -351,10 +351,7 @@ impl SelectionResult {
         let eval = super::matrix::SelectionEval {
             selection: self.eval.selection,
             columns,
-            devices: targets
-                .iter()
-                .map(|&t| self.eval.devices[t])
-                .collect(),
+            devices: targets.iter().map(|&t| self.eval.devices[t]).collect(),
             overrides: targets.iter().map(|&t| self.eval.overrides[t]).collect(),
             notes: targets
                 .iter()

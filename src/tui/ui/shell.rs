@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEventKind};
-use ratatui_textarea::TextArea;
 
 use crate::app::jobs::{Jobs, Mode};
 use crate::app::watch::Watcher;
@@ -694,8 +693,7 @@ impl Ui {
                         .map(|r| crate::app::text::slugify(&d.row_label(r)))
                         .unwrap_or_default();
                     let name = format!("{}-{selection}.csv", p.ws.page.id);
-                    let mut input = TextArea::default();
-                    input.insert_str(&name);
+                    let input = crate::tui::widgets::prefilled(&name);
                     self.modal = Some(Modal::Prompt {
                         title: "Export the view to (.csv .tsv .jsonl .parquet: a row per target; .md .json, else a table: the grid) · Enter writes"
                             .into(),
@@ -795,8 +793,7 @@ impl Ui {
             }
             Action::SqlPage => {
                 if let Screen::Page(_) = &self.screen {
-                    let mut input = TextArea::default();
-                    input.insert_str("duckdb");
+                    let input = crate::tui::widgets::prefilled("duckdb");
                     self.modal = Some(Modal::Prompt {
                         title: format!(
                             "As SQL: DIALECT [FILE] ({})",
@@ -930,11 +927,10 @@ impl Ui {
             Action::SaveAsPagePrompt => {
                 if let Screen::Page(p) = &self.screen {
                     let id = &p.ws.page.id;
-                    let mut input = TextArea::default();
                     // Removed: offered back under its own id; renamed: beside it.
                     let taken = p.ws.app().revision(id).ok().flatten().is_some()
                         || p.ws.app().renamed_to(id).ok().flatten().is_some();
-                    input.insert_str(if taken {
+                    let input = crate::tui::widgets::prefilled(&if taken {
                         format!("{id}-mine")
                     } else {
                         id.clone()

@@ -1308,3 +1308,40 @@ fn q_says_no_prefilled_prompts_are_replaced_ctrl_r_redoes_and_unknown_fields_say
         _ => panic!("S asks for a dialect"),
     }
 }
+
+/// Deleting a rule keeps the cursor where it was (on the rule that took the deleted
+/// one's place), in Rules and in the editor (reported as moving to the first rule; not
+/// reproduced with the Rules pane unfiltered or filtered).
+#[test]
+fn deleting_a_rule_keeps_the_cursor_in_place() {
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("provider");
+    let at = b.ui.page().unwrap().rules.selected().unwrap();
+    let next = b.ui.page().unwrap().ws.page.rules[at + 1].id.clone();
+    b.press(KeyCode::Char('d'));
+    b.press(KeyCode::Char('y'));
+    let p = b.ui.page().unwrap();
+    assert!(p.ws.page.rule("provider").is_none(), "deleted");
+    let now = p.rules.selected().unwrap();
+    assert_eq!(p.ws.page.rules[now].id, next, "the cursor stays in place");
+    assert_eq!(p.editor.rule, now, "the editor follows the cursor");
+}
+
+/// `O` forces the pair incompatible in one key, with one note, in one revision (it took
+/// two `o`, two revisions and the note typed twice).
+#[test]
+fn shift_o_forces_incompatible_at_once() {
+    let mut b = open("llm-chat-clients");
+    b.press(KeyCode::Char('3'));
+    let rev = b.ui.page().unwrap().ws.revision;
+    let t = b.ui.page().unwrap().matrix.target;
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('O'), KeyModifiers::SHIFT));
+    b.chars("outage");
+    b.press(KeyCode::Enter);
+    let ws = &b.ui.page().unwrap().ws;
+    let o = ws.override_of(t).expect("an override");
+    assert!(!o.value, "incompatible");
+    assert_eq!(o.note.as_deref(), Some("outage"));
+    assert_eq!(ws.revision, rev + 1, "one revision");
+    assert_eq!(ws.eval.devices[t].verdict.number(), 0);
+}

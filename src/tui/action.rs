@@ -152,6 +152,9 @@ pub enum Action {
     EditRuleMeta,
     RevertRule,
     ToggleOverride,
+    /// Force the (selection, target) pair incompatible at once (`O`), asking for one
+    /// note.
+    ForceIncompatible,
     SaveNow,
     Undo,
     /// Redo what the editor's undo took back (Ctrl-R).

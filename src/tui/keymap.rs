@@ -296,6 +296,12 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Matrix),
+            [(K::Char('O'), SHIFT), (K::Char('O'), NONE)],
+            A::ForceIncompatible,
+            "force (selection, target) incompatible at once, with a note"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
             [(K::Char('e'), NONE)],
             A::EditRule,
             "edit the rule of this row"

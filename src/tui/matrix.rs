@@ -542,6 +542,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             Action::EditRule,
         ],
         Action::ToggleOverride => toggle_override(state, ctx),
+        Action::ForceIncompatible => force(state, ctx, false),
         _ => vec![],
     }
 }
@@ -596,10 +597,28 @@ fn toggle_override(state: &State, ctx: &mut Ctx<'_>) -> Vec<Action> {
             return vec![];
         }
     };
+    force(state, ctx, value)
+}
+
+/// Asks for the note of an override forcing the cursor's target to `value` (the note it
+/// has, offered to keep or replace).
+fn force(state: &State, ctx: &mut Ctx<'_>, value: bool) -> Vec<Action> {
+    let t = state.target;
+    if !ctx.ws.has_sources() || t >= ctx.ws.page.target.rows.len() {
+        ctx.status.error("no (selection, target) pair to override");
+        return vec![];
+    }
+    let d = &ctx.ws.page.target;
+    let label = safe(&d.row_label(&d.rows[t]));
     let what = if value { "compatible" } else { "incompatible" };
+    let note = ctx
+        .ws
+        .override_of(t)
+        .and_then(|o| o.note.clone())
+        .unwrap_or_default();
     *ctx.modal = Some(Modal::Prompt {
         title: format!("Force {label} {what} · note (optional), Enter saves"),
-        input: Box::default(),
+        input: Box::new(super::widgets::prefilled(&note)),
         purpose: PromptFor::OverrideNote { target: t, value },
     });
     vec![]

@@ -1345,3 +1345,45 @@ fn shift_o_forces_incompatible_at_once() {
     assert_eq!(ws.revision, rev + 1, "one revision");
     assert_eq!(ws.eval.devices[t].verdict.number(), 0);
 }
+
+/// `[` sorts the targets by the rule under the cursor (failing first), `]` the other
+/// way, `R` reverses any order; the title says so, and the export follows.
+#[test]
+fn targets_sort_by_a_rule_and_reverse() {
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("structured-outputs");
+    b.press(KeyCode::Char('3'));
+    let r = b.rule("structured-outputs");
+    b.press(KeyCode::Char('['));
+    let ranks = |b: &Bench| -> Vec<u8> {
+        let p = b.ui.page().unwrap();
+        let (targets, _) = p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
+        targets
+            .iter()
+            .map(|&t| u8::from(p.ws.eval.columns[r].passed(t)))
+            .collect()
+    };
+    let asc = ranks(&b);
+    assert!(asc.contains(&0) && asc.contains(&1), "{asc:?}");
+    assert!(
+        asc.windows(2).all(|w| w[0] <= w[1]),
+        "failing first: {asc:?}"
+    );
+    assert!(b.screen(200, 50).contains("by Structured Outputs"));
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT));
+    let desc = ranks(&b);
+    assert!(desc.windows(2).all(|w| w[0] >= w[1]), "reversed: {desc:?}");
+    assert!(
+        b.screen(200, 50)
+            .contains("by Structured Outputs, reversed")
+    );
+    b.press(KeyCode::Char(']'));
+    assert_eq!(ranks(&b), desc, "] is the other way");
+    // `s` goes back to page order (from a rule's), `R` reverses it.
+    b.press(KeyCode::Char('s'));
+    b.ui.handle_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT));
+    let p = b.ui.page().unwrap();
+    let (targets, _) = p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
+    let n = p.ws.page.target.rows.len();
+    assert_eq!(targets, (0..n).rev().collect::<Vec<_>>());
+}

@@ -211,6 +211,10 @@ pub enum Action {
     CycleShow,
     /// Matrix: page order → verdict → score → label.
     CycleSort,
+    /// Sort the targets by the cursor's rule: failing first, or (`true`) the other way.
+    SortByRule(bool),
+    /// Reverse the targets' order (`R`).
+    ReverseSort,
     /// The matrix's target filter (as typed).
     FilterTargets(String),
     /// The Sources pane's filter (as typed); `true` once it is entered (the selection

@@ -404,6 +404,24 @@ fn build() -> Vec<Binding> {
             "sort targets: page order → verdict (worst first) → score (lowest first) → label"
         ),
         bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('['), NONE)],
+            A::SortByRule(false),
+            "sort the targets by the rule under the cursor: failing first"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char(']'), NONE)],
+            A::SortByRule(true),
+            "sort the targets by the rule under the cursor: not applying, then passing, first"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('R'), SHIFT), (K::Char('R'), NONE)],
+            A::ReverseSort,
+            "reverse the targets' order (any sort, page order too)"
+        ),
+        bind!(
             C::Pane(PaneId::Overrides),
             [(K::Char('d'), NONE)],
             A::ToggleOverride,

@@ -144,6 +144,9 @@ pub enum Sort {
     /// Lowest score first.
     Score,
     Label,
+    /// By the outcome of this rule: failing (or erring) first, then passing, then the
+    /// targets it does not apply to (`[`; `]` the other way).
+    Rule(usize),
 }
 
 #[derive(Debug, Default)]
@@ -158,6 +161,8 @@ pub struct State {
     pub collapsed: std::collections::HashSet<String>,
     pub show: Show,
     pub sort: Sort,
+    /// The sort reversed (`R`).
+    pub reversed: bool,
     /// The target filter (`/`): every word must be in the label, key or summary fields.
     pub filter: String,
     /// The targets shown, in order, when not all in page order.
@@ -250,7 +255,7 @@ impl State {
     }
 
     /// What the title says about the view (filter, show, sort), if anything.
-    fn describe(&self, targets: usize) -> Option<String> {
+    fn describe(&self, targets: usize, rules: &[Rule]) -> Option<String> {
         let mut parts = Vec::new();
         if !self.filter.is_empty() {
             parts.push(format!("/{}", safe(&self.filter)));
@@ -260,11 +265,24 @@ impl State {
             Show::Failing => parts.push("not fully compatible".into()),
             Show::Moved => parts.push("moved".into()),
         }
-        match self.sort {
-            Sort::Page => {}
-            Sort::Verdict => parts.push("by verdict".into()),
-            Sort::Score => parts.push("by score".into()),
-            Sort::Label => parts.push("by label".into()),
+        let sort = match self.sort {
+            Sort::Page if self.reversed => Some("in reverse page order".to_owned()),
+            Sort::Page => None,
+            Sort::Verdict => Some("by verdict".to_owned()),
+            Sort::Score => Some("by score".to_owned()),
+            Sort::Label => Some("by label".to_owned()),
+            Sort::Rule(r) => Some(format!(
+                "by {}",
+                safe(rules.get(r).map_or("a rule", |r| r.name.as_str()))
+            )),
+        };
+        if let Some(sort) = sort {
+            let reversed = self.reversed && self.sort != Sort::Page;
+            parts.push(if reversed {
+                format!("{sort}, reversed")
+            } else {
+                sort
+            });
         }
         (!parts.is_empty()).then(|| {
             format!(
@@ -279,7 +297,11 @@ impl State {
     /// keeps the cursor on a shown target.
     fn refresh(&mut self, ws: &crate::app::Session) {
         let n = ws.page.target.rows.len();
-        if self.filter.is_empty() && self.show == Show::All && self.sort == Sort::Page {
+        if self.filter.is_empty()
+            && self.show == Show::All
+            && self.sort == Sort::Page
+            && !self.reversed
+        {
             self.order = None;
             return;
         }
@@ -346,6 +368,23 @@ impl State {
                     .collect();
                 order.sort_by(|&a, &b| labels[a].cmp(&labels[b]));
             }
+            Sort::Rule(r) => {
+                // Failing (or erring) first, then passing, then not applying.
+                let rank = |t: usize| match ws
+                    .eval
+                    .columns
+                    .get(r)
+                    .and_then(|c| c.outcome.get(t).copied())
+                {
+                    Some(crate::app::types::PASS) => 1,
+                    Some(NOT_APPLICABLE) => 2,
+                    _ => 0,
+                };
+                order.sort_by_key(|&t| rank(t));
+            }
+        }
+        if self.reversed {
+            order.reverse();
         }
         if !order.contains(&self.target)
             && let Some(&first) = order.first()
@@ -431,19 +470,48 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             });
             vec![Action::TargetSelected(state.target)]
         }
+        Action::SortByRule(descending) => {
+            if state.rule < rules {
+                state.sort = Sort::Rule(state.rule);
+                state.reversed = *descending;
+                state.refresh(ctx.ws);
+                ctx.status.info(format!(
+                    "targets by {}, {} first (R reverses, s goes back to the other orders)",
+                    safe(&ctx.ws.page.rules[state.rule].name),
+                    if *descending {
+                        "not applying, then passing,"
+                    } else {
+                        "failing"
+                    }
+                ));
+            }
+            vec![Action::TargetSelected(state.target)]
+        }
+        Action::ReverseSort => {
+            state.reversed = !state.reversed;
+            state.refresh(ctx.ws);
+            ctx.status.info(if state.reversed {
+                "the order reversed (R again: as it was)"
+            } else {
+                "the order as it was"
+            });
+            vec![Action::TargetSelected(state.target)]
+        }
         Action::CycleSort => {
             state.sort = match state.sort {
                 Sort::Page => Sort::Verdict,
                 Sort::Verdict => Sort::Score,
                 Sort::Score => Sort::Label,
-                Sort::Label => Sort::Page,
+                Sort::Label | Sort::Rule(_) => Sort::Page,
             };
+            state.reversed = false;
             state.refresh(ctx.ws);
             ctx.status.info(match state.sort {
                 Sort::Page => "targets in page order",
                 Sort::Verdict => "targets by verdict, worst first",
                 Sort::Score => "targets by score, lowest first",
                 Sort::Label => "targets by label",
+                Sort::Rule(_) => "targets by a rule",
             });
             vec![Action::TargetSelected(state.target)]
         }
@@ -703,7 +771,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             )
         });
     }
-    if let Some(view) = state.describe(nt) {
+    if let Some(view) = state.describe(nt, &ws.page.rules) {
         title.push_str(&format!(" · {view}"));
     }
     if let Some(row) = targets.rows.get(state.target) {

@@ -530,3 +530,26 @@ fn nested_paths_and_version_like_fields() {
     let got = diags(json!({">=": [{"var": "source.name"}, {"var": "target.id"}]}));
     assert!(!got.iter().any(|d| d.code == Code::TextOrder), "{got:?}");
 }
+
+/// Regression: a nested path that only a dataset default holds was an unknown field (the
+/// rows that lack the field read the default's keys).
+#[test]
+fn a_nested_path_of_a_default_is_known() {
+    use rulebench_core::check::logic as check_logic;
+    use rulebench_core::model::Page;
+    use rulebench_core::validate::Schema;
+    use serde_json::json;
+    let page: Page = serde_json::from_value(json!({
+        "format": "rulebench.page/v1", "id": "n", "name": "N",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "defaults": {"caps": {"tools": false}},
+            "rows": [{"id": "a", "caps": {"vision": true}}, {"id": "b"}]},
+        "rules": []
+    }))
+    .unwrap();
+    let schema = Schema::of(&page);
+    let got = check_logic(&json!({"!!": {"var": "target.caps.tools"}}), &schema);
+    assert!(!got.iter().any(|d| d.code == Code::UnknownField), "{got:?}");
+    let got = check_logic(&json!({"!!": {"var": "target.caps.tool"}}), &schema);
+    assert!(got.iter().any(|d| d.code == Code::UnknownField), "{got:?}");
+}

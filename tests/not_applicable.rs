@@ -353,6 +353,19 @@ fn the_rule_form_edits_applies_when() {
         r#"{"!!":[{"var":"source.needsVision"}]}"#
     );
     let r = ws.page.rules[i].clone();
+    // Regression: a weight edit rewrote a JSONLogic condition shown in the form (`vision`
+    // is written as infix there, `tools` as a predicate list stored as JSONLogic).
+    let tools = ws.page.rules.iter().position(|r| r.id == "tools").unwrap();
+    let t = ws.page.rules[tools].clone();
+    let shown = ws.condition_text(tools);
+    ws.update_rule_meta(tools, &t.name, t.required, 3.0, &t.category, &shown)
+        .unwrap();
+    let stored = common::export_page(&db, "na")["rules"][tools]["appliesWhen"].clone();
+    assert_eq!(
+        stored,
+        json!({"==": [{"var": "source.needsTools"}, true]}),
+        "kept as written, not rewritten as the infix the form shows ({shown})"
+    );
     let photo = ws
         .page
         .source

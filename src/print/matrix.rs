@@ -93,7 +93,21 @@ fn grid(
         // A rule family: a row of its own before its members (each target's passes of
         // the members that apply), its members indented under it.
         if let Some(m) = member.filter(|m| m.index == 0) {
-            let members = i..(i + m.family.members).min(r.names.rules.len());
+            // Its members as the grid has them (found by family, wherever they are).
+            let members: Vec<usize> = r
+                .names
+                .rules
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| {
+                    rules
+                        .iter()
+                        .find(|x| x.id == n.id)
+                        .and_then(|x| x.family.as_ref())
+                        .is_some_and(|f| f.family.id == m.family.id)
+                })
+                .map(|(j, _)| j)
+                .collect();
             let mut head = vec![
                 text(&format!(
                     "{} ({} rules)",
@@ -107,7 +121,7 @@ fn grid(
                 text(meta.map_or("", |m| m.category.as_str())),
             ];
             head.extend((0..n).map(|t| {
-                let outcomes = members.clone().map(|j| r.eval.columns[j].outcome[t]);
+                let outcomes = members.iter().map(|&j| r.eval.columns[j].outcome[t]);
                 let applies = outcomes
                     .clone()
                     .filter(|&o| o != Outcome::NotApplicable)

@@ -1053,11 +1053,19 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
                     name_text_w,
                     theme.dim(),
                 );
-                let members = i..(i + m.family.members).min(rules.len());
+                // Its members, found by family (wherever they are).
+                let members: Vec<usize> = (0..rules.len())
+                    .filter(|&r| {
+                        rules[r]
+                            .family
+                            .as_ref()
+                            .is_some_and(|f| f.family.id == m.family.id)
+                    })
+                    .collect();
                 for (c, &t) in visible.iter().enumerate() {
                     let outcomes = members
-                        .clone()
-                        .filter_map(|r| ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)));
+                        .iter()
+                        .filter_map(|&r| ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)));
                     let applies = outcomes.clone().filter(|&&o| o != NOT_APPLICABLE).count();
                     let failing = outcomes
                         .filter(|&&o| o != PASS && o != NOT_APPLICABLE)

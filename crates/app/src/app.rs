@@ -663,13 +663,13 @@ impl App {
                 .map(member)
                 .map(|d| d.locate_in(text)),
             );
-            if rule.family.as_ref().is_none_or(|m| m.index == 0) {
-                diags.extend(
-                    validate::rule_fields(&rule.name, rule.weight)
-                        .into_iter()
-                        .map(|d| d.locate_in(text)),
-                );
-            }
+            // Every member's (a name made from a value may hold no letter or digit).
+            diags.extend(
+                validate::rule_fields(&rule.name, rule.weight)
+                    .into_iter()
+                    .map(member)
+                    .map(|d| d.locate_in(text)),
+            );
         }
         if diags.iter().any(Diagnostic::is_error) {
             return Err(invalid(diags));
@@ -748,16 +748,19 @@ impl App {
             .map(|r| r.id.clone())
             .collect();
         if page.rule(rule_id).is_none() && !members.is_empty() {
-            return Ok(self.store.change(
+            return self.store.change_checked(
                 page_id,
                 &format!("removed rule family {rule_id} ({} rules)", members.len()),
-                |tx, rev| {
-                    for id in &members {
-                        store::ops::delete_rule(tx, page_id, id, rev)?;
+                |tx, rev| -> Result<()> {
+                    // Its members as stored now (one may have come meanwhile).
+                    for r in store::ops::rules(tx, page_id)? {
+                        if r.family.as_ref().is_some_and(|m| m.family.id == rule_id) {
+                            store::ops::delete_rule(tx, page_id, &r.id, rev)?;
+                        }
                     }
                     Ok(())
                 },
-            )?);
+            );
         }
         if page.rule(rule_id).is_none() {
             let ids: Vec<&str> = page.rules.iter().map(|r| r.id.as_str()).collect();

@@ -195,25 +195,41 @@ impl App {
             // Removed after the rules are written: an upsert of a rule whose position a
             // removal moved in this revision would log it twice.
             let mut gone: Vec<String> = Vec::new();
-            if !families.is_empty() {
-                for stored in store::ops::rules(tx, &page.id)? {
-                    let Some(m) = &stored.family else { continue };
-                    if !families.contains(&m.family.id.as_str()) {
-                        continue;
+            // The family of each stored rule (read once when families are written: a
+            // member is not read, and its family expanded, one by one).
+            let stored_family: Option<std::collections::HashMap<String, Option<String>>> =
+                if families.is_empty() {
+                    None
+                } else {
+                    let stored = store::ops::rules(tx, &page.id)?;
+                    for r in &stored {
+                        let Some(m) = &r.family else { continue };
+                        if !families.contains(&m.family.id.as_str()) {
+                            continue;
+                        }
+                        if !replace {
+                            return Err(AppError::RuleExists {
+                                page: page.id.clone(),
+                                rule: m.family.id.clone(),
+                            });
+                        }
+                        if !ids.contains(&r.id.as_str()) {
+                            gone.push(r.id.clone());
+                        }
                     }
-                    if !replace {
-                        return Err(AppError::RuleExists {
-                            page: page.id.clone(),
-                            rule: m.family.id.clone(),
-                        });
-                    }
-                    if !ids.contains(&stored.id.as_str()) {
-                        gone.push(stored.id.clone());
-                    }
-                }
-            }
+                    Some(
+                        stored
+                            .into_iter()
+                            .map(|r| (r.id, r.family.map(|m| m.family.id.clone())))
+                            .collect(),
+                    )
+                };
+            // Where the last member of each family written so far went: a new member
+            // goes right after it (a family stays together).
+            let mut after: std::collections::HashMap<String, usize> = Default::default();
             for rule in rules {
                 let (count, exists) = store::ops::rule_count(tx, &page.id, &rule.id)?;
+                let family = rule.family.as_ref().map(|m| m.family.id.clone());
                 let ord = if exists {
                     if !replace {
                         return Err(AppError::RuleExists {
@@ -221,7 +237,27 @@ impl App {
                             rule: rule.id.clone(),
                         });
                     }
-                    crate::app::refuse_member(tx, &page.id, &rule.id, Some(rule))?;
+                    match stored_family.as_ref().and_then(|s| s.get(&rule.id)) {
+                        // A member of the same family: replaced in place.
+                        Some(stored) if stored.is_some() && *stored == family => {}
+                        // A member of another family, or a rule that is not one.
+                        Some(Some(other)) => {
+                            return Err(AppError::FamilyMember {
+                                page: page.id.clone(),
+                                rule: rule.id.clone(),
+                                family: other.clone(),
+                            });
+                        }
+                        Some(None) if family.is_some() => {
+                            return Err(AppError::Usage(format!(
+                                "rule `{}` of the family `{}` would replace the rule `{}` that is not of it: give the family another id, or remove that rule first",
+                                rule.id,
+                                family.as_deref().unwrap_or_default(),
+                                rule.id
+                            )));
+                        }
+                        _ => crate::app::refuse_member(tx, &page.id, &rule.id, Some(rule))?,
+                    }
                     store::ops::rule_ord(tx, &page.id, &rule.id)?.unwrap_or(count)
                 } else {
                     if let Some(limit) = limit
@@ -229,9 +265,15 @@ impl App {
                     {
                         return Err(AppError::RuleLimit { limit });
                     }
-                    count
+                    family
+                        .as_ref()
+                        .and_then(|f| after.get(f))
+                        .map_or(count, |&last| last + 1)
                 };
                 store::ops::put_rule(tx, page, rule, ord, rev)?;
+                if let Some(f) = family {
+                    after.insert(f, ord);
+                }
             }
             for id in &gone {
                 store::ops::delete_rule(tx, &page.id, id, rev)?;

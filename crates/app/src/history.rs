@@ -120,6 +120,19 @@ impl App {
         if page.rule(rule_id).map(|(_, r)| r) == Some(&rule) {
             return Ok(None);
         }
+        // A member of a rule family (then or now) changes with its family: one member
+        // alone would split it (restore the page, or add the family again).
+        if let Some(m) = rule
+            .family
+            .as_ref()
+            .or_else(|| page.rule(rule_id).and_then(|(_, r)| r.family.as_ref()))
+        {
+            return Err(AppError::FamilyMember {
+                page: page_id.to_owned(),
+                rule: rule_id.to_owned(),
+                family: m.family.id.clone(),
+            });
+        }
         let limit = page.plan_tier().rule_limit();
         let what = format!("restored rule {rule_id} from revision {n}");
         self.store

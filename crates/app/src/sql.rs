@@ -166,9 +166,12 @@ impl App {
         match rulebench_core::read::page_all(text) {
             (Some(page), mut diags) if !diags.iter().any(Diagnostic::is_error) => {
                 if let Ok(mut matrix) = Matrix::new(&page) {
+                    // Pointed at the file's rules (a family's members at their family).
+                    let written = rulebench_core::family::written_indexes(&page.rules);
                     diags.extend(
                         rulebench_core::lint::constant_over_data(&page, &mut matrix)
                             .into_iter()
+                            .map(|d| rulebench_core::family::at_written(d, &page.rules, &written))
                             .map(|d| d.locate_in(text)),
                     );
                 }

@@ -893,8 +893,13 @@ impl Session {
                 diagnostics: problems,
             });
         }
-        let condition = self.read_condition(i, applies_when)?;
+        let mut condition = self.read_condition(i, applies_when)?;
         let mut rule = self.page.rules[i].clone();
+        // The same condition, however it is shown (a JSONLogic one in infix), is the
+        // one stored: kept as written.
+        if condition.as_ref().map(|c| &c.logic) == rule.applies_when.as_ref().map(|c| &c.logic) {
+            condition = rule.applies_when.clone();
+        }
         let condition_changed = rule.applies_when != condition;
         // The condition is written only when it was changed here, over the one this
         // session had (a change made elsewhere is never written over unseen).
@@ -997,6 +1002,8 @@ impl Session {
     pub fn restore_orphans(&mut self) -> Result<Vec<String>> {
         let mut names = Vec::new();
         while let Some(mut rule) = self.orphans.first().cloned() {
+            // Back as a rule of its own (its family, if it had one, is gone).
+            rule.family = None;
             let base = rule.id.clone();
             let mut n = 2;
             while self.page.rule(&rule.id).is_some() {

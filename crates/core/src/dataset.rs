@@ -406,7 +406,14 @@ pub fn with_defaults(
     d: &Dataset,
 ) -> BTreeMap<String, FieldSchema> {
     for (k, v) in &d.defaults {
-        fields.entry(k.clone()).or_default().default = Some(v.clone());
+        let f = fields.entry(k.clone()).or_default();
+        f.default = Some(v.clone());
+        // An object default's keys are there for every row that reads it.
+        if let Value::Object(o) = v {
+            f.nested
+                .get_or_insert_with(Nested::default)
+                .add(o, &mut String::new(), 1);
+        }
     }
     fields
 }

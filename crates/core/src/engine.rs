@@ -247,7 +247,10 @@ pub fn present_when_true(condition: &Value) -> Vec<String> {
     fn path(v: &Value) -> Option<String> {
         match v.as_object().filter(|o| o.len() == 1)?.get("var")? {
             Value::String(p) => Some(p.clone()),
-            Value::Array(a) => a.first()?.as_str().map(str::to_owned),
+            // With a default, a missing field reads the default: nothing is proven.
+            Value::Array(a) if a.get(1).is_none_or(Value::is_null) => {
+                a.first()?.as_str().map(str::to_owned)
+            }
             _ => None,
         }
     }

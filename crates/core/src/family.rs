@@ -24,11 +24,11 @@ use crate::model::{Expanded, Family, Member, Rule, slugify};
 
 /// The most members one family may expand to (each combination of `each` is a rule; the
 /// page's rule limit applies to them too).
-pub const MAX_MEMBERS: usize = 10_000;
+pub const MAX_MEMBERS: usize = 2_000;
 
-/// The most a family may expand to: its members times the size of its text as written
-/// (each member is a rule of about that size), in bytes.
-pub const MAX_EXPANDED_BYTES: usize = 64 * 1024 * 1024;
+/// The most a family may take: its members times the size of its text as written
+/// (each member is stored with its family as written), in bytes.
+pub const MAX_EXPANDED_BYTES: usize = 16 * 1024 * 1024;
 
 /// The root of a parameter in a family's logic: `param.feature`.
 pub const PARAM_ROOT: &str = "param";
@@ -62,7 +62,8 @@ pub fn expand(written: Map<String, Value>) -> Result<Vec<Rule>, String> {
     let params: Vec<&str> = params.iter().map(String::as_str).collect();
     let mut template = written.clone();
     template.remove("each");
-    let size = Value::Object(template.clone()).to_string().len();
+    // Each member is stored with its family as written (`each` included).
+    let size = Value::Object(written.clone()).to_string().len();
     if size.saturating_mul(bindings.len()) > MAX_EXPANDED_BYTES {
         return Err(format!(
             "{what}: {} members of {size} bytes each expand past {} MB: fewer values, or a smaller rule",
@@ -79,6 +80,7 @@ pub fn expand(written: Map<String, Value>) -> Result<Vec<Rule>, String> {
     let id_names_a_param = written_id(&family).is_some_and(|i| names_a_param(i, &params));
     let name_names_a_param = names_a_param(&name, &params);
     let mut rules: Vec<Rule> = Vec::with_capacity(bindings.len());
+    let mut ids: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (index, binding) in bindings.into_iter().enumerate() {
         let values: Vec<String> = binding.iter().map(|(_, v)| text_of(v)).collect();
         let mut member = substitute_texts(&Value::Object(template.clone()), &binding);
@@ -114,7 +116,9 @@ pub fn expand(written: Map<String, Value>) -> Result<Vec<Rule>, String> {
                 c.expression = None;
             }
         }
-        if let Some(first) = rules.iter().find(|r| r.id == rule.id) {
+        if !ids.insert(rule.id.clone())
+            && let Some(first) = rules.iter().find(|r| r.id == rule.id)
+        {
             return Err(format!(
                 "{what}: two members have the id `{}` ({} and {}); name a parameter in the id, as `{}-{{{}}}`",
                 rule.id,
@@ -235,7 +239,8 @@ fn bindings(what: &str, each: &Value) -> Result<Vec<Vec<(String, Value)>>, Strin
                         i + 1
                     ));
                 }
-                let these: Vec<&String> = o.keys().collect();
+                let mut these: Vec<&String> = o.keys().collect();
+                these.sort();
                 match &keys {
                     None => keys = Some(these),
                     Some(first) if *first != these => {
@@ -289,10 +294,28 @@ pub fn text_of(v: &Value) -> String {
 fn substitute_texts(v: &Value, binding: &[(String, Value)]) -> Value {
     match v {
         Value::String(s) if s.contains('{') => {
-            let mut out = s.clone();
-            for (p, value) in binding {
-                out = out.replace(&format!("{{{p}}}"), &text_of(value));
+            // One pass: a value that holds `{b}` is not read again as a placeholder.
+            let mut out = String::with_capacity(s.len());
+            let mut rest = s.as_str();
+            while let Some(open) = rest.find('{') {
+                out.push_str(&rest[..open]);
+                let after = &rest[open + 1..];
+                let found = after.find('}').and_then(|close| {
+                    let (_, value) = binding.iter().find(|(p, _)| *p == after[..close])?;
+                    Some((close, value))
+                });
+                match found {
+                    Some((close, value)) => {
+                        out.push_str(&text_of(value));
+                        rest = &after[close + 1..];
+                    }
+                    None => {
+                        out.push('{');
+                        rest = after;
+                    }
+                }
             }
+            out.push_str(rest);
             Value::String(out)
         }
         Value::Array(items) => {
@@ -454,11 +477,18 @@ pub fn at_written(
         format!("/{tail}")
     };
     let message = match &rule.family {
-        Some(m) => format!(
-            "{} (member `{}` of the rule family `{}`)",
-            d.message, rule.id, m.family.id
-        ),
-        None => d.message.clone(),
+        // (Unless it speaks of the family already.)
+        Some(m)
+            if !d
+                .message
+                .contains(&format!("rule family `{}`", m.family.id)) =>
+        {
+            format!(
+                "{} (member `{}` of the rule family `{}`)",
+                d.message, rule.id, m.family.id
+            )
+        }
+        _ => d.message.clone(),
     };
     crate::diag::Diagnostic {
         pointer: format!("/rules/{w}{tail}"),

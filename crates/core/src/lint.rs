@@ -414,7 +414,6 @@ pub fn constant_over_data(
             |s: &Option<Vec<super::engine::FieldPath>>| s.as_ref().is_none_or(|p| !p.is_empty());
         any(&r.source) || any(&r.target)
     };
-    let written = super::family::written_indexes(&page.rules);
     let pairs = format!("{ns} sources × {nt} targets");
     let constant: Vec<usize> = (0..page.rules.len())
         .filter(|&r| seen[r].0 != seen[r].1 && reads(&page.rules[r].logic))
@@ -474,7 +473,7 @@ pub fn constant_over_data(
                     out.push(
                         Diagnostic::warning(
                             Code::ConstantOverData,
-                            format!("/rules/{}", written[r]),
+                            format!("/rules/{r}"),
                             format!(
                                 "over the current data {} of the {} members of the rule family `{}` {} ({pairs}): {listed}",
                                 members.len(),
@@ -489,17 +488,8 @@ pub fn constant_over_data(
             }
         }
     }
-    // Each pointed at the page file's rule, in page order.
-    let mut out: Vec<Diagnostic> = out
-        .into_iter()
-        .map(|d| {
-            if d.pointer.ends_with("/logic") {
-                super::family::at_written(d, &page.rules, &written)
-            } else {
-                d
-            }
-        })
-        .collect();
+    // In page order (pointers by the page's rules; a page file's reader points them at
+    // its own: `family::at_written`).
     out.sort_by_key(|d| {
         d.pointer
             .strip_prefix("/rules/")

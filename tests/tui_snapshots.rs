@@ -207,6 +207,38 @@ fn a_rule_that_does_not_apply() {
     insta::assert_snapshot!("na_matrix_after_form", pane(&ui, PaneId::Matrix, 90, 10));
 }
 
+/// Regression: a folded category counted a rule that does not apply as failing (`✗1`
+/// where every rule that applies passes).
+#[test]
+fn a_folded_category_leaves_n_a_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::open(&dir.path().join("snap.db")).unwrap();
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "na", "name": "Not applicable",
+        "source": {"name": "Apps", "key": ["id"], "rows": [{"id": "text", "needsVision": false}]},
+        "target": {"name": "Models", "key": ["id"], "rows": [
+            {"id": "big", "vision": true, "context": 200000},
+            {"id": "small", "vision": false, "context": 4000}]},
+        "rules": [
+            {"id": "vision", "name": "Vision", "appliesWhen": "source.needsVision == true",
+             "logic": {"==": [{"var": "target.vision"}, true]}},
+            {"id": "context", "name": "Context",
+             "logic": {">=": [{"var": "target.context"}, 100000]}}
+        ]
+    });
+    app.import(&page.to_string(), "na.json", false).unwrap();
+    let mut ui = Ui::new(app, Some("na"), Theme::mono()).unwrap();
+    press(&mut ui, KeyCode::Char('3'));
+    press(&mut ui, KeyCode::Char('c'));
+    let shown = pane(&ui, PaneId::Matrix, 90, 8);
+    let folded = shown
+        .lines()
+        .find(|l| l.contains("▸ General"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let cells: Vec<&str> = folded.split_whitespace().collect();
+    assert!(cells.contains(&"✓") && cells.contains(&"✗1"), "{folded}");
+}
+
 /// A rule family: its name heads its members in the Rules pane and the matrix (the
 /// matrix's family row: ✓ where every member that applies passes, else how many fail,
 /// – where none applies); a member is not opened in the editor alone.

@@ -692,6 +692,39 @@ fn force(state: &State, ctx: &mut Ctx<'_>, value: bool) -> Vec<Action> {
     vec![]
 }
 
+/// The cell of a row standing for several rules (a folded category, a family) for
+/// target `t`: ✓ where every rule that applies passes, else ✗ and how many fail; – where
+/// none applies. `styles`: pass, fail, n/a.
+fn put_group_cell(
+    buf: &mut Buffer,
+    ws: &crate::app::Session,
+    members: &[usize],
+    t: usize,
+    (x, y, right): (u16, u16, u16),
+    width: usize,
+    (pass, fail, na): (Style, Style, Style),
+) {
+    let put = |buf: &mut Buffer, text: &str, width: usize, style: Style| {
+        if x < right {
+            buf.set_stringn(x, y, text, width.min((right - x) as usize), style);
+        }
+    };
+    let outcomes = members
+        .iter()
+        .filter_map(|&r| ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)));
+    let applies = outcomes.clone().filter(|&&o| o != NOT_APPLICABLE).count();
+    let failing = outcomes
+        .filter(|&&o| o != PASS && o != NOT_APPLICABLE)
+        .count();
+    if applies == 0 {
+        put(buf, theme::NOT_APPLICABLE, 1, na);
+    } else if failing == 0 {
+        put(buf, theme::PASS, 1, pass);
+    } else {
+        put(buf, &format!("{}{failing}", theme::FAIL), width, fail);
+    }
+}
+
 /// `text` cut to `width` columns, with `…` when cut.
 fn fit(text: &str, width: usize) -> String {
     if Span::raw(text).width() <= width {
@@ -1003,29 +1036,9 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
                     style,
                 );
                 for (c, &t) in visible.iter().enumerate() {
-                    let failing = members
-                        .iter()
-                        .filter(|&&r| {
-                            ws.eval
-                                .columns
-                                .get(r)
-                                .and_then(|col| col.outcome.get(t))
-                                .is_some_and(|&o| o != PASS)
-                        })
-                        .count();
                     let x = col_x(c);
-                    if failing == 0 {
-                        put(buf, x + 2, y, theme::PASS, 1, theme.pass());
-                    } else {
-                        put(
-                            buf,
-                            x + 2,
-                            y,
-                            &format!("{}{failing}", theme::FAIL),
-                            cell_w - 2,
-                            theme.fail(),
-                        );
-                    }
+                    let styles = (theme.pass(), theme.fail(), theme.dim());
+                    put_group_cell(buf, ws, &members, t, (x + 2, y, right), cell_w - 2, styles);
                     if st.rule == i && t == st.target {
                         let w = (cell_w as u16).min(right.saturating_sub(x));
                         buf.set_style(Rect::new(x, y, w, 1), theme.selected());
@@ -1063,28 +1076,16 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
                     })
                     .collect();
                 for (c, &t) in visible.iter().enumerate() {
-                    let outcomes = members
-                        .iter()
-                        .filter_map(|&r| ws.eval.columns.get(r).and_then(|col| col.outcome.get(t)));
-                    let applies = outcomes.clone().filter(|&&o| o != NOT_APPLICABLE).count();
-                    let failing = outcomes
-                        .filter(|&&o| o != PASS && o != NOT_APPLICABLE)
-                        .count();
-                    let x = col_x(c);
-                    if applies == 0 {
-                        put(buf, x + 2, y, theme::NOT_APPLICABLE, 1, theme.dim());
-                    } else if failing == 0 {
-                        put(buf, x + 2, y, theme::PASS, 1, theme.dim());
-                    } else {
-                        put(
-                            buf,
-                            x + 2,
-                            y,
-                            &format!("{}{failing}", theme::FAIL),
-                            cell_w - 2,
-                            theme.dim(),
-                        );
-                    }
+                    let dim = (theme.dim(), theme.dim(), theme.dim());
+                    put_group_cell(
+                        buf,
+                        ws,
+                        &members,
+                        t,
+                        (col_x(c) + 2, y, right),
+                        cell_w - 2,
+                        dim,
+                    );
                 }
             }
             Row::Rule(r) => {

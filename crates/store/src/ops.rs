@@ -328,35 +328,30 @@ pub fn set_rule_meta(
         .applies_when
         .as_ref()
         .map(|c| c.as_written().to_string());
-    let changed = if crate::schema::schema_of(tx)? >= crate::schema::APPLIES_WHEN {
-        tx.execute(
-            "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6,
-                applies_when_json = ?7
+    let with_condition = crate::schema::schema_of(tx)? >= crate::schema::APPLIES_WHEN;
+    let mut values: Vec<&dyn rusqlite::ToSql> = vec![
+        &page_id,
+        &rule.id,
+        &rule.name,
+        &rule.required,
+        &rule.weight,
+        &rule.category,
+    ];
+    if with_condition {
+        values.push(&condition);
+    }
+    let changed = tx.execute(
+        &format!(
+            "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6{}
              WHERE page_id = ?1 AND id = ?2",
-            params![
-                page_id,
-                rule.id,
-                rule.name,
-                rule.required,
-                rule.weight,
-                rule.category,
-                condition
-            ],
-        )?
-    } else {
-        tx.execute(
-            "UPDATE rules SET name = ?3, required = ?4, weight = ?5, category = ?6
-             WHERE page_id = ?1 AND id = ?2",
-            params![
-                page_id,
-                rule.id,
-                rule.name,
-                rule.required,
-                rule.weight,
-                rule.category
-            ],
-        )?
-    };
+            if with_condition {
+                ", applies_when_json = ?7"
+            } else {
+                ""
+            }
+        ),
+        values.as_slice(),
+    )?;
     let saved = match (
         changed,
         read_rules(tx, page_id, Some(&rule.id), At::Now)?.pop(),

@@ -708,21 +708,8 @@ impl Ui {
                     // The view as shown is taken here (its targets filtered and sorted,
                     // its rules without the folded categories); the file is written off
                     // the key thread (megabytes at 10,000 targets).
-                    let (targets, rules_shown) =
-                        p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
-                    let result = p.ws.result().view(&targets, &rules_shown);
-                    let rules: Vec<_> = rules_shown
-                        .iter()
-                        .map(|&r| p.ws.page.rules[r].clone())
-                        .collect();
-                    let labels = std::sync::Arc::new(
-                        p.ws.page
-                            .source
-                            .rows
-                            .iter()
-                            .map(|r| p.ws.page.source.row_label(r))
-                            .collect::<Vec<_>>(),
-                    );
+                    let (result, rules, labels) = view_of(p);
+                    let targets = result.target_count();
                     // Where it goes, said whole.
                     let path = std::path::absolute(&path).unwrap_or(path);
                     let what = format!(
@@ -730,7 +717,7 @@ impl Ui {
                         crate::tui::theme::safe(&result.selection_key),
                         crate::tui::theme::safe(&path.display().to_string()),
                         rules.len(),
-                        targets.len()
+                        targets
                     );
                     self.status.info(format!(
                         "exporting to {}…",
@@ -752,17 +739,7 @@ impl Ui {
             }
             Action::CopyView => {
                 if let Screen::Page(p) = &self.screen {
-                    let (targets, rules_shown) =
-                        p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
-                    let result = p.ws.result().view(&targets, &rules_shown);
-                    let labels = std::sync::Arc::new(
-                        p.ws.page
-                            .source
-                            .rows
-                            .iter()
-                            .map(|r| p.ws.page.source.row_label(r))
-                            .collect::<Vec<_>>(),
-                    );
+                    let (result, rules, labels) = view_of(p);
                     let mut bytes = Vec::new();
                     match crate::print::view::tsv(&mut bytes, &result, labels) {
                         Ok(()) => {
@@ -780,8 +757,8 @@ impl Ui {
                                 .join("\n");
                             self.status.info(format!(
                                 "copied the view ({} targets × {} rules) as TSV to the clipboard ({} bytes, through the terminal: OSC 52)",
-                                targets.len(),
-                                rules_shown.len(),
+                                result.target_count(),
+                                rules.len(),
                                 text.len()
                             ));
                             self.clipboard = Some(text);
@@ -1067,4 +1044,25 @@ pub(super) fn reopened_message(what: &str, ws: &Session) -> String {
                 .join(", ")
         ),
     }
+}
+
+/// What the matrix's view shows (`E`, `Y`): the result cut to its targets (in its
+/// order) and rules (without the folded categories), those rules, and the source rows'
+/// labels (the rows name their selection).
+fn view_of(
+    p: &PageUi,
+) -> (
+    crate::app::types::SelectionResult,
+    Vec<crate::app::types::Rule>,
+    std::sync::Arc<Vec<String>>,
+) {
+    let (targets, rules) = p.matrix.view(&p.ws.page.rules, p.ws.page.target.rows.len());
+    let result = p.ws.result().view(&targets, &rules);
+    let source = &p.ws.page.source;
+    let labels = source.rows.iter().map(|r| source.row_label(r)).collect();
+    (
+        result,
+        rules.iter().map(|&r| p.ws.page.rules[r].clone()).collect(),
+        std::sync::Arc::new(labels),
+    )
 }

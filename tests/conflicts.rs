@@ -315,7 +315,7 @@ fn an_assertion_changed_elsewhere_while_edited_is_a_conflict() {
     let mut b = Bench::open(LLM);
     let db = b.db();
     let first = b.ui.page().unwrap().ws.page.assertions[0].clone();
-    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Char('7'));
     b.press(KeyCode::Home);
     // The Tests pane lists failures first: find the first assertion's row.
     let id = first.id.clone();

@@ -164,7 +164,7 @@ fn tuned_policy_values_survive_a_crash() {
 #[test]
 fn a_half_typed_assertion_survives_a_crash() {
     let mut b = Bench::new();
-    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Char('7'));
     b.press(KeyCode::Char('a'));
     let Some(Modal::Json(state)) = &mut b.ui.modal else {
         panic!("the JSON dialog is open");

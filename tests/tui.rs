@@ -476,7 +476,7 @@ fn a_broken_assertion_lights_up_as_the_edit_breaks_it() {
     assert_eq!(report(&b).failed, 0);
     // `p` pins the selection's verdicts: new assertions, all passing.
     let before = b.ui.page().unwrap().ws.page.assertions.len();
-    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Char('7'));
     b.press(KeyCode::Char('p'));
     let page = b.ui.page().unwrap();
     assert!(page.ws.page.assertions.len() > before + 10);
@@ -710,7 +710,7 @@ fn a_change_reaches_exactly_the_panes_that_show_it() {
         "{r:?}"
     );
     // Pinning assertions: the Tests pane alone.
-    b.press(KeyCode::Char('8'));
+    b.press(KeyCode::Char('7'));
     b.press(KeyCode::Char('p'));
     assert_eq!(reached(&b), [PaneId::Tests]);
 }
@@ -1011,10 +1011,26 @@ fn tab_follows_the_pane_numbers_shown_in_titles() {
         "4 Rule editor",
         "5 Explanation",
         "6 Policy",
-        "8 Tests",
+        "7 Tests",
     ] {
         assert!(screen.contains(title), "{title}: {screen}");
     }
+    // Numbered as the screen shows them, top to bottom (Tests was 8, above Overrides 7).
+    let row = |title: &str| {
+        screen
+            .lines()
+            .position(|l| l.contains(title))
+            .unwrap_or_else(|| panic!("{title}"))
+    };
+    assert!(row("5 Explanation") < row("6 Policy"));
+    assert!(row("6 Policy") < row("7 Tests"));
+    // Below Tests, the shared slot: Overrides (8), or Dataset (9) after it was focused.
+    let shared = if screen.contains("8 Overrides") {
+        "8 Overrides"
+    } else {
+        "9 Dataset"
+    };
+    assert!(row("7 Tests") < row(shared), "{screen}");
 }
 
 /// `?` lists the focused pane's keys first and scrolls with PgUp/PgDn/Home/End (they
@@ -1095,7 +1111,7 @@ fn ctrl_c_on_the_deleted_rule_question_keeps_the_edit() {
 #[test]
 fn deleting_an_override_asks_first() {
     let mut b = open("llm-chat-clients");
-    b.press(KeyCode::Char('7'));
+    b.press(KeyCode::Char('8'));
     let count = |b: &Bench| b.ui.page().unwrap().ws.page.overrides.len();
     assert_eq!(count(&b), 1);
     b.press(KeyCode::Char('d'));

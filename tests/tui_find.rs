@@ -210,7 +210,7 @@ fn tests_list_failures_first_and_f_shows_only_them() {
     )
     .unwrap();
     let mut b = Bench { dir, ui };
-    b.chars("8");
+    b.chars("7");
     let tests = &b.ui.page().unwrap().tests;
     let listed: Vec<(String, bool)> = tests
         .listed()

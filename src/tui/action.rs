@@ -11,8 +11,9 @@ pub enum PaneId {
     Editor,
     Explain,
     Policy,
-    Overrides,
+    // Numbered as the screen shows them, top to bottom: Tests above Overrides.
     Tests,
+    Overrides,
     Dataset,
 }
 

@@ -213,14 +213,14 @@ fn build() -> Vec<Binding> {
         bind!(
             C::Page,
             [(K::Char('7'), NONE)],
-            A::Focus(PaneId::Overrides),
-            "focus Overrides"
+            A::Focus(PaneId::Tests),
+            "focus Tests"
         ),
         bind!(
             C::Page,
             [(K::Char('8'), NONE)],
-            A::Focus(PaneId::Tests),
-            "focus Tests"
+            A::Focus(PaneId::Overrides),
+            "focus Overrides"
         ),
         bind!(
             C::Page,

@@ -102,7 +102,7 @@ fn y_copies_the_rule_or_the_explanation() {
 #[test]
 fn r_runs_the_assertions_again() {
     let mut b = open();
-    b.chars("8r");
+    b.chars("7r");
     let s = b.screen(200, 50);
     assert!(s.contains("running 8 assertions again"), "{s}");
     assert!(!b.ui.page().unwrap().tests.pending, "inline: done at once");

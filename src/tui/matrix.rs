@@ -17,6 +17,7 @@ use super::action::{Action, PaneId};
 use super::modal::{Modal, PromptFor};
 use super::pane::{Ctx, Look, Pane};
 use super::theme::{self, Theme, safe, verdict_glyph};
+use super::widgets::fit;
 use super::widgets::pane_block;
 use crate::app::types::Outcome;
 use crate::app::types::{Dataset, Rule};
@@ -723,27 +724,6 @@ fn put_group_cell(
     } else {
         put(buf, &format!("{}{failing}", theme::FAIL), width, fail);
     }
-}
-
-/// `text` cut to `width` columns, with `…` when cut.
-fn fit(text: &str, width: usize) -> String {
-    if Span::raw(text).width() <= width {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = Span::raw(c.to_string()).width();
-        if used + w + 1 > width {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    if width > 0 {
-        out.push('…');
-    }
-    out
 }
 
 /// A label cut to `width` columns in the middle, keeping its distinguishing end:

@@ -476,17 +476,6 @@ fn histogram_lines(
     lines
 }
 
-/// `text` cut to `width` characters, with `…` when cut.
-fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_owned()
-    } else {
-        let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
-}
-
 fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let (theme, focused) = (look.theme, look.focused);
     let ws = &look.ws;
@@ -515,7 +504,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         .enumerate()
         .map(|(i, &f)| {
             let here = i == state.field;
-            let value = fit(
+            let value = super::widgets::fit(
                 &f.value(device, selection),
                 width.saturating_sub(label_w + 2),
             );

@@ -211,13 +211,19 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
         Modal::Palette { query, selected } => {
             let rect = centered(area, 70, 18);
             let entries = palette::entries(query);
+            // Columns that fit the box: the label cut (with `…`) before it runs into
+            // the keys.
+            let inner = usize::from(rect.width.saturating_sub(2));
+            let (keys_w, context_w) = (12, 12);
+            let label_w = inner.saturating_sub(keys_w + context_w + 1).max(10);
             let items: Vec<ListItem> = entries
                 .iter()
                 .map(|e| {
                     ListItem::new(Line::from(vec![
-                        Span::raw(format!("{:<44}", e.label)),
-                        Span::styled(format!("{:<12}", e.keys), t.title()),
-                        Span::styled(e.context, t.dim()),
+                        Span::raw(super::widgets::fit_padded(&e.label, label_w)),
+                        Span::raw(" "),
+                        Span::styled(super::widgets::fit_padded(&e.keys, keys_w), t.title()),
+                        Span::styled(super::widgets::fit(e.context, context_w), t.dim()),
                     ]))
                 })
                 .collect();

@@ -21,6 +21,35 @@ pub fn prefilled(text: &str) -> ratatui_textarea::TextArea<'static> {
     input
 }
 
+/// `text` cut to `width` columns (display width: CJK and emoji take two), with `…`
+/// when cut.
+pub fn fit(text: &str, width: usize) -> String {
+    if Span::raw(text).width() <= width {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = Span::raw(c.to_string()).width();
+        if used + w + 1 > width {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` cut to `width` columns as [`fit`] does, then padded with spaces to `width`.
+pub fn fit_padded(text: &str, width: usize) -> String {
+    let cut = fit(text, width);
+    let pad = width.saturating_sub(Span::raw(cut.as_str()).width());
+    format!("{cut}{}", " ".repeat(pad))
+}
+
 pub fn numbered(pane: PaneId, title: &str) -> String {
     format!("{} {title}", pane.number())
 }

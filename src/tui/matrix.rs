@@ -646,13 +646,9 @@ fn move_target(state: &mut State, targets: usize, action: &Action) -> Vec<Action
 /// `o`: no override → force compatible (asks for a note) → force incompatible (asks)
 /// → cleared.
 fn toggle_override(state: &State, ctx: &mut Ctx<'_>) -> Vec<Action> {
-    let t = state.target;
-    if !ctx.ws.has_sources() || t >= ctx.ws.page.target.rows.len() {
-        ctx.status.error("no (selection, target) pair to override");
+    let Some((t, label)) = pair(state, ctx) else {
         return vec![];
-    }
-    let d = &ctx.ws.page.target;
-    let label = safe(&d.row_label(&d.rows[t]));
+    };
     let value = match ctx.ws.override_of(t).map(|o| o.value) {
         None => true,
         Some(true) => false,
@@ -669,16 +665,24 @@ fn toggle_override(state: &State, ctx: &mut Ctx<'_>) -> Vec<Action> {
     force(state, ctx, value)
 }
 
-/// Asks for the note of an override forcing the cursor's target to `value` (the note it
-/// has, offered to keep or replace).
-fn force(state: &State, ctx: &mut Ctx<'_>, value: bool) -> Vec<Action> {
+/// The cursor's target and its label (escaped), when there is a (selection, target)
+/// pair to override; else says so.
+fn pair(state: &State, ctx: &mut Ctx<'_>) -> Option<(usize, String)> {
     let t = state.target;
     if !ctx.ws.has_sources() || t >= ctx.ws.page.target.rows.len() {
         ctx.status.error("no (selection, target) pair to override");
-        return vec![];
+        return None;
     }
     let d = &ctx.ws.page.target;
-    let label = safe(&d.row_label(&d.rows[t]));
+    Some((t, safe(&d.row_label(&d.rows[t]))))
+}
+
+/// Asks for the note of an override forcing the cursor's target to `value` (the note it
+/// has, offered to keep or replace).
+fn force(state: &State, ctx: &mut Ctx<'_>, value: bool) -> Vec<Action> {
+    let Some((t, label)) = pair(state, ctx) else {
+        return vec![];
+    };
     let what = if value { "compatible" } else { "incompatible" };
     let note = ctx
         .ws

@@ -636,16 +636,7 @@ impl App {
         let schema = Schema::of(page);
         let mut diags: Vec<Diagnostic> = Vec::new();
         for rule in &rules {
-            let member = |d: Diagnostic| match &rule.family {
-                Some(m) => Diagnostic {
-                    message: format!(
-                        "{} (member `{}` of the rule family `{}`)",
-                        d.message, rule.id, m.family.id
-                    ),
-                    ..d
-                },
-                None => d,
-            };
+            let member = |d: Diagnostic| rulebench_core::family::of_member(d, rule);
             diags.extend(
                 rulebench_core::check::rule_logic(
                     &rule.logic,

@@ -476,23 +476,30 @@ pub fn at_written(
     } else {
         format!("/{tail}")
     };
-    let message = match &rule.family {
-        // (Unless it speaks of the family already.)
+    let d = of_member(d, rule);
+    crate::diag::Diagnostic {
+        pointer: format!("/rules/{w}{tail}"),
+        ..d
+    }
+}
+
+/// A diagnostic of `rule` naming it when it is a member of a family (what is said of a
+/// member is located at its family), unless it speaks of the family already.
+pub fn of_member(d: crate::diag::Diagnostic, rule: &Rule) -> crate::diag::Diagnostic {
+    match &rule.family {
         Some(m)
             if !d
                 .message
                 .contains(&format!("rule family `{}`", m.family.id)) =>
         {
-            format!(
-                "{} (member `{}` of the rule family `{}`)",
-                d.message, rule.id, m.family.id
-            )
+            crate::diag::Diagnostic {
+                message: format!(
+                    "{} (member `{}` of the rule family `{}`)",
+                    d.message, rule.id, m.family.id
+                ),
+                ..d
+            }
         }
-        _ => d.message.clone(),
-    };
-    crate::diag::Diagnostic {
-        pointer: format!("/rules/{w}{tail}"),
-        message,
-        ..d
+        _ => d,
     }
 }

@@ -365,9 +365,12 @@ impl SelectionResult {
                 .and_then(|r| targets.iter().position(|&t| t == r)),
         };
         SelectionResult {
+            revision: self.revision,
+            cache: self.cache,
+            selection_key: self.selection_key.clone(),
+            evaluated_at: self.evaluated_at.clone(),
             names: Arc::new(names),
             eval,
-            ..self.clone()
         }
     }
 

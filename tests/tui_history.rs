@@ -112,7 +112,7 @@ fn the_matrix_compares_with_a_revision_until_x() {
     );
     assert_eq!(c.cells_moved, c.cells[0].len());
     b.chars("3x");
-    assert!(b.ui.page().unwrap().ws.comparison().is_none());
+    assert!(b.ui.page().unwrap().ws.chosen_comparison().is_none());
     assert!(!b.screen(160, 40).contains("vs rev"));
 }
 

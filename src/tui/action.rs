@@ -216,6 +216,9 @@ pub enum Action {
     SortByRule(bool),
     /// Reverse the targets' order (`R`).
     ReverseSort,
+    /// Move the matrix cursor to the next cell that moved (`*`; `#` the one before):
+    /// `true` forward.
+    NextMoved(bool),
     /// The matrix's target filter (as typed).
     FilterTargets(String),
     /// The Sources pane's filter (as typed); `true` once it is entered (the selection

@@ -422,6 +422,18 @@ fn build() -> Vec<Binding> {
             "reverse the targets' order (any sort, page order too)"
         ),
         bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('*'), SHIFT), (K::Char('*'), NONE)],
+            A::NextMoved(true),
+            "next cell marked * (moved since the page was opened, or since the revision compared with)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
+            [(K::Char('#'), SHIFT), (K::Char('#'), NONE)],
+            A::NextMoved(false),
+            "previous cell marked *"
+        ),
+        bind!(
             C::Pane(PaneId::Overrides),
             [(K::Char('d'), NONE)],
             A::ToggleOverride,

@@ -463,8 +463,8 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 Show::Moved => format!(
                     "showing the {} targets that moved since {}",
                     state.shown_len(targets),
-                    ctx.ws.comparison().map_or_else(
-                        || "the last save".to_owned(),
+                    ctx.ws.chosen_comparison().map_or_else(
+                        || "the page was opened".to_owned(),
                         |(r, _)| format!("revision {r}")
                     )
                 ),
@@ -612,8 +612,72 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         ],
         Action::ToggleOverride => toggle_override(state, ctx),
         Action::ForceIncompatible => force(state, ctx, false),
+        Action::NextMoved(forward) => next_moved(state, ctx, *forward),
         _ => vec![],
     }
+}
+
+/// Moves the cursor to the next cell marked `*` in reading order of the grid as shown
+/// (rows, then columns; wrapping), or the previous one.
+fn next_moved(state: &mut State, ctx: &mut Ctx<'_>, forward: bool) -> Vec<Action> {
+    let ws = &*ctx.ws;
+    let rules = rule_order(&ws.page.rules);
+    let targets = state.shown_len(ws.page.target.rows.len());
+    let total = rules.len() * targets;
+    if total == 0 {
+        return vec![];
+    }
+    // A cell's place in reading order, and back.
+    let rule_pos = rules.iter().position(|&r| r == state.rule).unwrap_or(0);
+    let target_pos = state.position(state.target).unwrap_or(0);
+    let cols = if state.transposed {
+        rules.len()
+    } else {
+        targets
+    };
+    let at = |i: usize| {
+        let (row, col) = (i / cols, i % cols);
+        if state.transposed {
+            (rules[col], state.shown(row))
+        } else {
+            (rules[row], state.shown(col))
+        }
+    };
+    let here = if state.transposed {
+        target_pos * cols + rule_pos
+    } else {
+        rule_pos * cols + target_pos
+    };
+    let found = (1..=total)
+        .map(|k| {
+            if forward {
+                (here + k) % total
+            } else {
+                (here + total - k) % total
+            }
+        })
+        .map(at)
+        .find(|&(r, t)| ws.changed_since_save(r, t));
+    let Some((r, t)) = found else {
+        ctx.status.info(match ws.chosen_comparison() {
+            Some((rev, _)) => format!("no cell shown moved since revision {rev}"),
+            None => "no cell shown moved since the page was opened".to_owned(),
+        });
+        return vec![];
+    };
+    state.rule = r;
+    state.target = t;
+    let name = safe(&ws.page.rules[r].name);
+    let label = ws
+        .page
+        .target
+        .rows
+        .get(t)
+        .map(|row| safe(&ws.page.target.row_label(row)))
+        .unwrap_or_default();
+    ctx.status
+        .info(format!("moved: {name} × {label} (* next, # previous)"));
+    vec![Action::RuleSelected(r), Action::TargetSelected(t)]
 }
 
 /// Moves the cursor among the shown targets (a page is the rows or columns last shown).
@@ -771,6 +835,31 @@ fn follow(offset: usize, cursor: usize, visible: usize, len: usize) -> usize {
     off.min(len.saturating_sub(visible))
 }
 
+/// What the title says of the comparison: with a revision chosen (`c` in History)
+/// always, with the page as opened once something moved.
+fn moved_title(ws: &crate::app::Session) -> Option<String> {
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    if let Some((rev, c)) = ws.chosen_comparison() {
+        return Some(if c.selection_absent {
+            format!(" · vs rev {rev}: this source was not there")
+        } else {
+            format!(
+                " · vs rev {rev}: {}, {} moved",
+                plural(c.cells_moved, "cell"),
+                plural(c.verdicts_moved, "verdict")
+            )
+        });
+    }
+    let (_, c) = ws.comparison()?;
+    (c.cells_moved + c.verdicts_moved > 0 && !c.selection_absent).then(|| {
+        format!(
+            " · since open: {}, {} moved (* next)",
+            plural(c.cells_moved, "cell"),
+            plural(c.verdicts_moved, "verdict")
+        )
+    })
+}
+
 fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let (theme, focused) = (look.theme, look.focused);
     let ws = &look.ws;
@@ -778,15 +867,8 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let targets = &ws.page.target;
     let nt = targets.rows.len();
     let mut title = format!("Matrix: {} rules × {} targets", rules.len(), nt);
-    if let Some((rev, c)) = ws.comparison() {
-        title.push_str(&if c.selection_absent {
-            format!(" · vs rev {rev}: this source was not there")
-        } else {
-            format!(
-                " · vs rev {rev}: {} cells, {} verdicts moved",
-                c.cells_moved, c.verdicts_moved
-            )
-        });
+    if let Some(moved) = moved_title(ws) {
+        title.push_str(&moved);
     }
     if let Some(view) = state.describe(nt, &ws.page.rules) {
         title.push_str(&format!(" · {view}"));
@@ -1121,8 +1203,8 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
             theme::PASS,
             theme::FAIL,
             theme::CHANGED,
-            ws.comparison()
-                .map_or_else(|| "save".to_owned(), |(rev, _)| format!("revision {rev}")),
+            ws.chosen_comparison()
+                .map_or_else(|| "open".to_owned(), |(rev, _)| format!("revision {rev}")),
             theme::OVERRIDE,
             theme::RECOMMENDED
         );

@@ -255,7 +255,10 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             frame.render_widget(Paragraph::new(input_line(input, inner.width, t)), inner);
         }
         Modal::History(s) => {
-            let comparing = ui.page().and_then(|p| p.ws.comparison()).map(|(r, _)| r);
+            let comparing = ui
+                .page()
+                .and_then(|p| p.ws.chosen_comparison())
+                .map(|(r, _)| r);
             super::history::render(frame, area, s, comparing, t)
         }
         Modal::Json(s) => super::json_dialog::render(frame, area, s, t),

@@ -5,9 +5,11 @@
 
 use crate::{App, AppError, Result};
 use rulebench_core::diag::did_you_mean;
+use rulebench_core::matrix::Column;
 use rulebench_core::model::{Page, key_hash};
 use rulebench_store as store;
 pub use rulebench_store::RevisionEntry;
+use std::sync::Arc;
 
 /// Parses the revision part of `PAGE@N`: `N` (a revision number) or `-K` (K revisions
 /// back from the current one; `-0` is the current one).
@@ -387,6 +389,17 @@ pub struct Baseline {
     eval: Option<(String, rulebench_core::matrix::SelectionEval)>,
     /// Each current target's row at the revision, for the rows of one stamp.
     target_map: Option<(u64, Vec<Option<usize>>)>,
+    /// What the last comparison was made of: the next one compares only the columns
+    /// that changed (a keystroke changes one).
+    memo: Option<Memo>,
+}
+
+/// The inputs of the last [`Baseline::compare_into`]: the selection's key, the rows'
+/// stamp, and per rule its id, its column and how many of its cells moved.
+struct Memo {
+    key: String,
+    stamp: u64,
+    rules: Vec<(String, Arc<Column>, usize)>,
 }
 
 impl std::fmt::Debug for Baseline {
@@ -444,6 +457,7 @@ impl Baseline {
             page,
             eval: None,
             target_map: None,
+            memo: None,
         })
     }
 
@@ -461,8 +475,26 @@ impl Baseline {
         eval: &rulebench_core::matrix::SelectionEval,
         rows_stamp: u64,
     ) -> Comparison {
+        let mut out = Comparison::default();
+        self.memo = None;
+        self.compare_into(page, eval, rows_stamp, &mut out);
+        out
+    }
+
+    /// [`Baseline::compare`] into `out`, the comparison this baseline made last: a
+    /// column that is the same as then (same rule, same computed column, same rows)
+    /// keeps its cells, so an edit costs the columns it changed.
+    pub fn compare_into(
+        &mut self,
+        page: &Page,
+        eval: &rulebench_core::matrix::SelectionEval,
+        rows_stamp: u64,
+        out: &mut Comparison,
+    ) {
         let Some(row) = page.source.rows.get(eval.selection) else {
-            return Comparison::default();
+            *out = Comparison::default();
+            self.memo = None;
+            return;
         };
         let key = page.source.row_key(row);
         let old_sel = self.sources.get(&key).copied();
@@ -485,7 +517,7 @@ impl Baseline {
         }
         let targets = &self.target_map.as_ref().expect("just set").1;
         let Some((_, old)) = self.eval.as_ref().filter(|_| old_sel.is_some()) else {
-            return Comparison {
+            *out = Comparison {
                 cells: vec![vec![true; n]; page.rules.len()],
                 verdicts: vec![true; n],
                 cells_moved: n * page.rules.len(),
@@ -493,21 +525,43 @@ impl Baseline {
                 selection_moved: true,
                 selection_absent: true,
             };
+            self.memo = None;
+            return;
         };
+        let memo = self
+            .memo
+            .take()
+            .filter(|m| m.key == key && m.stamp == rows_stamp && out.cells.len() == m.rules.len());
+        let mut before = std::mem::take(&mut out.cells);
         let mut c = Comparison::default();
+        let mut rules = Vec::with_capacity(page.rules.len());
         for (r, rule) in page.rules.iter().enumerate() {
-            let now = &eval.columns[r].outcome;
-            let was = self.rules.get(&rule.id).map(|&i| &old.columns[i].outcome);
-            let col: Vec<bool> = targets
-                .iter()
-                .enumerate()
-                .map(|(t, ot)| match (was, ot) {
-                    (Some(w), Some(ot)) => w[*ot] != now[t],
-                    _ => true,
-                })
-                .collect();
-            c.cells_moved += col.iter().filter(|&&m| m).count();
+            let now = &eval.columns[r];
+            let same = memo
+                .as_ref()
+                .and_then(|m| m.rules.get(r))
+                .filter(|(id, col, _)| {
+                    *id == rule.id && Arc::ptr_eq(col, now) && before[r].len() == n
+                });
+            let (col, moved) = match same {
+                Some((_, _, moved)) => (std::mem::take(&mut before[r]), *moved),
+                None => {
+                    let was = self.rules.get(&rule.id).map(|&i| &old.columns[i].outcome);
+                    let col: Vec<bool> = targets
+                        .iter()
+                        .enumerate()
+                        .map(|(t, ot)| match (was, ot) {
+                            (Some(w), Some(ot)) => w[*ot] != now.outcome[t],
+                            _ => true,
+                        })
+                        .collect();
+                    let moved = col.iter().filter(|&&m| m).count();
+                    (col, moved)
+                }
+            };
+            c.cells_moved += moved;
             c.cells.push(col);
+            rules.push((rule.id.clone(), now.clone(), moved));
         }
         c.verdicts = targets
             .iter()
@@ -516,7 +570,12 @@ impl Baseline {
             .collect();
         c.verdicts_moved = c.verdicts.iter().filter(|&&m| m).count();
         c.selection_moved = old.selection_verdict != eval.selection_verdict;
-        c
+        *out = c;
+        self.memo = Some(Memo {
+            key,
+            stamp: rows_stamp,
+            rules,
+        });
     }
 }
 

@@ -76,9 +76,16 @@ pub struct Session {
     /// Per rule, from the background work: one outcome for every pair of the current
     /// rows (`Some(true)` passes everywhere, `Some(false)` fails everywhere).
     pub constant: Vec<Option<bool>>,
-    /// A revision the outcomes are compared with (else the last saved state), and the
-    /// comparison of the current selection.
+    /// A revision chosen to compare the outcomes with, and the comparison of the
+    /// current selection; it wins over `opened`.
     baseline: Option<(super::history::Baseline, super::history::Comparison)>,
+    /// The page as it was opened, and the comparison of the current selection with
+    /// it: what `*` marks for the whole session, whatever saves happen (loaded off the
+    /// key thread after the first frame; until then the last saved state is used).
+    opened: Option<(super::history::Baseline, super::history::Comparison)>,
+    /// The revision the session was opened at (kept across reloads): `opened` is the
+    /// page at it.
+    opened_at: i64,
     /// The session's own connection to the database: every change it makes is saved
     /// through it.
     pub(super) app: App,
@@ -149,6 +156,8 @@ impl Session {
             cell_edits: Vec::new(),
             orphans: Vec::new(),
             baseline: None,
+            opened: None,
+            opened_at: revision,
             constant: Vec::new(),
             app,
         })
@@ -232,6 +241,8 @@ impl Session {
         fresh.editing_base = self.editing_base.take();
         fresh.orphans = orphans;
         fresh.baseline = self.baseline.take();
+        fresh.opened = self.opened.take();
+        fresh.opened_at = self.opened_at;
         fresh.compare();
         // Policy values being tuned here are put over the fresh ones, value by value.
         // (Tuned values waiting on a conflict are not due to be saved: still carried.)
@@ -599,27 +610,51 @@ impl Session {
     }
 
     fn compare(&mut self) {
-        if let Some((base, cmp)) = &mut self.baseline {
-            *cmp = base.compare(&self.page, &self.eval, self.rows_stamp);
+        if let Some((base, cmp)) = self.baseline.as_mut().or(self.opened.as_mut()) {
+            base.compare_into(&self.page, &self.eval, self.rows_stamp, cmp);
         }
     }
 
     /// Compares the outcomes with the page at a revision from now on (cells and
-    /// verdicts that differ are marked), or, with `None`, with the last saved state.
+    /// verdicts that differ are marked), or, with `None`, with the page as opened
+    /// again.
     pub fn set_baseline(&mut self, baseline: Option<super::history::Baseline>) {
         self.baseline = baseline.map(|b| (b, Default::default()));
         self.compare();
     }
 
-    /// The revision compared with and how the selection's outcomes differ from it.
+    /// Takes `baseline` as the page when it was opened (see the field `opened`): it is
+    /// compared with whenever no other revision is chosen. Ignored when it is of
+    /// another revision than the session opened at, or the session has one already.
+    pub fn set_opened(&mut self, baseline: super::history::Baseline) {
+        if self.opened.is_none() && baseline.revision == self.opened_at {
+            self.opened = Some((baseline, Default::default()));
+            self.compare();
+        }
+    }
+
+    /// The revision the page was opened at, once its state is loaded.
+    pub fn opened_revision(&self) -> Option<i64> {
+        self.opened.as_ref().map(|(b, _)| b.revision)
+    }
+
+    /// The revision compared with and how the selection's outcomes differ from it: the
+    /// one chosen, else the page as opened.
     pub fn comparison(&self) -> Option<(i64, &super::history::Comparison)> {
+        self.baseline
+            .as_ref()
+            .or(self.opened.as_ref())
+            .map(|(b, c)| (b.revision, c))
+    }
+
+    /// The revision chosen to compare with (`c` in History), if any.
+    pub fn chosen_comparison(&self) -> Option<(i64, &super::history::Comparison)> {
         self.baseline.as_ref().map(|(b, c)| (b.revision, c))
     }
 
     /// Whether target `target`'s verdict differs from the revision compared with.
     pub fn verdict_moved(&self, target: usize) -> bool {
-        self.baseline
-            .as_ref()
+        self.comparison()
             .is_some_and(|(_, c)| c.verdicts.get(target).copied().unwrap_or(false))
     }
 
@@ -632,10 +667,11 @@ impl Session {
         }
     }
 
-    /// Whether the outcome of (rule, target) differs from the last saved state (or
-    /// from the revision compared with, see [`Session::set_baseline`]).
+    /// Whether the outcome of (rule, target) differs from the revision compared with
+    /// (the page as opened, or one chosen: see [`Session::set_baseline`]); before the
+    /// opened state is loaded, from the last saved state.
     pub fn changed_since_save(&self, rule: usize, target: usize) -> bool {
-        if let Some((_, c)) = &self.baseline {
+        if let Some((_, c)) = self.comparison() {
             return c
                 .cells
                 .get(rule)

@@ -221,6 +221,19 @@ impl Ui {
         }
     }
 
+    /// Loads the open page as it is now, off the key thread: what `*` marks moved from
+    /// for the rest of the session.
+    pub(super) fn load_opened(&mut self) {
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let revision = p.ws.revision;
+        self.history_run(move |app, page, _| {
+            let loaded = crate::app::history::Baseline::load(app, &page, revision).map(Box::new);
+            HistoryDone::Opened(page, loaded)
+        });
+    }
+
     pub(super) fn history_done(&mut self, done: HistoryDone) {
         // The History dialog waiting for this revision of this page, if it is open.
         let waiting = |ui: &Ui, page: &str, revision: i64| {
@@ -230,6 +243,16 @@ impl Ui {
         };
         match done {
             HistoryDone::Failed(e) => self.status.app_error(&e),
+            HistoryDone::Opened(page, loaded) if self.on_page(&page) => match loaded {
+                Ok(baseline) => {
+                    if let Screen::Page(p) = &mut self.screen {
+                        p.ws.set_opened(*baseline);
+                        self.queue.push_back(Action::Changed(Changed::OUTCOMES));
+                    }
+                }
+                Err(e) => self.status.app_error(&e),
+            },
+            HistoryDone::Opened(..) => {}
             HistoryDone::Detail(page, revision, _) if !waiting(self, &page, revision) => {}
             HistoryDone::Detail(_, _, Err(e)) => {
                 if let Some(Modal::History(s)) = &mut self.modal {

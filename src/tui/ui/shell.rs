@@ -84,6 +84,8 @@ pub(super) enum HistoryDone {
     /// The page as SQL: what the status line says of it, and the query to copy (`None`
     /// when it was written to a file).
     Sql(Result<(String, Option<String>), AppError>),
+    /// The page (its id) as it was opened, at its revision, to compare with.
+    Opened(String, Result<Box<crate::app::history::Baseline>, AppError>),
     /// The work could not open the database.
     Failed(AppError),
 }
@@ -342,6 +344,7 @@ impl Ui {
         self.screen = Screen::Page(Box::new(page));
         self.status.info(format!("opened {id}"));
         self.restart_watcher();
+        self.load_opened();
         self.queue.push_back(Action::SourceSelected(0));
         if let Screen::Page(p) = &self.screen
             && !p.ws.page.rules.is_empty()
@@ -845,11 +848,11 @@ impl Ui {
             }
             Action::StopComparing => {
                 if let Screen::Page(p) = &mut self.screen
-                    && let Some((rev, _)) = p.ws.comparison()
+                    && let Some((rev, _)) = p.ws.chosen_comparison()
                 {
                     p.ws.set_baseline(None);
                     self.status.info(format!(
-                        "stopped comparing with revision {rev}: * marks changes since save again"
+                        "stopped comparing with revision {rev}: * marks what moved since the page was opened again"
                     ));
                     self.queue.push_back(Action::Changed(Changed::OUTCOMES));
                 }

@@ -263,7 +263,7 @@ fn help_is_generated_from_the_keymap_and_the_palette_runs_actions() {
 fn rules_search_ranks_and_filters() {
     let mut b = open("llm-chat-clients");
     b.press(KeyCode::Char('2'));
-    b.press(KeyCode::Char('/'));
+    b.press(KeyCode::Char('\\'));
     b.chars("streaming");
     let page = b.ui.page().unwrap();
     let names: Vec<&str> = page

@@ -102,7 +102,7 @@ fn the_pane_lists_rows_searches_shows_the_schema_and_follows_the_target() {
     // Space: the source rows; the search narrows them.
     b.press(KeyCode::Char(' '));
     assert_eq!(b.ui.page().unwrap().dataset.side, Side::Source);
-    b.press(KeyCode::Char('/'));
+    b.press(KeyCode::Char('\\'));
     b.chars("batch");
     b.press(KeyCode::Enter);
     let st = &b.ui.page().unwrap().dataset;

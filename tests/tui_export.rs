@@ -114,7 +114,7 @@ fn r_runs_the_assertions_again() {
 #[test]
 fn y_copies_the_rule_under_the_cursor_when_rules_are_filtered() {
     let mut b = open();
-    b.chars("2/vision");
+    b.chars("2\\vision");
     b.ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     b.chars("y");
     let text = b.ui.clipboard.take().expect("copied");

@@ -82,7 +82,7 @@ fn f_shows_only_targets_not_fully_compatible_then_those_that_moved() {
 fn slash_filters_targets_by_label_and_esc_clears() {
     let mut b = open();
     let all = b.shown().len();
-    b.chars("/claude");
+    b.chars("\\claude");
     let shown = b.shown();
     assert!(!shown.is_empty() && shown.len() < all);
     assert!(
@@ -93,11 +93,11 @@ fn slash_filters_targets_by_label_and_esc_clears() {
     b.press(KeyCode::Enter);
     assert_eq!(b.shown(), shown, "Enter keeps the filter");
     assert!(b.screen(200, 45).contains("/claude"));
-    b.chars("/");
+    b.chars("\\");
     b.press(KeyCode::Esc);
     assert_eq!(b.shown().len(), all, "Esc clears it");
     // A filter that matches nothing says so.
-    b.chars("/zzzz");
+    b.chars("\\zzzz");
     b.press(KeyCode::Enter);
     assert!(b.shown().is_empty());
     assert!(b.screen(200, 45).contains("no target matches `zzzz`"));
@@ -235,7 +235,7 @@ fn tests_list_failures_first_and_f_shows_only_them() {
 #[test]
 fn sources_filter_and_sort_by_verdict() {
     let mut b = open();
-    b.chars("1/pocket");
+    b.chars("1\\pocket");
     b.press(KeyCode::Enter);
     let p = b.ui.page().unwrap();
     let n = p.ws.page.source.rows.len();
@@ -248,7 +248,7 @@ fn sources_filter_and_sort_by_verdict() {
         "the selection follows the filter"
     );
     assert!(b.screen(160, 40).contains("(1 of 7) /pocket"));
-    b.chars("/");
+    b.chars("\\");
     b.press(KeyCode::Esc);
     b.chars("s");
     let p = b.ui.page().unwrap();
@@ -349,7 +349,7 @@ fn c_folds_a_category_and_g_goes_to_the_first_and_last_row() {
 #[test]
 fn the_target_filter_sees_a_cell_edit() {
     let mut b = open();
-    b.chars("/zzfast");
+    b.chars("\\zzfast");
     b.press(KeyCode::Enter);
     assert!(b.shown().is_empty());
     let t = 4;
@@ -408,7 +408,7 @@ fn the_transposed_matrix_draws_at_tiny_sizes() {
 fn the_sources_filter_moves_the_selection_only_when_entered() {
     let mut b = open();
     let before = b.ui.page().unwrap().ws.selection;
-    b.chars("1/pocket");
+    b.chars("1\\pocket");
     assert_eq!(
         b.ui.page().unwrap().ws.selection,
         before,
@@ -420,7 +420,7 @@ fn the_sources_filter_moves_the_selection_only_when_entered() {
         before,
         "Esc: where it was"
     );
-    b.chars("/pocket");
+    b.chars("\\pocket");
     b.press(KeyCode::Enter);
     let p = b.ui.page().unwrap();
     let d = &p.ws.page.source;

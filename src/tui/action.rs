@@ -33,6 +33,11 @@ impl PaneId {
         all
     };
 
+    /// Whether `/` finds in the pane (it lists things).
+    pub fn finds(self) -> bool {
+        !matches!(self, PaneId::Editor | PaneId::Explain | PaneId::Policy)
+    }
+
     /// Whether the pane shares the wide layout's bottom-right slot (the last of them
     /// focused is shown there).
     pub fn shares_slot(self) -> bool {
@@ -144,7 +149,17 @@ pub enum Action {
     End,
     Enter,
     // ── commands ──
-    Search,
+    /// Open the focused pane's filter (`\\`).
+    Filter,
+    /// Open the find prompt (`/`).
+    Find,
+    /// The find query as typed: the focused pane selects its best match.
+    FindText(String),
+    /// Go to the next (`true`) or previous match of the last find (`n` / `N`).
+    FindNext(bool),
+    /// The next (`true`) or previous match of this query after the cursor, for the
+    /// focused pane.
+    FindFrom(String, bool),
     AddRule,
     DeleteRule,
     /// The deletion of rule `i` was confirmed.
@@ -262,7 +277,7 @@ pub enum Action {
     /// Background work came back (reaches every pane; the ones it is for take it).
     JobDone(JobDone),
     /// The search query of the rules pane.
-    SearchRules(String),
+    FilterRules(String),
     /// The filter of the page picker.
     FilterPages(String),
     /// Open a page by id.
@@ -279,7 +294,7 @@ impl Action {
                 | Action::TargetSelected(_)
                 | Action::Changed(_)
                 | Action::JobDone(_)
-                | Action::SearchRules(_)
+                | Action::FilterRules(_)
                 | Action::FilterTargets(_)
                 | Action::FilterSources(..)
         )

@@ -65,6 +65,21 @@ impl Default for State {
 }
 
 /// Whether any value of the row contains `needle` (lower-cased).
+/// A row's values, as find reads them.
+fn row_text(row: &Row) -> String {
+    let mut out = String::new();
+    for v in row.values() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        match v {
+            Value::String(s) => out.push_str(s),
+            v => out.push_str(&v.to_string()),
+        }
+    }
+    out
+}
+
 fn row_matches(row: &Row, needle: &str) -> bool {
     row.values().any(|v| match v {
         Value::String(s) => s.to_lowercase().contains(needle),
@@ -179,13 +194,29 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             state.built_for = None;
             state.refresh(ctx.ws);
         }
-        Action::Search => {
+        Action::Filter => {
             let input = super::widgets::prefilled(&state.query);
             *ctx.modal = Some(Modal::Prompt {
-                title: format!("Search {} rows", state.side.name()),
+                title: format!(
+                    "Filter {} rows: any value (Enter keeps, Esc clears)",
+                    state.side.name()
+                ),
                 input: Box::new(input),
-                purpose: PromptFor::SearchDataset,
+                purpose: PromptFor::FilterDataset,
             });
+        }
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let d = state.dataset(ctx.ws);
+            let hay = |p: usize| row_text(&d.rows[state.matches[p]]);
+            let Some(hits) = super::find::hits(q, n, hay) else {
+                ctx.status.info(super::find::none(q, "row"));
+                return vec![];
+            };
+            state.cursor = match action {
+                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
+                _ => hits.best,
+            };
+            ctx.status.info(super::find::said(&hits, state.cursor, q));
         }
         Action::Enter => match state.row() {
             Some(row) => {

@@ -166,7 +166,30 @@ fn build() -> Vec<Binding> {
             "last"
         ),
         bind!(C::Global, [(K::Enter, NONE)], A::Enter, "open / choose"),
-        bind!(C::Picker, [(K::Char('/'), NONE)], A::Search, "filter pages"),
+        bind!(
+            C::Picker,
+            [(K::Char('/'), NONE)],
+            A::Find,
+            "find a page (id, name): the best match is selected; n / N the next / previous"
+        ),
+        bind!(
+            C::Picker,
+            [(K::Char('\\'), NONE)],
+            A::Filter,
+            "filter pages"
+        ),
+        bind!(
+            C::Picker,
+            [(K::Char('n'), NONE)],
+            A::FindNext(true),
+            "next match of the last find"
+        ),
+        bind!(
+            C::Picker,
+            [(K::Char('N'), SHIFT), (K::Char('N'), NONE)],
+            A::FindNext(false),
+            "previous match"
+        ),
         bind!(C::Page, [(K::Tab, NONE)], A::FocusNext, "next pane"),
         bind!(
             C::Page,
@@ -253,10 +276,28 @@ fn build() -> Vec<Binding> {
             "history: go to a revision, compare the matrix with it, restore from it"
         ),
         bind!(
-            C::Pane(PaneId::Rules),
+            C::Page,
             [(K::Char('/'), NONE)],
-            A::Search,
-            "search rules (name, category, fields read)"
+            A::Find,
+            "find in the focused pane (Matrix: targets, then rules; lists: their rows): the best match is selected as you type"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('n'), NONE)],
+            A::FindNext(true),
+            "next match of the last find (wraps)"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('N'), SHIFT), (K::Char('N'), NONE)],
+            A::FindNext(false),
+            "previous match"
+        ),
+        bind!(
+            C::Pane(PaneId::Rules),
+            [(K::Char('\\'), NONE)],
+            A::Filter,
+            "filter rules (name, category, fields read; every word must match), best first"
         ),
         bind!(
             C::Pane(PaneId::Rules),
@@ -338,8 +379,8 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Matrix),
-            [(K::Char('/'), NONE)],
-            A::Search,
+            [(K::Char('\\'), NONE)],
+            A::Filter,
             "filter targets by label, key or summary fields (Esc clears)"
         ),
         bind!(
@@ -350,8 +391,8 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Sources),
-            [(K::Char('/'), NONE)],
-            A::Search,
+            [(K::Char('\\'), NONE)],
+            A::Filter,
             "filter sources by label, key or summary fields (Esc clears)"
         ),
         bind!(
@@ -447,9 +488,9 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Dataset),
-            [(K::Char('/'), NONE)],
-            A::Search,
-            "search rows (any value)"
+            [(K::Char('\\'), NONE)],
+            A::Filter,
+            "filter rows (any value; Esc clears)"
         ),
         bind!(
             C::Pane(PaneId::Dataset),

@@ -168,6 +168,9 @@ pub struct State {
     pub filter: String,
     /// The targets shown, in order, when not all in page order.
     order: Option<Vec<usize>>,
+    /// The last find (`/`, `n`) landed on a rule (else on a target): where the next
+    /// one starts.
+    found_rule: bool,
     /// Per target, its label, key and summary fields in lower case, for the filter
     /// (built once per state of the rows: their stamp and the page's revision, which a
     /// cell edit moves).
@@ -437,7 +440,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             vec![Action::TargetSelected(state.target)]
         }
-        Action::Search => {
+        Action::Filter => {
             let input = super::widgets::prefilled(&state.filter);
             *ctx.modal = Some(Modal::Prompt {
                 title: "Filter targets: label, key or summary fields (Enter keeps, Esc clears)"
@@ -613,7 +616,53 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::ToggleOverride => toggle_override(state, ctx),
         Action::ForceIncompatible => force(state, ctx, false),
         Action::NextMoved(forward) => next_moved(state, ctx, *forward),
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let forward = match action {
+                Action::FindFrom(_, forward) => Some(*forward),
+                _ => None,
+            };
+            find(state, ctx, q, forward)
+        }
         _ => vec![],
+    }
+}
+
+/// Finds `query` among the targets shown (label, key, summary fields), then the rules
+/// (name, category, id) in display order: the best match, or (`forward`) the next or
+/// previous one from the cursor.
+fn find(state: &mut State, ctx: &mut Ctx<'_>, query: &str, forward: Option<bool>) -> Vec<Action> {
+    let ws = &*ctx.ws;
+    let d = &ws.page.target;
+    let rules = rule_order(&ws.page.rules);
+    let shown = state.shown_len(d.rows.len());
+    let hay = |p: usize| {
+        if p < shown {
+            super::sources::row_text(d, state.shown(p))
+        } else {
+            let r = &ws.page.rules[rules[p - shown]];
+            format!("{} {} {}", r.name, r.category, r.id)
+        }
+    };
+    let Some(hits) = super::find::hits(query, shown + rules.len(), hay) else {
+        ctx.status
+            .info(super::find::none(query, "target or rule shown"));
+        return vec![];
+    };
+    let here = if state.found_rule {
+        shown + rules.iter().position(|&r| r == state.rule).unwrap_or(0)
+    } else {
+        state.position(state.target).unwrap_or(0)
+    };
+    let at = forward.map_or(hits.best, |f| hits.next(here, f));
+    ctx.status.info(super::find::said(&hits, at, query));
+    if at < shown {
+        state.found_rule = false;
+        state.target = state.shown(at);
+        vec![Action::TargetSelected(state.target)]
+    } else {
+        state.found_rule = true;
+        state.rule = rules[at - shown];
+        vec![Action::RuleSelected(state.rule)]
     }
 }
 

@@ -6,6 +6,7 @@ pub mod conflict;
 pub mod dataset_pane;
 pub mod editor;
 pub mod explain;
+pub mod find;
 pub mod fuzzy;
 pub mod history;
 pub mod json_dialog;

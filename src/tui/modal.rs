@@ -11,7 +11,9 @@ use crate::app::types::Side;
 #[derive(Debug, Clone, PartialEq)]
 pub enum PromptFor {
     AddRule,
-    SearchRules,
+    /// Find in the focused pane (`/`).
+    Find,
+    FilterRules,
     FilterPages,
     /// The matrix's target filter.
     FilterTargets,
@@ -31,7 +33,7 @@ pub enum PromptFor {
         field: usize,
     },
     /// The dataset pane's row search.
-    SearchDataset,
+    FilterDataset,
     /// The id to save the open page under (it was removed or renamed elsewhere).
     SaveAsPage,
     /// `field=value` for a row of a dataset.

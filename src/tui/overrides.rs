@@ -133,6 +133,35 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::Changed(_) | Action::SourceSelected(_) => {
             state.refresh(ctx.ws);
         }
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let p = &ctx.ws.page;
+            let label = |d: &crate::app::types::Dataset, row: Option<usize>| {
+                row.map(|r| super::sources::row_text(d, r))
+                    .unwrap_or_default()
+            };
+            let hay = |i: usize| {
+                let e = &state.entries[i];
+                let note = p
+                    .overrides
+                    .get(e.index)
+                    .and_then(|o| o.note.clone())
+                    .unwrap_or_default();
+                format!(
+                    "{} {} {note}",
+                    label(&p.source, e.source),
+                    label(&p.target, e.target)
+                )
+            };
+            let Some(hits) = super::find::hits(q, n, hay) else {
+                ctx.status.info(super::find::none(q, "override"));
+                return vec![];
+            };
+            state.cursor = match action {
+                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
+                _ => hits.best,
+            };
+            ctx.status.info(super::find::said(&hits, state.cursor, q));
+        }
         Action::Up => state.cursor = state.cursor.saturating_sub(1),
         Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
         Action::PageUp => state.cursor = state.cursor.saturating_sub(10),

@@ -35,19 +35,37 @@ impl State {
     }
 }
 
-pub fn update(state: &mut State, action: &Action, modal: &mut Option<Modal>) -> Vec<Action> {
+pub fn update(
+    state: &mut State,
+    action: &Action,
+    modal: &mut Option<Modal>,
+    status: &mut super::pane::Status,
+) -> Vec<Action> {
     let n = state.visible().len();
     match action {
         Action::Up => state.cursor = state.cursor.saturating_sub(1),
         Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),
         Action::Home => state.cursor = 0,
         Action::End => state.cursor = n.saturating_sub(1),
-        Action::Search => {
+        Action::Filter => {
             *modal = Some(Modal::Prompt {
                 title: "Filter pages".into(),
                 input: Box::new(ratatui_textarea::TextArea::new(vec![state.filter.clone()])),
                 purpose: PromptFor::FilterPages,
             })
+        }
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let visible = state.visible();
+            let hay = |i: usize| format!("{} {}", visible[i].id, visible[i].name);
+            let Some(hits) = super::find::hits(q, n, hay) else {
+                status.info(super::find::none(q, "page"));
+                return vec![];
+            };
+            state.cursor = match action {
+                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
+                _ => hits.best,
+            };
+            status.info(super::find::said(&hits, state.cursor, q));
         }
         Action::FilterPages(f) => {
             state.filter = f.clone();

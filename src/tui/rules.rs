@@ -51,9 +51,9 @@ impl State {
     }
 }
 
-/// Ranks rules for a query: each query word scores 3 in the name, 2 in the category and
-/// 1 in a field the rule reads (prefix matches count half). Ties: higher weight, then id.
-/// An empty query keeps page order.
+/// Ranks rules for a filter: each query word scores 3 in the name, 2 in the category and
+/// 1 in a field the rule reads (prefix matches count half), and every word must score.
+/// Ties: higher weight, then id. An empty query keeps page order.
 pub fn rank(
     rules: &[Rule],
     query: &str,
@@ -87,15 +87,18 @@ pub fn rank(
                     0.0
                 }
             };
-            let score: f64 = words
+            // Every word must be somewhere (a word that fits no rule is not ignored:
+            // a filter that keeps every rule filters nothing).
+            let per_word: Vec<f64> = words
                 .iter()
                 .map(|w| {
                     3.0 * score_in(&r.name, w)
                         + 2.0 * score_in(&r.category, w)
                         + fields.iter().map(|f| score_in(f, w)).fold(0.0, f64::max)
                 })
-                .sum();
-            (score > 0.0).then_some((score, i))
+                .collect();
+            let score: f64 = per_word.iter().sum();
+            per_word.iter().all(|&s| s > 0.0).then_some((score, i))
         })
         .collect();
     scored.sort_by(|a, b| {
@@ -119,7 +122,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             state.reorder(ctx.ws);
             None
         }
-        Action::SearchRules(q) => {
+        Action::FilterRules(q) => {
             state.query = q.clone();
             state.reorder(ctx.ws);
             return state
@@ -134,15 +137,39 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             None
         }
-        Action::Search => {
+        Action::Filter => {
             let mut input = ratatui_textarea::TextArea::new(vec![state.query.clone()]);
             input.move_cursor(ratatui_textarea::CursorMove::End);
             *ctx.modal = Some(Modal::Prompt {
-                title: "Search rules (name, category, fields read)".into(),
+                title: "Filter rules: name, category, fields read (Enter keeps, Esc clears)".into(),
                 input: Box::new(input),
-                purpose: PromptFor::SearchRules,
+                purpose: PromptFor::FilterRules,
             });
             None
+        }
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let rules = &ctx.ws.page.rules;
+            let hay = |p: usize| {
+                let i = state.order[p];
+                let reads = &ctx.ws.matrix().compiled(i).reads;
+                let mut h = format!("{} {} {}", rules[i].name, rules[i].category, rules[i].id);
+                for (side, paths) in [("source", &reads.source), ("target", &reads.target)] {
+                    for path in paths.iter().flatten() {
+                        h.push_str(&format!(" {side}.{}", path.join(".")));
+                    }
+                }
+                h
+            };
+            let Some(hits) = super::find::hits(q, state.order.len(), hay) else {
+                ctx.status.info(super::find::none(q, "rule"));
+                return vec![];
+            };
+            let at = match action {
+                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
+                _ => hits.best,
+            };
+            ctx.status.info(super::find::said(&hits, at, q));
+            Some(at)
         }
         Action::AddRule => {
             *ctx.modal = Some(Modal::Prompt {

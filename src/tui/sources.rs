@@ -78,15 +78,7 @@ impl State {
             .collect();
         let mut order: Vec<usize> = (0..d.rows.len())
             .filter(|&i| {
-                let r = &d.rows[i];
-                let mut hay = format!("{} {}", d.row_label(r), d.row_key(r));
-                for f in &d.summary {
-                    if let Some(v) = r.get(f) {
-                        hay.push(' ');
-                        hay.push_str(&v.to_string());
-                    }
-                }
-                let hay = hay.to_lowercase();
+                let hay = row_text(d, i).to_lowercase();
                 words.iter().all(|w| hay.contains(w.as_str()))
             })
             .collect();
@@ -96,6 +88,22 @@ impl State {
         }
         self.order = Some(order);
     }
+}
+
+/// A row's label, key and summary fields, as the filter and find read them.
+pub(super) fn row_text(d: &crate::app::types::Dataset, i: usize) -> String {
+    let r = &d.rows[i];
+    let mut hay = format!("{} {}", d.row_label(r), d.row_key(r));
+    for f in &d.summary {
+        if let Some(v) = r.get(f) {
+            hay.push(' ');
+            match v {
+                serde_json::Value::String(x) => hay.push_str(x),
+                other => hay.push_str(&other.to_string()),
+            }
+        }
+    }
+    hay
 }
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
@@ -122,7 +130,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             state.selected = *s;
             None
         }
-        Action::Search => {
+        Action::Filter => {
             let input = super::widgets::prefilled(&state.filter);
             *ctx.modal = Some(Modal::Prompt {
                 title: "Filter sources: label, key or summary fields (Enter keeps, Esc clears)"
@@ -148,6 +156,20 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 .first()
                 .copied()
                 .filter(|_| *entered && !listed.contains(&state.selected))
+        }
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let d = &ctx.ws.page.source;
+            let hay = |p: usize| row_text(d, listed[p]);
+            let Some(hits) = super::find::hits(q, n, hay) else {
+                ctx.status.info(super::find::none(q, "source"));
+                return vec![];
+            };
+            let found = match action {
+                Action::FindFrom(_, forward) => hits.next(pos.unwrap_or(0), *forward),
+                _ => hits.best,
+            };
+            ctx.status.info(super::find::said(&hits, found, q));
+            at(found)
         }
         Action::CycleSort => {
             state.by_verdict = !state.by_verdict;

@@ -122,6 +122,29 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 "every assertion, failures first".to_owned()
             });
         }
+        Action::FindText(q) | Action::FindFrom(q, _) => {
+            let listed: Vec<String> = state
+                .listed()
+                .map(|r| {
+                    format!(
+                        "{} {} {} {}",
+                        r.assertion_id,
+                        r.description.as_deref().unwrap_or(""),
+                        r.select,
+                        r.claim
+                    )
+                })
+                .collect();
+            let Some(hits) = super::find::hits(q, listed.len(), |i| listed[i].clone()) else {
+                ctx.status.info(super::find::none(q, "assertion"));
+                return vec![];
+            };
+            state.cursor = match action {
+                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
+                _ => hits.best,
+            };
+            ctx.status.info(super::find::said(&hits, state.cursor, q));
+        }
         // Changes reach the background work, which answers with a new run.
         Action::Up => state.cursor = state.cursor.saturating_sub(1),
         Action::Down => state.cursor = (state.cursor + 1).min(n.saturating_sub(1)),

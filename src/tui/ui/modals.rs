@@ -182,8 +182,8 @@ impl Ui {
                 purpose,
             } => match action(D::Prompt) {
                 Some(Action::Back) => {
-                    if purpose == PromptFor::SearchRules {
-                        self.queue.push_back(Action::SearchRules(String::new()));
+                    if purpose == PromptFor::FilterRules {
+                        self.queue.push_back(Action::FilterRules(String::new()));
                     }
                     if purpose == PromptFor::FilterTargets {
                         self.queue.push_back(Action::FilterTargets(String::new()));
@@ -195,7 +195,7 @@ impl Ui {
                     if purpose == PromptFor::FilterPages {
                         self.queue.push_back(Action::FilterPages(String::new()));
                     }
-                    if purpose == PromptFor::SearchDataset
+                    if purpose == PromptFor::FilterDataset
                         && let Screen::Page(p) = &mut self.screen
                     {
                         p.dataset.search(&p.ws, "");
@@ -207,7 +207,8 @@ impl Ui {
                     let text = input.lines().join("");
                     // Searches update as you type.
                     match purpose {
-                        PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
+                        PromptFor::Find => self.queue.push_back(Action::FindText(text)),
+                        PromptFor::FilterRules => self.queue.push_back(Action::FilterRules(text)),
                         PromptFor::FilterTargets => {
                             self.queue.push_back(Action::FilterTargets(text))
                         }
@@ -215,7 +216,7 @@ impl Ui {
                             self.queue.push_back(Action::FilterSources(text, false))
                         }
                         PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
-                        PromptFor::SearchDataset => {
+                        PromptFor::FilterDataset => {
                             if let Screen::Page(p) = &mut self.screen {
                                 p.dataset.search(&p.ws, &text);
                             }
@@ -380,8 +381,15 @@ impl Ui {
                 }
                 self.restart_watcher();
             }
-            PromptFor::SearchRules => self.queue.push_back(Action::SearchRules(text)),
+            PromptFor::FilterRules => self.queue.push_back(Action::FilterRules(text)),
             PromptFor::FilterTargets => self.queue.push_back(Action::FilterTargets(text)),
+            PromptFor::Find => {
+                // Kept for n / N; where typing left the cursor is the best match.
+                self.find = text.trim().to_owned();
+                if !self.find.is_empty() {
+                    self.queue.push_back(Action::FindText(self.find.clone()));
+                }
+            }
             PromptFor::ExportMatrix => {
                 let path = std::path::PathBuf::from(text.trim());
                 if text.trim().is_empty() {
@@ -402,7 +410,7 @@ impl Ui {
             PromptFor::SqlPage => self.sql_page(&text),
             PromptFor::FilterSources => self.queue.push_back(Action::FilterSources(text, true)),
             PromptFor::FilterPages => self.queue.push_back(Action::FilterPages(text)),
-            PromptFor::SearchDataset => {
+            PromptFor::FilterDataset => {
                 if let Screen::Page(p) = &mut self.screen {
                     p.dataset.search(&p.ws, &text);
                 }

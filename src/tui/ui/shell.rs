@@ -242,6 +242,8 @@ pub struct Ui {
     pub(super) page_gone_asked: bool,
     /// The conflict the person put off (Esc): not asked again until another comes.
     pub(super) conflict_deferred: Option<(crate::app::ConflictOn, u64)>,
+    /// The last find (`/`) entered: what `n` / `N` look for in the focused pane.
+    pub find: String,
 }
 
 impl Ui {
@@ -308,6 +310,7 @@ impl Ui {
             profile_notes: Vec::new(),
             reload_progress: None,
             conflict_deferred: None,
+            find: String::new(),
             page_gone_asked: false,
             drafts_kept: std::collections::HashMap::new(),
             drafts_written_at: None,
@@ -674,6 +677,34 @@ impl Ui {
                 }
                 return;
             }
+            Action::Find => {
+                if let Screen::Page(p) = &self.screen
+                    && !p.focus.finds()
+                {
+                    self.status.info(format!(
+                        "nothing to find in {}: / finds in Sources, Rules, Matrix, Tests, Overrides and Dataset",
+                        p.focus.title()
+                    ));
+                    return;
+                }
+                self.modal = Some(Modal::Prompt {
+                    title:
+                        "Find (the best match is selected as you type; n / N then walk the matches)"
+                            .into(),
+                    input: Box::new(crate::tui::widgets::prefilled(&self.find)),
+                    purpose: PromptFor::Find,
+                });
+                return;
+            }
+            Action::FindNext(forward) => {
+                if self.find.trim().is_empty() {
+                    self.status.info("nothing to find yet: / finds");
+                } else {
+                    self.queue
+                        .push_back(Action::FindFrom(self.find.clone(), forward));
+                }
+                return;
+            }
             Action::History => {
                 if let Screen::Page(p) = &self.screen {
                     match p.ws.app().revisions(&p.ws.page.id) {
@@ -948,7 +979,9 @@ impl Ui {
             _ => {}
         }
         let follow = match &mut self.screen {
-            Screen::Picker(state) => picker::update(state, &action, &mut self.modal),
+            Screen::Picker(state) => {
+                picker::update(state, &action, &mut self.modal, &mut self.status)
+            }
             Screen::Page(page) => route(page, &mut self.status, &mut self.modal, action),
         };
         self.queue.extend(follow);

@@ -549,3 +549,85 @@ fn rows_are_logged_when_they_change_across_the_upgrade() {
         );
     }
 }
+
+/// Assertions have a history like the rest: `diff` names the ones added, removed and
+/// edited, `page restore --assertion` puts one back in its place (or removes one that
+/// was not there), and the log says so.
+#[test]
+fn assertions_show_in_diff_and_restore_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let (code, first, _) = rb(&db, &["export", LLM]);
+    assert_eq!(code, 0);
+    let page: Value = serde_json::from_str(&first).unwrap();
+    let id = page["assertions"][0]["id"].as_str().unwrap().to_owned();
+    let (code, _, err) = rb(&db, &["assertion", "rm", LLM, &id]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = rb(&db, &["diff", &format!("{LLM}@1"), LLM]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!("assertions removed (1): {id}")),
+        "{out}"
+    );
+    let (code, out, _) = rb(&db, &["diff", &format!("{LLM}@1"), LLM, "--format", "json"]);
+    assert_eq!(code, 0);
+    let d: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(d["diff"]["assertions"]["removed"][0], id.as_str(), "{d:#}");
+    // Back in its place, as a new revision.
+    let (code, _, err) = rb(
+        &db,
+        &["page", "restore", &format!("{LLM}@1"), "--assertion", &id],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "restored assertion {id} from revision 1 (revision 3)"
+        )),
+        "{err}"
+    );
+    let (_, now, _) = rb(&db, &["export", LLM]);
+    assert_eq!(
+        now, first,
+        "the page is as it was, the assertion in its place"
+    );
+    // Again: nothing to do. An id neither then nor now: not found, exit 2.
+    let (code, _, err) = rb(
+        &db,
+        &["page", "restore", &format!("{LLM}@1"), "--assertion", &id],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("already"), "{err}");
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "page",
+            "restore",
+            &format!("{LLM}@1"),
+            "--assertion",
+            "no-such",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    // One added since revision 1 is removed by restoring it from revision 1.
+    let (code, _, err) = rb(&db, &["test", LLM, "--pin"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = rb(&db, &["diff", &format!("{LLM}@1"), LLM, "--format", "json"]);
+    let d: Value = serde_json::from_str(&out).unwrap();
+    let added = d["diff"]["assertions"]["added"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, _, err) = rb(
+        &db,
+        &[
+            "page",
+            "restore",
+            &format!("{LLM}@1"),
+            "--assertion",
+            &added,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = rb(&db, &["assertion", "list", LLM, "--format", "json"]);
+    assert!(!out.contains(&format!("\"{added}\"")), "removed: {out}");
+}

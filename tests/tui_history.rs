@@ -190,7 +190,7 @@ fn a_filtered_sources_list_follows_rows_that_shrink() {
     let (page, _) = app.page(LLM).unwrap();
     let ui_app = common::open_app(&db);
     let mut ui = Ui::new(ui_app, Some(LLM), Theme::mono()).unwrap();
-    for c in "1/hands".chars() {
+    for c in "1\\hands".chars() {
         ui.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
     ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));

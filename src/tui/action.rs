@@ -166,7 +166,10 @@ pub enum Action {
     DeleteConfirmed(usize),
     EditRule,
     EditRuleMeta,
-    RevertRule,
+    /// Undo the page's last change (`u`): a walk back through its history.
+    UndoChange,
+    /// Redo what `u` undid (Ctrl-R).
+    RedoChange,
     ToggleOverride,
     /// Force the (selection, target) pair incompatible at once (`O`), asking for one
     /// note.

@@ -90,6 +90,7 @@ impl State {
         };
         items("rules", &diff.rules);
         items("overrides", &diff.overrides);
+        items("assertions", &diff.assertions);
         items("source rows", &diff.source_rows);
         items("target rows", &diff.target_rows);
         if !diff.policies.is_empty() {

@@ -277,6 +277,18 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Page,
+            [(K::Char('u'), NONE)],
+            A::UndoChange,
+            "undo the page's last change (a rule, the policies, an override, assertions, a cell…); again: the one before (each step a new revision)"
+        ),
+        bind!(
+            C::Page,
+            [(K::Char('r'), CTRL)],
+            A::RedoChange,
+            "redo what u undid"
+        ),
+        bind!(
+            C::Page,
             [(K::Char('/'), NONE)],
             A::Find,
             "find in the focused pane (Matrix: targets, then rules; lists: their rows): the best match is selected as you type"
@@ -322,12 +334,6 @@ fn build() -> Vec<Binding> {
             [(K::Char('m'), NONE)],
             A::EditRuleMeta,
             "edit name, required, weight, category, where it applies"
-        ),
-        bind!(
-            C::Pane(PaneId::Rules),
-            [(K::Char('u'), NONE)],
-            A::RevertRule,
-            "revert the rule to its previous revision"
         ),
         bind!(
             C::Pane(PaneId::Matrix),

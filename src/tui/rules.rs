@@ -237,21 +237,6 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             }
             None
         }
-        Action::RevertRule => {
-            if let Some(i) = state.selected() {
-                match ctx.ws.revert_rule(i) {
-                    Ok(rev) => {
-                        ctx.status.info(format!(
-                            "reverted rule {} (revision {rev})",
-                            ctx.ws.page.rules[i].id
-                        ));
-                        return vec![Action::RuleSelected(i), Action::Changed(Changed::LOGIC)];
-                    }
-                    Err(e) => ctx.status.app_error(&e),
-                }
-            }
-            None
-        }
         _ => None,
     };
     match moved {

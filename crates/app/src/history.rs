@@ -225,6 +225,54 @@ impl App {
             })
     }
 
+    /// Restores assertion `id` as it was at revision `from`, in its place then (or
+    /// removes it, when there was none then), as one new revision; `None` when it is
+    /// so already.
+    pub fn restore_assertion(&mut self, page_id: &str, from: i64, id: &str) -> Result<Option<i64>> {
+        let (old, n) = self.page_at(page_id, from)?;
+        let at = old.assertions.iter().position(|a| a.id == id);
+        let (now, _) = self.page(page_id)?;
+        let current = now.assertions.iter().find(|a| a.id == id);
+        if at.is_none() && current.is_none() {
+            let ids = old
+                .assertions
+                .iter()
+                .chain(&now.assertions)
+                .map(|a| a.id.as_str());
+            return Err(AppError::NotFound {
+                what: "assertion",
+                id: format!("{id} (at revision {n} or now)"),
+                hint: did_you_mean(id, ids).map(|s| format!("did you mean `{s}`?")),
+            });
+        }
+        if at.map(|i| &old.assertions[i]) == current {
+            return Ok(None);
+        }
+        let what = format!("restored assertion {id} from revision {n}");
+        let ((), _, revision) = self.edit_assertions(page_id, &what, |all| {
+            let here = all.iter().position(|a| a.id == id);
+            match (at, here) {
+                (Some(i), Some(h)) => all[h] = old.assertions[i].clone(),
+                (Some(i), None) => {
+                    // Back where it was: after the assertion that came before it then,
+                    // when that one is still there.
+                    let after = old.assertions[..i]
+                        .iter()
+                        .rev()
+                        .find_map(|p| all.iter().position(|a| a.id == p.id));
+                    let place = after.map_or(0, |p| p + 1);
+                    all.insert(place.min(all.len()), old.assertions[i].clone());
+                }
+                (None, Some(h)) => {
+                    all.remove(h);
+                }
+                (None, None) => {}
+            }
+            Ok(())
+        })?;
+        Ok(Some(revision))
+    }
+
     /// Makes the page as it was at revision `from` again (rules, rows, policies,
     /// overrides, assertions), as one new revision; `None` when it is so already.
     pub fn restore_page(&mut self, page_id: &str, from: i64) -> Result<Option<i64>> {
@@ -247,6 +295,9 @@ pub enum Restorable {
     Policies,
     /// A rule that was deleted or changed since.
     Rule { id: String, deleted: bool },
+    /// An assertion that differs (`was`: it existed at the revision; else restoring it
+    /// removes the current one).
+    Assertion { id: String, was: bool },
     /// An override that differs (`was`: it existed at the revision; else restoring it
     /// removes the current one).
     Override {
@@ -265,6 +316,10 @@ impl Restorable {
             Restorable::Policies => "the policies".into(),
             Restorable::Rule { id, deleted: true } => format!("rule {id} (deleted since)"),
             Restorable::Rule { id, deleted: false } => format!("rule {id} (changed since)"),
+            Restorable::Assertion { id, was: true } => format!("assertion {id}"),
+            Restorable::Assertion { id, was: false } => {
+                format!("assertion {id} (none then: removes it)")
+            }
             Restorable::Override {
                 label, was: true, ..
             } => format!("override {label}"),
@@ -320,6 +375,22 @@ impl App {
                 _ => {}
             }
         }
+        for a in &old.assertions {
+            if now.assertions.iter().find(|c| c.id == a.id) != Some(a) {
+                restorable.push(Restorable::Assertion {
+                    id: a.id.clone(),
+                    was: true,
+                });
+            }
+        }
+        for a in &now.assertions {
+            if !old.assertions.iter().any(|c| c.id == a.id) {
+                restorable.push(Restorable::Assertion {
+                    id: a.id.clone(),
+                    was: false,
+                });
+            }
+        }
         let pair = |o: &rulebench_core::model::Override| {
             (
                 o.source_hash().unwrap_or_default(),
@@ -365,6 +436,7 @@ impl App {
             Restorable::Page => self.restore_page(page_id, from),
             Restorable::Policies => self.restore_policies(page_id, from),
             Restorable::Rule { id, .. } => self.restore_rule(page_id, from, id),
+            Restorable::Assertion { id, .. } => self.restore_assertion(page_id, from, id),
             Restorable::Override {
                 source_hash,
                 target_hash,
@@ -372,6 +444,97 @@ impl App {
                 ..
             } => self.restore_override_hashed(page_id, from, (source_hash, target_hash), label),
         }
+    }
+}
+
+/// Where a walk through a page's history stands (the workbench's `u` / Ctrl-R): each
+/// step makes the page as it was one revision further back (or forward again) as a
+/// new revision, so nothing is lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UndoWalk {
+    /// The revision the walk started from (the newest redo goes back to).
+    pub tip: i64,
+    /// The revision whose state the page has now.
+    pub at: i64,
+    /// The revision the last step made: the walk goes on only while the page is
+    /// still at it (any other change starts a new walk, and redo is gone).
+    pub made: i64,
+}
+
+/// One step of an [`UndoWalk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Undo,
+    Redo,
+}
+
+/// What a step did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stepped {
+    pub walk: UndoWalk,
+    /// The new revision.
+    pub revision: i64,
+    /// The change undone or redone, as the page's log says it.
+    pub change: String,
+}
+
+impl App {
+    /// Takes one step of the walk through the page's history (`walk`: where the last
+    /// one left it): undo makes the page as it was before the change at `walk.at`,
+    /// redo makes it as it was after the next one. `None` when there is nothing to
+    /// undo (the first revision, or the start of the kept history) or redo.
+    pub fn step_history(
+        &mut self,
+        page_id: &str,
+        walk: Option<UndoWalk>,
+        step: Step,
+    ) -> Result<Option<Stepped>> {
+        let current = self.revision(page_id)?.ok_or_else(|| AppError::NotFound {
+            what: "page",
+            id: page_id.to_owned(),
+            hint: None,
+        })?;
+        let walk = walk.filter(|w| w.made == current).unwrap_or(UndoWalk {
+            tip: current,
+            at: current,
+            made: current,
+        });
+        let entries = self.revisions(page_id)?;
+        let change = |rev: i64| {
+            entries
+                .iter()
+                .find(|e| e.revision == rev)
+                .map_or_else(|| format!("revision {rev}"), |e| e.change.clone())
+        };
+        let oldest = entries.iter().map(|e| e.revision).min().unwrap_or(current);
+        // A revision whose state is the page's already (a change that changed nothing
+        // visible) is stepped over.
+        let mut to = match step {
+            Step::Undo => walk.at - 1,
+            Step::Redo => walk.at + 1,
+        };
+        while (oldest..=walk.tip).contains(&to) {
+            if let Some(revision) = self.restore_page(page_id, to)? {
+                let undone = match step {
+                    Step::Undo => to + 1,
+                    Step::Redo => to,
+                };
+                return Ok(Some(Stepped {
+                    walk: UndoWalk {
+                        tip: walk.tip,
+                        at: to,
+                        made: revision,
+                    },
+                    revision,
+                    change: change(undone),
+                }));
+            }
+            to += match step {
+                Step::Undo => -1,
+                Step::Redo => 1,
+            };
+        }
+        Ok(None)
     }
 }
 

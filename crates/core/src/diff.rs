@@ -1,5 +1,5 @@
 //! What changed between two versions of a page, and what the change does to outcomes:
-//! rules, policies, overrides and rows that differ, then, per selection, every rule
+//! rules, policies, overrides, assertions and rows that differ, then, per selection, every rule
 //! cell that flips and every verdict, score and recommendation that moves. Rules are
 //! matched by id, rows and overrides by key.
 
@@ -80,6 +80,8 @@ pub struct PageDiff {
     /// Policy values that differ (`devicePolicy.fullThreshold`, …).
     pub policies: Vec<(String, Moved<Value>)>,
     pub overrides: ItemChanges,
+    /// Verdict assertions, by id.
+    pub assertions: ItemChanges,
     pub source_rows: ItemChanges,
     pub target_rows: ItemChanges,
     /// The selections compared (on both sides), and those whose outcomes moved.
@@ -98,6 +100,7 @@ impl PageDiff {
         self.rules.is_empty()
             && self.policies.is_empty()
             && self.overrides.is_empty()
+            && self.assertions.is_empty()
             && self.source_rows.is_empty()
             && self.target_rows.is_empty()
             && self.selections.is_empty()
@@ -226,6 +229,17 @@ fn overrides(page: &Page) -> Vec<(String, serde_json::Map<String, Value>)> {
                 o.note.clone().map_or(Value::Null, Value::String),
             );
             (pair, fields)
+        })
+        .collect()
+}
+
+fn assertions(page: &Page) -> Vec<(String, serde_json::Map<String, Value>)> {
+    page.assertions
+        .iter()
+        .map(|a| {
+            let mut fields = serde_json::to_value(a).map(object).unwrap_or_default();
+            fields.remove("id");
+            (a.id.clone(), fields)
         })
         .collect()
 }
@@ -410,6 +424,7 @@ pub fn diff(old: &Page, new: &Page, which: &Selections) -> Result<PageDiff, Stri
         rules: items(&rule_fields(old), &rule_fields(new)),
         policies: policies(old, new),
         overrides: items(&overrides(old), &overrides(new)),
+        assertions: items(&assertions(old), &assertions(new)),
         source_rows: items(&rows(old, Side::Source), &rows(new, Side::Source)),
         target_rows: items(&rows(old, Side::Target), &rows(new, Side::Target)),
         selections_compared: pairs.len(),

@@ -114,24 +114,29 @@ Examples:
         #[arg(short, long)]
         yes: bool,
     },
-    /// Restore the page, a rule, the policies or an override as it was at a revision
-    /// (itself a new revision: nothing is lost)
+    /// Restore the page, a rule, the policies, an override or an assertion as it was at
+    /// a revision (itself a new revision: nothing is lost)
     #[command(after_help = "\
 Examples:
   rulebench page restore my-page@-1                      # undo the last change
   rulebench page restore my-page@12 --rule has-vision    # a rule, also a deleted one
   rulebench page restore my-page@12 --policies
-  rulebench page restore my-page@12 --override 'id=ios' 'id=gpt-4o'")]
+  rulebench page restore my-page@12 --override 'id=ios' 'id=gpt-4o'
+  rulebench page restore my-page@12 --assertion ios-full # removed when there was none")]
     Restore {
         /// The page and revision: PAGE@N, or PAGE@-K for K revisions back
         #[arg(value_name = "PAGE@N", add = page_ids())]
         at: String,
         /// Only this rule (by id)
-        #[arg(long, value_name = "ID", conflicts_with_all = ["policies", "override_keys"])]
+        #[arg(long, value_name = "ID", conflicts_with_all = ["policies", "override_keys", "assertion"])]
         rule: Option<String>,
         /// Only the device and selection policies
-        #[arg(long, conflicts_with = "override_keys")]
+        #[arg(long, conflicts_with_all = ["override_keys", "assertion"])]
         policies: bool,
+        /// Only this assertion (by id), in its place then; removed when there was none
+        /// at that revision
+        #[arg(long, value_name = "ID", conflicts_with = "override_keys")]
+        assertion: Option<String>,
         /// Only the override of this pair (source row key, target row key); removed
         /// when there was none at that revision
         #[arg(long = "override", value_names = ["SOURCE", "TARGET"], num_args = 2, id = "override_keys")]
@@ -253,6 +258,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             at,
             rule,
             policies,
+            assertion,
             override_keys,
         } => {
             let (page, Some(rev)) = crate::app::history::split_spec(&at).map_err(usage)? else {
@@ -267,6 +273,11 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
                 (format!("rule {rule}"), app.restore_rule(page, n, rule)?)
             } else if policies {
                 ("the policies".to_owned(), app.restore_policies(page, n)?)
+            } else if let Some(id) = &assertion {
+                (
+                    format!("assertion {id}"),
+                    app.restore_assertion(page, n, id)?,
+                )
             } else if let Some([s, t]) = override_keys.as_deref() {
                 (
                     format!("override {s} × {t}"),

@@ -234,6 +234,25 @@ impl Ui {
         });
     }
 
+    /// One step of the walk through the open page's history (`u`, Ctrl-R), after the
+    /// edits waiting to be saved are.
+    pub(super) fn step_history(&mut self, step: crate::app::history::Step) {
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let id = p.ws.page.id.clone();
+        self.flush_saves();
+        let walk = self
+            .undo_walk
+            .as_ref()
+            .filter(|(page, _)| *page == id)
+            .map(|(_, w)| *w);
+        self.history_run(move |app, page, _| {
+            let stepped = app.step_history(&page, walk, step);
+            HistoryDone::Stepped(page, step, stepped)
+        });
+    }
+
     pub(super) fn history_done(&mut self, done: HistoryDone) {
         // The History dialog waiting for this revision of this page, if it is open.
         let waiting = |ui: &Ui, page: &str, revision: i64| {
@@ -253,6 +272,34 @@ impl Ui {
                 Err(e) => self.status.app_error(&e),
             },
             HistoryDone::Opened(..) => {}
+            HistoryDone::Stepped(page, step, stepped) => {
+                use crate::app::history::Step;
+                match stepped {
+                    Ok(Some(s)) => {
+                        let what = format!(
+                            "{} {} (revision {}; {})",
+                            if step == Step::Undo { "undid" } else { "redid" },
+                            crate::tui::theme::safe(&s.change),
+                            s.revision,
+                            if s.walk.at < s.walk.tip {
+                                "u: further back, Ctrl-R: redo"
+                            } else {
+                                "u: undo again"
+                            }
+                        );
+                        self.undo_walk = Some((page.clone(), s.walk));
+                        if self.on_page(&page) {
+                            self.reopen(what);
+                        }
+                    }
+                    Ok(None) => self.status.info(if step == Step::Undo {
+                        "nothing to undo: this is the oldest revision kept"
+                    } else {
+                        "nothing to redo"
+                    }),
+                    Err(e) => self.status.app_error(&e),
+                }
+            }
             HistoryDone::Detail(page, revision, _) if !waiting(self, &page, revision) => {}
             HistoryDone::Detail(_, _, Err(e)) => {
                 if let Some(Modal::History(s)) = &mut self.modal {

@@ -84,6 +84,12 @@ pub(super) enum HistoryDone {
     /// The page as SQL: what the status line says of it, and the query to copy (`None`
     /// when it was written to a file).
     Sql(Result<(String, Option<String>), AppError>),
+    /// A step of the undo walk on a page (its id).
+    Stepped(
+        String,
+        crate::app::history::Step,
+        Result<Option<crate::app::history::Stepped>, AppError>,
+    ),
     /// The page (its id) as it was opened, at its revision, to compare with.
     Opened(String, Result<Box<crate::app::history::Baseline>, AppError>),
     /// The work could not open the database.
@@ -244,6 +250,9 @@ pub struct Ui {
     pub(super) conflict_deferred: Option<(crate::app::ConflictOn, u64)>,
     /// The last find (`/`) entered: what `n` / `N` look for in the focused pane.
     pub find: String,
+    /// The walk through the open page's history that `u` / Ctrl-R take (the page's id
+    /// and where it stands).
+    pub(super) undo_walk: Option<(String, crate::app::history::UndoWalk)>,
 }
 
 impl Ui {
@@ -311,6 +320,7 @@ impl Ui {
             reload_progress: None,
             conflict_deferred: None,
             find: String::new(),
+            undo_walk: None,
             page_gone_asked: false,
             drafts_kept: std::collections::HashMap::new(),
             drafts_written_at: None,
@@ -675,6 +685,15 @@ impl Ui {
                         }
                     }
                 }
+                return;
+            }
+            Action::UndoChange | Action::RedoChange => {
+                let step = if action == Action::UndoChange {
+                    crate::app::history::Step::Undo
+                } else {
+                    crate::app::history::Step::Redo
+                };
+                self.step_history(step);
                 return;
             }
             Action::Find => {

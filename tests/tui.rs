@@ -281,29 +281,124 @@ fn rules_search_ranks_and_filters() {
 fn adding_and_deleting_a_rule_through_keys() {
     let mut b = open("loan-eligibility");
     let n = b.ui.page().unwrap().ws.page.rules.len();
+    let scores: Vec<f64> =
+        b.ui.page()
+            .unwrap()
+            .ws
+            .eval
+            .devices
+            .iter()
+            .map(|d| d.score)
+            .collect();
+    let revision = b.ui.page().unwrap().ws.revision;
     b.press(KeyCode::Char('2'));
     b.press(KeyCode::Char('a'));
     b.chars("Has email");
     b.press(KeyCode::Enter);
+    // The new rule is written in the editor; it is not in the page until valid.
+    let page = b.ui.page().unwrap();
+    assert!(page.editor.active, "a new rule opens in the editor");
+    assert_eq!(page.editor.new_rule.as_deref(), Some("Has email"));
+    assert_eq!(page.ws.page.rules.len(), n);
+    assert_eq!(
+        page.ws.revision, revision,
+        "nothing saved before anything is typed"
+    );
+    assert!(
+        b.screen(160, 45)
+            .contains("new rule Has email (added once valid)")
+    );
+    // Not a rule yet (an unknown field): nothing added, scores as they were.
+    b.chars("source.cred");
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.page.rules.len(), n);
+    assert!(page.editor.is_invalid());
+    let now: Vec<f64> = page.ws.eval.devices.iter().map(|d| d.score).collect();
+    assert_eq!(now, scores, "scores do not move for a rule not written yet");
+    // Valid: in the page and the matrix at once, saved when typing pauses.
+    b.chars("it_score >= 700");
     let page = b.ui.page().unwrap();
     assert_eq!(page.ws.page.rules.len(), n + 1);
-    assert!(page.editor.active, "a new rule opens in the editor");
+    assert!(page.editor.new_rule.is_none());
+    assert_eq!(page.ws.page.rules[n].name, "Has email");
+    assert!(page.ws.is_new(n) && page.ws.is_unsaved(n));
+    assert_eq!(page.ws.revision, revision, "not saved while typing");
+    assert!(b.screen(160, 45).contains("rule Has email is valid"));
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.revision, revision + 1, "one revision");
+    assert!(!page.ws.is_new(n) && !page.ws.is_unsaved(n));
+    let (stored, _) = common::open_app(&b.db).page("loan-eligibility").unwrap();
+    assert_eq!(
+        stored.rules[n].expression.as_deref(),
+        Some("source.credit_score >= 700")
+    );
     b.press(KeyCode::Esc);
+    // A new rule left before it is valid is dropped (asked when text was typed).
+    b.chars("2a");
+    b.chars("Nothing yet");
+    b.press(KeyCode::Enter);
+    b.chars("source.");
+    b.press(KeyCode::Esc);
+    assert!(b.ui.modal.is_some(), "asks before dropping typed text");
+    b.chars("y");
+    let page = b.ui.page().unwrap();
+    assert_eq!(page.ws.page.rules.len(), n + 1);
+    assert!(!page.editor.active && page.editor.new_rule.is_none());
     b.press(KeyCode::Char('2'));
     b.press(KeyCode::End);
     b.press(KeyCode::Char('d'));
     b.press(KeyCode::Char('y'));
     assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), n);
-    // The personal tier's limit of 10 rules holds in the TUI too.
-    for i in 0..3 {
+    // The personal tier's limit of 10 rules holds in the TUI too: at the limit `a`
+    // says so at once (nothing to type for nothing).
+    for i in 0..2 {
         b.press(KeyCode::Char('2'));
         b.press(KeyCode::Char('a'));
         b.chars(&format!("Extra {i}"));
         b.press(KeyCode::Enter);
+        b.chars("source.age > 1");
         b.press(KeyCode::Esc);
     }
     assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), 10);
+    b.chars("2a");
+    b.chars("One too many");
+    b.press(KeyCode::Enter);
+    assert!(!b.ui.page().unwrap().editor.active);
+    assert_eq!(b.ui.page().unwrap().ws.page.rules.len(), 10);
     assert!(b.screen(160, 45).contains("Rule limit reached (10/10)"));
+}
+
+/// A new rule that is valid but not saved yet survives the page being reloaded after
+/// another process changed it (it came back as "deleted elsewhere"), and is saved after.
+#[test]
+fn a_new_rule_not_saved_yet_survives_a_reload() {
+    let mut b = open("loan-eligibility");
+    let n = b.ui.page().unwrap().ws.page.rules.len();
+    b.chars("2a");
+    b.chars("Adults");
+    b.press(KeyCode::Enter);
+    b.chars("source.age >= 18");
+    assert!(b.ui.page().unwrap().ws.is_new(n));
+    // Another process changes the page meanwhile.
+    let mut other = common::open_app(&b.db);
+    other
+        .set_policy("loan-eligibility", &["fullThreshold=0.9".to_owned()])
+        .unwrap();
+    b.ui.tick(Instant::now());
+    let ws = &b.ui.page().unwrap().ws;
+    assert_eq!(ws.page.device_policy.full_threshold, 0.9, "reloaded");
+    assert_eq!(ws.page.rules.len(), n + 1, "the new rule came along");
+    assert!(ws.is_new(n) && ws.is_unsaved(n));
+    assert!(
+        b.ui.modal.is_none(),
+        "not asked about as a rule deleted elsewhere"
+    );
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    let (stored, _) = common::open_app(&b.db).page("loan-eligibility").unwrap();
+    assert_eq!(stored.rules.len(), n + 1);
+    assert_eq!(stored.device_policy.full_threshold, 0.9);
+    assert_eq!(stored.rules[n].name, "Adults");
 }
 
 #[test]

@@ -166,6 +166,8 @@ pub enum Action {
     DeleteConfirmed(usize),
     EditRule,
     EditRuleMeta,
+    /// Start writing a new rule with this name in the editor (added once valid).
+    NewRule(String),
     /// Undo the page's last change (`u`): a walk back through its history.
     UndoChange,
     /// Redo what `u` undid (Ctrl-R).

@@ -33,6 +33,9 @@ pub struct State {
     /// The text of a rule deleted elsewhere while it was being edited (its id, the
     /// text, infix): put back when the person restores the rule.
     pub orphaned: Option<(String, String, bool)>,
+    /// A rule being written (`a`: its name), not in the page until its text is valid:
+    /// then it is added and saved, and the editor goes on with it as with any rule.
+    pub new_rule: Option<String>,
 }
 
 impl Default for State {
@@ -51,6 +54,7 @@ impl State {
             draft: None,
             infix: false,
             orphaned: None,
+            new_rule: None,
         }
     }
 
@@ -106,6 +110,9 @@ impl State {
 
     /// Checks the text and, when valid, shows it in the matrix at once.
     fn check(&mut self, ws: &mut Session) -> Vec<Action> {
+        if let Some(name) = self.new_rule.clone() {
+            return self.check_new(ws, &name);
+        }
         if self.rule >= ws.page.rules.len() {
             return vec![];
         }
@@ -133,6 +140,57 @@ impl State {
         };
         self.draft = Some(draft);
         follow
+    }
+}
+
+impl State {
+    /// The text of the rule being written, checked: once valid, the rule is added to
+    /// the page (one revision) and is the rule edited from then on.
+    fn check_new(&mut self, ws: &mut Session, name: &str) -> Vec<Action> {
+        match ws.check_new_rule(&self.text(), self.infix) {
+            Err(diagnostics) => {
+                self.draft = Some(Draft::Invalid { diagnostics });
+                vec![]
+            }
+            Ok(new) => match ws.add_new_rule(name, new.clone()) {
+                Ok(i) => {
+                    self.new_rule = None;
+                    self.rule = i;
+                    self.rule_id = ws.page.rules[i].id.clone();
+                    ws.set_editing(self.editing());
+                    ws.schedule_rule_save(i);
+                    self.draft = Some(Draft::Valid {
+                        warnings: new.warnings,
+                        changed: true,
+                    });
+                    vec![Action::Changed(Changed::RULES), Action::RuleSelected(i)]
+                }
+                Err(e) => {
+                    self.draft = Some(Draft::Invalid {
+                        diagnostics: vec![crate::app::types::Diagnostic::error(
+                            crate::app::types::Code::Compile,
+                            "",
+                            e.to_string(),
+                        )],
+                    });
+                    vec![]
+                }
+            },
+        }
+    }
+
+    /// Starts writing a new rule named `name`: an empty text, in infix.
+    pub fn start_new(&mut self, ws: &mut Session, name: String) {
+        if self.active {
+            self.active = false;
+            ws.set_editing(None);
+        }
+        ws.cancel_rule_save();
+        self.new_rule = Some(name);
+        self.infix = true;
+        self.textarea = TextArea::default();
+        self.draft = None;
+        self.active = true;
     }
 }
 
@@ -170,7 +228,32 @@ pub fn type_key(state: &mut State, ws: &mut Session, key: KeyEvent) -> Vec<Actio
 
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     match action {
-        Action::Typed(key) if state.active => type_key(state, ctx.ws, *key),
+        Action::Typed(key) if state.active => {
+            let writing = state.new_rule.clone();
+            let follow = type_key(state, ctx.ws, *key);
+            if let (Some(name), None) = (writing, &state.new_rule) {
+                ctx.status.info(format!(
+                    "rule {} is valid: in the matrix now, saved when you pause (Esc, Ctrl-S: now)",
+                    safe(&name)
+                ));
+            }
+            follow
+        }
+        Action::NewRule(name) => {
+            if let Err(e) = ctx.ws.rule_room() {
+                ctx.status.app_error(&e);
+                return vec![];
+            }
+            state.start_new(ctx.ws, name.clone());
+            *ctx.focus = PaneId::Editor;
+            ctx.status.info(format!(
+                "new rule {}: type its logic (infix; F2: JSONLogic) — it is added once valid · Esc drops it",
+                safe(name)
+            ));
+            vec![]
+        }
+        // Writing a new rule: the editor stays on it (Esc drops it).
+        Action::RuleSelected(_) if state.new_rule.is_some() && state.active => vec![],
         Action::RuleSelected(i) if !state.active || *i != state.rule => {
             if state.active {
                 save(state, ctx);
@@ -198,6 +281,18 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 .info("editing: Esc leaves · Ctrl-Z undoes · Ctrl-S saves");
             vec![]
         }
+        Action::Back if state.active && state.new_rule.is_some() => {
+            if state.text().trim().is_empty() {
+                drop_new(state, ctx);
+                return vec![];
+            }
+            *ctx.modal = Some(super::modal::Modal::Confirm {
+                message: "The new rule's text is not valid yet, so it is not in the page. Drop it? y drops · n keeps writing".into(),
+                on_yes: Action::DiscardDraft,
+                on_no: None,
+            });
+            vec![]
+        }
         Action::Back if state.active => {
             if state.is_invalid() {
                 // Invalid text is not dropped without asking: y discards it, n (or Esc)
@@ -223,6 +318,24 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             save(state, ctx);
             vec![]
         }
+        Action::DiscardDraft if state.new_rule.is_some() => {
+            drop_new(state, ctx);
+            vec![]
+        }
+        Action::DiscardDraft if ctx.ws.is_new(state.rule) => {
+            // Never stored: discarding its text leaves nothing of it.
+            state.active = false;
+            ctx.ws.set_editing(None);
+            if let Err(e) = ctx.ws.delete_rule(state.rule) {
+                ctx.status.app_error(&e);
+                return vec![];
+            }
+            let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
+            state.load(ctx.ws, r);
+            ctx.status
+                .info("the new rule was dropped: nothing was added to the page");
+            vec![Action::Changed(Changed::RULES)]
+        }
         Action::DiscardDraft => {
             state.active = false;
             ctx.ws.set_editing(None);
@@ -231,6 +344,17 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             ctx.status
                 .info("left the editor; the invalid edit was discarded");
             vec![]
+        }
+        Action::ToggleInfix if state.new_rule.is_some() => {
+            // Nothing to convert yet: the same text is read the other way.
+            state.infix = !state.infix;
+            let follow = state.check(ctx.ws);
+            ctx.status.info(if state.infix {
+                "the new rule in infix (F2: JSONLogic)"
+            } else {
+                "the new rule in JSONLogic (F2: infix)"
+            });
+            follow
         }
         Action::ToggleInfix => {
             if state.is_invalid() {
@@ -298,6 +422,16 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         _ => vec![],
     }
+}
+
+/// Leaves the new rule unwritten: nothing was added to the page.
+fn drop_new(state: &mut State, ctx: &mut Ctx<'_>) {
+    state.new_rule = None;
+    state.active = false;
+    ctx.ws.set_editing(None);
+    state.load(ctx.ws, state.rule);
+    ctx.status
+        .info("the new rule was dropped: nothing was added to the page");
 }
 
 fn save(state: &mut State, ctx: &mut Ctx<'_>) {
@@ -373,12 +507,16 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let (theme, focused) = (look.theme, look.focused);
     let st = &state;
     let ws = &look.ws;
-    let name = ws
-        .page
-        .rules
-        .get(st.rule)
-        .map_or("(no rule)".to_owned(), |r| safe(&r.name));
-    let state = match (&st.draft, ws.is_unsaved(st.rule)) {
+    let name = match &st.new_rule {
+        Some(name) => format!("new rule {} (added once valid)", safe(name)),
+        None => ws
+            .page
+            .rules
+            .get(st.rule)
+            .map_or("(no rule)".to_owned(), |r| safe(&r.name)),
+    };
+    let state = match (&st.draft, ws.is_unsaved(st.rule) && st.new_rule.is_none()) {
+        (Some(Draft::Invalid { .. }), _) if st.new_rule.is_some() => " · not valid yet",
         (Some(Draft::Invalid { .. }), _) => " · invalid (showing the last valid results)",
         (_, true) => " · unsaved",
         _ if st.active => " · editing",

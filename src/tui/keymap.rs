@@ -315,7 +315,7 @@ fn build() -> Vec<Binding> {
             C::Pane(PaneId::Rules),
             [(K::Char('a'), NONE)],
             A::AddRule,
-            "add a rule"
+            "write a new rule in the editor: added to the page once its text is valid (Esc before that drops it)"
         ),
         bind!(
             C::Pane(PaneId::Rules),

@@ -26,6 +26,32 @@ pub enum Draft {
     Invalid { diagnostics: Vec<Diagnostic> },
 }
 
+/// A rule as `a` makes it: weight 1, optional, in "General", applying everywhere.
+fn new_rule(name: &str, logic: Value, expression: Option<String>) -> Rule {
+    Rule {
+        expression,
+        warning: None,
+        applies_when: None,
+        family: None,
+        id: String::new(),
+        name: name.to_owned(),
+        required: false,
+        weight: 1.0,
+        category: "General".into(),
+        description: None,
+        logic,
+    }
+}
+
+/// A new rule's text, checked ([`Session::check_new_rule`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRule {
+    pub logic: Value,
+    /// The infix it was written in, kept as authored.
+    pub expression: Option<String>,
+    pub warnings: Vec<Diagnostic>,
+}
+
 /// The live session of one page.
 pub struct Session {
     pub page: Page,
@@ -41,6 +67,9 @@ pub struct Session {
     saved_columns: Vec<Arc<Column>>,
     /// Rules whose shown logic is not saved yet.
     unsaved: Vec<bool>,
+    /// Rules written here (`a`) that are not stored yet (by id): in the page once their
+    /// text was valid, saved like any edit (inserted then).
+    new_rules: std::collections::HashSet<String>,
     /// Per rule with an unsaved draft (by id): the stored logic the draft started from.
     /// A save goes through only while the stored logic is still this one.
     bases: std::collections::HashMap<String, Value>,
@@ -143,6 +172,7 @@ impl Session {
             eval,
             matrix,
             unsaved,
+            new_rules: std::collections::HashSet::new(),
             bases: std::collections::HashMap::new(),
             policy_base: None,
             conflicts: Vec::new(),
@@ -198,6 +228,20 @@ impl Session {
         let mut orphans = std::mem::take(&mut self.orphans);
         let author = fresh_author(&fresh);
         for (id, logic) in drafts {
+            if self.new_rules.contains(&id)
+                && fresh.page.rule(&id).is_none()
+                && let Some((_, rule)) = self.page.rule(&id)
+            {
+                // Written here and not stored yet: it comes along as it is.
+                let i = fresh.page.rules.len();
+                if fresh.matrix.insert_rule(i, rule).is_ok() {
+                    fresh.new_rules.insert(id.clone());
+                    fresh.page.rules.push(rule.clone());
+                    fresh.unsaved.push(true);
+                    fresh.recompute();
+                }
+                continue;
+            }
             if let Some(i) = fresh.page.rules.iter().position(|r| r.id == id) {
                 let theirs = fresh.page.rules[i].logic.clone();
                 if theirs == logic {
@@ -862,6 +906,19 @@ impl Session {
 
     /// Saves rule `i` as a new revision.
     pub fn save_rule(&mut self, i: usize) -> Result<i64> {
+        if self.is_new(i) {
+            // Written here and never stored: inserted whole.
+            let rule = self.page.rules[i].clone();
+            self.revision = self.app.save_rule(&self.page, &rule, None)?;
+            self.new_rules.remove(&rule.id);
+            self.bases.remove(&rule.id);
+            if self.editing.as_deref() == Some(rule.id.as_str()) {
+                self.editing_base = Some(rule.logic.clone());
+            }
+            self.unsaved[i] = false;
+            self.saved_columns = self.eval.columns.clone();
+            return Ok(self.revision);
+        }
         // The logic alone is written over the stored rule: a name or weight changed
         // elsewhere meanwhile stays.
         // Only over the stored logic the draft started from: a change made elsewhere
@@ -922,6 +979,11 @@ impl Session {
         category: &str,
         applies_when: &str,
     ) -> Result<i64> {
+        // A rule written here and not stored yet is stored first (its text is valid:
+        // it would not be in the page otherwise).
+        if self.is_new(i) {
+            self.save_rule(i)?;
+        }
         let problems = validate::rule_fields(name, weight);
         if !problems.is_empty() {
             return Err(AppError::Invalid {
@@ -1075,19 +1137,93 @@ impl Session {
     }
 
     pub fn add_rule(&mut self, name: &str) -> Result<usize> {
-        let mut rule = Rule {
-            expression: None,
-            warning: None,
-            applies_when: None,
-            family: None,
-            id: String::new(),
-            name: name.to_owned(),
-            required: false,
-            weight: 1.0,
-            category: "General".into(),
-            description: None,
-            logic: Value::Bool(true),
+        self.add_rule_with(name, Value::Bool(true), None)
+    }
+
+    /// Checks the text of a rule not in the page yet (`a`: it is added only once its
+    /// text is valid): its logic and authored infix (`infix`), and the warnings, or
+    /// the problems that keep it out. Nothing changes.
+    pub fn check_new_rule(
+        &self,
+        text: &str,
+        infix: bool,
+    ) -> std::result::Result<NewRule, Vec<Diagnostic>> {
+        if text.trim().is_empty() {
+            return Err(vec![Diagnostic::error(
+                Code::JsonSyntax,
+                "",
+                "type the rule's logic: it is added to the page once it is valid",
+            )]);
+        }
+        let (logic, expression) = if infix {
+            match rulebench_core::infix::parse(text, &self.infix_fields()) {
+                Ok(logic) => (
+                    logic,
+                    (!text.chars().any(rulebench_core::text::is_unsafe)).then(|| text.to_owned()),
+                ),
+                Err(e) => {
+                    return Err(vec![Diagnostic {
+                        line: Some(e.line),
+                        column: Some(e.column),
+                        ..Diagnostic::error(e.code, "", e.message.clone()).with_hint(e.hint.clone())
+                    }]);
+                }
+            }
+        } else {
+            match parse_json(text) {
+                Ok(v) => (v, None),
+                Err(d) => return Err(vec![*d]),
+            }
         };
+        let diags: Vec<Diagnostic> = rulebench_core::check::rule_logic(&logic, None, &self.schema)
+            .into_iter()
+            .map(|d| if infix { d } else { d.locate_in(text) })
+            .collect();
+        if diags.iter().any(Diagnostic::is_error) {
+            return Err(diags);
+        }
+        Ok(NewRule {
+            logic,
+            expression,
+            warnings: diags,
+        })
+    }
+
+    /// Adds a rule written here (`a`) once its text is valid: in the page and the
+    /// matrix at once, saved like any edit (when typing pauses, on Esc or Ctrl-S).
+    /// Returns its index.
+    pub fn add_new_rule(&mut self, name: &str, new: NewRule) -> Result<usize> {
+        self.rule_room()?;
+        let mut rule = new_rule(name, new.logic, new.expression);
+        self.unique_id(&mut rule);
+        let i = self.page.rules.len();
+        self.matrix.insert_rule(i, &rule)?;
+        self.new_rules.insert(rule.id.clone());
+        self.page.rules.push(rule);
+        self.unsaved.push(true);
+        self.recompute();
+        Ok(i)
+    }
+
+    /// Whether the page's plan has room for one more rule (its rules here counted,
+    /// those not stored yet too).
+    pub fn rule_room(&self) -> Result<()> {
+        match self.page.plan_tier().rule_limit() {
+            Some(limit) if self.page.rules.len() >= limit => Err(AppError::RuleLimit { limit }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether rule `i` was written here and is not stored yet.
+    pub fn is_new(&self, i: usize) -> bool {
+        self.page
+            .rules
+            .get(i)
+            .is_some_and(|r| self.new_rules.contains(&r.id))
+    }
+
+    /// Gives `rule` an id no rule of the page has (its own, else `-2`, `-3`…).
+    fn unique_id(&self, rule: &mut Rule) {
         rule.ensure_id();
         let base = rule.id.clone();
         let mut n = 2;
@@ -1095,6 +1231,18 @@ impl Session {
             rule.id = format!("{base}-{n}");
             n += 1;
         }
+    }
+
+    /// Adds a rule named `name` with `logic` (and its authored infix), saved at once as
+    /// a new revision, at the end of the page. Returns its index.
+    pub fn add_rule_with(
+        &mut self,
+        name: &str,
+        logic: Value,
+        expression: Option<String>,
+    ) -> Result<usize> {
+        let mut rule = new_rule(name, logic, expression);
+        self.unique_id(&mut rule);
         self.revision = self.app.save_rule(&self.page, &rule, None)?;
         let i = self.page.rules.len();
         self.matrix.insert_rule(i, &rule)?;
@@ -1107,7 +1255,11 @@ impl Session {
 
     pub fn delete_rule(&mut self, i: usize) -> Result<i64> {
         let id = self.page.rules[i].id.clone();
-        self.revision = self.app.remove_rule(&self.page.id, &id)?;
+        // A rule written here and never stored has nothing to remove from the page.
+        if !self.new_rules.remove(&id) {
+            self.revision = self.app.remove_rule(&self.page.id, &id)?;
+        }
+        self.bases.remove(&id);
         self.page.rules.remove(i);
         self.unsaved.remove(i);
         // The background work's word on each rule follows the rules (until it answers).

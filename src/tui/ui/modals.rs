@@ -3,7 +3,7 @@
 
 use ratatui::crossterm::event::KeyEvent;
 
-use crate::tui::action::{Action, Changed, PaneId};
+use crate::tui::action::{Action, Changed};
 use crate::tui::keymap::{self, Context};
 use crate::tui::modal::{Modal, PromptFor};
 use crate::tui::pane::Ctx;
@@ -456,28 +456,16 @@ impl Ui {
                 }
             }
             PromptFor::AddRule => {
-                if let Screen::Page(p) = &mut self.screen {
-                    let name = if text.trim().is_empty() {
-                        "New rule".to_owned()
-                    } else {
-                        text.trim().to_owned()
-                    };
-                    match p.ws.add_rule(&name) {
-                        Ok(i) => {
-                            self.status.info(format!(
-                                "added rule {} (revision {})",
-                                p.ws.page.rules[i].id, p.ws.revision
-                            ));
-                            self.queue.extend([
-                                Action::Changed(Changed::RULES),
-                                Action::RuleSelected(i),
-                                Action::Focus(PaneId::Editor),
-                                Action::EditRule,
-                            ]);
-                        }
-                        Err(e) => self.status.app_error(&e),
-                    }
-                }
+                let name = if text.trim().is_empty() {
+                    "New rule".to_owned()
+                } else {
+                    text.trim().to_owned()
+                };
+                // The editor writes it (the focused pane takes the action).
+                self.queue.extend([
+                    Action::Focus(crate::tui::action::PaneId::Editor),
+                    Action::NewRule(name),
+                ]);
             }
             PromptFor::OverrideNote { target, value } => {
                 if let Screen::Page(p) = &mut self.screen {

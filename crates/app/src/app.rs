@@ -1147,6 +1147,21 @@ impl App {
     }
 
     /// This user's kept drafts on a page, oldest first.
+    /// Keeps the workbench's view of a page for this user (see
+    /// [`rulebench_store::Store::put_view`]).
+    pub fn keep_view(&self, page_id: &str, view: &serde_json::Value) -> Result<()> {
+        Ok(self.store.put_view(page_id, &view.to_string())?)
+    }
+
+    /// The workbench's view of a page kept for this user, if any (unreadable JSON
+    /// counts as none: it is only a view).
+    pub fn kept_view(&self, page_id: &str) -> Result<Option<serde_json::Value>> {
+        Ok(self
+            .store
+            .view(page_id)?
+            .and_then(|v| serde_json::from_str(&v).ok()))
+    }
+
     pub fn drafts(&self, page_id: &str) -> Result<Vec<rulebench_store::KeptDraft>> {
         Ok(self.store.drafts(page_id)?)
     }

@@ -1,5 +1,6 @@
 //! Drafts: what a person typed in the workbench and did not save, per page and user
-//! (schema 7). Not part of a page: no revision, no history.
+//! (schema 7); and views: how the workbench showed a page to a user (schema 11). Not
+//! part of a page: no revision, no history.
 
 use rusqlite::params;
 
@@ -88,5 +89,36 @@ impl Store {
                 })
             })
             .collect())
+    }
+
+    /// Keeps this user's view of a page (JSON the workbench reads back), replacing the
+    /// one kept before. Not a page change. Nothing on a read-only database or one
+    /// older than schema 11 (its view is simply not kept).
+    pub fn put_view(&self, page_id: &str, view_json: &str) -> Result<()> {
+        if self.read_only || self.schema < crate::schema::VIEWS {
+            return Ok(());
+        }
+        self.conn.execute(
+            "INSERT OR REPLACE INTO views (page_id, author, view_json, updated_at)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![page_id, self.author(), view_json, now()],
+        )?;
+        Ok(())
+    }
+
+    /// This user's view of a page, as kept.
+    pub fn view(&self, page_id: &str) -> Result<Option<String>> {
+        if self.schema < crate::schema::VIEWS {
+            return Ok(None);
+        }
+        use rusqlite::OptionalExtension;
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT view_json FROM views WHERE page_id = ?1 AND author = ?2",
+                params![page_id, self.author()],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 }

@@ -743,6 +743,12 @@ impl Store {
                 params![old, new],
             )?;
         }
+        if schema >= crate::schema::VIEWS {
+            tx.execute(
+                "UPDATE views SET page_id = ?2 WHERE page_id = ?1",
+                params![old, new],
+            )?;
+        }
         let revision: i64 = tx.query_row(
             "UPDATE pages SET revision = revision + 1, updated_at = ?2 WHERE id = ?1 RETURNING revision",
             params![new, now()],
@@ -779,6 +785,9 @@ impl Store {
         let gone = tx.execute("DELETE FROM pages WHERE id = ?1", [page_id])? > 0;
         if schema >= 7 {
             tx.execute("DELETE FROM drafts WHERE page_id = ?1", [page_id])?;
+        }
+        if schema >= crate::schema::VIEWS {
+            tx.execute("DELETE FROM views WHERE page_id = ?1", [page_id])?;
         }
         tx.commit()?;
         Ok(gone)

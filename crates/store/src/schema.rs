@@ -5,7 +5,7 @@ use rusqlite::Connection;
 
 use crate::error::Result;
 
-/// Every table that holds a page's data by `page_id`, besides `pages` and `drafts`: the
+/// Every table that holds a page's data by `page_id`, besides `pages`, `drafts` and `views`: the
 /// one list (a rename moves them, a fingerprint counts them).
 pub const PAGE_TABLES: &[&str] = &[
     "dataset_rows",
@@ -71,7 +71,14 @@ pub const MIGRATIONS: &[&str] = &[
     // log, so that the page reads back and exports with the family as written; the rule
     // triggers are remade to carry it.
     include_str!("migrations/010_rule_families.sql"),
+    // 11: the workbench's view of a page, per user (the selection, the focused pane,
+    // the matrix's order, filters and folds…), restored on the next open. Not part of a
+    // page (no revision, no history), like drafts.
+    include_str!("migrations/011_views.sql"),
 ];
+
+/// The first schema that keeps the workbench's views (migration 11).
+pub const VIEWS: i64 = 11;
 
 /// The first schema whose rules carry their family (migration 10).
 pub const RULE_FAMILIES: i64 = 10;

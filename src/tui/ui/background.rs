@@ -420,6 +420,7 @@ impl Ui {
 
     /// Saves every valid pending edit now.
     pub fn flush_saves(&mut self) {
+        self.keep_view();
         if let Screen::Page(p) = &mut self.screen {
             if let Err(e) = p.ws.save_all() {
                 self.status.app_error(&e);

@@ -5,6 +5,7 @@
 mod background;
 mod conflicts;
 mod drafts;
+mod kept_view;
 mod modals;
 mod shell;
 

@@ -365,6 +365,8 @@ impl Ui {
             self.queue.push_back(Action::RuleSelected(0));
         }
         self.drain();
+        // How the page was shown last time, back (the selection, the panes' views).
+        self.restore_view();
         self.drafts_kept.clear();
         self.drafts_offered = false;
         self.offer_drafts();

@@ -203,6 +203,11 @@ Examples:
         rulebench completions bash > /etc/bash_completion.d/rulebench\n  \
         source <(rulebench completions zsh)")]
     Completions(completions::Args),
+    /// The workbench's config file: its path, its defaults written out, a check
+    #[command(
+        after_help = "Examples:\n  rulebench config --path\n  rulebench config --print-default > \"$(rulebench config --path)\"\n  rulebench config --check\n  RULEBENCH_CONFIG=./light.toml rulebench"
+    )]
+    Config(config::Args),
     /// Print the man page of rulebench or of one command (roff: `rulebench man evaluate |
     /// man -l -`)
     Man(man::Args),
@@ -227,6 +232,12 @@ impl Cli {
 
 /// Opens the workbench.
 pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
+    // The config file first: one that does not read is said before anything starts.
+    let settings = match crate::tui::config::path() {
+        Some(path) => crate::tui::config::load(&path).map_err(usage)?,
+        None => Default::default(),
+    };
+    crate::tui::keymap::remap(settings.remaps).map_err(usage)?;
     use std::io::IsTerminal;
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         return Err(usage(
@@ -239,8 +250,9 @@ pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
     let app = db.open()?;
     let options = crate::tui::Options {
         db: Some(db.path),
-        page: cli.page,
-        mouse: cli.mouse,
+        page: cli.page.or(settings.default_page),
+        mouse: cli.mouse || settings.mouse,
+        theme: crate::tui::theme::Theme::named(settings.scheme),
         profile: cli.profile,
     };
     crate::tui::run(app, options).map_err(|e| usage(e.to_string()))?;
@@ -278,6 +290,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         Command::Page(args) => page::run(&db, args),
         Command::Schema => schema::run(),
         Command::Completions(args) => completions::run(args),
+        Command::Config(args) => config::run(args),
         Command::Man(args) => man::run(<Cli as clap::CommandFactory>::command(), args),
         Command::Bench(args) => bench::run(args),
     }

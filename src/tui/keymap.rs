@@ -81,11 +81,239 @@ macro_rules! bind {
     };
 }
 
+static ALL: std::sync::OnceLock<Vec<Binding>> = std::sync::OnceLock::new();
+static REMAPS: std::sync::OnceLock<Vec<Remap>> = std::sync::OnceLock::new();
+
 /// Every binding, in the order help lists them: built once (a key looked up rebuilt
-/// the whole list).
+/// the whole list), with the config file's remappings ([`remap`]) over the defaults.
 pub fn bindings() -> &'static [Binding] {
-    static ALL: std::sync::OnceLock<Vec<Binding>> = std::sync::OnceLock::new();
-    ALL.get_or_init(build)
+    ALL.get_or_init(|| {
+        let mut all = build();
+        for r in REMAPS.get().into_iter().flatten() {
+            let keys: &'static [(KeyCode, KeyModifiers)] =
+                Box::leak(r.keys.clone().into_boxed_slice());
+            for b in all.iter_mut().filter(|b| r.applies_to(b)) {
+                b.keys = keys;
+            }
+        }
+        all
+    })
+}
+
+/// A remapping from the config file: the keys of an action (by name), everywhere it
+/// is bound or in one context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remap {
+    pub context: Option<Context>,
+    pub action: String,
+    pub keys: Vec<(KeyCode, KeyModifiers)>,
+}
+
+impl Remap {
+    fn applies_to(&self, b: &Binding) -> bool {
+        action_name(&b.action) == self.action && self.context.is_none_or(|c| c == b.context)
+    }
+
+    /// Reads `[CONTEXT.]ACTION` and its keys (`"Ctrl-P"`, `["j", "Down"]`); what is not
+    /// a bound action or a key is an error that says so, with a did-you-mean.
+    pub fn parse(name: &str, keys: &[String]) -> Result<Remap, String> {
+        let defaults = build();
+        let (context, action) = match name.split_once('.') {
+            Some((c, a)) => {
+                let contexts: Vec<Context> = defaults.iter().map(|b| b.context).collect();
+                let Some(context) = contexts.iter().copied().find(|&x| context_name(x) == c) else {
+                    let names: Vec<String> = contexts.iter().map(|&x| context_name(x)).collect();
+                    return Err(format!("no place called `{c}`{}", did_you_mean(c, &names)));
+                };
+                (Some(context), a)
+            }
+            None => (None, name),
+        };
+        let bound = defaults
+            .iter()
+            .any(|b| action_name(&b.action) == action && context.is_none_or(|c| c == b.context));
+        if !bound {
+            let names: Vec<String> = defaults
+                .iter()
+                .filter(|b| context.is_none_or(|c| c == b.context))
+                .map(|b| action_name(&b.action))
+                .collect();
+            return Err(format!(
+                "no action `{action}`{}{}",
+                context.map_or(String::new(), |c| format!(" in `{}`", context_name(c))),
+                did_you_mean(action, &names)
+            ));
+        }
+        if keys.is_empty() {
+            return Err(format!("`{name}` names no key"));
+        }
+        let mut parsed = Vec::new();
+        for k in keys {
+            parsed.extend(parse_key(k)?);
+        }
+        Ok(Remap {
+            context,
+            action: action.to_owned(),
+            keys: parsed,
+        })
+    }
+}
+
+fn did_you_mean(word: &str, names: &[String]) -> String {
+    crate::app::text::did_you_mean(word, names.iter().map(String::as_str))
+        .map_or(String::new(), |s| format!(" (did you mean `{s}`?)"))
+}
+
+/// Puts the config file's remappings over the keymap. Only before the keymap is
+/// first used (the workbench does it before it starts); later it is an error.
+pub fn remap(remaps: Vec<Remap>) -> Result<(), String> {
+    if ALL.get().is_some() {
+        return Err("the keymap is in use already: remappings apply at start".into());
+    }
+    REMAPS
+        .set(remaps)
+        .map_err(|_| "the keymap was remapped already".to_owned())
+}
+
+/// An action as the config file names it: `find`, `focus-rules`, `sort-by-rule-false`.
+pub fn action_name(action: &Action) -> String {
+    kebab(&format!("{action:?}"))
+}
+
+/// A context as the config file names it: `global`, `page`, `matrix`, `rule-form`.
+pub fn context_name(context: Context) -> String {
+    match context {
+        Context::Pane(p) => kebab(&format!("{p:?}")),
+        Context::Dialog(d) => kebab(&format!("{d:?}")),
+        other => kebab(&format!("{other:?}")),
+    }
+}
+
+/// `FindNext(true)` → `find-next-true`.
+fn kebab(debug: &str) -> String {
+    let mut out = String::new();
+    for c in debug.chars() {
+        if c.is_ascii_uppercase() {
+            if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_owned()
+}
+
+/// Reads a key as a config file writes it: a character (an upper-case one with or
+/// without Shift, as terminals send it), `Space`, `Enter`, `Esc`, `Tab`, `Shift-Tab`,
+/// `Backspace`, `Delete`, `Up`, `Down`, `Left`, `Right`, `PgUp`, `PgDn`, `Home`,
+/// `End`, `F1`–`F12`, with `Ctrl-` or `Alt-` before.
+pub fn parse_key(text: &str) -> Result<Vec<(KeyCode, KeyModifiers)>, String> {
+    let mut mods = KeyModifiers::NONE;
+    let mut rest = text.trim();
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        if rest.chars().count() > 2 && (lower.starts_with("ctrl-") || lower.starts_with("ctrl+")) {
+            mods |= KeyModifiers::CONTROL;
+            rest = &rest[5..];
+        } else if rest.chars().count() > 2
+            && (lower.starts_with("alt-") || lower.starts_with("alt+"))
+        {
+            mods |= KeyModifiers::ALT;
+            rest = &rest[4..];
+        } else {
+            break;
+        }
+    }
+    let mut chars = rest.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        let c = if mods.contains(KeyModifiers::CONTROL) {
+            c.to_ascii_lowercase()
+        } else {
+            c
+        };
+        return Ok(if c.is_uppercase() {
+            vec![(KeyCode::Char(c), mods | SHIFT), (KeyCode::Char(c), mods)]
+        } else {
+            vec![(KeyCode::Char(c), mods)]
+        });
+    }
+    let code = match rest.to_ascii_lowercase().as_str() {
+        "space" => KeyCode::Char(' '),
+        "enter" | "return" => KeyCode::Enter,
+        "esc" | "escape" => KeyCode::Esc,
+        "tab" => KeyCode::Tab,
+        "shift-tab" | "backtab" => return Ok(vec![(KeyCode::BackTab, mods | SHIFT)]),
+        "backspace" => KeyCode::Backspace,
+        "delete" | "del" => KeyCode::Delete,
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "pgup" | "pageup" => KeyCode::PageUp,
+        "pgdn" | "pagedown" => KeyCode::PageDown,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        f if f.starts_with('f') && f[1..].parse::<u8>().is_ok_and(|n| (1..=12).contains(&n)) => {
+            KeyCode::F(f[1..].parse().expect("checked"))
+        }
+        _ => {
+            return Err(format!(
+                "`{text}` is not a key (a character, Space, Enter, Esc, Tab, Shift-Tab, Backspace, Delete, Up, Down, Left, Right, PgUp, PgDn, Home, End or F1–F12, with Ctrl- or Alt- before)"
+            ));
+        }
+    };
+    Ok(vec![(code, mods)])
+}
+
+/// The keys of a binding as a config file writes them (`["Ctrl-P", ":"]`).
+fn config_keys(b: &Binding) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for &(code, mods) in b.keys {
+        let base = match code {
+            KeyCode::Char(' ') => "Space".to_owned(),
+            KeyCode::Char('"') => "\\\"".to_owned(),
+            KeyCode::Char('\\') => "\\\\".to_owned(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::F(n) => format!("F{n}"),
+            KeyCode::BackTab => "Shift-Tab".to_owned(),
+            KeyCode::PageUp => "PgUp".to_owned(),
+            KeyCode::PageDown => "PgDn".to_owned(),
+            other => format!("{other:?}"),
+        };
+        let mut name = String::new();
+        if mods.contains(KeyModifiers::CONTROL) {
+            name.push_str("Ctrl-");
+        }
+        if mods.contains(KeyModifiers::ALT) {
+            name.push_str("Alt-");
+        }
+        name.push_str(&base);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// The `[keys]` part of the default config file: every binding, commented out, as
+/// `context.action = [keys]` with what it does.
+pub fn config_lines() -> String {
+    let mut out = String::new();
+    for b in build() {
+        out.push_str(&format!(
+            "# {}.{} = {}   # {}\n",
+            context_name(b.context),
+            action_name(&b.action),
+            config_keys(&b),
+            b.help
+        ));
+    }
+    out
 }
 
 /// The SQL dialects as help says them: `sqlite, duckdb, postgres or spark`.

@@ -2,6 +2,7 @@
 //! lives in one place and help is generated from it.
 
 pub mod action;
+pub mod config;
 pub mod conflict;
 pub mod dataset_pane;
 pub mod editor;
@@ -43,6 +44,7 @@ use ui::Ui;
 pub struct Options {
     pub page: Option<String>,
     pub mouse: bool,
+    pub theme: Theme,
     /// Append per-frame recompute and render times to this file.
     pub profile: Option<std::path::PathBuf>,
     /// The database file (the watcher of linked dataset files opens its own connection).
@@ -72,7 +74,7 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
     let mut ui = Ui::workbench(
         app,
         options.page.as_deref(),
-        Theme::from_env(),
+        options.theme,
         options.db.clone(),
     )?;
     // Frame timings show on the status line only when profiling.

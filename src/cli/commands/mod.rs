@@ -5,6 +5,7 @@ pub mod bench;
 pub mod bench_workbench;
 pub mod check;
 pub mod completions;
+pub mod config;
 pub mod dataset;
 pub mod db;
 pub mod diff;

@@ -236,6 +236,10 @@ pub enum Action {
     SortByRule(bool),
     /// Reverse the targets' order (`R`).
     ReverseSort,
+    /// Open the frequency view of the targets shown (`F` in the Matrix).
+    Frequency,
+    /// Show only these targets in the matrix (Enter in the frequency view).
+    ShowOnly(super::matrix::Only),
     /// Move the matrix cursor to the next cell that moved (`*`; `#` the one before):
     /// `true` forward.
     NextMoved(bool),

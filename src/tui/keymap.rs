@@ -33,6 +33,8 @@ pub enum Dialog {
     /// The rule's name, required, weight, category and `appliesWhen` (`m` in Rules).
     RuleForm,
     History,
+    /// The frequency view (`F` in the Matrix).
+    Frequency,
     /// The multi-line JSON dialog (assertions).
     Json,
     /// A value changed elsewhere since your edit began.
@@ -55,6 +57,7 @@ impl Context {
             Context::Dialog(Dialog::Prompt) => "A prompt (type the text)",
             Context::Dialog(Dialog::RuleForm) => "Rule form (m in Rules; type in the fields)",
             Context::Dialog(Dialog::History) => "History dialog (H)",
+            Context::Dialog(Dialog::Frequency) => "Frequency view (F in the Matrix)",
             Context::Dialog(Dialog::Json) => "JSON dialog (assertions: a, e in Tests)",
             Context::Dialog(Dialog::Conflict) => {
                 "Conflict (a value you edit was changed elsewhere)"
@@ -698,6 +701,12 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Matrix),
+            [(K::Char('F'), SHIFT), (K::Char('F'), NONE)],
+            A::Frequency,
+            "frequency view of the targets shown: per rule pass / fail / n/a, per summary field value targets at 2 / 1 / 0; Enter shows only those (Esc: all again)"
+        ),
+        bind!(
+            C::Pane(PaneId::Matrix),
             [(K::Char('*'), SHIFT), (K::Char('*'), NONE)],
             A::NextMoved(true),
             "next cell marked * (moved since the page was opened, or since the revision compared with)"
@@ -1061,6 +1070,54 @@ fn build() -> Vec<Binding> {
             [(K::Esc, NONE)],
             A::Back,
             "back to the revisions; close"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::Up, NONE), (K::Char('k'), NONE)],
+            A::Up,
+            "previous row"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::Down, NONE), (K::Char('j'), NONE)],
+            A::Down,
+            "next row"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::PageUp, NONE)],
+            A::PageUp,
+            "10 up"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::PageDown, NONE)],
+            A::PageDown,
+            "10 down"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::Home, NONE), (K::Char('g'), NONE)],
+            A::Home,
+            "first row"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::End, NONE), (K::Char('G'), NONE)],
+            A::End,
+            "last row"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::Enter, NONE)],
+            A::Enter,
+            "show only the row's targets in the matrix (a rule: those failing it; a value: those with it)"
+        ),
+        bind!(
+            C::Dialog(Dialog::Frequency),
+            [(K::Esc, NONE), (K::Char('q'), NONE)],
+            A::Back,
+            "close"
         ),
     ]
 }

@@ -99,7 +99,7 @@ pub fn display_rows(rules: &[Rule]) -> Vec<Row> {
 }
 
 /// The rules in display order.
-fn rule_order(rules: &[Rule]) -> Vec<usize> {
+pub(crate) fn rule_order(rules: &[Rule]) -> Vec<usize> {
     display_rows(rules)
         .into_iter()
         .filter_map(|r| match r {
@@ -148,6 +148,19 @@ pub enum Sort {
     /// By the outcome of this rule: failing (or erring) first, then passing, then the
     /// targets it does not apply to (`[`; `]` the other way).
     Rule(usize),
+    /// By the target dataset's summary field of this index (numbers as numbers, then
+    /// text; absent last).
+    Field(usize),
+}
+
+/// Only some targets, chosen in the frequency view (`F`; Esc in the Matrix shows all
+/// again).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Only {
+    /// The targets failing (or erring on) this rule.
+    Failing(usize),
+    /// The targets whose field has this value (`null`: absent too).
+    Value(String, serde_json::Value),
 }
 
 #[derive(Debug, Default)]
@@ -164,8 +177,10 @@ pub struct State {
     pub sort: Sort,
     /// The sort reversed (`R`).
     pub reversed: bool,
-    /// The target filter (`/`): every word must be in the label, key or summary fields.
+    /// The target filter (`\\`): every word must be in the label, key or summary fields.
     pub filter: String,
+    /// Only the targets the frequency view chose (`F`, Enter).
+    pub only: Option<Only>,
     /// The targets shown, in order, when not all in page order.
     order: Option<Vec<usize>>,
     /// The last find (`/`, `n`) landed on a rule (else on a target): where the next
@@ -259,7 +274,7 @@ impl State {
     }
 
     /// What the title says about the view (filter, show, sort), if anything.
-    fn describe(&self, targets: usize, rules: &[Rule]) -> Option<String> {
+    fn describe(&self, targets: usize, rules: &[Rule], summary: &[String]) -> Option<String> {
         let mut parts = Vec::new();
         if !self.filter.is_empty() {
             parts.push(format!("/{}", safe(&self.filter)));
@@ -279,7 +294,26 @@ impl State {
                 "by {}",
                 safe(rules.get(r).map_or("a rule", |r| r.name.as_str()))
             )),
+            Sort::Field(f) => Some(format!(
+                "by {}",
+                safe(summary.get(f).map_or("a field", String::as_str))
+            )),
         };
+        match &self.only {
+            None => {}
+            Some(Only::Failing(r)) => parts.push(format!(
+                "only failing {} (Esc: all)",
+                safe(rules.get(*r).map_or("a rule", |r| r.name.as_str()))
+            )),
+            Some(Only::Value(field, value)) => parts.push(format!(
+                "only {} = {} (Esc: all)",
+                safe(field),
+                safe(&match value {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+            )),
+        }
         if let Some(sort) = sort {
             let reversed = self.reversed && self.sort != Sort::Page;
             parts.push(if reversed {
@@ -305,6 +339,7 @@ impl State {
             && self.show == Show::All
             && self.sort == Sort::Page
             && !self.reversed
+            && self.only.is_none()
         {
             self.order = None;
             return;
@@ -353,6 +388,19 @@ impl State {
                     .is_some_and(|d| d.verdict != crate::app::types::FULL),
                 Show::Moved => moved(t),
             })
+            .filter(|&t| match &self.only {
+                None => true,
+                Some(Only::Failing(r)) => ws
+                    .eval
+                    .columns
+                    .get(*r)
+                    .and_then(|c| c.outcome.get(t).copied())
+                    .is_some_and(|o| o != crate::app::types::PASS && o != NOT_APPLICABLE),
+                Some(Only::Value(field, value)) => {
+                    let v = d.rows[t].get(field).unwrap_or(&serde_json::Value::Null);
+                    v == value
+                }
+            })
             .collect();
         let score = |t: usize| devices.get(t).map_or(0.0, |d| d.score);
         let verdict = |t: usize| devices.get(t).map(|d| d.verdict).unwrap_or_default();
@@ -371,6 +419,27 @@ impl State {
                     .map(|r| d.row_label(r).to_lowercase())
                     .collect();
                 order.sort_by(|&a, &b| labels[a].cmp(&labels[b]));
+            }
+            Sort::Field(f) => {
+                // Numbers as numbers first, then text, absent last (stable: page order
+                // within a value).
+                let field = d.summary.get(f).cloned().unwrap_or_default();
+                let key = |t: usize| -> (u8, f64, String) {
+                    match d.rows[t].get(&field) {
+                        Some(serde_json::Value::Number(n)) => {
+                            (0, n.as_f64().unwrap_or(0.0), String::new())
+                        }
+                        Some(serde_json::Value::String(s)) => (1, 0.0, s.to_lowercase()),
+                        Some(serde_json::Value::Null) | None => (3, 0.0, String::new()),
+                        Some(other) => (2, 0.0, other.to_string()),
+                    }
+                };
+                order.sort_by(|&a, &b| {
+                    let (ka, kb) = (key(a), key(b));
+                    ka.0.cmp(&kb.0)
+                        .then(ka.1.total_cmp(&kb.1))
+                        .then(ka.2.cmp(&kb.2))
+                });
             }
             Sort::Rule(r) => {
                 // Failing (or erring) first, then passing, then not applying.
@@ -502,20 +571,28 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             vec![Action::TargetSelected(state.target)]
         }
         Action::CycleSort => {
+            // Then each summary field of the targets, then page order again.
+            let fields = ctx.ws.page.target.summary.len();
             state.sort = match state.sort {
                 Sort::Page => Sort::Verdict,
                 Sort::Verdict => Sort::Score,
                 Sort::Score => Sort::Label,
-                Sort::Label | Sort::Rule(_) => Sort::Page,
+                Sort::Label if fields > 0 => Sort::Field(0),
+                Sort::Field(f) if f + 1 < fields => Sort::Field(f + 1),
+                Sort::Label | Sort::Field(_) | Sort::Rule(_) => Sort::Page,
             };
             state.reversed = false;
             state.refresh(ctx.ws);
             ctx.status.info(match state.sort {
-                Sort::Page => "targets in page order",
-                Sort::Verdict => "targets by verdict, worst first",
-                Sort::Score => "targets by score, lowest first",
-                Sort::Label => "targets by label",
-                Sort::Rule(_) => "targets by a rule",
+                Sort::Page => "targets in page order".to_owned(),
+                Sort::Verdict => "targets by verdict, worst first (R reverses)".to_owned(),
+                Sort::Score => "targets by score, lowest first (R reverses)".to_owned(),
+                Sort::Label => "targets by label (R reverses)".to_owned(),
+                Sort::Field(f) => format!(
+                    "targets by {} (R reverses)",
+                    safe(&ctx.ws.page.target.summary[f])
+                ),
+                Sort::Rule(_) => "targets by a rule".to_owned(),
             });
             vec![Action::TargetSelected(state.target)]
         }
@@ -616,6 +693,33 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::ToggleOverride => toggle_override(state, ctx),
         Action::ForceIncompatible => force(state, ctx, false),
         Action::NextMoved(forward) => next_moved(state, ctx, *forward),
+        Action::Frequency => {
+            let ws = &*ctx.ws;
+            let shown: Vec<usize> = (0..state.shown_len(targets))
+                .map(|p| state.shown(p))
+                .collect();
+            let order = rule_order(&ws.page.rules);
+            *ctx.modal = Some(Modal::Frequency(Box::new(super::frequency::State::build(
+                ws, &order, &shown,
+            ))));
+            vec![]
+        }
+        Action::ShowOnly(only) => {
+            state.only = Some(only.clone());
+            state.refresh(ctx.ws);
+            ctx.status.info(format!(
+                "{} targets shown (Esc: all again)",
+                state.shown_len(targets)
+            ));
+            vec![Action::TargetSelected(state.target)]
+        }
+        Action::Back if state.only.is_some() => {
+            state.only = None;
+            state.refresh(ctx.ws);
+            ctx.status
+                .info("every target again (as filtered and shown)");
+            vec![Action::TargetSelected(state.target)]
+        }
         Action::FindText(q) | Action::FindFrom(q, _) => {
             let forward = match action {
                 Action::FindFrom(_, forward) => Some(*forward),
@@ -919,7 +1023,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     if let Some(moved) = moved_title(ws) {
         title.push_str(&moved);
     }
-    if let Some(view) = state.describe(nt, &ws.page.rules) {
+    if let Some(view) = state.describe(nt, &ws.page.rules, &targets.summary) {
         title.push_str(&format!(" · {view}"));
     }
     if let Some(row) = targets.rows.get(state.target) {

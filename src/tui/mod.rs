@@ -8,6 +8,7 @@ pub mod dataset_pane;
 pub mod editor;
 pub mod explain;
 pub mod find;
+pub mod frequency;
 pub mod fuzzy;
 pub mod history;
 pub mod json_dialog;

@@ -65,6 +65,8 @@ pub enum Modal {
     },
     RuleForm(super::rule_form::Form),
     History(Box<super::history::State>),
+    /// The frequency view (`F` in the Matrix).
+    Frequency(Box<super::frequency::State>),
     /// The multi-line JSON dialog (assertions).
     Json(Box<super::json_dialog::State>),
     /// A value edited here was changed elsewhere: mine, theirs, the person's choice.

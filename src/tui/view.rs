@@ -254,6 +254,7 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             frame.render_widget(block, rect);
             frame.render_widget(Paragraph::new(input_line(input, inner.width, t)), inner);
         }
+        Modal::Frequency(s) => super::frequency::render(frame, area, s, t),
         Modal::History(s) => {
             let comparing = ui
                 .page()

@@ -35,7 +35,8 @@ struct MatrixView {
     show: String,
     /// `page`, `verdict`, `score`, `label` or `rule`.
     sort: String,
-    /// The rule sorted by (its id), for `sort: rule`.
+    /// The rule sorted by (its id), for `sort: rule`; the summary field, for
+    /// `sort: field`.
     sort_rule: Option<String>,
     reversed: bool,
     filter: String,
@@ -88,10 +89,12 @@ fn of(p: &PageUi) -> KeptView {
                 Sort::Score => "score",
                 Sort::Label => "label",
                 Sort::Rule(_) => "rule",
+                Sort::Field(_) => "field",
             }
             .into(),
             sort_rule: match m.sort {
                 Sort::Rule(r) => page.rules.get(r).map(|r| r.id.clone()),
+                Sort::Field(f) => page.target.summary.get(f).cloned(),
                 _ => None,
             },
             reversed: m.reversed,
@@ -185,6 +188,11 @@ fn apply(p: &mut PageUi, view: KeptView) -> Vec<Action> {
             .as_deref()
             .and_then(rule_index)
             .map_or(Sort::Page, Sort::Rule),
+        "field" => v
+            .sort_rule
+            .as_deref()
+            .and_then(|f| page.target.summary.iter().position(|s| s == f))
+            .map_or(Sort::Page, Sort::Field),
         _ => Sort::Page,
     };
     m.reversed = v.reversed;

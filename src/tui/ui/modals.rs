@@ -230,6 +230,20 @@ impl Ui {
                     });
                 }
             },
+            Modal::Frequency(mut state) => {
+                let Some(action) =
+                    keymap::lookup(&key, &[Context::Dialog(keymap::Dialog::Frequency)])
+                else {
+                    self.modal = Some(Modal::Frequency(state));
+                    return;
+                };
+                use crate::tui::frequency::Outcome;
+                match state.key(&action) {
+                    Outcome::Stay => self.modal = Some(Modal::Frequency(state)),
+                    Outcome::Close => {}
+                    Outcome::Only(only) => self.queue.push_back(Action::ShowOnly(only)),
+                }
+            }
             Modal::History(mut state) => {
                 let Some(action) =
                     keymap::lookup(&key, &[Context::Dialog(keymap::Dialog::History)])

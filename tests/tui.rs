@@ -1278,7 +1278,7 @@ fn palette_entries_run_in_their_own_pane() {
         "pinned as assertions"
     );
     assert!(
-        rulebench::tui::palette::entries("")
+        rulebench::tui::palette::entries("", &b.ui.palette_facts())
             .iter()
             .all(|e| e.action != rulebench::tui::action::Action::Up),
         "no navigation entries"

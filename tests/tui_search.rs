@@ -133,3 +133,26 @@ fn find_in_sources_dataset_and_the_picker() {
     fresh.press(KeyCode::Enter);
     assert_eq!(fresh.ui.page().unwrap().ws.page.id, "loan-eligibility");
 }
+
+/// The palette knows where it is: on the picker its entries are the pages and the
+/// picker's commands; an entry that cannot run says why instead of running.
+#[test]
+fn the_palette_is_context_aware() {
+    let mut b = Bench::open("llm-chat-clients");
+    b.chars("P:");
+    b.chars("loan");
+    let s = b.screen(120, 30);
+    assert!(s.contains("open page loan-eligibility"), "{s}");
+    assert!(!s.contains("Matrix"), "no page commands on the picker: {s}");
+    b.press(KeyCode::Enter);
+    assert_eq!(b.ui.page().unwrap().ws.page.id, "loan-eligibility");
+    // On the page: stop comparing, when not comparing, says why and does nothing.
+    b.chars(":");
+    b.chars("stop comparing");
+    let s = b.screen(120, 30);
+    assert!(s.contains("cannot run now: not comparing"), "{s}");
+    b.press(KeyCode::Enter);
+    let s = b.screen(120, 30);
+    assert!(s.contains("not comparing with a revision"), "{s}");
+    assert!(b.ui.modal.is_none());
+}

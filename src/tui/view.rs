@@ -209,28 +209,41 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
             );
         }
         Modal::Palette { query, selected } => {
-            let rect = centered(area, 70, 18);
-            let entries = palette::entries(query);
+            // As wide as the terminal allows (up to 110 columns), as tall as 18 rows.
+            let rect = centered(area, area.width.saturating_sub(4).clamp(40, 110), 18);
+            let entries = palette::entries(query, &ui.palette_facts());
             // Columns that fit the box: the label cut (with `…`) before it runs into
             // the keys.
             let inner = usize::from(rect.width.saturating_sub(2));
-            let (keys_w, context_w) = (12, 12);
+            let (keys_w, context_w) = (12, 14);
             let label_w = inner.saturating_sub(keys_w + context_w + 1).max(10);
             let items: Vec<ListItem> = entries
                 .iter()
                 .map(|e| {
+                    let label_style = if e.unavailable.is_some() {
+                        t.dim()
+                    } else {
+                        ratatui::style::Style::default()
+                    };
                     ListItem::new(Line::from(vec![
-                        Span::raw(super::widgets::fit_padded(&e.label, label_w)),
+                        Span::styled(super::widgets::fit_padded(&e.label, label_w), label_style),
                         Span::raw(" "),
                         Span::styled(super::widgets::fit_padded(&e.keys, keys_w), t.title()),
-                        Span::styled(super::widgets::fit(e.context, context_w), t.dim()),
+                        Span::styled(super::widgets::fit(&e.context, context_w), t.dim()),
                     ]))
                 })
                 .collect();
             frame.render_widget(Clear, rect);
-            let list = List::new(items)
-                .block(pane_block(&format!("Command: {}▏", safe(query)), t, true))
-                .highlight_style(t.selected());
+            // Why the highlighted entry cannot run, at the foot of the box.
+            let why = entries
+                .get(*selected)
+                .and_then(|e| e.unavailable.as_deref())
+                .map(|w| format!(" cannot run now: {w} "));
+            let mut block = pane_block(&format!("Command: {}▏", safe(query)), t, true);
+            if let Some(why) = why {
+                block = block.title_bottom(Line::from(Span::styled(why, t.warn())));
+            }
+            let list = List::new(items).block(block).highlight_style(t.selected());
             let mut ls = ListState::default().with_selected(Some(*selected));
             frame.render_stateful_widget(list, rect, &mut ls);
         }

@@ -335,6 +335,11 @@ impl App {
         &self.store
     }
 
+    /// Whether the database was opened read-only (nothing can be saved).
+    pub fn is_read_only(&self) -> bool {
+        self.store.is_read_only()
+    }
+
     pub fn pages(&self) -> Result<Vec<PageSummary>> {
         Ok(self.store.list_pages()?)
     }

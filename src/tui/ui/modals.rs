@@ -130,11 +130,15 @@ impl Ui {
                 mut query,
                 mut selected,
             } => {
-                let entries = crate::tui::palette::entries(&query);
+                let entries = crate::tui::palette::entries(&query, &self.palette_facts());
                 match (action(D::Palette), key.code) {
                     (Some(Action::Back), _) => {}
                     (Some(Action::Enter), _) => {
-                        if let Some(e) = entries.get(selected) {
+                        if let Some(e) = entries.get(selected)
+                            && let Some(why) = &e.unavailable
+                        {
+                            self.status.error(format!("{}: {why}", e.label));
+                        } else if let Some(e) = entries.get(selected) {
                             // Run the entry in its own pane, not the focused one.
                             if let Some(pane) = e.pane {
                                 self.queue.push_back(Action::Focus(pane));

@@ -373,6 +373,36 @@ impl Ui {
         Ok(())
     }
 
+    /// What the palette needs to know of where it opens.
+    pub fn palette_facts(&self) -> crate::tui::palette::Facts {
+        use crate::tui::palette::Facts;
+        match &self.screen {
+            Screen::Picker(s) => Facts {
+                picker: Some(
+                    s.pages
+                        .iter()
+                        .map(|p| (p.id.clone(), p.name.clone()))
+                        .collect(),
+                ),
+                read_only: self.app.is_read_only(),
+                ..Facts::default()
+            },
+            Screen::Page(p) => Facts {
+                picker: None,
+                rules: p.ws.page.rules.len(),
+                sources: p.ws.page.source.rows.len(),
+                targets: p.ws.page.target.rows.len(),
+                comparing: p.ws.chosen_comparison().is_some(),
+                moved: p.ws.comparison().map_or(0, |(_, c)| c.cells_moved),
+                found: !self.find.trim().is_empty(),
+                redo: self.undo_walk.as_ref().is_some_and(|(id, w)| {
+                    *id == p.ws.page.id && w.at < w.tip && w.made == p.ws.revision
+                }),
+                read_only: p.ws.app().is_read_only(),
+            },
+        }
+    }
+
     pub fn page(&self) -> Option<&PageUi> {
         match &self.screen {
             Screen::Page(p) => Some(p),

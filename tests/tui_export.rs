@@ -128,7 +128,7 @@ fn y_copies_the_rule_under_the_cursor_when_rules_are_filtered() {
 #[test]
 fn s_copies_or_exports_the_page_as_sql() {
     let mut b = open();
-    let entries = rulebench::tui::palette::entries("export page sql");
+    let entries = rulebench::tui::palette::entries("export page sql", &b.ui.palette_facts());
     assert_eq!(entries[0].action, Action::SqlPage, "the palette offers it");
     b.ui.handle_key(KeyEvent::new(KeyCode::Char('S'), KeyModifiers::SHIFT));
     match &b.ui.modal {

@@ -274,7 +274,7 @@ fn rules_search_ranks_and_filters() {
         .collect();
     assert_eq!(names.first(), Some(&"Streaming Support"), "{names:?}");
     b.press(KeyCode::Enter);
-    assert!(b.screen(160, 45).contains("Rules /streaming"));
+    assert!(b.screen(160, 45).contains("Rules \\streaming"));
 }
 
 #[test]
@@ -305,7 +305,7 @@ fn adding_and_deleting_a_rule_through_keys() {
         "nothing saved before anything is typed"
     );
     assert!(
-        b.screen(160, 45)
+        b.screen(200, 50)
             .contains("new rule Has email (added once valid)")
     );
     // Not a rule yet (an unknown field): nothing added, scores as they were.
@@ -728,7 +728,7 @@ fn background_work_follows_an_edit_without_holding_the_key() {
         let page = b.ui.page().unwrap();
         assert!(b.ui.busy(), "the key returned before the background work");
         assert!(page.tests.pending && page.sources.pending);
-        assert!(b.screen(160, 45).contains("running…"));
+        assert!(b.screen(200, 50).contains("running…"));
     }
     b.ui.settle();
     let page = b.ui.page().unwrap();
@@ -1098,7 +1098,7 @@ fn tab_follows_the_pane_numbers_shown_in_titles() {
         PaneId::Sources,
         "and round again"
     );
-    let screen = b.screen(160, 45);
+    let screen = b.screen(200, 50);
     for title in [
         "1 Chat clients",
         "2 Rules",

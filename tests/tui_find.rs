@@ -139,6 +139,9 @@ fn s_sorts_by_verdict_score_and_label() {
         .collect();
     assert!(labels.windows(2).all(|w| w[0] <= w[1]), "{labels:?}");
     assert!(b.screen(200, 45).contains("by label"));
+    // Then each summary field of the targets (here: provider), then page order.
+    b.chars("s");
+    assert!(b.screen(200, 45).contains("by provider"));
     b.chars("s");
     assert_eq!(
         b.shown(),

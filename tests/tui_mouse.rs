@@ -10,12 +10,12 @@ use rulebench::tui::ui::Ui;
 use rulebench::tui::view;
 
 fn screen(ui: &Ui) -> Vec<Vec<char>> {
-    let mut t = Terminal::new(TestBackend::new(160, 40)).unwrap();
+    let mut t = Terminal::new(TestBackend::new(200, 50)).unwrap();
     t.draw(|f| view::render(f, ui)).unwrap();
     let buf = t.backend().buffer().clone();
     (0..40)
         .map(|y| {
-            (0..160)
+            (0..200)
                 .map(|x| buf[(x, y)].symbol().chars().next().unwrap_or(' '))
                 .collect()
         })
@@ -56,7 +56,7 @@ fn clicks_focus_panes_and_select_cells_rules_and_sources() {
     assert_eq!(p.explain.target, t, "the explanation follows");
     // A rule in the Rules pane.
     let s = screen(&ui);
-    let (x, y) = find(&s, "Price Budget w2", "P", 0);
+    let (x, y) = find(&s, "│  Price Budget", "P", 0);
     ui.click(x, y);
     let p = ui.page().unwrap();
     assert_eq!(p.focus, PaneId::Rules);

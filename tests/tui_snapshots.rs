@@ -103,6 +103,31 @@ fn page_screen_wide_and_narrow() {
     insta::assert_snapshot!("page_narrow", screen(&ui, 100, 30));
 }
 
+/// The three sizes people use: 80×24 shows ≥ 3 targets, 120×35 ≥ 6 (the matrix across
+/// the right side), 200×50 every pane.
+#[test]
+fn layouts_at_three_sizes() {
+    let (_d, mut ui) = ui(Some("llm-chat-clients"));
+    press(&mut ui, KeyCode::Char('3'));
+    for (w, h) in [(80, 24), (120, 35), (200, 50)] {
+        let s = screen(&ui, w, h);
+        // "1–N/14": the targets the matrix shows.
+        let shown: usize = s
+            .split("1–")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let least = match w {
+            80 => 3,
+            120 => 6,
+            _ => 9,
+        };
+        assert!(shown >= least, "{w}×{h} shows {shown} targets:\n{s}");
+        insta::assert_snapshot!(format!("layout_{w}x{h}"), s);
+    }
+}
+
 #[test]
 fn every_pane() {
     let (_d, mut ui) = ui(Some("llm-chat-clients"));

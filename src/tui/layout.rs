@@ -11,7 +11,11 @@ pub fn layout(area: Rect, focus: PaneId) -> Vec<(PaneId, Rect)> {
 
 /// [`layout`], with `shared` (Overrides or Dataset) in the wide layout's bottom-right slot.
 pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Rect)> {
-    let wide = area.width >= 120;
+    // Wide: every pane at once. Medium (120–179 columns): the matrix across the whole
+    // right side, the editor and the focused one of the others under it. Narrow: the
+    // matrix, and one pane under it.
+    let wide = area.width >= 180;
+    let medium = !wide && area.width >= 120;
     let [left, rest] = Layout::horizontal([
         Constraint::Length(area.width.min(160) / 5 + 8),
         Constraint::Min(20),
@@ -41,6 +45,25 @@ pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Re
             (PaneId::Tests, tests_area),
             (shared, overrides_area),
         ]);
+    } else if medium {
+        let [matrix_area, lower] =
+            Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(rest);
+        let [editor_area, other_area] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(lower);
+        let other = match focus {
+            PaneId::Sources | PaneId::Rules | PaneId::Matrix | PaneId::Editor => PaneId::Explain,
+            PaneId::Explain
+            | PaneId::Policy
+            | PaneId::Overrides
+            | PaneId::Tests
+            | PaneId::Dataset => focus,
+        };
+        out.extend([
+            (PaneId::Matrix, matrix_area),
+            (PaneId::Editor, editor_area),
+            (other, other_area),
+        ]);
     } else {
         // Narrow: the matrix on top, the focused one of the others below it.
         let [matrix_area, lower] =
@@ -64,8 +87,30 @@ pub fn layout_with(area: Rect, focus: PaneId, shared: PaneId) -> Vec<(PaneId, Re
 mod tests {
     use super::*;
 
-    /// Every pane has a place in the wide layout when it has the focus (a pane left
-    /// out of it would be focused and never drawn).
+    /// Every pane has a place in every layout when it has the focus (a pane left out
+    /// of it would be focused and never drawn).
+    #[test]
+    fn every_pane_is_drawn_when_focused() {
+        for area in [
+            Rect::new(0, 0, 200, 50),
+            Rect::new(0, 0, 120, 35),
+            Rect::new(0, 0, 80, 24),
+        ] {
+            for pane in PaneId::ALL {
+                let shared = if pane.shares_slot() {
+                    pane
+                } else {
+                    PaneId::Overrides
+                };
+                let shown = layout_with(area, pane, shared);
+                assert!(
+                    shown.iter().any(|(p, r)| *p == pane && r.area() > 0),
+                    "{pane:?} is not drawn at {area:?}: {shown:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_pane_is_drawn_in_the_wide_layout_when_focused() {
         let area = Rect::new(0, 0, 200, 50);

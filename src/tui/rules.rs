@@ -256,6 +256,66 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let (theme, focused) = (look.theme, look.focused);
     let ws = &look.ws;
     let st = &state;
+    let title = if st.query.is_empty() {
+        format!("Rules ({})", ws.page.rules.len())
+    } else {
+        format!(
+            "Rules \\{} ({} of {})",
+            safe(&st.query),
+            st.order.len(),
+            ws.page.rules.len()
+        )
+    };
+    let block = pane_block(
+        &super::widgets::numbered(super::action::PaneId::Rules, &title),
+        theme,
+        focused,
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    // Columns: marks, the name (what is left), weight, passing, the category (when
+    // there is room), under a header row.
+    let width = inner.width as usize;
+    // As wide as their widest value (a weight, "passing/of") plus a space.
+    let weight_w = ws
+        .page
+        .rules
+        .iter()
+        .map(|r| format!("{}", r.weight).len())
+        .max()
+        .unwrap_or(1)
+        + 2;
+    let digits = ws.page.target.rows.len().max(1).to_string().len();
+    let pass_w = (2 * digits + 2).max(5);
+    let cat_w = if width >= 44 {
+        ws.page
+            .rules
+            .iter()
+            .map(|r| unicode_width::UnicodeWidthStr::width(r.category.as_str()))
+            .max()
+            .unwrap_or(0)
+            .clamp(8, 16)
+    } else {
+        0
+    };
+    let name_w = width.saturating_sub(2 + weight_w + pass_w + cat_w + usize::from(cat_w > 0));
+    let fit = super::widgets::fit_padded;
+    let [head_area, list_area] = ratatui::layout::Layout::vertical([
+        ratatui::layout::Constraint::Length(1),
+        ratatui::layout::Constraint::Min(0),
+    ])
+    .areas(inner);
+    let mut head = vec![
+        Span::raw("  "),
+        Span::styled(fit("rule", name_w), theme.dim()),
+        Span::styled(format!("{:>weight_w$}", "w"), theme.dim()),
+        Span::styled(format!("{:>pass_w$}", "pass"), theme.dim()),
+    ];
+    if cat_w > 0 {
+        head.push(Span::raw(" "));
+        head.push(Span::styled(fit("category", cat_w), theme.dim()));
+    }
+    frame.render_widget(ratatui::widgets::Paragraph::new(Line::from(head)), head_area);
     let items: Vec<ListItem> = st
         .order
         .iter()
@@ -289,26 +349,36 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
                     ),
                 ])
             });
-            let line = Line::from(vec![
+            let name = if member.is_some() {
+                format!("  {}", safe(&r.name))
+            } else {
+                safe(&r.name)
+            };
+            let passed = if total == 0 && !ws.page.target.rows.is_empty() {
+                "n/a".to_owned()
+            } else {
+                format!("{passing}/{total}")
+            };
+            let weight = format!("{}", r.weight);
+            let mut spans = vec![
                 Span::styled(mark, theme.warn()),
                 Span::styled(req, theme.fail()),
-                Span::raw(if member.is_some() { "  " } else { "" }),
-                Span::raw(format!("{} ", safe(&r.name))),
-                Span::styled(format!("w{} ", r.weight), theme.dim()),
+                Span::raw(fit(&name, name_w)),
+                Span::styled(format!("{weight:>weight_w$}"), theme.dim()),
                 Span::styled(
-                    if total == 0 && !ws.page.target.rows.is_empty() {
-                        "n/a ".to_owned()
-                    } else {
-                        format!("{passing}/{total} ")
-                    },
+                    format!("{passed:>pass_w$}"),
                     if passing == total {
                         theme.pass()
                     } else {
                         theme.dim()
                     },
                 ),
-                Span::styled(safe(&r.category), theme.dim()),
-            ]);
+            ];
+            if cat_w > 0 {
+                spans.push(Span::raw(" "));
+                spans.push(Span::styled(fit(&safe(&r.category), cat_w), theme.dim()));
+            }
+            let line = Line::from(spans);
             match head {
                 // Not when filtered: the family's name heads its members in order.
                 Some(head) if st.query.is_empty() => ListItem::new(vec![head, line]),
@@ -316,25 +386,9 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             }
         })
         .collect();
-    let title = if st.query.is_empty() {
-        format!("Rules ({})", ws.page.rules.len())
-    } else {
-        format!(
-            "Rules /{} ({} of {})",
-            safe(&st.query),
-            st.order.len(),
-            ws.page.rules.len()
-        )
-    };
-    let list = List::new(items)
-        .block(pane_block(
-            &super::widgets::numbered(super::action::PaneId::Rules, &title),
-            theme,
-            focused,
-        ))
-        .highlight_style(theme.selected());
+    let list = List::new(items).highlight_style(theme.selected());
     let mut ls = ListState::default().with_selected((!st.order.is_empty()).then_some(st.cursor));
-    frame.render_stateful_widget(list, area, &mut ls);
+    frame.render_stateful_widget(list, list_area, &mut ls);
 }
 
 pub enum FormResult {

@@ -484,11 +484,12 @@ impl Ui {
         let mut follow = vec![Action::Focus(pane)];
         // The row of a list under the click (lists keep their selection in sight,
         // scrolled no further than needed).
-        let list_row = |selected: usize| -> Option<usize> {
-            let height = rect.height.saturating_sub(2) as usize;
+        // `header`: rows above the list inside the border (Rules has a header row).
+        let list_row = |selected: usize, header: u16| -> Option<usize> {
+            let top = rect.y + 1 + header;
+            let height = rect.height.saturating_sub(2 + header) as usize;
             let offset = selected.saturating_sub(height.saturating_sub(1));
-            (y > rect.y && y < rect.bottom().saturating_sub(1))
-                .then(|| offset + (y - rect.y - 1) as usize)
+            (y >= top && y < rect.bottom().saturating_sub(1)).then(|| offset + (y - top) as usize)
         };
         match pane {
             PaneId::Matrix => {
@@ -500,7 +501,7 @@ impl Ui {
                 }
             }
             PaneId::Rules => {
-                if let Some(row) = list_row(p.rules.cursor)
+                if let Some(row) = list_row(p.rules.cursor, 1)
                     && let Some(&rule) = p.rules.order.get(row)
                 {
                     follow.push(Action::RuleSelected(rule));
@@ -512,7 +513,7 @@ impl Ui {
                     .iter()
                     .position(|&s| s == p.sources.selected)
                     .unwrap_or(0);
-                if let Some(row) = list_row(pos)
+                if let Some(row) = list_row(pos, 0)
                     && let Some(&s) = listed.get(row)
                 {
                     p.sources.selected = s;

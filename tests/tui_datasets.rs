@@ -1,6 +1,8 @@
 //! The dataset pane: rows, search, schema, following the matrix selection, editing a
 //! cell in place, and live reload of a linked file in the workbench.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -349,4 +351,22 @@ fn a_cell_with_a_key_written_twice_is_refused() {
         serde_json::json!({"a": 1})
     );
     assert_eq!(parse_cell("name=plain text").unwrap().1, "plain text");
+}
+
+/// Dataset columns are as wide as their content (a long field name is not cut to 12
+/// characters) and numbers are right-aligned.
+#[test]
+fn dataset_columns_follow_their_content() {
+    let mut b = common::tui::Bench::open("llm-chat-clients");
+    b.chars("9z");
+    let s = b.screen(200, 50);
+    assert!(s.contains("supportsStructuredOutputs"), "{s}");
+    assert!(!s.contains("supportsStr…"), "{s}");
+    // contextWindow: 1047576 and 128000 end in the same column.
+    let first: String = s.lines().find(|l| l.contains("gpt-4.1 ")).unwrap().to_owned();
+    let second: String = s.lines().find(|l| l.contains("gpt-4o-mini")).unwrap().to_owned();
+    // Columns in characters (the cursor's row has a 3-byte ▶).
+    let col = |l: &str, n: &str| l[..l.find(n).unwrap()].chars().count() + n.len();
+    let (end_first, end_second) = (col(&first, "1047576"), col(&second, "128000"));
+    assert_eq!(end_first, end_second, "right-aligned:\n{first}\n{second}");
 }

@@ -18,9 +18,13 @@ use crate::app::types::DatasetSchema;
 use crate::app::types::{Dataset, Row, Side};
 use crate::app::workspace::Session;
 
-/// Width of one field column.
-const COL_W: usize = 12;
-/// Width of the frozen label column.
+/// The narrowest and widest a field column is (its width follows its header and
+/// values, measured over the first rows).
+const COL_MIN: usize = 4;
+const COL_MAX: usize = 28;
+/// How many rows a column's width is measured over.
+const MEASURED_ROWS: usize = 2000;
+/// Width of the frozen label column, at most.
 const LABEL_W: usize = 18;
 
 #[derive(Debug)]
@@ -40,6 +44,8 @@ pub struct State {
     /// Every field of the side's rows (key fields first, then in first appearance),
     /// the label left out: the columns.
     pub fields: Vec<String>,
+    /// Each column's width (as `fields`).
+    widths: Vec<usize>,
     /// The first field column shown (← →).
     pub col_offset: usize,
     /// Field columns that fit at the last render.
@@ -58,6 +64,7 @@ impl Default for State {
             schema: None,
             built_for: None,
             fields: Vec::new(),
+            widths: Vec::new(),
             col_offset: 0,
             shown_cols: std::cell::Cell::new(0),
         }
@@ -121,6 +128,7 @@ impl State {
                 .collect()
         };
         self.fields = fields(d);
+        self.widths = widths(d, &self.fields);
         self.col_offset = self.col_offset.min(self.fields.len().saturating_sub(1));
         if self.show_schema {
             self.schema = Some(DatasetSchema::of(d));
@@ -248,20 +256,42 @@ pub fn parse_cell(text: &str) -> Result<(String, Value), String> {
 }
 
 /// A short cell text.
-fn cell(v: Option<&Value>, width: usize) -> String {
-    let text = match v {
+/// A value as a cell shows it, before fitting.
+fn cell_text(v: Option<&Value>) -> String {
+    safe(&match v {
         None => "·".to_owned(),
         Some(Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
-    };
-    let text = safe(&text);
-    if text.chars().count() > width {
-        let mut t: String = text.chars().take(width.saturating_sub(1)).collect();
-        t.push('…');
-        t
+    })
+}
+
+/// A cell `width` wide: cut with `…`, numbers right-aligned, the rest left.
+fn cell(v: Option<&Value>, width: usize) -> String {
+    let text = cell_text(v);
+    if matches!(v, Some(Value::Number(_))) && unicode_width::UnicodeWidthStr::width(text.as_str()) <= width {
+        format!("{text:>width$}")
     } else {
-        format!("{text:<width$}")
+        super::widgets::fit_padded(&text, width)
     }
+}
+
+/// Each column's width: its header's or its widest value's over the first rows,
+/// within [`COL_MIN`, `COL_MAX`].
+fn widths(d: &Dataset, fields: &[String]) -> Vec<usize> {
+    fields
+        .iter()
+        .map(|f| {
+            let header = unicode_width::UnicodeWidthStr::width(f.as_str());
+            d.rows
+                .iter()
+                .take(MEASURED_ROWS)
+                .map(|r| unicode_width::UnicodeWidthStr::width(cell_text(r.get(f)).as_str()))
+                .max()
+                .unwrap_or(0)
+                .max(header)
+                .clamp(COL_MIN, COL_MAX)
+        })
+        .collect()
 }
 
 /// The columns: every field of the rows, key fields first, then in order of first
@@ -291,15 +321,33 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let d = look.ws.page.dataset(st.side);
     let mut title = format!("Dataset · {} ({} rows)", st.side.name(), d.rows.len());
     if !st.query.is_empty() {
-        title.push_str(&format!(" · /{} {}", safe(&st.query), st.matches.len()));
+        title.push_str(&format!(" · \\{} {}", safe(&st.query), st.matches.len()));
     }
-    // Which field columns fit beside the frozen label.
+    // The frozen label column as wide as its labels need (up to LABEL_W), then the
+    // field columns from the first shown, each as wide as its content, while they fit.
     let room = area.width.saturating_sub(2) as usize;
-    let fit_cols = (room.saturating_sub(2 + LABEL_W) / (COL_W + 1)).max(1);
-    st.shown_cols.set(fit_cols);
+    let label_w = st
+        .matches
+        .iter()
+        .take(MEASURED_ROWS)
+        .map(|&i| unicode_width::UnicodeWidthStr::width(safe(&d.row_label(&d.rows[i])).as_str()))
+        .max()
+        .unwrap_or(3)
+        .clamp(3, LABEL_W);
     let nf = st.fields.len();
     let first = st.col_offset.min(nf.saturating_sub(1));
-    let last = (first + fit_cols).min(nf);
+    let mut used = 2 + label_w;
+    let mut last = first;
+    while last < nf {
+        let w = st.widths.get(last).copied().unwrap_or(COL_MIN) + 1;
+        if used + w > room && last > first {
+            break;
+        }
+        used += w;
+        last += 1;
+    }
+    let fit_cols = (last - first).max(1);
+    st.shown_cols.set(fit_cols);
     if nf > fit_cols {
         title.push_str(&format!(" · fields {}–{last} of {nf} (← →)", first + 1));
     }
@@ -310,7 +358,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     );
     if focused {
         block = block.title_bottom(Line::styled(
-            " Space side · / search · ← → fields · s schema · Enter edit ",
+            " Space side · / find · \\ filter · ← → fields · s schema · Enter edit ",
             theme.dim(),
         ));
     }
@@ -340,13 +388,14 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(detail_h)]).areas(inner);
     let cols = &st.fields[first.min(nf)..last];
-    let (label_w, col_w) = (LABEL_W, COL_W);
+    let col_ws = &st.widths[first.min(nf)..last.min(st.widths.len())];
     let more_left = if first > 0 { "◀ " } else { "  " };
     let mut lines = vec![Line::styled(
         std::iter::once(format!("{more_left}{:<label_w$}", "row"))
             .chain(
                 cols.iter()
-                    .map(|c| cell(Some(&Value::String(c.clone())), col_w)),
+                    .zip(col_ws)
+                    .map(|(c, &w)| cell(Some(&Value::String(c.clone())), w)),
             )
             .collect::<Vec<_>>()
             .join(" "),
@@ -374,10 +423,10 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             "{mark}{}",
             cell(Some(&Value::String(d.row_label(row))), label_w)
         );
-        for c in cols {
+        for (c, &w) in cols.iter().zip(col_ws) {
             text.push(' ');
             let value = patch.and_then(|p| p.set.get(c)).or(row.get(c));
-            text.push_str(&cell(value, col_w));
+            text.push_str(&cell(value, w));
         }
         let style = if pos == st.cursor {
             theme.selected()

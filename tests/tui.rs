@@ -1152,12 +1152,12 @@ fn help_shows_the_focused_panes_keys_first_and_scrolls() {
         );
     }
     b.press(KeyCode::End);
-    let Some(rulebench::tui::ui::Modal::Help { scroll }) = b.ui.modal else {
+    let Some(rulebench::tui::ui::Modal::Help { scroll, .. }) = b.ui.modal else {
         panic!()
     };
     assert!(scroll > 10, "End scrolls to the end: {scroll}");
     b.press(KeyCode::Home);
-    let Some(rulebench::tui::ui::Modal::Help { scroll }) = b.ui.modal else {
+    let Some(rulebench::tui::ui::Modal::Help { scroll, .. }) = b.ui.modal else {
         panic!()
     };
     assert_eq!(scroll, 0);

@@ -363,8 +363,16 @@ fn dataset_columns_follow_their_content() {
     assert!(s.contains("supportsStructuredOutputs"), "{s}");
     assert!(!s.contains("supportsStr…"), "{s}");
     // contextWindow: 1047576 and 128000 end in the same column.
-    let first: String = s.lines().find(|l| l.contains("gpt-4.1 ")).unwrap().to_owned();
-    let second: String = s.lines().find(|l| l.contains("gpt-4o-mini")).unwrap().to_owned();
+    let first: String = s
+        .lines()
+        .find(|l| l.contains("gpt-4.1 "))
+        .unwrap()
+        .to_owned();
+    let second: String = s
+        .lines()
+        .find(|l| l.contains("gpt-4o-mini"))
+        .unwrap()
+        .to_owned();
     // Columns in characters (the cursor's row has a 3-byte ▶).
     let col = |l: &str, n: &str| l[..l.find(n).unwrap()].chars().count() + n.len();
     let (end_first, end_second) = (col(&first, "1047576"), col(&second, "128000"));

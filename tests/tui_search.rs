@@ -156,3 +156,27 @@ fn the_palette_is_context_aware() {
     assert!(s.contains("not comparing with a revision"), "{s}");
     assert!(b.ui.modal.is_none());
 }
+
+/// Help wraps to the terminal and is searchable: `/` in help narrows it to the keys
+/// whose text, keys or place have every word typed; Esc clears, Esc again closes.
+#[test]
+fn help_wraps_and_searches() {
+    let mut b = Bench::open("llm-chat-clients");
+    b.chars("?");
+    let s = b.screen(80, 40);
+    // A long line wraps under itself: its end is on screen, not cut.
+    assert!(s.contains("drops it)"), "{s}");
+    b.chars("/undo page");
+    let s = b.screen(100, 30);
+    assert!(s.contains("undo the page's last change"), "{s}");
+    assert!(!s.contains("focus Sources"), "{s}");
+    assert!(s.contains("search: undo page"), "{s}");
+    b.press(KeyCode::Backspace);
+    assert!(b.screen(100, 30).contains("search: undo pag"));
+    b.press(KeyCode::Esc);
+    let s = b.screen(100, 30);
+    assert!(s.contains("/ searches"), "cleared: {s}");
+    assert!(b.ui.modal.is_some());
+    b.press(KeyCode::Esc);
+    assert!(b.ui.modal.is_none());
+}

@@ -268,7 +268,9 @@ fn cell_text(v: Option<&Value>) -> String {
 /// A cell `width` wide: cut with `…`, numbers right-aligned, the rest left.
 fn cell(v: Option<&Value>, width: usize) -> String {
     let text = cell_text(v);
-    if matches!(v, Some(Value::Number(_))) && unicode_width::UnicodeWidthStr::width(text.as_str()) <= width {
+    if matches!(v, Some(Value::Number(_)))
+        && unicode_width::UnicodeWidthStr::width(text.as_str()) <= width
+    {
         format!("{text:>width$}")
     } else {
         super::widgets::fit_padded(&text, width)

@@ -859,6 +859,12 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Dialog(Dialog::Help),
+            [(K::Char('/'), NONE)],
+            A::Find,
+            "search help: type words (keys, what they do, where); Esc clears"
+        ),
+        bind!(
+            C::Dialog(Dialog::Help),
             [(K::Esc, NONE), (K::Char('?'), NONE), (K::Char('q'), NONE)],
             A::Back,
             "close (so does any other key)"
@@ -1206,6 +1212,28 @@ pub fn help_lines_for(
             .sort_by_key(|(title, _)| first.iter().position(|f| f == title).unwrap_or(first.len()));
     }
     lines
+}
+
+/// [`help_lines_for`] narrowed to the bindings with every word of `query` in their
+/// keys, text or place (case-insensitive); groups left empty go.
+pub fn help_lines_matching(
+    focus: Option<super::action::PaneId>,
+    query: &str,
+) -> Vec<(String, Vec<(String, &'static str)>)> {
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    help_lines_for(focus)
+        .into_iter()
+        .filter_map(|(title, entries)| {
+            let kept: Vec<(String, &'static str)> = entries
+                .into_iter()
+                .filter(|(keys, help)| {
+                    let hay = format!("{title} {keys} {help}").to_lowercase();
+                    words.iter().all(|w| hay.contains(w.as_str()))
+                })
+                .collect();
+            (!kept.is_empty()).then_some((title, kept))
+        })
+        .collect()
 }
 
 /// How many lines the help screen has (for scrolling to its end).

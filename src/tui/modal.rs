@@ -47,6 +47,9 @@ pub enum PromptFor {
 pub enum Modal {
     Help {
         scroll: u16,
+        /// What help is narrowed to (`/` in help, then type; Esc clears): only the
+        /// bindings whose keys, text or place have every word.
+        query: Option<String>,
     },
     Palette {
         query: String,

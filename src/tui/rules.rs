@@ -315,7 +315,10 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         head.push(Span::raw(" "));
         head.push(Span::styled(fit("category", cat_w), theme.dim()));
     }
-    frame.render_widget(ratatui::widgets::Paragraph::new(Line::from(head)), head_area);
+    frame.render_widget(
+        ratatui::widgets::Paragraph::new(Line::from(head)),
+        head_area,
+    );
     let items: Vec<ListItem> = st
         .order
         .iter()

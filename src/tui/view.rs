@@ -184,20 +184,49 @@ fn render_status(frame: &mut Frame, area: Rect, ui: &Ui) {
 fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
     let t = &ui.theme;
     match modal {
-        Modal::Help { scroll } => {
-            let rect = centered(area, 76, area.height.saturating_sub(4));
-            let mut lines = vec![Line::styled(
-                "Keys (generated from the keymap; this pane's first) · ↑↓ PgUp PgDn Home End scroll · Esc closes",
-                t.dim(),
-            )];
-            for (title, entries) in keymap::help_lines_for(ui.page().map(|p| p.focus)) {
+        Modal::Help { scroll, query } => {
+            // As wide as the terminal allows (up to 120 columns); what a key does wraps
+            // under itself, beside its keys.
+            let rect = centered(
+                area,
+                area.width.saturating_sub(4).clamp(30, 120),
+                area.height.saturating_sub(4),
+            );
+            let inner_w = usize::from(rect.width.saturating_sub(2));
+            let keys_w = 18.min(inner_w / 3);
+            let text_w = inner_w.saturating_sub(keys_w + 2).max(10);
+            let focus = ui.page().map(|p| p.focus);
+            let groups = match query {
+                Some(q) => keymap::help_lines_matching(focus, q),
+                None => keymap::help_lines_for(focus),
+            };
+            let intro = match query {
+                Some(q) => format!(
+                    "search: {}▏ (type words; Backspace; Esc clears) · {} places match",
+                    safe(q),
+                    groups.len()
+                ),
+                None => "Keys (generated from the keymap; this pane's first) · / searches · ↑↓ PgUp PgDn Home End scroll · Esc closes".to_owned(),
+            };
+            let mut lines: Vec<Line> = super::widgets::wrap(&intro, inner_w)
+                .into_iter()
+                .map(|l| Line::styled(l, t.dim()))
+                .collect();
+            for (title, entries) in groups {
                 lines.push(Line::raw(""));
                 lines.push(Line::styled(title, t.accent()));
                 for (keys, help) in entries {
-                    lines.push(Line::from(vec![
-                        Span::styled(format!("  {keys:<18}"), t.title()),
-                        Span::raw(help),
-                    ]));
+                    for (i, part) in super::widgets::wrap(help, text_w).into_iter().enumerate() {
+                        let key_col = if i == 0 {
+                            super::widgets::fit_padded(&keys, keys_w)
+                        } else {
+                            " ".repeat(keys_w)
+                        };
+                        lines.push(Line::from(vec![
+                            Span::styled(format!("  {key_col}"), t.title()),
+                            Span::raw(part),
+                        ]));
+                    }
                 }
             }
             frame.render_widget(Clear, rect);

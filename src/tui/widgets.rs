@@ -155,3 +155,47 @@ pub fn diagnostic_lines(
     }
     out
 }
+
+/// `text` wrapped at word boundaries to lines of at most `width` columns (a word longer
+/// than a line is cut with `…`).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let w = Span::raw(word).width();
+        let now = Span::raw(line.as_str()).width();
+        if !line.is_empty() && now + 1 + w > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&if w > width {
+            fit(word, width)
+        } else {
+            word.to_owned()
+        });
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap;
+
+    #[test]
+    fn words_wrap_within_the_width() {
+        assert_eq!(
+            wrap("one two three four", 9),
+            vec!["one two", "three", "four"]
+        );
+        assert_eq!(wrap("", 5), vec![""]);
+        let long = wrap("abcdefghijkl x", 5);
+        assert_eq!(long[0].chars().count(), 5);
+        assert!(long[0].ends_with('…'));
+    }
+}

@@ -113,9 +113,69 @@ impl Ui {
         use keymap::Dialog as D;
         let action = |d: D| keymap::lookup(&key, &[Context::Dialog(d)]);
         match modal {
-            Modal::Help { scroll } => {
+            Modal::Help {
+                scroll,
+                query: Some(mut query),
+            } => {
+                // Typing the search: characters go to it, Backspace takes one back,
+                // Enter keeps it, Esc clears it.
+                match key.code {
+                    K::Esc => {
+                        self.modal = Some(Modal::Help {
+                            scroll: 0,
+                            query: None,
+                        })
+                    }
+                    K::Backspace => {
+                        query.pop();
+                        self.modal = Some(Modal::Help {
+                            scroll: 0,
+                            query: Some(query),
+                        });
+                    }
+                    K::Char(c)
+                        if !key.modifiers.intersects(
+                            ratatui::crossterm::event::KeyModifiers::CONTROL
+                                | ratatui::crossterm::event::KeyModifiers::ALT,
+                        ) =>
+                    {
+                        query.push(c);
+                        self.modal = Some(Modal::Help {
+                            scroll: 0,
+                            query: Some(query),
+                        });
+                    }
+                    _ => {
+                        // Other keys scroll the narrowed help as they scroll all of it.
+                        let end = keymap::help_height();
+                        let to = |s: u16| s.min(end);
+                        let scroll = match action(D::Help) {
+                            Some(Action::Down) => to(scroll + 1),
+                            Some(Action::Up) => scroll.saturating_sub(1),
+                            Some(Action::PageDown) => to(scroll + 10),
+                            Some(Action::PageUp) => scroll.saturating_sub(10),
+                            Some(Action::Home) => 0,
+                            Some(Action::End) => end,
+                            _ => scroll,
+                        };
+                        self.modal = Some(Modal::Help {
+                            scroll,
+                            query: Some(query),
+                        });
+                    }
+                }
+            }
+            Modal::Help {
+                scroll,
+                query: None,
+            } => {
                 let end = keymap::help_height().saturating_sub(5);
-                let to = |s: u16| Some(Modal::Help { scroll: s.min(end) });
+                let to = |s: u16| {
+                    Some(Modal::Help {
+                        scroll: s.min(end),
+                        query: None,
+                    })
+                };
                 match action(D::Help) {
                     Some(Action::Down) => self.modal = to(scroll + 1),
                     Some(Action::Up) => self.modal = to(scroll.saturating_sub(1)),
@@ -123,6 +183,12 @@ impl Ui {
                     Some(Action::PageUp) => self.modal = to(scroll.saturating_sub(10)),
                     Some(Action::Home) => self.modal = to(0),
                     Some(Action::End) => self.modal = to(end),
+                    Some(Action::Find) => {
+                        self.modal = Some(Modal::Help {
+                            scroll: 0,
+                            query: Some(String::new()),
+                        })
+                    }
                     _ => {}
                 }
             }

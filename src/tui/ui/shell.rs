@@ -611,7 +611,10 @@ impl Ui {
         }
         match action {
             Action::Help => {
-                self.modal = Some(Modal::Help { scroll: 0 });
+                self.modal = Some(Modal::Help {
+                    scroll: 0,
+                    query: None,
+                });
                 return;
             }
             Action::Palette => {

@@ -429,3 +429,33 @@ fn the_sources_filter_moves_the_selection_only_when_entered() {
     let d = &p.ws.page.source;
     assert!(d.row_label(&d.rows[p.ws.selection]).starts_with("Pocket"));
 }
+
+/// Transposed, labels are as wide as they need while the screen has room: five
+/// `anthropic.claude-3-5…` models read apart (they were cut at 20 characters with
+/// 190 columns blank).
+#[test]
+fn transposed_labels_use_the_room_there_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut app = App::open(&db).unwrap();
+    let page = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "long", "name": "Long labels",
+        "source": {"name": "Apps", "key": ["id"], "rows": [{"id": "a"}]},
+        "target": {"name": "Models", "key": ["id"], "rows": [
+            {"id": "anthropic.claude-3-5-sonnet-20240620-v1:0", "ok": true},
+            {"id": "anthropic.claude-3-5-sonnet-20241022-v2:0", "ok": false},
+            {"id": "anthropic.claude-3-5-haiku-20241022-v1:0", "ok": true}]},
+        "rules": [{"id": "ok", "name": "OK", "logic": {"==": [{"var": "target.ok"}, true]}}]
+    });
+    app.import(&page.to_string(), "long.json", false).unwrap();
+    let ui = Ui::new(App::open(&db).unwrap(), Some("long"), Theme::mono()).unwrap();
+    let mut b = Bench { dir, ui };
+    b.chars("3t");
+    let s = b.screen(200, 50);
+    for id in [
+        "anthropic.claude-3-5-sonnet-20240620-v1:0",
+        "anthropic.claude-3-5-sonnet-20241022-v2:0",
+    ] {
+        assert!(s.contains(id), "{id} whole:\n{s}");
+    }
+}

@@ -568,12 +568,38 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         Layout::vertical([Constraint::Min(1), Constraint::Length(diags.len() as u16)]).areas(inner);
     if st.active {
         frame.render_widget(&st.textarea, text_area);
+        // Scrolled sideways (a long infix line): `…` where the start of a line is out
+        // of sight.
+        let (top, left) = st.textarea.scroll_offset();
+        if left > 0 {
+            let buf = frame.buffer_mut();
+            for (i, line) in st
+                .textarea
+                .lines()
+                .iter()
+                .skip(top as usize)
+                .take(text_area.height as usize)
+                .enumerate()
+            {
+                if !line.is_empty() {
+                    buf.set_string(text_area.x, text_area.y + i as u16, "…", theme.dim());
+                }
+            }
+        }
     } else {
+        // Lines wider than the pane end in `…`.
+        let width = text_area.width as usize;
         let lines: Vec<Line> = st
             .textarea
             .lines()
             .iter()
-            .map(|l| colour_line(l, theme))
+            .map(|l| {
+                if ratatui::text::Span::raw(l.as_str()).width() > width {
+                    Line::raw(super::widgets::fit(&safe(l), width))
+                } else {
+                    colour_line(l, theme)
+                }
+            })
             .collect();
         frame.render_widget(Paragraph::new(lines), text_area);
     }

@@ -1438,18 +1438,32 @@ fn draw_transposed(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>
         }
     };
     st.geometry.set(None);
-    let label_w = NAME_WIDTH.min(inner.width / 2);
-    let rules_x = inner.x + label_w + 9;
-    let rule_cols = (right.saturating_sub(rules_x) / 2).max(1) as usize;
-    let rule_pos = order.iter().position(|&r| r == st.rule).unwrap_or(0);
-    let rule_off = follow(st.col_offset.get(), rule_pos, rule_cols, order.len());
-    st.col_offset.set(rule_off);
     let header_h = 2u16;
     let body_h = inner.height.saturating_sub(header_h).max(1);
     st.page_rows.set(body_h as usize);
     let cursor = st.position(st.target).unwrap_or(0);
     let row_off = follow(st.row_offset.get(), cursor, body_h as usize, n);
     st.row_offset.set(row_off);
+    // Labels as wide as those in sight need (and the marks before them), from the
+    // usual width up to what leaves every rule its column (capped at 60).
+    let base = NAME_WIDTH.min(inner.width / 2);
+    let needed = (row_off..(row_off + body_h as usize).min(n))
+        .map(|p| {
+            let t = st.shown(p);
+            Span::raw(safe(&targets.row_label(&targets.rows[t]))).width() + 3
+        })
+        .max()
+        .unwrap_or(0)
+        .min(60) as u16;
+    let room = inner
+        .width
+        .saturating_sub(9 + 2 * order.len().min(u16::MAX as usize / 4) as u16);
+    let label_w = needed.clamp(base, room.max(base));
+    let rules_x = inner.x + label_w + 9;
+    let rule_cols = (right.saturating_sub(rules_x) / 2).max(1) as usize;
+    let rule_pos = order.iter().position(|&r| r == st.rule).unwrap_or(0);
+    let rule_off = follow(st.col_offset.get(), rule_pos, rule_cols, order.len());
+    st.col_offset.set(rule_off);
     // Header: what is shown, then the cursor's rule; rule numbers over their columns.
     let count = format!("{}–{}/{n}", row_off + 1, (row_off + body_h as usize).min(n));
     put(

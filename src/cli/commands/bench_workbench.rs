@@ -29,9 +29,10 @@ impl Frames {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         match (t.first(), t.last()) {
             (Some(_), Some(&max)) => format!(
-                "  {:<34} median {:>7.2} ms   max {:>7.2} ms   ({} frames)\n",
+                "  {:<34} median {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms   ({} frames)\n",
                 self.name,
                 ms(t[t.len() / 2]),
+                ms(t[(t.len() * 99 / 100).min(t.len() - 1)]),
                 ms(max),
                 t.len()
             ),
@@ -56,6 +57,22 @@ impl Driver {
             .draw(|f| view::render(f, ui))
             .expect("the test backend draws");
         started.elapsed()
+    }
+
+    /// The keys of a part did what the part measures: no dialog left open (every key
+    /// after it would go to the dialog and measure nothing), and `ok` of the page.
+    fn check(
+        &self,
+        part: &str,
+        ok: impl Fn(&crate::tui::ui::PageUi) -> bool,
+    ) -> Result<(), crate::app::AppError> {
+        let page_ok = self.ui.page().is_some_and(ok);
+        if self.ui.modal.is_some() || !page_ok {
+            return Err(crate::app::AppError::Usage(format!(
+                "bench --workbench: the keys of {part} did not do what they measure (a dialog is open, or the page is not as expected): the figures would be wrong"
+            )));
+        }
+        Ok(())
     }
 
     fn press(&mut self, code: KeyCode) -> Duration {
@@ -147,9 +164,11 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
         d.press(KeyCode::Home);
         d.press(KeyCode::Char('e'));
         for _ in 0..rounds {
+            // To the start of the text (Alt-< keeps the column; Home then).
             editor
                 .times
                 .push(d.key(KeyCode::Char('<'), KeyModifiers::ALT));
+            editor.times.push(d.press(KeyCode::Home));
             d.chars("{\"!\": ", &mut editor.times);
             editor
                 .times
@@ -160,6 +179,51 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
         let last_key = Instant::now();
         d.ui.settle();
         let after_editor = last_key.elapsed();
+        d.check("the rule editor", |p| !p.editor.is_invalid())?;
+        d.press(KeyCode::Esc);
+
+        // Valid keystrokes, each changing the rule's outcomes: a threshold rule
+        // (`target.contextWindow >= N`, the second rule of a synthetic page) in infix,
+        // a digit typed at its end and taken back (or the last one taken and put back),
+        // again and again.
+        let mut valid = Frames {
+            name: "valid keystroke (moves outcomes)",
+            times: Vec::new(),
+        };
+        let mut moved = 0;
+        d.press(KeyCode::Char('2'));
+        d.press(KeyCode::Home);
+        d.press(KeyCode::Down);
+        d.press(KeyCode::Char('e'));
+        d.press(KeyCode::F(2));
+        d.press(KeyCode::End);
+        let passes = |d: &Driver| {
+            d.ui.page()
+                .and_then(|p| p.ws.eval.columns.get(1).map(|c| c.passes))
+        };
+        // N × 10 when that moves outcomes, else N / 10 (a threshold above every
+        // target's value moves nothing upward).
+        let before = passes(&d);
+        d.press(KeyCode::Char('0'));
+        let up_moves = passes(&d) != before;
+        d.press(KeyCode::Backspace);
+        let keys = if up_moves {
+            [KeyCode::Char('0'), KeyCode::Backspace]
+        } else {
+            [KeyCode::Backspace, KeyCode::Char('0')]
+        };
+        for _ in 0..rounds * 20 {
+            for code in keys {
+                let before = passes(&d);
+                valid.times.push(d.press(code));
+                if passes(&d) != before {
+                    moved += 1;
+                }
+            }
+        }
+        let valid_keys = valid.times.len();
+        d.ui.settle();
+        d.check("the valid keystrokes", |p| !p.editor.is_invalid())?;
         d.press(KeyCode::Esc);
 
         // Policy steps: the full threshold down and up.
@@ -177,6 +241,9 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
         let last_key = Instant::now();
         d.ui.settle();
         let after_policy = last_key.elapsed();
+        d.check("the policy steps", |p| {
+            p.focus == crate::tui::action::PaneId::Policy
+        })?;
 
         // Source switches.
         let mut sources = Frames {
@@ -193,21 +260,32 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
             sources.times.push(d.press(key));
         }
 
-        // Override toggles: force compatible (a note prompt, Enter), force
-        // incompatible (Enter), clear.
+        d.check("the source switches", |p| {
+            p.focus == crate::tui::action::PaneId::Sources
+        })?;
+
+        // Override toggles: `o` sets an override (its note prompt, Enter), `o` again
+        // clears it (asked: y). Each toggle is timed with its dialog.
         let mut overrides = Frames {
-            name: "override toggle (with its prompt)",
+            name: "override toggle (with its dialog)",
             times: Vec::new(),
         };
         d.press(KeyCode::Char('3'));
-        for _ in 0..rounds.div_ceil(3).max(1) {
-            for _ in 0..2 {
-                let t = d.press(KeyCode::Char('o'));
-                overrides.times.push(t + d.press(KeyCode::Enter));
+        for _ in 0..rounds.max(2) {
+            let mut t = d.press(KeyCode::Char('o'));
+            for _ in 0..3 {
+                match &d.ui.modal {
+                    Some(crate::tui::ui::Modal::Prompt { .. }) => t += d.press(KeyCode::Enter),
+                    Some(crate::tui::ui::Modal::Confirm { .. }) => t += d.press(KeyCode::Char('y')),
+                    _ => break,
+                }
             }
-            overrides.times.push(d.press(KeyCode::Char('o')));
+            overrides.times.push(t);
         }
         d.ui.settle();
+        d.check("the override toggles", |p| {
+            p.focus == crate::tui::action::PaneId::Matrix
+        })?;
 
         // Cell edits in the dataset pane.
         let mut cells = Frames {
@@ -219,15 +297,26 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
             d.press(KeyCode::Enter);
             let mut typing = Vec::new();
             d.chars(&format!("benchNote=\"{i}\""), &mut typing);
-            cells.times.push(d.press(KeyCode::Enter));
+            let mut t = d.press(KeyCode::Enter);
+            // A field the rows do not have yet is asked about first (once).
+            if d.ui.modal.is_some() {
+                t += d.press(KeyCode::Char('y'));
+            }
+            cells.times.push(t);
         }
         let last_key = Instant::now();
         d.ui.settle();
         let after_cells = last_key.elapsed();
+        d.check("the cell edits", |p| {
+            p.focus == crate::tui::action::PaneId::Dataset
+        })?;
 
-        for f in [&editor, &policy, &sources, &overrides, &cells] {
+        for f in [&editor, &valid, &policy, &sources, &overrides, &cells] {
             out.push_str(&f.line());
         }
+        out.push_str(&format!(
+            "  ({moved} of the {valid_keys} valid keystrokes moved the rule's pass count)\n"
+        ));
         out.push_str(&format!(
             "  background results after the last key: editor {:.0} ms, policy {:.0} ms, cell edit {:.0} ms\n",
             after_editor.as_secs_f64() * 1e3,

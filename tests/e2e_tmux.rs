@@ -244,11 +244,12 @@ fn edit_a_rule_quit_reopen_and_find_it_kept() {
         rule["logic"]
     );
 
-    // Reopened, the workbench shows it.
+    // Reopened, the workbench shows it: the view was kept, so the cursor is on the
+    // rule edited.
     let s = Session::start(&name, &db, "--page llm-chat-clients");
     let screen = s.wait_for("Rules (9)");
     assert!(screen.contains("rev 2"), "{screen}");
-    s.keys(&["2", "Down"]);
+    s.keys(&["2"]);
     let screen = s.wait_for("\"!\"");
     assert!(screen.contains("Tool Calling Support"), "{screen}");
     s.keys(&["q"]);

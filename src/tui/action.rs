@@ -239,7 +239,7 @@ pub enum Action {
     /// Open the frequency view of the targets shown (`F` in the Matrix).
     Frequency,
     /// Show only these targets in the matrix (Enter in the frequency view).
-    ShowOnly(super::matrix::Only),
+    ShowOnly(super::only::Only),
     /// Move the matrix cursor to the next cell that moved (`*`; `#` the one before):
     /// `true` forward.
     NextMoved(bool),

@@ -10,7 +10,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use serde_json::Value;
 
 use super::action::Action;
-use super::matrix::Only;
+use super::only::Only;
 use super::theme::{Theme, safe};
 use super::widgets::{centered, fit, fit_padded, pane_block};
 use crate::app::types::{NOT_APPLICABLE, PASS, Verdict};

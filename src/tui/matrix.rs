@@ -153,15 +153,7 @@ pub enum Sort {
     Field(usize),
 }
 
-/// Only some targets, chosen in the frequency view (`F`; Esc in the Matrix shows all
-/// again).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Only {
-    /// The targets failing (or erring on) this rule.
-    Failing(usize),
-    /// The targets whose field has this value (`null`: absent too).
-    Value(String, serde_json::Value),
-}
+pub use super::only::Only;
 
 #[derive(Debug, Default)]
 pub struct State {

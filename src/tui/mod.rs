@@ -16,6 +16,7 @@ pub mod keymap;
 pub mod layout;
 pub mod matrix;
 pub mod modal;
+pub mod only;
 pub mod overrides;
 pub mod palette;
 pub mod pane;

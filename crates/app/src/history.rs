@@ -624,6 +624,16 @@ impl Baseline {
         })
     }
 
+    /// Evaluates the selection with key `source_key` at the revision now (off the key
+    /// thread, where the baseline is loaded), so that the first comparison on the key
+    /// thread finds it computed (the first evaluation of a page also encodes its
+    /// columns).
+    pub fn warm(&mut self, source_key: &str) {
+        if let Some(&s) = self.sources.get(source_key) {
+            self.eval = Some((source_key.to_owned(), self.matrix.evaluate(s)));
+        }
+    }
+
     /// The page at the revision.
     pub fn page(&self) -> &Page {
         &self.page

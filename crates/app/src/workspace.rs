@@ -654,6 +654,16 @@ impl Session {
     }
 
     fn compare(&mut self) {
+        // Nothing changed since the page was opened (no save, no edit in memory):
+        // nothing moved, whatever the selection — no need to evaluate the opened state.
+        let untouched = self.revision == self.opened_at && !self.any_unsaved();
+        if self.baseline.is_none()
+            && untouched
+            && let Some((_, cmp)) = &mut self.opened
+        {
+            *cmp = Default::default();
+            return;
+        }
         if let Some((base, cmp)) = self.baseline.as_mut().or(self.opened.as_mut()) {
             base.compare_into(&self.page, &self.eval, self.rows_stamp, cmp);
         }

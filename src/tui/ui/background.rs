@@ -228,8 +228,13 @@ impl Ui {
             return;
         };
         let revision = p.ws.revision;
-        self.history_run(move |app, page, _| {
-            let loaded = crate::app::history::Baseline::load(app, &page, revision).map(Box::new);
+        self.history_run(move |app, page, selection| {
+            let loaded = crate::app::history::Baseline::load(app, &page, revision).map(|mut b| {
+                if let Some(key) = &selection {
+                    b.warm(key);
+                }
+                Box::new(b)
+            });
             HistoryDone::Opened(page, loaded)
         });
     }
@@ -461,6 +466,10 @@ impl Ui {
         self.look_for_external_changes(now);
         self.drain();
         self.take_job_results();
+        if self.opened_pending && !self.busy() {
+            self.opened_pending = false;
+            self.load_opened();
+        }
         if let Screen::Page(p) = &mut self.screen
             && p.ws.policies_due_at().is_some_and(|at| at <= now)
         {

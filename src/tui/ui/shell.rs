@@ -250,6 +250,8 @@ pub struct Ui {
     pub(super) conflict_deferred: Option<(crate::app::ConflictOn, u64)>,
     /// The last find (`/`) entered: what `n` / `N` look for in the focused pane.
     pub find: String,
+    /// The page as opened is yet to be loaded (once the first background work is done).
+    pub(super) opened_pending: bool,
     /// The walk through the open page's history that `u` / Ctrl-R take (the page's id
     /// and where it stands).
     pub(super) undo_walk: Option<(String, crate::app::history::UndoWalk)>,
@@ -321,6 +323,7 @@ impl Ui {
             conflict_deferred: None,
             find: String::new(),
             undo_walk: None,
+            opened_pending: false,
             page_gone_asked: false,
             drafts_kept: std::collections::HashMap::new(),
             drafts_written_at: None,
@@ -357,7 +360,15 @@ impl Ui {
         self.screen = Screen::Page(Box::new(page));
         self.status.info(format!("opened {id}"));
         self.restart_watcher();
-        self.load_opened();
+        // The page as opened, for the marks: at once here (tests, scripts); in the
+        // workbench once the first results are in, so that its loading does not
+        // compete with the first frame (until then the last save, which is the
+        // opening, is compared with).
+        if self.job_mode == Mode::Background {
+            self.opened_pending = true;
+        } else {
+            self.load_opened();
+        }
         self.queue.push_back(Action::SourceSelected(0));
         if let Screen::Page(p) = &self.screen
             && !p.ws.page.rules.is_empty()

@@ -275,3 +275,36 @@ fn export_and_copy_write_what_the_view_shows() {
         assert!(line.split('\t').any(|c| c == id), "{line} has {id}");
     }
 }
+
+/// Transposed (`t`), the grid formats turn with the view: a row per target, a column
+/// per rule, in the view's order; the tidy rows stay a row per target.
+#[test]
+fn the_grid_follows_the_transposed_view() {
+    let mut b = open();
+    b.chars("3\\gpt");
+    b.press(KeyCode::Enter);
+    b.chars("sR");
+    b.chars("t");
+    let shown: Vec<String> = {
+        let p = b.ui.page().unwrap();
+        let d = &p.ws.page.target;
+        (0..p.matrix.shown_len(d.rows.len()))
+            .map(|i| d.rows[p.matrix.shown(i)]["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(shown.len() > 1);
+    let path = b.dir.path().join("t.md");
+    b.ui.dispatch(Action::ExportTo(path.clone()));
+    let md = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    // The header names the rules; then a row per shown target, in the view's order.
+    assert!(lines[0].contains("Streaming Support"), "{md}");
+    let ids: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.trim_start_matches("| ").split(" |").next().unwrap().trim().trim_start_matches('★').to_owned())
+        .filter(|id| shown.contains(id))
+        .collect();
+    assert_eq!(ids, shown, "{md}");
+    let screen = b.screen(200, 50);
+    assert!(screen.contains("a row per target"), "{screen}");
+}

@@ -182,6 +182,73 @@ fn grid(
 }
 
 /// Writes the grid of one selection.
+/// A grid turned on its side: its first column becomes the header, each other column
+/// a row (targets as rows, rules as columns).
+fn transpose(header: Vec<String>, rows: Vec<Vec<String>>) -> (Vec<String>, Vec<Vec<String>>) {
+    let width = header.len();
+    let column = |j: usize| -> Vec<String> {
+        std::iter::once(header[j].clone())
+            .chain(rows.iter().map(|r| r.get(j).cloned().unwrap_or_default()))
+            .collect()
+    };
+    let new_header = column(0);
+    let new_rows = (1..width).map(column).collect();
+    (new_header, new_rows)
+}
+
+/// The grid transposed (as the workbench's `t` shows it: a row per target, a column per
+/// rule), as a table or Markdown; the other formats are written as [`write`] writes
+/// them (delimited text and JSON are read by programs, which turn them as they need).
+pub fn write_transposed<W: Write>(
+    w: &mut W,
+    r: &SelectionResult,
+    rules: &[Rule],
+    format: MatrixFormat,
+    guard: bool,
+) -> io::Result<()> {
+    match format {
+        MatrixFormat::Table => {
+            writeln!(
+                w,
+                "{} {}  selection verdict {}  recommended {}  (revision {})\n",
+                sanitize(r.page_id()),
+                sanitize(&r.selection_key),
+                r.selection_verdict(),
+                r.recommended_id()
+                    .map_or_else(|| "none".to_owned(), sanitize),
+                r.revision
+            )?;
+            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize, true);
+            let (header, rows) = transpose(header, rows);
+            w.write_all(render_table(&header, &rows).as_bytes())?;
+            w.write_all(
+                "\n✓ pass  ✗ fail  ! error (fails)  – n/a  ■ required  ⚑ override  ★ recommended\n"
+                    .as_bytes(),
+            )
+        }
+        MatrixFormat::Md => {
+            let md = |s: &str| sanitize(s).replace('|', "\\|");
+            writeln!(
+                w,
+                "**{}** · selection `{}` · verdict {} · recommended {}\n",
+                md(r.page_id()),
+                md(&r.selection_key),
+                r.selection_verdict(),
+                r.recommended_id().map_or_else(|| "none".to_owned(), md)
+            )?;
+            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), md, true);
+            let (header, rows) = transpose(header, rows);
+            writeln!(w, "| {} |", header.join(" | "))?;
+            writeln!(w, "|{}", "---|".repeat(header.len()))?;
+            for row in rows {
+                writeln!(w, "| {} |", row.join(" | "))?;
+            }
+            Ok(())
+        }
+        other => write(w, r, rules, other, guard),
+    }
+}
+
 pub fn write<W: Write>(
     w: &mut W,
     r: &SelectionResult,

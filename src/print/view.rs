@@ -42,6 +42,7 @@ pub fn write<W: Write + Send>(
     rules: &[Rule],
     labels: Arc<Vec<String>>,
     path: &Path,
+    transposed: bool,
 ) -> io::Result<&'static str> {
     match for_path(path) {
         Written::Rows(format) => {
@@ -55,11 +56,17 @@ pub fn write<W: Write + Send>(
         }
         Written::Grid(format) => {
             let mut w = w;
-            super::matrix::write(&mut w, result, rules, format, true)?;
-            Ok(match format {
-                MatrixFormat::Md => "a Markdown grid",
-                MatrixFormat::Json => "the grid as JSON",
-                _ => "an aligned grid",
+            if transposed {
+                super::matrix::write_transposed(&mut w, result, rules, format, true)?;
+            } else {
+                super::matrix::write(&mut w, result, rules, format, true)?;
+            }
+            Ok(match (format, transposed) {
+                (MatrixFormat::Md, false) => "a Markdown grid",
+                (MatrixFormat::Md, true) => "a Markdown grid, a row per target",
+                (MatrixFormat::Json, _) => "the grid as JSON",
+                (_, false) => "an aligned grid",
+                (_, true) => "an aligned grid, a row per target",
             })
         }
     }

@@ -823,10 +823,12 @@ impl Ui {
                         "exporting to {}…",
                         crate::tui::theme::safe(&path.display().to_string())
                     ));
+                    let transposed = self.page().is_some_and(|p| p.matrix.transposed);
                     self.history_run(move |app, _, _| {
                         let mut bytes = Vec::new();
-                        let written =
-                            crate::print::view::write(&mut bytes, &result, &rules, labels, &path)
+                        let written = crate::print::view::write(
+                            &mut bytes, &result, &rules, labels, &path, transposed,
+                        )
                                 .map_err(|source| AppError::Io {
                                     path: path.display().to_string(),
                                     source,

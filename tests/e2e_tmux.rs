@@ -30,7 +30,14 @@ impl Session {
     fn start_sized(name: &str, db: &Path, args: &str, (w, h): (u16, u16)) -> Session {
         let (w, h) = (w.to_string(), h.to_string());
         let bin = env!("CARGO_BIN_EXE_rulebench");
-        let command = format!("{bin} --db '{}' {args}", db.display());
+        // No config file of the machine's user: the defaults (the tmux server's
+        // environment, not this process's, is what the command gets).
+        let config = db.with_extension("no-config.toml");
+        let command = format!(
+            "env RULEBENCH_CONFIG='{}' {bin} --db '{}' {args}",
+            config.display(),
+            db.display()
+        );
         let _ = Command::new("tmux")
             .args(["kill-session", "-t", name])
             .output();
@@ -377,4 +384,81 @@ fn a_second_sqlite_client_beside_a_linked_workbench_loses_nothing() {
     let log: serde_json::Value =
         serde_json::from_str(&rb_out(&db, &["page", "log", "linked", "--format", "json"])).unwrap();
     assert_eq!(log.as_array().unwrap().len(), 5, "{log}");
+}
+
+/// The view exported from a real terminal: filtered (`\`), sorted (`s`, `R`) and
+/// transposed (`t`), `E` to a CSV file, read back: a row per target shown, in the
+/// view's order.
+#[test]
+fn export_a_filtered_sorted_transposed_view_and_read_it_back() {
+    if !tmux_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have tmux (.ci/run installs it)"
+        );
+        eprintln!("tmux is not installed: the end-to-end terminal test needs it");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e2e.db");
+    common::ensure_db(&db, &[]);
+    let name = format!("rulebench-e2e-export-{}", std::process::id());
+    let s = Session::start_sized(&name, &db, "--page llm-chat-clients", (200, 50));
+    s.wait_for("Rules (9)");
+    s.keys(&["3", "\\"]);
+    s.wait_for("Filter targets");
+    s.type_text("claude");
+    s.keys(&["Enter"]);
+    s.wait_for("/claude");
+    s.keys(&["s"]);
+    s.wait_for("by verdict");
+    s.keys(&["R"]);
+    s.wait_for("by verdict, reversed");
+    s.keys(&["t"]);
+    s.keys(&["E"]);
+    s.wait_for("Export");
+    let path = dir.path().join("view.csv");
+    // The prompt's name is selected: typing replaces it.
+    s.type_text(&path.display().to_string());
+    s.keys(&["Enter"]);
+    s.wait_for("exported the view");
+    s.keys(&["q"]);
+    s.wait_closed();
+    let mut rd = csv::Reader::from_path(&path).unwrap();
+    let header = rd.headers().unwrap().clone();
+    let target = header
+        .iter()
+        .position(|h| h == "targetId")
+        .expect("a targetId column");
+    let verdict = header
+        .iter()
+        .position(|h| h == "verdict")
+        .expect("a verdict column");
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter().all(|r| r[target].contains("claude")),
+        "only the targets the filter shows: {rows:?}"
+    );
+    // Reversed worst-first: the best verdicts first.
+    let verdicts: Vec<i64> = rows.iter().map(|r| r[verdict].parse().unwrap()).collect();
+    assert!(verdicts.windows(2).all(|w| w[0] >= w[1]), "{verdicts:?}");
+    // As many as the command line counts for the filter.
+    let out = Command::new(env!("CARGO_BIN_EXE_rulebench"))
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "matrix",
+            "llm-chat-clients",
+            "--select",
+            "t3-chat",
+            "--long",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    let all = String::from_utf8(out.stdout).unwrap();
+    let claude = all.lines().skip(1).filter(|l| l.contains("claude")).count();
+    assert_eq!(rows.len(), claude);
 }

@@ -301,7 +301,15 @@ fn the_grid_follows_the_transposed_view() {
     assert!(lines[0].contains("Streaming Support"), "{md}");
     let ids: Vec<String> = lines[1..]
         .iter()
-        .map(|l| l.trim_start_matches("| ").split(" |").next().unwrap().trim().trim_start_matches('★').to_owned())
+        .map(|l| {
+            l.trim_start_matches("| ")
+                .split(" |")
+                .next()
+                .unwrap()
+                .trim()
+                .trim_start_matches('★')
+                .to_owned()
+        })
         .filter(|id| shown.contains(id))
         .collect();
     assert_eq!(ids, shown, "{md}");

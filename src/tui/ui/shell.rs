@@ -829,11 +829,11 @@ impl Ui {
                         let written = crate::print::view::write(
                             &mut bytes, &result, &rules, labels, &path, transposed,
                         )
-                                .map_err(|source| AppError::Io {
-                                    path: path.display().to_string(),
-                                    source,
-                                })
-                                .and_then(|format| app.export_file(&path, &bytes).map(|()| format));
+                        .map_err(|source| AppError::Io {
+                            path: path.display().to_string(),
+                            source,
+                        })
+                        .and_then(|format| app.export_file(&path, &bytes).map(|()| format));
                         HistoryDone::Exported(what, written)
                     });
                 }

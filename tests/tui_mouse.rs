@@ -99,3 +99,27 @@ fn a_click_right_of_the_last_column_selects_nothing() {
     assert_eq!(p.focus, PaneId::Matrix);
     assert_eq!(p.matrix.target, before, "nothing selected");
 }
+
+/// The wheel moves in the pane under the pointer, focused or not (over an unfocused
+/// Sources pane it did nothing while over the Matrix it moved the cursor); the focus
+/// stays where it was.
+#[test]
+fn the_wheel_moves_in_the_pane_under_the_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = App::open(&dir.path().join("w.db")).unwrap();
+    let mut ui = Ui::new(app, Some("llm-chat-clients"), Theme::mono()).unwrap();
+    let s = screen(&ui);
+    // Focus the matrix, then wheel over the Sources list.
+    ui.dispatch(rulebench::tui::action::Action::Focus(PaneId::Matrix));
+    let (x, y) = find(&s, "● t3.chat", "t", 0);
+    let before = ui.page().unwrap().ws.selection;
+    ui.wheel(x, y, rulebench::tui::action::Action::Down);
+    let p = ui.page().unwrap();
+    assert_eq!(p.ws.selection, before + 1, "the selection moved");
+    assert_eq!(p.focus, PaneId::Matrix, "the focus stayed");
+    // Over the Rules pane: its cursor moves.
+    let (x, y) = find(&s, "┃  Tool Calling", "T", 0);
+    let cursor = ui.page().unwrap().rules.cursor;
+    ui.wheel(x, y, rulebench::tui::action::Action::Down);
+    assert_eq!(ui.page().unwrap().rules.cursor, cursor + 1);
+}

@@ -453,8 +453,8 @@ impl Ui {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
             Event::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollDown => self.dispatch(Action::Down),
-                MouseEventKind::ScrollUp => self.dispatch(Action::Up),
+                MouseEventKind::ScrollDown => self.wheel(m.column, m.row, Action::Down),
+                MouseEventKind::ScrollUp => self.wheel(m.column, m.row, Action::Up),
                 MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left) => {
                     self.click(m.column, m.row)
                 }
@@ -464,19 +464,10 @@ impl Ui {
         }
     }
 
-    /// A left click (with `--mouse`): focuses the pane under it and, in the matrix,
-    /// the rules list and the sources list, selects what is under it.
-    pub fn click(&mut self, x: u16, y: u16) {
-        if self.modal.is_some() {
-            return;
-        }
+    /// The pane drawn at (x, y) in the last frame's layout, and its area.
+    fn pane_at(&self, x: u16, y: u16) -> Option<(PaneId, ratatui::layout::Rect)> {
         let area = self.last_area.get();
-        let Screen::Page(p) = &mut self.screen else {
-            return;
-        };
-        if p.focus == PaneId::Editor && p.editor.active {
-            return; // typing: a stray click must not leave the editor
-        }
+        let p = self.page()?;
         let body = ratatui::layout::Rect::new(
             area.x,
             area.y + 1,
@@ -489,9 +480,50 @@ impl Ui {
             crate::tui::layout::layout_with(body, p.focus, p.shared)
         };
         let at = ratatui::layout::Position::new(x, y);
-        let Some(&(pane, rect)) = panes.iter().find(|(_, r)| r.contains(at)) else {
+        panes.into_iter().find(|(_, r)| r.contains(at))
+    }
+
+    /// The wheel (with `--mouse`) moves in the pane under the pointer, focused or not
+    /// (it moved in the focused pane wherever the pointer was); the focus stays.
+    pub fn wheel(&mut self, x: u16, y: u16, action: Action) {
+        if self.modal.is_some() {
+            self.dispatch(action);
+            return;
+        }
+        let Some((pane, _)) = self.pane_at(x, y) else {
             return;
         };
+        let Screen::Page(p) = &mut self.screen else {
+            self.dispatch(action);
+            return;
+        };
+        if p.focus == PaneId::Editor && p.editor.active || pane == p.focus {
+            self.dispatch(action);
+            return;
+        }
+        let focus = p.focus;
+        p.focus = pane;
+        self.dispatch(action);
+        if let Screen::Page(p) = &mut self.screen {
+            p.focus = focus;
+        }
+    }
+
+    /// A left click (with `--mouse`): focuses the pane under it and, in the matrix,
+    /// the rules list and the sources list, selects what is under it.
+    pub fn click(&mut self, x: u16, y: u16) {
+        if self.modal.is_some() {
+            return;
+        }
+        let Some((pane, rect)) = self.pane_at(x, y) else {
+            return;
+        };
+        let Screen::Page(p) = &mut self.screen else {
+            return;
+        };
+        if p.focus == PaneId::Editor && p.editor.active {
+            return; // typing: a stray click must not leave the editor
+        }
         let mut follow = vec![Action::Focus(pane)];
         // The row of a list under the click (lists keep their selection in sight,
         // scrolled no further than needed).

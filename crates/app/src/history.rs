@@ -555,6 +555,10 @@ pub struct Baseline {
     /// What the last comparison was made of: the next one compares only the columns
     /// that changed (a keystroke changes one).
     memo: Option<Memo>,
+    /// Per state of the current rows (its stamp): whether the datasets are the same as
+    /// at the revision. Then a rule whose logic and condition are the same has the same
+    /// outcomes, and only the rules that changed are evaluated at the revision.
+    same_data: Option<(u64, bool)>,
 }
 
 /// The inputs of the last [`Baseline::compare_into`]: the selection's key, the rows'
@@ -621,6 +625,7 @@ impl Baseline {
             eval: None,
             target_map: None,
             memo: None,
+            same_data: None,
         })
     }
 
@@ -671,9 +676,6 @@ impl Baseline {
         };
         let key = page.source.row_key(row);
         let old_sel = self.sources.get(&key).copied();
-        if self.eval.as_ref().map(|(k, _)| k) != Some(&key) {
-            self.eval = old_sel.map(|s| (key.clone(), self.matrix.evaluate(s)));
-        }
         let n = page.target.rows.len();
         if self
             .target_map
@@ -687,6 +689,17 @@ impl Baseline {
                 .map(|r| self.targets.get(&page.target.row_key(r)).copied())
                 .collect();
             self.target_map = Some((rows_stamp, map));
+        }
+        if self.same_data.is_none_or(|(stamp, _)| stamp != rows_stamp) {
+            let same = page.source == self.page.source && page.target == self.page.target;
+            self.same_data = Some((rows_stamp, same));
+        }
+        if let (Some((_, true)), Some(s)) = (self.same_data, old_sel) {
+            self.compare_same_data(page, eval, s, out);
+            return;
+        }
+        if self.eval.as_ref().map(|(k, _)| k) != Some(&key) {
+            self.eval = old_sel.map(|s| (key.clone(), self.matrix.evaluate(s)));
         }
         let targets = &self.target_map.as_ref().expect("just set").1;
         let Some((_, old)) = self.eval.as_ref().filter(|_| old_sel.is_some()) else {
@@ -750,6 +763,79 @@ impl Baseline {
             rules,
         });
     }
+
+    /// [`Baseline::compare_into`] when the datasets are as at the revision: a rule whose
+    /// logic and condition are unchanged has the outcomes it has now, so only the rules
+    /// that changed (or went) are evaluated at the revision, for selection `s` there;
+    /// its verdicts follow from those columns.
+    fn compare_same_data(
+        &mut self,
+        page: &Page,
+        eval: &rulebench_core::matrix::SelectionEval,
+        s: usize,
+        out: &mut Comparison,
+    ) {
+        self.memo = None;
+        let now: std::collections::HashMap<&str, usize> = page
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.as_str(), i))
+            .collect();
+        let same = |old: &rulebench_core::model::Rule, new: &rulebench_core::model::Rule| {
+            old.logic == new.logic
+                && old.applies_when.as_ref().map(|c| &c.logic)
+                    == new.applies_when.as_ref().map(|c| &c.logic)
+        };
+        // Per rule at the revision: the current rule with its outcomes, if unchanged.
+        let unchanged: Vec<Option<usize>> = self
+            .page
+            .rules
+            .iter()
+            .map(|r| {
+                now.get(r.id.as_str())
+                    .copied()
+                    .filter(|&i| same(r, &page.rules[i]))
+            })
+            .collect();
+        let to_compute: Vec<usize> = (0..unchanged.len())
+            .filter(|&j| unchanged[j].is_none())
+            .collect();
+        let mut computed = self.matrix.columns_of(s, &to_compute).into_iter();
+        let old_columns: Vec<Arc<Column>> = unchanged
+            .iter()
+            .map(|u| match u {
+                Some(i) => eval.columns[*i].clone(),
+                None => computed.next().expect("one per rule computed"),
+            })
+            .collect();
+        let old = self.matrix.verdicts(s, old_columns);
+        let n = page.target.rows.len();
+        let mut c = Comparison::default();
+        for (r, rule) in page.rules.iter().enumerate() {
+            let was = self.rules.get(&rule.id).copied();
+            match was {
+                // Unchanged: no cell moved (an empty column reads as none moved).
+                Some(j) if unchanged[j] == Some(r) => c.cells.push(Vec::new()),
+                Some(j) => {
+                    let (w, now) = (&old.columns[j].outcome, &eval.columns[r].outcome);
+                    let col: Vec<bool> = (0..n).map(|t| w[t] != now[t]).collect();
+                    c.cells_moved += col.iter().filter(|&&m| m).count();
+                    c.cells.push(col);
+                }
+                None => {
+                    c.cells_moved += n;
+                    c.cells.push(vec![true; n]);
+                }
+            }
+        }
+        c.verdicts = (0..n)
+            .map(|t| old.devices[t].verdict != eval.devices[t].verdict)
+            .collect();
+        c.verdicts_moved = c.verdicts.iter().filter(|&&m| m).count();
+        c.selection_moved = old.selection_verdict != eval.selection_verdict;
+        *out = c;
+    }
 }
 
 #[cfg(test)]
@@ -759,5 +845,49 @@ mod tests {
     fn a_baseline_can_cross_threads() {
         fn send<T: Send>() {}
         send::<super::Baseline>();
+    }
+
+    /// With the datasets as at the revision, the comparison evaluates only the rules
+    /// that changed; it finds what evaluating every rule at the revision finds.
+    #[test]
+    fn the_same_data_comparison_is_the_whole_one() {
+        use rulebench_core::matrix::Matrix;
+        let page = crate::synth::page(400, 12, 4, crate::synth::Spread::Realistic, 3);
+        let mut edited = page.clone();
+        // One rule negated, one removed, one added, a policy moved.
+        edited.rules[1].logic = serde_json::json!({"!": edited.rules[1].logic.clone()});
+        edited.rules.remove(3);
+        let mut added = edited.rules[0].clone();
+        added.id = "added".into();
+        edited.rules.push(added);
+        edited.device_policy.full_threshold = 0.7;
+        let mut now = Matrix::new(&edited).unwrap();
+        let mut then = Matrix::new(&page).unwrap();
+        for s in 0..4 {
+            let eval = now.evaluate(s);
+            let mut base = super::Baseline::of(page.clone(), 1).unwrap();
+            let c = base.compare(&edited, &eval, 7);
+            // By hand: every rule at the revision evaluated.
+            let old = then.evaluate(s);
+            for (r, rule) in edited.rules.iter().enumerate() {
+                let j = page.rules.iter().position(|x| x.id == rule.id);
+                for t in 0..400 {
+                    let moved =
+                        j.is_none_or(|j| old.columns[j].outcome[t] != eval.columns[r].outcome[t]);
+                    let said = c.cells[r].get(t).copied().unwrap_or(false);
+                    assert_eq!(said, moved, "rule {} target {t} source {s}", rule.id);
+                }
+            }
+            for t in 0..400 {
+                assert_eq!(
+                    c.verdicts[t],
+                    old.devices[t].verdict != eval.devices[t].verdict
+                );
+            }
+            assert_eq!(
+                c.selection_moved,
+                old.selection_verdict != eval.selection_verdict
+            );
+        }
     }
 }

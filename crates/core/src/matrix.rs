@@ -803,15 +803,24 @@ impl Matrix {
 
     /// Every rule's column for a selection, computing only what the caches lack.
     pub fn columns(&mut self, selection: usize) -> Vec<Arc<Column>> {
+        let all: Vec<usize> = (0..self.rules.len()).collect();
+        self.columns_of(selection, &all)
+    }
+
+    /// The columns of rules `which` (indexes, in that order) for a selection, computing
+    /// only what the caches lack.
+    pub fn columns_of(&mut self, selection: usize, which: &[usize]) -> Vec<Arc<Column>> {
         if selection >= self.source.len() {
             // No such source (a page without source rows): nothing passes.
             let none = Arc::new(Column::new(vec![FAIL; self.target.len()], 0, false));
-            return vec![none; self.rules.len()];
+            return vec![none; which.len()];
         }
         // Sequential part: encodings, groupings and cache look-ups.
         let mut work = Vec::new();
-        let mut columns: Vec<Option<Arc<Column>>> = Vec::with_capacity(self.rules.len());
-        for i in 0..self.rules.len() {
+        // Where each piece of work goes in `columns`.
+        let mut slots = Vec::new();
+        let mut columns: Vec<Option<Arc<Column>>> = Vec::with_capacity(which.len());
+        for (slot, &i) in which.iter().enumerate() {
             let source_paths = self.rules[i].source_paths.clone();
             let key = self.source.projection(&source_paths, selection);
             if let Some(c) = self.rules[i].cache.get(&key) {
@@ -820,12 +829,13 @@ impl Matrix {
             }
             let grouping = self.grouping(&self.rules[i].target_paths.clone());
             work.push((i, key, grouping));
+            slots.push(slot);
             columns.push(None);
         }
         // Parallel part: every (rule, group representative) pair, bucketed by the
         // chunk of target rows its representative lies in.
         let computed = self.evaluate_groups(selection, &work);
-        for ((i, key, grouping), per_group) in work.into_iter().zip(computed) {
+        for (((i, key, grouping), per_group), slot) in work.into_iter().zip(computed).zip(slots) {
             let outcome = grouping
                 .group_of
                 .iter()
@@ -838,7 +848,7 @@ impl Matrix {
                 cache.clear();
             }
             cache.insert(key, column.clone());
-            columns[i] = Some(column);
+            columns[slot] = Some(column);
         }
         columns
             .into_iter()

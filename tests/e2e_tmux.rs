@@ -409,7 +409,7 @@ fn export_a_filtered_sorted_transposed_view_and_read_it_back() {
     s.wait_for("Filter targets");
     s.type_text("claude");
     s.keys(&["Enter"]);
-    s.wait_for("/claude");
+    s.wait_for("\\claude");
     s.keys(&["s"]);
     s.wait_for("by verdict");
     s.keys(&["R"]);

@@ -92,7 +92,7 @@ fn slash_filters_targets_by_label_and_esc_clears() {
     );
     b.press(KeyCode::Enter);
     assert_eq!(b.shown(), shown, "Enter keeps the filter");
-    assert!(b.screen(200, 45).contains("/claude"));
+    assert!(b.screen(200, 45).contains("\\claude"));
     b.chars("\\");
     b.press(KeyCode::Esc);
     assert_eq!(b.shown().len(), all, "Esc clears it");
@@ -250,7 +250,7 @@ fn sources_filter_and_sort_by_verdict() {
         p.ws.selection, listed[0],
         "the selection follows the filter"
     );
-    assert!(b.screen(160, 40).contains("(1 of 7) /pocket"));
+    assert!(b.screen(160, 40).contains("(1 of 7) \\pocket"));
     b.chars("\\");
     b.press(KeyCode::Esc);
     b.chars("s");

@@ -211,7 +211,7 @@ fn a_filtered_sources_list_follows_rows_that_shrink() {
         t.draw(|f| view::render(f, &ui)).unwrap();
         t.backend().to_string()
     };
-    assert!(s.contains("(0 of 3) /hands"), "{s}");
+    assert!(s.contains("(0 of 3) \\hands"), "{s}");
 }
 
 /// A restored override named by a hostile row key says so with the key escaped (the

@@ -67,7 +67,7 @@ fn the_view_comes_back_on_reopen() {
     assert_eq!(p.matrix.shown_len(p.ws.page.target.rows.len()), before.2);
     assert!(p.tests.only_failures);
     let s = b.screen(200, 50);
-    assert!(s.contains("/gpt"), "{s}");
+    assert!(s.contains("\\gpt"), "{s}");
 }
 
 #[test]

@@ -269,7 +269,7 @@ impl State {
     fn describe(&self, targets: usize, rules: &[Rule], summary: &[String]) -> Option<String> {
         let mut parts = Vec::new();
         if !self.filter.is_empty() {
-            parts.push(format!("/{}", safe(&self.filter)));
+            parts.push(format!("\\{}", safe(&self.filter)));
         }
         match self.show {
             Show::All => {}

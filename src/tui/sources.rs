@@ -217,7 +217,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         format!("{} ({} of {})", safe(&d.name), listed.len(), d.rows.len())
     };
     if !state.filter.is_empty() {
-        title.push_str(&format!(" /{}", safe(&state.filter)));
+        title.push_str(&format!(" \\{}", safe(&state.filter)));
     }
     if state.by_verdict {
         title.push_str(" · by verdict");

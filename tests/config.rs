@@ -129,6 +129,46 @@ fn remapped_keys_work_and_help_and_the_palette_follow() {
     let s = b.screen(160, 40);
     assert!(s.contains("Ctrl-F"), "{s}");
     b.press(KeyCode::Esc);
+    // In help, the remapped find searches help.
+    let in_help = rulebench::tui::keymap::lookup(
+        &KeyEvent::new(KeyCode::Char('f'), KeyModifiers::CONTROL),
+        &[rulebench::tui::keymap::Context::Dialog(
+            rulebench::tui::keymap::Dialog::Help,
+        )],
+    );
+    assert_eq!(
+        in_help,
+        Some(rulebench::tui::action::Action::Find),
+        "Ctrl-F in help"
+    );
+    b.chars("?");
+    assert!(
+        matches!(b.ui.modal, Some(rulebench::tui::ui::Modal::Help { .. })),
+        "? opens help: {}",
+        b.screen(120, 30)
+    );
+    assert!(
+        b.screen(160, 40).contains("Ctrl-F searches"),
+        "help names the key as remapped"
+    );
+    b.ctrl('f');
+    assert!(
+        matches!(
+            &b.ui.modal,
+            Some(rulebench::tui::ui::Modal::Help { query: Some(_), .. })
+        ),
+        "Ctrl-F starts the search: {}",
+        b.screen(120, 30)
+    );
+    b.chars("filter");
+    match &b.ui.modal {
+        Some(rulebench::tui::ui::Modal::Help { query, .. }) => {
+            assert_eq!(query.as_deref(), Some("filter"))
+        }
+        _ => panic!("help searches: {}", b.screen(120, 30)),
+    }
+    b.press(KeyCode::Esc);
+    b.press(KeyCode::Esc);
     // A second remap is refused: the keymap is in use.
     assert!(rulebench::tui::keymap::remap(vec![]).is_err());
 }

@@ -1172,6 +1172,16 @@ pub fn key_name(code: KeyCode, mods: KeyModifiers) -> String {
     }
 }
 
+/// The keys bound to `action` in `context`, as help shows them (remapped or not); empty
+/// when none is.
+pub fn keys_for(context: Context, action: &Action) -> String {
+    bindings()
+        .iter()
+        .find(|b| b.context == context && b.action == *action)
+        .map(keys_label)
+        .unwrap_or_default()
+}
+
 /// The keys of a binding as help shows them (`↑ k`).
 pub fn keys_label(b: &Binding) -> String {
     let mut names: Vec<String> = b.keys.iter().map(|&(c, m)| key_name(c, m)).collect();

@@ -206,7 +206,13 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
                     safe(q),
                     groups.len()
                 ),
-                None => "Keys (generated from the keymap; this pane's first) · / searches · ↑↓ PgUp PgDn Home End scroll · Esc closes".to_owned(),
+                None => format!(
+                    "Keys (generated from the keymap; this pane's first) · {} searches · ↑↓ PgUp PgDn Home End scroll · Esc closes",
+                    keymap::keys_for(
+                        keymap::Context::Dialog(keymap::Dialog::Help),
+                        &crate::tui::action::Action::Find
+                    )
+                ),
             };
             let mut lines: Vec<Line> = super::widgets::wrap(&intro, inner_w)
                 .into_iter()

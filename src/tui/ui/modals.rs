@@ -101,7 +101,20 @@ impl Ui {
             ratatui::crossterm::event::KeyModifiers::CONTROL
                 | ratatui::crossterm::event::KeyModifiers::ALT,
         ) && matches!(key.code, K::Char(_));
+        use keymap::Dialog as D;
+        // Unless the dialog binds the chord (a remapped key can be one).
+        let dialog = match &modal {
+            Modal::Help { .. } => Some(D::Help),
+            Modal::Palette { .. } => Some(D::Palette),
+            Modal::Confirm { .. } => Some(D::Confirm),
+            Modal::History(_) => Some(D::History),
+            Modal::Frequency(_) => Some(D::Frequency),
+            Modal::Conflict(_) => Some(D::Conflict),
+            _ => None,
+        };
+        let bound = dialog.is_some_and(|d| keymap::lookup(&key, &[Context::Dialog(d)]).is_some());
         if chord
+            && !bound
             && !matches!(
                 modal,
                 Modal::Prompt { .. } | Modal::RuleForm(_) | Modal::Json(_)
@@ -110,7 +123,6 @@ impl Ui {
             self.modal = Some(modal);
             return;
         }
-        use keymap::Dialog as D;
         let action = |d: D| keymap::lookup(&key, &[Context::Dialog(d)]);
         match modal {
             Modal::Help {

@@ -401,6 +401,85 @@ fn a_new_rule_not_saved_yet_survives_a_reload() {
     assert_eq!(stored.rules[n].name, "Adults");
 }
 
+/// A new rule whose id another process stored meanwhile comes along under another id
+/// on the reload: theirs is never written over, and the editor follows the new one.
+#[test]
+fn a_new_rule_never_overwrites_one_stored_elsewhere_with_its_id() {
+    let mut b = open("loan-eligibility");
+    let n = b.ui.page().unwrap().ws.page.rules.len();
+    b.chars("2a");
+    b.chars("Adults");
+    b.press(KeyCode::Enter);
+    b.chars("source.age >= 18");
+    assert_eq!(b.ui.page().unwrap().ws.page.rules[n].id, "adults");
+    // Elsewhere, a rule with that id.
+    let mut other = common::open_app(&b.db);
+    let theirs = serde_json::json!({"id": "adults", "name": "Theirs", "logic": {"==": [1, 1]}});
+    other
+        .add_rule("loan-eligibility", &theirs.to_string(), "r.json", false)
+        .unwrap();
+    b.ui.tick(Instant::now());
+    let ws = &b.ui.page().unwrap().ws;
+    let mine = ws
+        .page
+        .rules
+        .iter()
+        .position(|r| r.name == "Adults")
+        .expect("mine came along");
+    assert_ne!(ws.page.rules[mine].id, "adults", "under another id");
+    assert!(ws.is_new(mine));
+    b.chars(" and source.age < 120");
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    let (stored, _) = common::open_app(&b.db).page("loan-eligibility").unwrap();
+    let theirs = stored.rule("adults").unwrap().1;
+    assert_eq!(theirs.name, "Theirs");
+    assert_eq!(
+        theirs.logic,
+        serde_json::json!({"==": [1, 1]}),
+        "theirs untouched"
+    );
+    let mine = stored
+        .rules
+        .iter()
+        .find(|r| r.name == "Adults")
+        .expect("mine stored");
+    assert_eq!(
+        mine.expression.as_deref(),
+        Some("source.age >= 18 and source.age < 120"),
+        "the editor followed the renamed rule"
+    );
+}
+
+/// Esc with invalid text on a new rule that was valid once keeps its last valid version
+/// (it dropped the whole rule); the text of a rule not in the page yet is not kept as a
+/// draft of the rule shown before it.
+#[test]
+fn a_new_rule_keeps_its_last_valid_version_and_is_no_draft_of_another() {
+    let mut b = open("loan-eligibility");
+    let n = b.ui.page().unwrap().ws.page.rules.len();
+    b.chars("2a");
+    b.chars("Older");
+    b.press(KeyCode::Enter);
+    b.chars("source.age >");
+    b.ui.tick(Instant::now() + Duration::from_secs(2));
+    let app = common::open_app(&b.db);
+    assert!(
+        app.drafts("loan-eligibility").unwrap().is_empty(),
+        "no draft of another rule"
+    );
+    b.chars(" 30");
+    b.chars(" and");
+    assert!(b.ui.page().unwrap().editor.is_invalid());
+    b.press(KeyCode::Esc);
+    b.chars("y");
+    let ws = &b.ui.page().unwrap().ws;
+    assert_eq!(ws.page.rules.len(), n + 1, "the rule stays");
+    assert_eq!(
+        ws.page.rules[n].logic,
+        serde_json::json!({">": [{"var": "source.age"}, 30]})
+    );
+}
+
 #[test]
 fn dataset_strings_never_reach_the_terminal_raw() {
     let dir = tempfile::tempdir().unwrap();

@@ -131,3 +131,44 @@ fn a_revision_chosen_wins_until_x_then_the_opened_state_again() {
     assert_eq!(rev, opened_at, "back to the page as opened");
     assert_eq!(c.cells_moved, ws.page.target.rows.len());
 }
+
+/// In the workbench (background work on its threads) the opened state loads after the
+/// first results; a save before that does not move what `*` compares with.
+#[test]
+fn a_save_before_the_opened_state_loads_does_not_lose_it() {
+    use rulebench::app::App;
+    use rulebench::tui::theme::Theme;
+    use rulebench::tui::ui::Ui;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut app = App::open(&db).unwrap();
+    common::with_seed_chat(&mut app);
+    drop(app);
+    let mut ui = Ui::workbench(
+        App::open(&db).unwrap(),
+        Some(LLM),
+        Theme::mono(),
+        Some(db.clone()),
+    )
+    .unwrap();
+    let opened_at = ui.page().unwrap().ws.revision;
+    // A target forced incompatible (saved at once), before any tick.
+    ui.handle_key(KeyEvent::new(KeyCode::Char('3'), KeyModifiers::NONE));
+    ui.handle_key(KeyEvent::new(KeyCode::Char('O'), KeyModifiers::SHIFT));
+    ui.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(ui.page().unwrap().ws.revision > opened_at, "saved");
+    let started = std::time::Instant::now();
+    while ui.page().unwrap().ws.opened_revision().is_none() {
+        assert!(started.elapsed().as_secs() < 20, "the opened state loads");
+        ui.settle();
+        ui.tick(std::time::Instant::now());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(ui.page().unwrap().ws.opened_revision(), Some(opened_at));
+    let (rev, c) = ui.page().unwrap().ws.comparison().unwrap();
+    assert_eq!(rev, opened_at);
+    assert!(
+        c.verdicts_moved > 0,
+        "the override moved a verdict since the opening"
+    );
+}

@@ -322,20 +322,6 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             drop_new(state, ctx);
             vec![]
         }
-        Action::DiscardDraft if ctx.ws.is_new(state.rule) => {
-            // Never stored: discarding its text leaves nothing of it.
-            state.active = false;
-            ctx.ws.set_editing(None);
-            if let Err(e) = ctx.ws.delete_rule(state.rule) {
-                ctx.status.app_error(&e);
-                return vec![];
-            }
-            let r = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
-            state.load(ctx.ws, r);
-            ctx.status
-                .info("the new rule was dropped: nothing was added to the page");
-            vec![Action::Changed(Changed::RULES)]
-        }
         Action::DiscardDraft => {
             state.active = false;
             ctx.ws.set_editing(None);
@@ -400,7 +386,17 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             save(state, ctx);
             vec![]
         }
+        // Writing a rule not in the page yet: nothing to follow (the index of the rule
+        // shown before is kept in range).
+        Action::Changed(c) if c.contains(Changed::RULES) && state.new_rule.is_some() => {
+            state.rule = state.rule.min(ctx.ws.page.rules.len().saturating_sub(1));
+            vec![]
+        }
         Action::Changed(c) if c.contains(Changed::RULES) => {
+            // A new rule renamed on a reload (its id was taken elsewhere): followed.
+            if let Some(new) = ctx.ws.renamed_new_rule(&state.rule_id) {
+                state.rule_id = new.to_owned();
+            }
             let at = ctx.ws.page.rules.iter().position(|r| r.id == state.rule_id);
             match at {
                 // Still there, being edited: the text and its draft stay, the index follows.

@@ -70,6 +70,9 @@ pub struct Session {
     /// Rules written here (`a`) that are not stored yet (by id): in the page once their
     /// text was valid, saved like any edit (inserted then).
     new_rules: std::collections::HashSet<String>,
+    /// New rules given another id on a reload (a rule of theirs was stored elsewhere
+    /// meanwhile): (old id, new id), for the editor to follow.
+    renamed_new: Vec<(String, String)>,
     /// Per rule with an unsaved draft (by id): the stored logic the draft started from.
     /// A save goes through only while the stored logic is still this one.
     bases: std::collections::HashMap<String, Value>,
@@ -173,6 +176,7 @@ impl Session {
             matrix,
             unsaved,
             new_rules: std::collections::HashSet::new(),
+            renamed_new: Vec::new(),
             bases: std::collections::HashMap::new(),
             policy_base: None,
             conflicts: Vec::new(),
@@ -229,14 +233,25 @@ impl Session {
         let author = fresh_author(&fresh);
         for (id, logic) in drafts {
             if self.new_rules.contains(&id)
-                && fresh.page.rule(&id).is_none()
                 && let Some((_, rule)) = self.page.rule(&id)
             {
-                // Written here and not stored yet: it comes along as it is.
+                // Written here and not stored yet: it comes along as it is — under
+                // another id when a rule of its id was stored elsewhere meanwhile (never
+                // over that rule).
+                let mut rule = rule.clone();
+                if fresh.page.rule(&id).is_some() {
+                    fresh.unique_id(&mut rule);
+                    fresh.renamed_new.push((id.clone(), rule.id.clone()));
+                    if fresh.editing.as_deref() == Some(id.as_str())
+                        || self.editing.as_deref() == Some(id.as_str())
+                    {
+                        self.editing = Some(rule.id.clone());
+                    }
+                }
                 let i = fresh.page.rules.len();
-                if fresh.matrix.insert_rule(i, rule).is_ok() {
-                    fresh.new_rules.insert(id.clone());
-                    fresh.page.rules.push(rule.clone());
+                if fresh.matrix.insert_rule(i, &rule).is_ok() {
+                    fresh.new_rules.insert(rule.id.clone());
+                    fresh.page.rules.push(rule);
                     fresh.unsaved.push(true);
                     fresh.recompute();
                 }
@@ -685,6 +700,11 @@ impl Session {
             self.opened = Some((baseline, Default::default()));
             self.compare();
         }
+    }
+
+    /// The revision the session was opened at (its state is what `*` compares with).
+    pub fn opened_at(&self) -> i64 {
+        self.opened_at
     }
 
     /// The revision the page was opened at, once its state is loaded.
@@ -1222,6 +1242,15 @@ impl Session {
             Some(limit) if self.page.rules.len() >= limit => Err(AppError::RuleLimit { limit }),
             _ => Ok(()),
         }
+    }
+
+    /// The id a new rule written here has now, when a reload gave it another (a rule
+    /// of its id was stored elsewhere meanwhile).
+    pub fn renamed_new_rule(&self, id: &str) -> Option<&str> {
+        self.renamed_new
+            .iter()
+            .find(|(old, _)| old == id)
+            .map(|(_, new)| new.as_str())
     }
 
     /// Whether rule `i` was written here and is not stored yet.

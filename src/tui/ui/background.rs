@@ -227,7 +227,9 @@ impl Ui {
         let Screen::Page(p) = &self.screen else {
             return;
         };
-        let revision = p.ws.revision;
+        // The revision it was opened at, whatever was saved since (the load may come
+        // after the first saves).
+        let revision = p.ws.opened_at();
         self.history_run(move |app, page, selection| {
             let loaded = crate::app::history::Baseline::load(app, &page, revision).map(|mut b| {
                 if let Some(key) = &selection {

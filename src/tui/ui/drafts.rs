@@ -36,7 +36,13 @@ impl Ui {
             updated_at: String::new(),
         };
         for (i, rule) in p.ws.page.rules.iter().enumerate() {
-            let in_editor = p.editor.active && p.editor.rule == i;
+            // A rule written here and not stored yet is no draft of a stored rule (it is
+            // saved when the workbench leaves the page); nor is the text of a rule not
+            // in the page yet a draft of the rule shown before it.
+            if p.ws.is_new(i) {
+                continue;
+            }
+            let in_editor = p.editor.active && p.editor.new_rule.is_none() && p.editor.rule == i;
             if in_editor && (p.editor.is_invalid() || p.ws.is_unsaved(i)) {
                 want.push(draft(
                     DraftKind::Rule,

@@ -138,3 +138,46 @@ fn history_shows_and_restores_an_assertion() {
             .contains(&format!("restored assertion {first} from revision 1"))
     );
 }
+
+/// In the workbench a step runs off the key thread: a second `u` while the first is
+/// under way waits its turn (two at once started from the same revision, and the second
+/// could redo the first).
+#[test]
+fn a_second_u_while_the_first_is_under_way_is_refused() {
+    use ratatui::crossterm::event::{KeyEvent, KeyModifiers};
+    use rulebench::app::App;
+    use rulebench::tui::theme::Theme;
+    use rulebench::tui::ui::Ui;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let mut app = App::open(&db).unwrap();
+    common::with_seed_chat(&mut app);
+    // Two changes to undo.
+    app.set_policy(LLM, &["fullThreshold=0.9".to_owned()])
+        .unwrap();
+    app.set_policy(LLM, &["fullThreshold=0.8".to_owned()])
+        .unwrap();
+    drop(app);
+    let mut ui = Ui::workbench(
+        App::open(&db).unwrap(),
+        Some(LLM),
+        Theme::mono(),
+        Some(db.clone()),
+    )
+    .unwrap();
+    ui.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE));
+    ui.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::NONE));
+    let started = std::time::Instant::now();
+    while ui.busy() {
+        assert!(started.elapsed().as_secs() < 20);
+        ui.tick(std::time::Instant::now());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    ui.tick(std::time::Instant::now());
+    let app = common::open_app(&db);
+    let log = app.revisions(LLM).unwrap();
+    // One step taken: the revision of 0.8 undone to 0.9.
+    assert_eq!(log.len(), 4, "{log:?}");
+    let (page, _) = app.page(LLM).unwrap();
+    assert_eq!(page.device_policy.full_threshold, 0.9);
+}

@@ -130,6 +130,7 @@ pub fn read(text: &str) -> Result<Settings, (Option<(usize, usize)>, String)> {
             }
         }
     }
+    super::keymap::check(&remaps).map_err(|m| (None, m))?;
     Ok(Settings {
         scheme,
         mouse: config.mouse.unwrap_or(false),
@@ -260,6 +261,26 @@ mod tests {
         );
         let (_, m) = read("[keys]\nfind = \"Ctrl-Banana\"\n").unwrap_err();
         assert!(m.contains("`Ctrl-Banana` is not a key"), "{m}");
+        // Bound twice in one place, and a typing key where text is typed.
+        let (_, m) = read("[keys]\nmatrix.frequency = \"s\"\n").unwrap_err();
+        assert!(m.contains("`s` is bound twice in matrix"), "{m}");
+        let (_, m) = read("[keys]\nback = \"x\"\n").unwrap_err();
+        assert!(m.contains("`x` types text in"), "{m}");
+        // The place-specific line wins over the one for every place, in any order.
+        let s = read("[keys]\nfilter = \"|\"\ndataset.filter = \"F4\"\n").unwrap();
+        let all = super::super::keymap::bindings_with(&s.remaps);
+        for b in all
+            .iter()
+            .filter(|b| b.action == crate::tui::action::Action::Filter)
+        {
+            let dataset = super::super::keymap::Context::Pane(crate::tui::action::PaneId::Dataset);
+            let want = if b.context == dataset {
+                KeyCode::F(4)
+            } else {
+                KeyCode::Char('|')
+            };
+            assert_eq!(b.keys[0].0, want, "{:?}", b.context);
+        }
         let (at, _) = read("theme = \n").unwrap_err();
         assert_eq!(at.map(|(l, _)| l), Some(1));
     }

@@ -92,15 +92,80 @@ static REMAPS: std::sync::OnceLock<Vec<Remap>> = std::sync::OnceLock::new();
 pub fn bindings() -> &'static [Binding] {
     ALL.get_or_init(|| {
         let mut all = build();
-        for r in REMAPS.get().into_iter().flatten() {
-            let keys: &'static [(KeyCode, KeyModifiers)] =
-                Box::leak(r.keys.clone().into_boxed_slice());
-            for b in all.iter_mut().filter(|b| r.applies_to(b)) {
-                b.keys = keys;
-            }
-        }
+        apply(&mut all, REMAPS.get().map_or(&[][..], Vec::as_slice));
         all
     })
+}
+
+/// Puts `remaps` over `all`: those for every place first, then those for one place (so
+/// the one place's wins, whatever the order they were written in).
+fn apply(all: &mut [Binding], remaps: &[Remap]) {
+    let ordered = remaps
+        .iter()
+        .filter(|r| r.context.is_none())
+        .chain(remaps.iter().filter(|r| r.context.is_some()));
+    for r in ordered {
+        let keys: &'static [(KeyCode, KeyModifiers)] = Box::leak(r.keys.clone().into_boxed_slice());
+        for b in all.iter_mut().filter(|b| r.applies_to(b)) {
+            b.keys = keys;
+        }
+    }
+}
+
+/// The default keymap with `remaps` over it (what [`bindings`] would be), for checks.
+pub fn bindings_with(remaps: &[Remap]) -> Vec<Binding> {
+    let mut all = build();
+    apply(&mut all, remaps);
+    all
+}
+
+/// The places where keys type text: a printable key bound there could not be typed.
+fn types_text(context: Context) -> bool {
+    matches!(
+        context,
+        Context::Editing
+            | Context::Dialog(Dialog::Prompt)
+            | Context::Dialog(Dialog::RuleForm)
+            | Context::Dialog(Dialog::Json)
+            | Context::Dialog(Dialog::Palette)
+    )
+}
+
+/// Checks `remaps` over the keymap: a key bound twice in one place (after remapping)
+/// is an error naming both, and so is a key that types text bound where text is typed.
+pub fn check(remaps: &[Remap]) -> Result<(), String> {
+    let all = bindings_with(remaps);
+    let defaults = build();
+    for (i, b) in all.iter().enumerate() {
+        for &(code, mods) in b.keys {
+            let printable = matches!(code, KeyCode::Char(_))
+                && !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+            // A key the keymap binds there itself is fine (Space in the rule form).
+            let new_there = !defaults[i].keys.contains(&(code, mods));
+            if new_there && printable && types_text(b.context) {
+                return Err(format!(
+                    "`{}` types text in {}: it cannot be `{}` there (use Ctrl- or Alt-, or name another place)",
+                    key_name(code, mods),
+                    context_name(b.context),
+                    action_name(&b.action)
+                ));
+            }
+            if let Some(other) = all[..i].iter().find(|o| {
+                o.context == b.context
+                    && o.action != b.action
+                    && o.keys.iter().any(|&(c, m)| c == code && m == mods)
+            }) {
+                return Err(format!(
+                    "`{}` is bound twice in {}: `{}` and `{}`",
+                    key_name(code, mods),
+                    context_name(b.context),
+                    action_name(&other.action),
+                    action_name(&b.action)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A remapping from the config file: the keys of an action (by name), everywhere it

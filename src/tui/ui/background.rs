@@ -247,6 +247,11 @@ impl Ui {
         let Screen::Page(p) = &self.screen else {
             return;
         };
+        if self.stepping {
+            self.status
+                .info("one step at a time: the last one is still under way");
+            return;
+        }
         let id = p.ws.page.id.clone();
         self.flush_saves();
         let walk = self
@@ -254,6 +259,7 @@ impl Ui {
             .as_ref()
             .filter(|(page, _)| *page == id)
             .map(|(_, w)| *w);
+        self.stepping = true;
         self.history_run(move |app, page, _| {
             let stepped = app.step_history(&page, walk, step);
             HistoryDone::Stepped(page, step, stepped)
@@ -268,7 +274,10 @@ impl Ui {
                     if s.loading.is_some_and(|(r, _)| r == revision))
         };
         match done {
-            HistoryDone::Failed(e) => self.status.app_error(&e),
+            HistoryDone::Failed(e) => {
+                self.stepping = false;
+                self.status.app_error(&e)
+            }
             HistoryDone::Opened(page, loaded) if self.on_page(&page) => match loaded {
                 Ok(baseline) => {
                     if let Screen::Page(p) = &mut self.screen {
@@ -281,6 +290,7 @@ impl Ui {
             HistoryDone::Opened(..) => {}
             HistoryDone::Stepped(page, step, stepped) => {
                 use crate::app::history::Step;
+                self.stepping = false;
                 match stepped {
                     Ok(Some(s)) => {
                         let what = format!(

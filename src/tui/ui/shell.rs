@@ -252,6 +252,9 @@ pub struct Ui {
     pub find: String,
     /// The page as opened is yet to be loaded (once the first background work is done).
     pub(super) opened_pending: bool,
+    /// A step of the undo walk is under way (the next waits for it: two at once would
+    /// start from the same revision).
+    pub(super) stepping: bool,
     /// The walk through the open page's history that `u` / Ctrl-R take (the page's id
     /// and where it stands).
     pub(super) undo_walk: Option<(String, crate::app::history::UndoWalk)>,
@@ -324,6 +327,7 @@ impl Ui {
             find: String::new(),
             undo_walk: None,
             opened_pending: false,
+            stepping: false,
             page_gone_asked: false,
             drafts_kept: std::collections::HashMap::new(),
             drafts_written_at: None,

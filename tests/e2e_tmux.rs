@@ -462,3 +462,34 @@ fn export_a_filtered_sorted_transposed_view_and_read_it_back() {
     let claude = all.lines().skip(1).filter(|l| l.contains("claude")).count();
     assert_eq!(rows.len(), claude);
 }
+
+/// The config file's default page opens at start; one that is not in the database
+/// (removed, renamed) opens the picker, and the status line says why.
+#[test]
+fn the_config_default_page_and_one_that_is_gone() {
+    if !tmux_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have tmux (.ci/run installs it)"
+        );
+        eprintln!("tmux is not installed: the end-to-end terminal test needs it");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e2e.db");
+    common::ensure_db(&db, &[]);
+    // The file the sessions read (see `start_sized`).
+    let config = db.with_extension("no-config.toml");
+    std::fs::write(&config, "default-page = \"loan-eligibility\"\n").unwrap();
+    let name = format!("rulebench-e2e-config-{}", std::process::id());
+    let s = Session::start_sized(&name, &db, "", (120, 35));
+    s.wait_for("Applicants × loan products");
+    s.keys(&["q"]);
+    s.wait_closed();
+    std::fs::write(&config, "default-page = \"gone\"\n").unwrap();
+    let s = Session::start_sized(&name, &db, "", (120, 35));
+    let screen = s.wait_for("is not in this database");
+    assert!(screen.contains("llm-chat-clients"), "the picker: {screen}");
+    s.keys(&["q"]);
+    s.wait_closed();
+}

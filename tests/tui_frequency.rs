@@ -149,3 +149,52 @@ fn the_frequency_view_at_80_by_24() {
     b.chars("F");
     insta::assert_snapshot!("frequency_80x24", b.screen(80, 24));
 }
+
+/// What the matrix shows only, and the rule it sorts by, follow their rule when
+/// another rule is deleted before it (they were kept by place and named another).
+#[test]
+fn only_and_the_sort_follow_their_rule_when_rules_move() {
+    let mut b = open();
+    b.chars("F");
+    b.press(KeyCode::Enter);
+    let (id, name) = {
+        let p = b.ui.page().unwrap();
+        match &p.matrix.only {
+            Some(rulebench::tui::only::Only::Failing(id)) => {
+                (id.clone(), p.ws.page.rule(id).unwrap().1.name.clone())
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let shown_before = shown(&b);
+    // Delete the first rule of the page (not the one shown only).
+    let first = b.ui.page().unwrap().ws.page.rules[0].id.clone();
+    assert_ne!(first, id);
+    b.chars("2");
+    b.press(KeyCode::Home);
+    b.chars("dy");
+    b.chars("3");
+    let s = b.screen(320, 45);
+    assert!(s.contains(&format!("only failing {name}")), "{s}");
+    assert_eq!(shown(&b), shown_before);
+    // Sorted by a rule, then a rule before it deleted: still by it.
+    b.press(KeyCode::Esc);
+    let p = b.ui.page().unwrap();
+    let target_rule = p.ws.page.rules.iter().position(|r| r.id == id).unwrap();
+    b.chars("2");
+    b.press(KeyCode::Home);
+    for _ in 0..target_rule {
+        b.press(KeyCode::Down);
+    }
+    b.chars("3[");
+    assert!(b.screen(320, 45).contains(&format!("by {name}")));
+    b.chars("2");
+    b.press(KeyCode::Home);
+    b.chars("dy");
+    b.chars("3");
+    assert!(
+        b.screen(320, 45).contains(&format!("by {name}")),
+        "{}",
+        b.screen(320, 45)
+    );
+}

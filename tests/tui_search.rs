@@ -180,3 +180,17 @@ fn help_wraps_and_searches() {
     b.press(KeyCode::Esc);
     assert!(b.ui.modal.is_none());
 }
+
+/// End in help reaches its last line on a narrow screen too (the end was counted on
+/// unwrapped lines, short of the wrapped help's bottom).
+#[test]
+fn end_reaches_the_bottom_of_wrapped_help() {
+    let mut b = Bench::open("llm-chat-clients");
+    b.screen(80, 24);
+    b.chars("?");
+    b.screen(80, 24);
+    b.press(KeyCode::End);
+    let s = b.screen(80, 24);
+    assert!(s.contains("Frequency view (F in the Matrix)"), "{s}");
+    assert!(s.contains("close"), "{s}");
+}

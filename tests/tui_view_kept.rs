@@ -101,3 +101,23 @@ fn a_read_only_database_opens_without_keeping_a_view() {
     ui.flush_saves();
     assert!(ui.page().is_some());
 }
+
+/// A page removed elsewhere keeps no view when the workbench leaves it (one was left
+/// behind, and renaming another page to that id then failed on it).
+#[test]
+fn no_view_is_kept_for_a_page_that_is_gone() {
+    let b = Bench::open(LLM);
+    let Bench { dir, mut ui } = b;
+    let db = dir.path().join("tui.db");
+    let mut other = App::open(&db).unwrap();
+    other.delete_page(LLM).unwrap();
+    ui.flush_saves();
+    drop(ui);
+    assert!(
+        other.kept_view(LLM).unwrap().is_none(),
+        "no view for a page that is gone"
+    );
+    // Another page renamed to that id: no old view in the way.
+    other.rename_page("loan-eligibility", LLM).unwrap();
+    assert!(other.page(LLM).is_ok());
+}

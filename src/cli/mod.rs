@@ -248,9 +248,23 @@ pub fn run_tui(cli: Cli) -> Result<Exit, Failure> {
     }
     let db = cli.database();
     let app = db.open()?;
+    // The config's default page, when it is not in the database (removed, renamed):
+    // the picker, and the status line says why.
+    let mut note = None;
+    let default_page = settings.default_page.filter(|id| {
+        let there = app.revision(id).ok().flatten().is_some();
+        if !there {
+            note = Some(format!(
+                "the config's default page `{}` is not in this database: the page picker instead",
+                crate::app::text::sanitize(id)
+            ));
+        }
+        there
+    });
     let options = crate::tui::Options {
         db: Some(db.path),
-        page: cli.page.or(settings.default_page),
+        note: if cli.page.is_some() { None } else { note },
+        page: cli.page.or(default_page),
         mouse: cli.mouse || settings.mouse,
         theme: crate::tui::theme::Theme::named(settings.scheme),
         profile: cli.profile,

@@ -24,6 +24,8 @@ pub enum Row {
     Heading(String),
     Rule {
         rule: usize,
+        /// The rule's id (what the matrix's "only failing" follows).
+        id: String,
         name: String,
         pass: usize,
         fail: usize,
@@ -93,6 +95,7 @@ impl State {
                 }
                 Some(Row::Rule {
                     rule: r,
+                    id: ws.page.rules[r].id.clone(),
                     name: ws.page.rules[r].name.clone(),
                     pass,
                     fail,
@@ -191,7 +194,7 @@ impl State {
             Action::End => self.step(self.rows.len() as isize),
             Action::Enter => {
                 return match self.rows.get(self.cursor) {
-                    Some(Row::Rule { rule, .. }) => Outcome::Only(Only::Failing(*rule)),
+                    Some(Row::Rule { id, .. }) => Outcome::Only(Only::Failing(id.clone())),
                     Some(Row::Value { field, value, .. }) => {
                         Outcome::Only(Only::Value(field.clone(), value.clone()))
                     }

@@ -1311,15 +1311,6 @@ pub fn help_lines_matching(
         .collect()
 }
 
-/// How many lines the help screen has (for scrolling to its end).
-pub fn help_height() -> u16 {
-    help_lines()
-        .iter()
-        .map(|(_, e)| 2 + e.len() as u16)
-        .sum::<u16>()
-        + 1
-}
-
 /// The keymap as a Markdown table (the README's copy is tested against it).
 pub fn markdown() -> String {
     let mut out = String::from("| where | keys | does |\n|---|---|---|\n");

@@ -173,6 +173,10 @@ pub struct State {
     pub filter: String,
     /// Only the targets the frequency view chose (`F`, Enter).
     pub only: Option<Only>,
+    /// What a sort by a rule or a field sorts by (the rule's id, the field's name):
+    /// found again when rules or fields move (`None`: taken from the sort at the next
+    /// refresh).
+    sort_key: Option<String>,
     /// The targets shown, in order, when not all in page order.
     order: Option<Vec<usize>>,
     /// The last find (`/`, `n`) landed on a rule (else on a target): where the next
@@ -293,9 +297,14 @@ impl State {
         };
         match &self.only {
             None => {}
-            Some(Only::Failing(r)) => parts.push(format!(
+            Some(Only::Failing(id)) => parts.push(format!(
                 "only failing {} (Esc: all)",
-                safe(rules.get(*r).map_or("a rule", |r| r.name.as_str()))
+                safe(
+                    rules
+                        .iter()
+                        .find(|r| &r.id == id)
+                        .map_or("a rule", |r| r.name.as_str())
+                )
             )),
             Some(Only::Value(field, value)) => parts.push(format!(
                 "only {} = {} (Esc: all)",
@@ -323,9 +332,45 @@ impl State {
         })
     }
 
+    /// Sorts by `sort` from now on (a rule or field by its place now).
+    pub fn sort_by(&mut self, sort: Sort) {
+        self.sort = sort;
+        self.sort_key = None;
+    }
+
+    /// The rule or field sorted by, and the rule of `only`, found again by id or name
+    /// after rules or fields moved; gone, the order is the page's and all targets show.
+    fn follow_names(&mut self, ws: &crate::app::Session) {
+        let rules = &ws.page.rules;
+        let fields = &ws.page.target.summary;
+        match (self.sort, &self.sort_key) {
+            (Sort::Rule(r), None) => self.sort_key = rules.get(r).map(|x| x.id.clone()),
+            (Sort::Field(f), None) => self.sort_key = fields.get(f).cloned(),
+            (Sort::Rule(_), Some(id)) => {
+                self.sort = rules
+                    .iter()
+                    .position(|x| &x.id == id)
+                    .map_or(Sort::Page, Sort::Rule)
+            }
+            (Sort::Field(_), Some(name)) => {
+                self.sort = fields
+                    .iter()
+                    .position(|x| x == name)
+                    .map_or(Sort::Page, Sort::Field)
+            }
+            _ => {}
+        }
+        if let Some(Only::Failing(id)) = &self.only
+            && !rules.iter().any(|r| &r.id == id)
+        {
+            self.only = None;
+        }
+    }
+
     /// Recomputes the targets shown (after a change of outcomes, rows or the view), and
     /// keeps the cursor on a shown target.
     fn refresh(&mut self, ws: &crate::app::Session) {
+        self.follow_names(ws);
         let n = ws.page.target.rows.len();
         if self.filter.is_empty()
             && self.show == Show::All
@@ -382,10 +427,12 @@ impl State {
             })
             .filter(|&t| match &self.only {
                 None => true,
-                Some(Only::Failing(r)) => ws
-                    .eval
-                    .columns
-                    .get(*r)
+                Some(Only::Failing(id)) => ws
+                    .page
+                    .rules
+                    .iter()
+                    .position(|r| &r.id == id)
+                    .and_then(|r| ws.eval.columns.get(r))
                     .and_then(|c| c.outcome.get(t).copied())
                     .is_some_and(|o| o != crate::app::types::PASS && o != NOT_APPLICABLE),
                 Some(Only::Value(field, value)) => {
@@ -537,7 +584,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::SortByRule(descending) => {
             if state.rule < rules {
-                state.sort = Sort::Rule(state.rule);
+                state.sort_by(Sort::Rule(state.rule));
                 state.reversed = *descending;
                 state.refresh(ctx.ws);
                 ctx.status.info(format!(
@@ -565,7 +612,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::CycleSort => {
             // Then each summary field of the targets, then page order again.
             let fields = ctx.ws.page.target.summary.len();
-            state.sort = match state.sort {
+            let next = match state.sort {
                 Sort::Page => Sort::Verdict,
                 Sort::Verdict => Sort::Score,
                 Sort::Score => Sort::Label,
@@ -573,6 +620,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 Sort::Field(f) if f + 1 < fields => Sort::Field(f + 1),
                 Sort::Label | Sort::Field(_) | Sort::Rule(_) => Sort::Page,
             };
+            state.sort_by(next);
             state.reversed = false;
             state.refresh(ctx.ws);
             ctx.status.info(match state.sort {

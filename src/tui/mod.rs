@@ -47,6 +47,8 @@ pub struct Options {
     pub page: Option<String>,
     pub mouse: bool,
     pub theme: Theme,
+    /// What the status line says first (a config's default page that is not there).
+    pub note: Option<String>,
     /// Append per-frame recompute and render times to this file.
     pub profile: Option<std::path::PathBuf>,
     /// The database file (the watcher of linked dataset files opens its own connection).
@@ -81,6 +83,9 @@ pub fn run(app: App, options: Options) -> Result<(), TuiError> {
     )?;
     // Frame timings show on the status line only when profiling.
     ui.show_timings = options.profile.is_some();
+    if let Some(note) = &options.note {
+        ui.status.error(note.clone());
+    }
     let mut terminal = ratatui::try_init()?;
     if options.mouse {
         execute!(io::stdout(), EnableMouseCapture)?;

@@ -4,8 +4,9 @@
 /// Only some targets (Esc in the Matrix shows all again).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Only {
-    /// The targets failing (or erring on) this rule.
-    Failing(usize),
+    /// The targets failing (or erring on) this rule (by id: it is found again when
+    /// rules move).
+    Failing(String),
     /// The targets whose field has this value (`null`: absent too).
     Value(String, serde_json::Value),
 }

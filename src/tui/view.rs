@@ -185,56 +185,8 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
     let t = &ui.theme;
     match modal {
         Modal::Help { scroll, query } => {
-            // As wide as the terminal allows (up to 120 columns); what a key does wraps
-            // under itself, beside its keys.
-            let rect = centered(
-                area,
-                area.width.saturating_sub(4).clamp(30, 120),
-                area.height.saturating_sub(4),
-            );
-            let inner_w = usize::from(rect.width.saturating_sub(2));
-            let keys_w = 18.min(inner_w / 3);
-            let text_w = inner_w.saturating_sub(keys_w + 2).max(10);
-            let focus = ui.page().map(|p| p.focus);
-            let groups = match query {
-                Some(q) => keymap::help_lines_matching(focus, q),
-                None => keymap::help_lines_for(focus),
-            };
-            let intro = match query {
-                Some(q) => format!(
-                    "search: {}▏ (type words; Backspace; Esc clears) · {} places match",
-                    safe(q),
-                    groups.len()
-                ),
-                None => format!(
-                    "Keys (generated from the keymap; this pane's first) · {} searches · ↑↓ PgUp PgDn Home End scroll · Esc closes",
-                    keymap::keys_for(
-                        keymap::Context::Dialog(keymap::Dialog::Help),
-                        &crate::tui::action::Action::Find
-                    )
-                ),
-            };
-            let mut lines: Vec<Line> = super::widgets::wrap(&intro, inner_w)
-                .into_iter()
-                .map(|l| Line::styled(l, t.dim()))
-                .collect();
-            for (title, entries) in groups {
-                lines.push(Line::raw(""));
-                lines.push(Line::styled(title, t.accent()));
-                for (keys, help) in entries {
-                    for (i, part) in super::widgets::wrap(help, text_w).into_iter().enumerate() {
-                        let key_col = if i == 0 {
-                            super::widgets::fit_padded(&keys, keys_w)
-                        } else {
-                            " ".repeat(keys_w)
-                        };
-                        lines.push(Line::from(vec![
-                            Span::styled(format!("  {key_col}"), t.title()),
-                            Span::raw(part),
-                        ]));
-                    }
-                }
-            }
+            let rect = help_rect(area);
+            let lines = help_text(ui, rect.width, query.as_deref(), t);
             frame.render_widget(Clear, rect);
             frame.render_widget(
                 Paragraph::new(lines)
@@ -392,4 +344,70 @@ fn input_line(input: &ratatui_textarea::TextArea<'_>, width: u16, t: &Theme) -> 
         ),
         Span::styled(after, rest),
     ])
+}
+
+/// Where help is drawn: as wide as the terminal allows (up to 120 columns).
+fn help_rect(area: Rect) -> Rect {
+    centered(
+        area,
+        area.width.saturating_sub(4).clamp(30, 120),
+        area.height.saturating_sub(4),
+    )
+}
+
+/// Help's lines in a box `width` wide: what a key does wraps under itself, beside its
+/// keys; narrowed to `query` when searching.
+fn help_text(ui: &Ui, width: u16, query: Option<&str>, t: &Theme) -> Vec<Line<'static>> {
+    let inner_w = usize::from(width.saturating_sub(2));
+    let keys_w = 18.min(inner_w / 3);
+    let text_w = inner_w.saturating_sub(keys_w + 2).max(10);
+    let focus = ui.page().map(|p| p.focus);
+    let groups = match query {
+        Some(q) => keymap::help_lines_matching(focus, q),
+        None => keymap::help_lines_for(focus),
+    };
+    let intro = match query {
+        Some(q) => format!(
+            "search: {}▏ (type words; Backspace; Esc clears) · {} places match",
+            safe(q),
+            groups.len()
+        ),
+        None => format!(
+            "Keys (generated from the keymap; this pane's first) · {} searches · ↑↓ PgUp PgDn Home End scroll · Esc closes",
+            keymap::keys_for(
+                keymap::Context::Dialog(keymap::Dialog::Help),
+                &crate::tui::action::Action::Find
+            )
+        ),
+    };
+    let mut lines: Vec<Line<'static>> = super::widgets::wrap(&intro, inner_w)
+        .into_iter()
+        .map(|l| Line::styled(l, t.dim()))
+        .collect();
+    for (title, entries) in groups {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(title, t.accent()));
+        for (keys, help) in entries {
+            for (i, part) in super::widgets::wrap(help, text_w).into_iter().enumerate() {
+                let key_col = if i == 0 {
+                    super::widgets::fit_padded(&keys, keys_w)
+                } else {
+                    " ".repeat(keys_w)
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {key_col}"), t.title()),
+                    Span::raw(part),
+                ]));
+            }
+        }
+    }
+    lines
+}
+
+/// How far help scrolls on a screen of `area` (its lines as wrapped there, less a
+/// screenful).
+pub fn help_scroll_end(ui: &Ui, area: Rect, query: Option<&str>) -> u16 {
+    let rect = help_rect(area);
+    let lines = help_text(ui, rect.width, query, &ui.theme).len();
+    (lines as u16).saturating_sub(rect.height.saturating_sub(2))
 }

@@ -98,9 +98,10 @@ impl Store {
         if self.read_only || self.schema < crate::schema::VIEWS {
             return Ok(());
         }
+        // Only for a page that is there (one removed or renamed elsewhere keeps none).
         self.conn.execute(
             "INSERT OR REPLACE INTO views (page_id, author, view_json, updated_at)
-             VALUES (?1, ?2, ?3, ?4)",
+             SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM pages WHERE id = ?1)",
             params![page_id, self.author(), view_json, now()],
         )?;
         Ok(())

@@ -744,6 +744,9 @@ impl Store {
             )?;
         }
         if schema >= crate::schema::VIEWS {
+            // A view left under the new id (a page of that id removed before) goes: the
+            // renamed page's own view takes its place.
+            tx.execute("DELETE FROM views WHERE page_id = ?1", [new])?;
             tx.execute(
                 "UPDATE views SET page_id = ?2 WHERE page_id = ?1",
                 params![old, new],

@@ -179,7 +179,7 @@ fn apply(p: &mut PageUi, view: KeptView) -> Vec<Action> {
         "moved" => Show::Moved,
         _ => Show::All,
     };
-    m.sort = match v.sort.as_str() {
+    let sort = match v.sort.as_str() {
         "verdict" => Sort::Verdict,
         "score" => Sort::Score,
         "label" => Sort::Label,
@@ -195,6 +195,7 @@ fn apply(p: &mut PageUi, view: KeptView) -> Vec<Action> {
             .map_or(Sort::Page, Sort::Field),
         _ => Sort::Page,
     };
+    m.sort_by(sort);
     m.reversed = v.reversed;
     m.collapsed = v
         .collapsed

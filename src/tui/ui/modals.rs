@@ -159,7 +159,11 @@ impl Ui {
                     }
                     _ => {
                         // Other keys scroll the narrowed help as they scroll all of it.
-                        let end = keymap::help_height();
+                        let end = crate::tui::view::help_scroll_end(
+                            self,
+                            self.last_area.get(),
+                            Some(&query),
+                        );
                         let to = |s: u16| s.min(end);
                         let scroll = match action(D::Help) {
                             Some(Action::Down) => to(scroll + 1),
@@ -181,7 +185,8 @@ impl Ui {
                 scroll,
                 query: None,
             } => {
-                let end = keymap::help_height().saturating_sub(5);
+                // As far as the help wrapped on this screen goes.
+                let end = crate::tui::view::help_scroll_end(self, self.last_area.get(), None);
                 let to = |s: u16| {
                     Some(Modal::Help {
                         scroll: s.min(end),

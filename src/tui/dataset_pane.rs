@@ -46,6 +46,8 @@ pub struct State {
     pub fields: Vec<String>,
     /// Each column's width (as `fields`).
     widths: Vec<usize>,
+    /// What the last find matched: typing on narrows it.
+    find_cache: super::find::Narrowing,
     /// The first field column shown (← →).
     pub col_offset: usize,
     /// Field columns that fit at the last render.
@@ -65,6 +67,7 @@ impl Default for State {
             built_for: None,
             fields: Vec::new(),
             widths: Vec::new(),
+            find_cache: Default::default(),
             col_offset: 0,
             shown_cols: std::cell::Cell::new(0),
         }
@@ -215,8 +218,18 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         }
         Action::FindText(q) | Action::FindFrom(q, _) => {
             let d = state.dataset(ctx.ws);
+            // The rows listed now (a narrowing over other rows would miss).
+            let list = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                (&state.built_for, ctx.ws.rows_stamp).hash(&mut h);
+                h.finish()
+            };
+            let mut narrowing = std::mem::take(&mut state.find_cache);
             let hay = |p: usize| row_text(&d.rows[state.matches[p]]);
-            let Some(hits) = super::find::hits(q, n, hay) else {
+            let hits = super::find::hits_narrowing(&mut narrowing, list, q, n, hay);
+            state.find_cache = narrowing;
+            let Some(hits) = hits else {
                 ctx.status.info(super::find::none(q, "row"));
                 return vec![];
             };

@@ -40,28 +40,81 @@ impl Hits {
 
 /// The items of a list of `n` that match `query` (`hay` gives an item's text), or
 /// `None` when none does or the query is empty.
-pub fn hits(query: &str, n: usize, hay: impl Fn(usize) -> String) -> Option<Hits> {
+pub fn hits<S: AsRef<str>>(query: &str, n: usize, hay: impl Fn(usize) -> S) -> Option<Hits> {
+    hits_in(query, (0..n).collect(), hay).0
+}
+
+/// What the last find over a list matched, before the cut: typing on narrows the
+/// search to those items (a longer query matches a subset), so a find over 100,000
+/// targets costs one full pass, then less at each key.
+#[derive(Debug, Default)]
+pub struct Narrowing {
+    /// Which list (the pane's name for its items as they are: rows, order, filter).
+    list: u64,
+    query: String,
+    matched: Vec<usize>,
+}
+
+/// [`hits`], narrowed by `cache` when `query` extends the query it holds for the same
+/// `list`; the cache then holds this query's matches.
+pub fn hits_narrowing<S: AsRef<str>>(
+    cache: &mut Narrowing,
+    list: u64,
+    query: &str,
+    n: usize,
+    hay: impl Fn(usize) -> S,
+) -> Option<Hits> {
+    let narrows = cache.list == list
+        && !cache.query.trim().is_empty()
+        && query.starts_with(cache.query.as_str())
+        // A longer word or a new one narrows; a negated one (`!x`) widens as it grows.
+        && !query.contains('!');
+    let candidates = if narrows {
+        std::mem::take(&mut cache.matched)
+    } else {
+        (0..n).collect()
+    };
+    let (hits, matched) = hits_in(query, candidates, hay);
+    *cache = Narrowing {
+        list,
+        query: query.to_owned(),
+        matched,
+    };
+    hits
+}
+
+/// The hits among `candidates`, and every candidate that matched (before the cut).
+fn hits_in<S: AsRef<str>>(
+    query: &str,
+    candidates: Vec<usize>,
+    hay: impl Fn(usize) -> S,
+) -> (Option<Hits>, Vec<usize>) {
     if query.trim().is_empty() {
-        return None;
+        return (None, Vec::new());
     }
     let pattern = Pattern::parse(query, CaseMatching::Ignore, Normalization::Smart);
     let mut matcher = Matcher::new(Config::DEFAULT);
     let mut buf = Vec::new();
-    let scored: Vec<(usize, u32)> = (0..n)
+    let scored: Vec<(usize, u32)> = candidates
+        .into_iter()
         .filter_map(|i| {
             let text = hay(i);
             pattern
-                .score(Utf32Str::new(&text, &mut buf), &mut matcher)
+                .score(Utf32Str::new(text.as_ref(), &mut buf), &mut matcher)
                 .map(|s| (i, s))
         })
         .collect();
-    let top = scored.iter().map(|&(_, s)| s).max()?;
+    let matched: Vec<usize> = scored.iter().map(|&(i, _)| i).collect();
+    let Some(top) = scored.iter().map(|&(_, s)| s).max() else {
+        return (None, matched);
+    };
     let kept: Vec<(usize, u32)> = scored.into_iter().filter(|&(_, s)| s * 2 >= top).collect();
-    let best = kept.iter().find(|&&(_, s)| s == top).map(|&(i, _)| i)?;
-    Some(Hits {
+    let best = kept.iter().find(|&&(_, s)| s == top).map(|&(i, _)| i);
+    let hits = best.map(|best| Hits {
         positions: kept.into_iter().map(|(i, _)| i).collect(),
         best,
-    })
+    });
+    (hits, matched)
 }
 
 /// What the status line says after a jump: "match 3 of 12 for `q`".
@@ -99,6 +152,23 @@ mod tests {
         );
         assert!(hits("zzz", items.len(), |i| items[i].clone()).is_none());
         assert!(hits("  ", items.len(), |i| items[i].clone()).is_none());
+    }
+
+    #[test]
+    fn narrowing_finds_what_a_full_pass_finds() {
+        let items: Vec<String> = (0..500).map(|i| format!("Model {i}")).collect();
+        let mut cache = super::Narrowing::default();
+        for q in ["M", "Mo", "Model", "Model 4", "Model 49", "Model 499"] {
+            let narrowed =
+                super::hits_narrowing(&mut cache, 1, q, items.len(), |i| items[i].clone());
+            assert_eq!(narrowed, hits(q, items.len(), |i| items[i].clone()), "{q}");
+        }
+        // Another list, or a query that does not extend the last: a full pass.
+        let other =
+            super::hits_narrowing(&mut cache, 2, "Model 1", items.len(), |i| items[i].clone());
+        assert_eq!(other, hits("Model 1", items.len(), |i| items[i].clone()));
+        let back = super::hits_narrowing(&mut cache, 2, "Model", items.len(), |i| items[i].clone());
+        assert_eq!(back, hits("Model", items.len(), |i| items[i].clone()));
     }
 
     #[test]

@@ -182,6 +182,8 @@ pub struct State {
     /// The last find (`/`, `n`) landed on a rule (else on a target): where the next
     /// one starts.
     found_rule: bool,
+    /// What the last find matched: typing on narrows it.
+    find_cache: super::find::Narrowing,
     /// Per target, its label, key and summary fields in lower case, for the filter
     /// (built once per state of the rows: their stamp and the page's revision, which a
     /// cell edit moves).
@@ -332,6 +334,23 @@ impl State {
         })
     }
 
+    /// Per target, its label, key and summary fields in lower case (what the filter
+    /// and find read), built once per state of the rows.
+    fn ensure_haystack(&mut self, ws: &crate::app::Session) {
+        let d = &ws.page.target;
+        let n = d.rows.len();
+        if self
+            .haystack
+            .as_ref()
+            .is_none_or(|(stamp, h)| *stamp != (ws.rows_stamp, ws.revision) || h.len() != n)
+        {
+            let h = (0..n)
+                .map(|t| super::sources::row_text(d, t).to_lowercase())
+                .collect();
+            self.haystack = Some(((ws.rows_stamp, ws.revision), h));
+        }
+    }
+
     /// Sorts by `sort` from now on (a rule or field by its place now).
     pub fn sort_by(&mut self, sort: Sort) {
         self.sort = sort;
@@ -382,30 +401,7 @@ impl State {
             return;
         }
         let d = &ws.page.target;
-        if self
-            .haystack
-            .as_ref()
-            .is_none_or(|(stamp, h)| *stamp != (ws.rows_stamp, ws.revision) || h.len() != n)
-        {
-            let h = d
-                .rows
-                .iter()
-                .map(|r| {
-                    let mut s = format!("{} {}", d.row_label(r), d.row_key(r));
-                    for f in &d.summary {
-                        if let Some(v) = r.get(f) {
-                            s.push(' ');
-                            s.push_str(&match v {
-                                serde_json::Value::String(x) => x.clone(),
-                                other => other.to_string(),
-                            });
-                        }
-                    }
-                    s.to_lowercase()
-                })
-                .collect();
-            self.haystack = Some(((ws.rows_stamp, ws.revision), h));
-        }
+        self.ensure_haystack(ws);
         let hay = &self.haystack.as_ref().expect("just built").1;
         let words: Vec<String> = self
             .filter
@@ -777,17 +773,30 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 fn find(state: &mut State, ctx: &mut Ctx<'_>, query: &str, forward: Option<bool>) -> Vec<Action> {
     let ws = &*ctx.ws;
     let d = &ws.page.target;
+    state.ensure_haystack(ws);
     let rules = rule_order(&ws.page.rules);
     let shown = state.shown_len(d.rows.len());
-    let hay = |p: usize| {
+    // The list as it is now: its targets in order, its rules (a narrowing cache over
+    // another list would miss).
+    let list = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (ws.rows_stamp, ws.revision, shown, &state.order, &rules).hash(&mut h);
+        h.finish()
+    };
+    let mut narrowing = std::mem::take(&mut state.find_cache);
+    let hay_all = &state.haystack.as_ref().expect("just built").1;
+    let hay = |p: usize| -> std::borrow::Cow<'_, str> {
         if p < shown {
-            super::sources::row_text(d, state.shown(p))
+            std::borrow::Cow::Borrowed(hay_all[state.shown(p)].as_str())
         } else {
             let r = &ws.page.rules[rules[p - shown]];
-            format!("{} {} {}", r.name, r.category, r.id)
+            std::borrow::Cow::Owned(format!("{} {} {}", r.name, r.category, r.id))
         }
     };
-    let Some(hits) = super::find::hits(query, shown + rules.len(), hay) else {
+    let hits = super::find::hits_narrowing(&mut narrowing, list, query, shown + rules.len(), hay);
+    state.find_cache = narrowing;
+    let Some(hits) = hits else {
         ctx.status
             .info(super::find::none(query, "target or rule shown"));
         return vec![];

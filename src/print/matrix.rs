@@ -206,47 +206,7 @@ pub fn write_transposed<W: Write>(
     format: MatrixFormat,
     guard: bool,
 ) -> io::Result<()> {
-    match format {
-        MatrixFormat::Table => {
-            writeln!(
-                w,
-                "{} {}  selection verdict {}  recommended {}  (revision {})\n",
-                sanitize(r.page_id()),
-                sanitize(&r.selection_key),
-                r.selection_verdict(),
-                r.recommended_id()
-                    .map_or_else(|| "none".to_owned(), sanitize),
-                r.revision
-            )?;
-            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize, true);
-            let (header, rows) = transpose(header, rows);
-            w.write_all(render_table(&header, &rows).as_bytes())?;
-            w.write_all(
-                "\n✓ pass  ✗ fail  ! error (fails)  – n/a  ■ required  ⚑ override  ★ recommended\n"
-                    .as_bytes(),
-            )
-        }
-        MatrixFormat::Md => {
-            let md = |s: &str| sanitize(s).replace('|', "\\|");
-            writeln!(
-                w,
-                "**{}** · selection `{}` · verdict {} · recommended {}\n",
-                md(r.page_id()),
-                md(&r.selection_key),
-                r.selection_verdict(),
-                r.recommended_id().map_or_else(|| "none".to_owned(), md)
-            )?;
-            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), md, true);
-            let (header, rows) = transpose(header, rows);
-            writeln!(w, "| {} |", header.join(" | "))?;
-            writeln!(w, "|{}", "---|".repeat(header.len()))?;
-            for row in rows {
-                writeln!(w, "| {} |", row.join(" | "))?;
-            }
-            Ok(())
-        }
-        other => write(w, r, rules, other, guard),
-    }
+    write_as(w, r, rules, format, guard, true)
 }
 
 pub fn write<W: Write>(
@@ -256,6 +216,25 @@ pub fn write<W: Write>(
     format: MatrixFormat,
     guard: bool,
 ) -> io::Result<()> {
+    write_as(w, r, rules, format, guard, false)
+}
+
+/// [`write`], the table and Markdown grids turned on their side when `transposed`.
+fn write_as<W: Write>(
+    w: &mut W,
+    r: &SelectionResult,
+    rules: &[Rule],
+    format: MatrixFormat,
+    guard: bool,
+    transposed: bool,
+) -> io::Result<()> {
+    let turn = |(header, rows): (Vec<String>, Vec<Vec<String>>)| {
+        if transposed {
+            transpose(header, rows)
+        } else {
+            (header, rows)
+        }
+    };
     match format {
         MatrixFormat::Table => {
             writeln!(
@@ -268,7 +247,13 @@ pub fn write<W: Write>(
                     .map_or_else(|| "none".to_owned(), sanitize),
                 r.revision
             )?;
-            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), sanitize, true);
+            let (header, rows) = turn(grid(
+                r,
+                rules,
+                |o| outcome_glyph(o).to_owned(),
+                sanitize,
+                true,
+            ));
             w.write_all(render_table(&header, &rows).as_bytes())?;
             w.write_all(
                 "\n✓ pass  ✗ fail  ! error (fails)  – n/a  ■ required  ⚑ override  ★ recommended\n"
@@ -300,7 +285,7 @@ pub fn write<W: Write>(
                 r.selection_verdict(),
                 r.recommended_id().map_or_else(|| "none".to_owned(), md)
             )?;
-            let (header, rows) = grid(r, rules, |o| outcome_glyph(o).to_owned(), md, true);
+            let (header, rows) = turn(grid(r, rules, |o| outcome_glyph(o).to_owned(), md, true));
             writeln!(w, "| {} |", header.join(" | "))?;
             writeln!(w, "|{}", "---|".repeat(header.len()))?;
             for row in rows {

@@ -233,10 +233,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 ctx.status.info(super::find::none(q, "row"));
                 return vec![];
             };
-            state.cursor = match action {
-                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
-                _ => hits.best,
-            };
+            state.cursor = hits.landing(state.cursor, action);
             ctx.status.info(super::find::said(&hits, state.cursor, q));
         }
         Action::Enter => match state.row() {

@@ -32,6 +32,15 @@ impl Hits {
         }
     }
 
+    /// Where a find lands from position `from`: the best match for the query as typed
+    /// (`FindText`), the next or previous one for `n` / `N` (`FindFrom`).
+    pub fn landing(&self, from: usize, action: &super::action::Action) -> usize {
+        match action {
+            super::action::Action::FindFrom(_, forward) => self.next(from, *forward),
+            _ => self.best,
+        }
+    }
+
     /// Which match position `at` is (1-based), for "3 of 12".
     pub fn ordinal(&self, at: usize) -> Option<usize> {
         self.positions.iter().position(|&x| x == at).map(|i| i + 1)

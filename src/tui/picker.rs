@@ -61,10 +61,7 @@ pub fn update(
                 status.info(super::find::none(q, "page"));
                 return vec![];
             };
-            state.cursor = match action {
-                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
-                _ => hits.best,
-            };
+            state.cursor = hits.landing(state.cursor, action);
             status.info(super::find::said(&hits, state.cursor, q));
         }
         Action::FilterPages(f) => {

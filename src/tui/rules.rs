@@ -164,10 +164,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 ctx.status.info(super::find::none(q, "rule"));
                 return vec![];
             };
-            let at = match action {
-                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
-                _ => hits.best,
-            };
+            let at = hits.landing(state.cursor, action);
             ctx.status.info(super::find::said(&hits, at, q));
             Some(at)
         }

@@ -164,10 +164,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 ctx.status.info(super::find::none(q, "source"));
                 return vec![];
             };
-            let found = match action {
-                Action::FindFrom(_, forward) => hits.next(pos.unwrap_or(0), *forward),
-                _ => hits.best,
-            };
+            let found = hits.landing(pos.unwrap_or(0), action);
             ctx.status.info(super::find::said(&hits, found, q));
             at(found)
         }

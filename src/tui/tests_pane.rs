@@ -139,10 +139,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
                 ctx.status.info(super::find::none(q, "assertion"));
                 return vec![];
             };
-            state.cursor = match action {
-                Action::FindFrom(_, forward) => hits.next(state.cursor, *forward),
-                _ => hits.best,
-            };
+            state.cursor = hits.landing(state.cursor, action);
             ctx.status.info(super::find::said(&hits, state.cursor, q));
         }
         // Changes reach the background work, which answers with a new run.

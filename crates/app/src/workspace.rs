@@ -242,9 +242,8 @@ impl Session {
                 if fresh.page.rule(&id).is_some() {
                     fresh.unique_id(&mut rule);
                     fresh.renamed_new.push((id.clone(), rule.id.clone()));
-                    if fresh.editing.as_deref() == Some(id.as_str())
-                        || self.editing.as_deref() == Some(id.as_str())
-                    {
+                    // The editor's rule is this one under its new id (taken below).
+                    if self.editing.as_deref() == Some(id.as_str()) {
                         self.editing = Some(rule.id.clone());
                     }
                 }

@@ -768,7 +768,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
 }
 
 /// Finds `query` among the targets shown (label, key, summary fields), then the rules
-/// (name, category, id) in display order: the best match, or (`forward`) the next or
+/// (name, category, id, fields read) in display order: the best match, or (`forward`) the next or
 /// previous one from the cursor.
 fn find(state: &mut State, ctx: &mut Ctx<'_>, query: &str, forward: Option<bool>) -> Vec<Action> {
     let ws = &*ctx.ws;
@@ -790,8 +790,7 @@ fn find(state: &mut State, ctx: &mut Ctx<'_>, query: &str, forward: Option<bool>
         if p < shown {
             std::borrow::Cow::Borrowed(hay_all[state.shown(p)].as_str())
         } else {
-            let r = &ws.page.rules[rules[p - shown]];
-            std::borrow::Cow::Owned(format!("{} {} {}", r.name, r.category, r.id))
+            std::borrow::Cow::Owned(super::rules::rule_text(ws, rules[p - shown]))
         }
     };
     let hits = super::find::hits_narrowing(&mut narrowing, list, query, shown + rules.len(), hay);

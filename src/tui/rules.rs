@@ -109,6 +109,19 @@ pub fn rank(
     scored.into_iter().map(|(_, i)| i).collect()
 }
 
+/// A rule's name, category, id and the fields it reads, as find reads them.
+pub(super) fn rule_text(ws: &Session, i: usize) -> String {
+    let rule = &ws.page.rules[i];
+    let reads = &ws.matrix().compiled(i).reads;
+    let mut h = format!("{} {} {}", rule.name, rule.category, rule.id);
+    for (side, paths) in [("source", &reads.source), ("target", &reads.target)] {
+        for path in paths.iter().flatten() {
+            h.push_str(&format!(" {side}.{}", path.join(".")));
+        }
+    }
+    h
+}
+
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     let n = state.order.len();
     let moved = match action {
@@ -148,18 +161,7 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             None
         }
         Action::FindText(q) | Action::FindFrom(q, _) => {
-            let rules = &ctx.ws.page.rules;
-            let hay = |p: usize| {
-                let i = state.order[p];
-                let reads = &ctx.ws.matrix().compiled(i).reads;
-                let mut h = format!("{} {} {}", rules[i].name, rules[i].category, rules[i].id);
-                for (side, paths) in [("source", &reads.source), ("target", &reads.target)] {
-                    for path in paths.iter().flatten() {
-                        h.push_str(&format!(" {side}.{}", path.join(".")));
-                    }
-                }
-                h
-            };
+            let hay = |p: usize| rule_text(ctx.ws, state.order[p]);
             let Some(hits) = super::find::hits(q, state.order.len(), hay) else {
                 ctx.status.info(super::find::none(q, "rule"));
                 return vec![];

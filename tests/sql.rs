@@ -392,3 +392,38 @@ fn what_the_first_query_got_wrong_means_the_same_now() {
         );
     }
 }
+
+/// The query's header says where it came from: the page, its revision, the rulebench
+/// that compiled it, and the policies it bakes in as literals.
+#[test]
+fn the_query_header_names_its_revision_version_and_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let (code, _, err) = common::rb(
+        &db,
+        &["policy", "set", "loan-eligibility", "fullThreshold=0.9"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = common::rb(
+        &db,
+        &["sql", "loan-eligibility@1", "--dialect", "duckdb", "--all"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let head: Vec<&str> = out.lines().take(3).collect();
+    assert!(
+        head[0].contains("page loan-eligibility at revision 1")
+            && head[0].contains(&format!("by rulebench {}", env!("CARGO_PKG_VERSION"))),
+        "{head:?}"
+    );
+    assert!(
+        head[2].contains("fullThreshold=1"),
+        "revision 1's policies: {head:?}"
+    );
+    let (_, now, _) = common::rb(
+        &db,
+        &["sql", "loan-eligibility", "--dialect", "duckdb", "--all"],
+    );
+    let head = now.lines().nth(2).unwrap();
+    assert!(head.contains("fullThreshold=0.9"), "{head}");
+    assert!(now.lines().next().unwrap().contains("at revision 2"));
+}

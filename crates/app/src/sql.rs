@@ -114,8 +114,11 @@ fn invalid(page: &Page, dialect: Dialect, e: &sql::SqlError) -> AppError {
 impl App {
     /// The page (`PAGE` or `PAGE@N`) compiled to one query.
     pub fn sql_query(&self, spec: &str, request: &SqlRequest) -> Result<String> {
-        let (page, _) = self.page_spec(spec)?;
-        Self::sql_query_of(&page, request)
+        let (page, revision) = self.page_spec(spec)?;
+        let mut options = request.options(&page)?;
+        // The header says which revision, and which rulebench, made it.
+        options.provenance = Some((revision, env!("CARGO_PKG_VERSION").to_owned()));
+        sql::query(&page, &options).map_err(|e| invalid(&page, request.dialect, &e))
     }
 
     /// A page compiled to one query.

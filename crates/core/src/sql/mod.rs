@@ -41,6 +41,9 @@ pub struct Options {
     pub target_table: String,
     /// The overrides table; `None` leaves overrides out (a page without any).
     pub overrides_table: Option<String>,
+    /// Where the query came from, for its header: the page's revision and the
+    /// compiler's version (`None`: not said).
+    pub provenance: Option<(i64, String)>,
 }
 
 impl Options {
@@ -57,6 +60,7 @@ impl Options {
             source_table: "source".into(),
             target_table: "target".into(),
             overrides_table: Some("overrides".into()),
+            provenance: None,
         }
     }
 }
@@ -65,6 +69,34 @@ impl Options {
 pub const PAIR_COLUMNS: &[&str] = &["source_key", "target_key", "target_id"];
 pub const VERDICT_COLUMNS: &[&str] = &["score", "verdict", "reason"];
 pub const SELECTION_COLUMNS: &[&str] = &["selection_verdict", "recommended_target"];
+
+/// The page's policies as the query's header says them: `requiredMode=…, fullThreshold=…`.
+fn policies_note(page: &Page) -> String {
+    let mut parts = Vec::new();
+    let values = [
+        serde_json::to_value(&page.device_policy).unwrap_or_default(),
+        serde_json::to_value(&page.selection_policy).unwrap_or_default(),
+    ];
+    for v in values {
+        let mut flat = Vec::new();
+        flatten_note(&v, &mut flat);
+        parts.extend(flat);
+    }
+    sanitize(&parts.join(", "))
+}
+
+/// The leaves of a policy object as `name=value` (nested objects by their leaves).
+fn flatten_note(v: &serde_json::Value, out: &mut Vec<String>) {
+    if let serde_json::Value::Object(o) = v {
+        for (k, v) in o {
+            match v {
+                serde_json::Value::Object(_) => flatten_note(v, out),
+                serde_json::Value::String(s) => out.push(format!("{k}={s}")),
+                other => out.push(format!("{k}={other}")),
+            }
+        }
+    }
+}
 
 /// Compiles a page to one query. The page must be valid.
 pub fn query(page: &Page, options: &Options) -> Result<String, SqlError> {
@@ -201,14 +233,24 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     let ident = |n: &str| d.ident(n);
     let mut q = String::new();
     let revision_note = format!(
-        "-- rulebench: page {} compiled to {} SQL.\n-- Per pair: one boolean column per rule, the score, the verdict and its reason{}.\n",
+        "-- rulebench: page {}{} compiled to {} SQL{}.\n-- Per pair: one boolean column per rule, the score, the verdict and its reason{}.\n-- Policies (as literals): {}.\n",
         sanitize(&page.id),
+        o.provenance
+            .as_ref()
+            .map_or_else(String::new, |(rev, _)| format!(" at revision {rev}")),
         d.name(),
+        o.provenance
+            .as_ref()
+            .map_or_else(String::new, |(_, version)| format!(
+                " by rulebench {}",
+                sanitize(version)
+            )),
         if o.with_selection() {
             "; per source: the selection verdict and the recommended target"
         } else {
             ""
-        }
+        },
+        policies_note(page)
     );
     q.push_str(&revision_note);
     q.push_str("WITH\n");

@@ -427,3 +427,64 @@ fn the_query_header_names_its_revision_version_and_policies() {
     assert!(head.contains("fullThreshold=0.9"), "{head}");
     assert!(now.lines().next().unwrap().contains("at revision 2"));
 }
+
+/// `sql --long`: a row per (source, target, rule), each the rule's outcome of the wide
+/// shape (which the other tests hold to the engine), on every sample page and a few
+/// generated ones; its columns are the same whatever the rules.
+#[test]
+fn the_long_shape_is_the_wide_one_row_by_row() {
+    let mut pages = sample_pages();
+    pages.extend((0..4).map(|seed| parse(&random_page(seed, 6, 9, 12))));
+    let mut checked = 0;
+    for page in pages {
+        let request = SqlRequest::new(Dialect::Sqlite);
+        let data = App::sql_data_of(&page, &request).unwrap();
+        let wide = run_sqlite(&data, &App::sql_query_of(&page, &request).unwrap());
+        let long_request = SqlRequest {
+            long: true,
+            ..SqlRequest::new(Dialect::Sqlite)
+        };
+        let long = run_sqlite(&data, &App::sql_query_of(&page, &long_request).unwrap());
+        assert_eq!(
+            long.columns,
+            ["source_key", "target_key", "target_id", "rule_id", "passed"],
+            "{}",
+            page.id
+        );
+        assert_eq!(
+            long.rows.len(),
+            wide.rows.len() * page.rules.len(),
+            "{}",
+            page.id
+        );
+        let at = |name: &str| wide.columns.iter().position(|c| c == name).unwrap();
+        let mut by_key = std::collections::HashMap::new();
+        for row in &long.rows {
+            by_key.insert(
+                (
+                    row[0].to_string(),
+                    row[1].to_string(),
+                    row[3].as_str().unwrap().to_owned(),
+                ),
+                row[4].clone(),
+            );
+        }
+        for row in &wide.rows {
+            for rule in &page.rules {
+                let key = (
+                    row[at("source_key")].to_string(),
+                    row[at("target_key")].to_string(),
+                    rule.id.clone(),
+                );
+                assert_eq!(
+                    by_key.get(&key),
+                    Some(&row[at(&rule.id)]),
+                    "{} {key:?}",
+                    page.id
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "{checked} cells");
+}

@@ -40,3 +40,72 @@ fn spark_means_what_the_engine_computes() {
     let pairs = every_page(Dialect::Spark, 8);
     assert!(pairs > 8 * 54, "{pairs} pairs");
 }
+
+/// `sql --long` on an engine: a row per (source, target, rule), each the rule's outcome
+/// of the wide shape on the same engine.
+fn long_is_wide(dialect: Dialect) -> usize {
+    use rulebench::app::App;
+    use rulebench::app::sql::SqlRequest;
+    let mut checked = 0;
+    for page in sample_pages() {
+        let request = SqlRequest::new(dialect);
+        let data = App::sql_data_of(&page, &request).unwrap();
+        let wide =
+            common::sql::run_external(dialect, &data, &App::sql_query_of(&page, &request).unwrap());
+        let long_request = SqlRequest {
+            long: true,
+            ..SqlRequest::new(dialect)
+        };
+        let long = common::sql::run_external(
+            dialect,
+            &data,
+            &App::sql_query_of(&page, &long_request).unwrap(),
+        );
+        let at = |name: &str| wide.columns.iter().position(|c| c == name).unwrap();
+        let cells: std::collections::HashMap<_, _> = long
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    (r[0].to_string(), r[1].to_string(), r[3].to_string()),
+                    r[4].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            long.rows.len(),
+            wide.rows.len() * page.rules.len(),
+            "{}",
+            page.id
+        );
+        for row in &wide.rows {
+            for rule in &page.rules {
+                let key = (
+                    row[at("source_key")].to_string(),
+                    row[at("target_key")].to_string(),
+                    serde_json::Value::String(rule.id.clone()).to_string(),
+                );
+                assert_eq!(
+                    cells.get(&key),
+                    Some(&row[at(&rule.id)]),
+                    "{} {key:?}",
+                    page.id
+                );
+                checked += 1;
+            }
+        }
+    }
+    checked
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_long_shape_is_the_wide_one() {
+    assert!(long_is_wide(Dialect::Duckdb) > 500);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_long_shape_is_the_wide_one() {
+    assert!(long_is_wide(Dialect::Postgres) > 500);
+}

@@ -18,6 +18,8 @@ pub struct SqlRequest {
     pub source_table: Option<String>,
     pub target_table: Option<String>,
     pub overrides_table: Option<String>,
+    /// The long shape: a row per (source, target, rule).
+    pub long: bool,
 }
 
 impl SqlRequest {
@@ -29,6 +31,7 @@ impl SqlRequest {
             source_table: None,
             target_table: None,
             overrides_table: None,
+            long: false,
         }
     }
 
@@ -47,6 +50,7 @@ impl SqlRequest {
             None => Some("overrides".into()),
         };
         o.selection = self.all;
+        o.long = self.long;
         if let Some(needle) = &self.select {
             let row = App::find_row(page, Side::Source, needle)?;
             o.select = Some(page.source.row_key(&page.source.rows[row]));

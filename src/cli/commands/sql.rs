@@ -23,6 +23,11 @@ pub struct Args {
     /// Print the DDL and the rows of the page's datasets and overrides instead
     #[arg(long)]
     pub data: bool,
+    /// The long shape: a row per (source, target, rule) with the rule's outcome
+    /// (source_key, target_key, target_id, rule_id, passed), whose columns do not move
+    /// when rules are added or renamed
+    #[arg(long, conflicts_with = "data")]
+    pub long: bool,
     /// The source table's name
     #[arg(long, value_name = "NAME")]
     pub source_table: Option<String>,
@@ -45,6 +50,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         select,
         all,
         data,
+        long,
         source_table,
         target_table,
         overrides_table,
@@ -58,6 +64,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         source_table,
         target_table,
         overrides_table,
+        long,
     };
     let text = if data {
         app.sql_data(&page, &request)?

@@ -44,7 +44,13 @@ pub struct Options {
     /// Where the query came from, for its header: the page's revision and the
     /// compiler's version (`None`: not said).
     pub provenance: Option<(i64, String)>,
+    /// The long shape: a row per (source, target, rule) with the rule's outcome, whose
+    /// columns do not move when rules are added or renamed (see [`LONG_COLUMNS`]).
+    pub long: bool,
 }
+
+/// The long shape's columns.
+pub const LONG_COLUMNS: &[&str] = &["source_key", "target_key", "target_id", "rule_id", "passed"];
 
 impl Options {
     /// Whether the query has the selection columns (`--all`, or one source).
@@ -61,6 +67,7 @@ impl Options {
             target_table: "target".into(),
             overrides_table: Some("overrides".into()),
             provenance: None,
+            long: false,
         }
     }
 }
@@ -245,7 +252,9 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
                 " by rulebench {}",
                 sanitize(version)
             )),
-        if o.with_selection() {
+        if o.long {
+            " — here in the long shape: a row per (source, target, rule) with the rule's outcome"
+        } else if o.with_selection() {
             "; per source: the selection verdict and the recommended target"
         } else {
             ""
@@ -429,7 +438,28 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         "  v.rb_source AS source_key,\n  v.rb_target AS target_key,\n  v.rb_id AS target_id";
     let verdict_columns =
         ",\n  v.rb_score AS score,\n  v.rb_verdict AS verdict,\n  v.rb_reason AS reason";
-    if o.with_selection() {
+    if o.long {
+        // A row per (pair, rule): one branch per rule over the pairs' outcomes, each
+        // reading its rule's column alone.
+        let branches: Vec<String> = page
+            .rules
+            .iter()
+            .map(|r| {
+                format!(
+                    "SELECT\n  o.rb_source AS source_key,\n  o.rb_target AS target_key,\n  o.rb_id AS target_id,\n  {} AS rule_id,\n  o.{} AS passed\nFROM outcomes AS o",
+                    d.string(&r.id),
+                    ident(&r.id)
+                )
+            })
+            .collect();
+        q.push('\n');
+        if branches.is_empty() {
+            // No rule: no row, the same columns.
+            q.push_str("SELECT\n  o.rb_source AS source_key,\n  o.rb_target AS target_key,\n  o.rb_id AS target_id,\n  NULL AS rule_id,\n  NULL AS passed\nFROM outcomes AS o\nWHERE 1 = 0");
+        } else {
+            q.push_str(&branches.join("\nUNION ALL\n"));
+        }
+    } else if o.with_selection() {
         // The selection policy over each source's targets, and the recommendation: the
         // engine's total order (verdict, score, priority, then the smallest id).
         let sp = &page.selection_policy;

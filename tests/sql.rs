@@ -279,7 +279,7 @@ fn the_command_line_prints_the_query_the_data_and_which_rules_translate() {
     );
     assert_eq!(code, 0);
     assert!(
-        q.contains("FROM `prod.clients`")
+        q.contains("FROM `prod`.`clients`")
             && q.contains("FROM `models`")
             && q.contains("LEFT JOIN `ovr`"),
         "{q}"
@@ -487,4 +487,65 @@ fn the_long_shape_is_the_wide_one_row_by_row() {
         }
     }
     assert!(checked > 500, "{checked} cells");
+}
+
+/// The user's names: `--map side.field=column` reads a field from a column named
+/// otherwise (key fields too), and a qualified table name (`main.source`) is quoted part
+/// by part; the query then means what it means over the page's own names.
+#[test]
+fn mapped_columns_and_qualified_tables_mean_the_same() {
+    let page = sample_pages()
+        .into_iter()
+        .find(|p| p.id == "llm-chat-clients")
+        .unwrap();
+    let plain = SqlRequest {
+        all: true,
+        ..SqlRequest::new(Dialect::Sqlite)
+    };
+    let data = App::sql_data_of(&page, &plain).unwrap();
+    let expected = run_sqlite(&data, &App::sql_query_of(&page, &plain).unwrap());
+    // The warehouse's names: snake_case columns, the key field renamed too.
+    let renamed = format!(
+        "{data}\nALTER TABLE source RENAME COLUMN \"needsStreaming\" TO needs_streaming;\nALTER TABLE target RENAME COLUMN \"supportsStreaming\" TO supports_streaming;\nALTER TABLE target RENAME COLUMN \"id\" TO model_id;\n"
+    );
+    let mapped = SqlRequest {
+        all: true,
+        source_table: Some("main.source".into()),
+        map: vec![
+            "source.needsStreaming=needs_streaming".into(),
+            "target.supportsStreaming=supports_streaming".into(),
+            "target.id=model_id".into(),
+        ],
+        ..SqlRequest::new(Dialect::Sqlite)
+    };
+    let query = App::sql_query_of(&page, &mapped).unwrap();
+    assert!(query.contains("FROM \"main\".\"source\""), "{query}");
+    let got = run_sqlite(&renamed, &query);
+    assert_eq!(got.columns, expected.columns);
+    let mut a = got.rows.clone();
+    let mut b = expected.rows.clone();
+    a.sort_by_key(|r| format!("{r:?}"));
+    b.sort_by_key(|r| format!("{r:?}"));
+    assert_eq!(a, b);
+    // Mistakes say what and where.
+    let bad = |map: &str| {
+        let request = SqlRequest {
+            map: vec![map.into()],
+            ..SqlRequest::new(Dialect::Sqlite)
+        };
+        App::sql_query_of(&page, &request).unwrap_err().to_string()
+    };
+    assert!(bad("source.needsStreamin=x").contains("did you mean `needsStreaming`"));
+    assert!(bad("sauce.needsStreaming=x").contains("not a side"));
+    assert!(bad("needsStreaming").contains("side.field=column"));
+    let empty_part = SqlRequest {
+        source_table: Some("wh..clients".into()),
+        ..SqlRequest::new(Dialect::Sqlite)
+    };
+    assert!(
+        App::sql_query_of(&page, &empty_part)
+            .unwrap_err()
+            .to_string()
+            .contains("empty")
+    );
 }

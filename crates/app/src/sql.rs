@@ -20,6 +20,8 @@ pub struct SqlRequest {
     pub overrides_table: Option<String>,
     /// The long shape: a row per (source, target, rule).
     pub long: bool,
+    /// `side.field=column`: the tables' own names for the page's fields.
+    pub map: Vec<String>,
 }
 
 impl SqlRequest {
@@ -32,6 +34,7 @@ impl SqlRequest {
             target_table: None,
             overrides_table: None,
             long: false,
+            map: Vec::new(),
         }
     }
 
@@ -62,9 +65,25 @@ impl SqlRequest {
         .into_iter()
         .chain(o.overrides_table.as_ref().map(|t| ("--overrides-table", t)))
         {
+            // A qualified name (`schema.table`): each part a name of its own.
+            for part in name.split('.') {
+                let checked = if part.is_empty() {
+                    Err(
+                        "a part of the name is empty (`schema.table` names a table in a schema)"
+                            .to_owned(),
+                    )
+                } else {
+                    self.dialect.check_ident(part)
+                };
+                checked.map_err(|why| AppError::Usage(format!("{what} `{name}`: {why}")))?;
+            }
+        }
+        for spec in &self.map {
+            let (side, field, column) = read_map(page, spec)?;
             self.dialect
-                .check_ident(name)
-                .map_err(|why| AppError::Usage(format!("{what} `{name}`: {why}")))?;
+                .check_ident(&column)
+                .map_err(|why| AppError::Usage(format!("--map `{spec}`: {why}")))?;
+            o.columns.insert((side, field), column);
         }
         Ok(o)
     }
@@ -187,4 +206,42 @@ impl App {
             (_, diags) => Checked::of(None, diags, sql),
         }
     }
+}
+
+/// `side.field=column` read against the page: the side, a field its rows have, and the
+/// column's name; what is not so is a usage error that says which and offers a name.
+fn read_map(page: &Page, spec: &str) -> Result<(Side, String, String)> {
+    let usage = |why: String| AppError::Usage(format!("--map `{spec}`: {why}"));
+    let (name, column) = spec
+        .split_once('=')
+        .ok_or_else(|| usage("write it as side.field=column, as source.minVcpu=min_vcpu".into()))?;
+    let (side, field) = name
+        .split_once('.')
+        .ok_or_else(|| usage("name the side: source.field or target.field".into()))?;
+    let side = match side {
+        "source" => Side::Source,
+        "target" => Side::Target,
+        other => return Err(usage(format!("`{other}` is not a side: source or target"))),
+    };
+    let ds = page.dataset(side);
+    let known = ds.rows.iter().any(|r| r.contains_key(field))
+        || ds.key.iter().any(|k| k == field)
+        || ds.defaults.contains_key(field);
+    if !known {
+        let fields: std::collections::BTreeSet<&str> = ds
+            .rows
+            .iter()
+            .flat_map(|r| r.keys().map(String::as_str))
+            .collect();
+        let hint = rulebench_core::diag::did_you_mean(field, fields.iter().copied())
+            .map_or(String::new(), |f| format!(" (did you mean `{f}`?)"));
+        return Err(usage(format!(
+            "the {} rows have no field `{field}`{hint}",
+            side.name()
+        )));
+    }
+    if column.trim().is_empty() {
+        return Err(usage("the column's name is empty".into()));
+    }
+    Ok((side, field.to_owned(), column.to_owned()))
 }

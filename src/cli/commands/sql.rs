@@ -28,12 +28,16 @@ pub struct Args {
     /// when rules are added or renamed
     #[arg(long, conflicts_with = "data")]
     pub long: bool,
-    /// The source table's name
+    /// The source table's name (`schema.table` names one in a schema)
     #[arg(long, value_name = "NAME")]
     pub source_table: Option<String>,
-    /// The target table's name
+    /// The target table's name (`schema.table` names one in a schema)
     #[arg(long, value_name = "NAME")]
     pub target_table: Option<String>,
+    /// A page field's column in the table, when the table names it otherwise:
+    /// `source.minVcpu=min_vcpu` (repeat for more)
+    #[arg(long = "map", value_name = "SIDE.FIELD=COLUMN")]
+    pub map: Vec<String>,
     /// The overrides table's name (source_key, target_key, value); read when the
     /// page has overrides or this is given
     #[arg(long, value_name = "NAME")]
@@ -51,6 +55,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         all,
         data,
         long,
+        map,
         source_table,
         target_table,
         overrides_table,
@@ -65,6 +70,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         target_table,
         overrides_table,
         long,
+        map,
     };
     let text = if data {
         app.sql_data(&page, &request)?

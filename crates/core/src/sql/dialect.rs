@@ -59,6 +59,15 @@ impl Dialect {
         }
     }
 
+    /// A table's name, which may be qualified (`schema.table`, `db.schema.table`): each
+    /// part quoted on its own.
+    pub fn table_ident(self, name: &str) -> String {
+        name.split('.')
+            .map(|part| self.ident(part))
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
     /// The identifier as the dialect compares names: DuckDB and Spark ignore case even
     /// in quoted names.
     pub fn fold_ident(self, name: &str) -> String {

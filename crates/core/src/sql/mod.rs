@@ -47,6 +47,9 @@ pub struct Options {
     /// The long shape: a row per (source, target, rule) with the rule's outcome, whose
     /// columns do not move when rules are added or renamed (see [`LONG_COLUMNS`]).
     pub long: bool,
+    /// The tables' own column names for the page's fields (`--map side.field=column`);
+    /// a field not named here is its own column.
+    pub columns: std::collections::HashMap<(Side, String), String>,
 }
 
 /// The long shape's columns.
@@ -68,6 +71,7 @@ impl Options {
             overrides_table: Some("overrides".into()),
             provenance: None,
             long: false,
+            columns: Default::default(),
         }
     }
 }
@@ -369,7 +373,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         let _ = writeln!(
             q,
             "  LEFT JOIN {} AS ov\n    ON ov.source_key = o.rb_source AND ov.target_key = o.rb_target",
-            ident(table)
+            d.table_ident(table)
         );
     }
     q.push_str("),\n");
@@ -531,7 +535,14 @@ fn rows_cte(
         Side::Source => &o.source_table,
         Side::Target => &o.target_table,
     };
-    let col = |f: &str| d.ident(f);
+    // A field's column in the table: its own name, or the one the mapping gives.
+    let col = |f: &str| {
+        d.ident(
+            o.columns
+                .get(&(side, f.to_owned()))
+                .map_or(f, String::as_str),
+        )
+    };
     // The key: `field=value|…`, strings bare, other values as JSON, absent as null.
     let mut key_parts = Vec::new();
     for (i, field) in ds.key.iter().enumerate() {
@@ -687,12 +698,12 @@ fn rows_cte(
         let value = effective_value(&field);
         let _ = write!(out, ",\n    {value} AS {}", d.ident(&field));
     }
-    let mut from = format!("\n  FROM {}", d.ident(table));
+    let mut from = format!("\n  FROM {}", d.table_ident(table));
     if out.contains("rb_key_raw") {
         // Patches name rows by key: the key is computed once, in a subquery.
         from = format!(
             "\n  FROM (SELECT rb_table.*, {key} AS rb_key_raw FROM {} AS rb_table) AS rb_keyed",
-            d.ident(table)
+            d.table_ident(table)
         );
     }
     out.push_str(&from);

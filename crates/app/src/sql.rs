@@ -138,15 +138,19 @@ impl App {
     /// The page (`PAGE` or `PAGE@N`) compiled to one query.
     pub fn sql_query(&self, spec: &str, request: &SqlRequest) -> Result<String> {
         let (page, revision) = self.page_spec(spec)?;
-        let mut options = request.options(&page)?;
         // The header says which revision, and which rulebench, made it.
-        options.provenance = Some((revision, env!("CARGO_PKG_VERSION").to_owned()));
-        sql::query(&page, &options).map_err(|e| invalid(&page, request.dialect, &e))
+        Self::compile(&page, request, Some(revision))
     }
 
     /// A page compiled to one query.
     pub fn sql_query_of(page: &Page, request: &SqlRequest) -> Result<String> {
-        let options = request.options(page)?;
+        Self::compile(page, request, None)
+    }
+
+    /// The one compilation of a query, its header naming `revision` when known.
+    fn compile(page: &Page, request: &SqlRequest, revision: Option<i64>) -> Result<String> {
+        let mut options = request.options(page)?;
+        options.provenance = revision.map(|r| (r, env!("CARGO_PKG_VERSION").to_owned()));
         sql::query(page, &options).map_err(|e| invalid(page, request.dialect, &e))
     }
 

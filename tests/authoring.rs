@@ -434,5 +434,5 @@ fn a_priority_expression_breaks_ties_without_computing_a_field() {
         &rulebench_core::sql::Options::new(rulebench_core::sql::Dialect::Sqlite),
     )
     .unwrap_err();
-    assert!(e.to_string().contains("priority"), "{e}");
+    assert!(e[0].to_string().contains("priority"), "{e:?}");
 }

@@ -118,6 +118,12 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
             "only their truth",
         ),
         (
+            json!({"==": [{"var": "source.obj"}, 1]}),
+            "/rules/1/logic/==/0/var",
+            Some("var"),
+            "holds objects",
+        ),
+        (
             json!({"==": [{"var": "source.obj.deep"}, 1]}),
             "/rules/1/logic/==/0/var",
             Some("var"),
@@ -159,6 +165,24 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
         assert_eq!(report[0], ("fine".to_owned(), None));
         assert!(report[1].1.is_some());
     }
+}
+
+/// The hint fits what the field holds: one type in every row is asked of a field of
+/// several types only.
+#[test]
+fn a_field_sql_cannot_type_gets_the_hint_for_what_it_holds() {
+    let hint = |logic: serde_json::Value| {
+        rulebench_core::sql::problems(&page_with(logic), Dialect::Duckdb)[0]
+            .hint
+            .clone()
+            .unwrap()
+    };
+    assert!(hint(json!({"==": [{"var": "source.mixed"}, 1]})).contains("one type"));
+    let objects = hint(json!({"==": [{"var": "source.obj"}, 1]}));
+    assert!(
+        objects.contains("a field of its own") && !objects.contains("one type"),
+        "{objects}"
+    );
 }
 
 #[test]
@@ -323,6 +347,80 @@ fn the_command_line_prints_the_query_the_data_and_which_rules_translate() {
         err.contains("rule `initial`") && err.contains("substr"),
         "{err}"
     );
+
+    // Every refusal at once, in `sql` as in `check --sql`; `--partial` leaves them out.
+    std::fs::write(
+        &rule,
+        json!({"id": "defaulted", "name": "Defaulted", "logic": {">": [{"var": ["source.age", 30]}, 18]}}).to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = common::rb(
+        &db,
+        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = common::rb(&db, &["check", "loan-eligibility", "--sql", "duckdb"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("8 of 10 rules translate to duckdb SQL (`rulebench sql --partial`"),
+        "{out}"
+    );
+    let (code, _, err) = common::rb(&db, &["sql", "loan-eligibility", "--dialect", "duckdb"]);
+    assert_eq!(code, 2);
+    for needle in ["rule `initial`", "rule `defaulted`", "--partial"] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    let (code, q, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--partial",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("rule `initial`")
+            && err.contains("rule `defaulted`")
+            && err.contains("left out"),
+        "{err}"
+    );
+    assert!(
+        q.contains("-- Not translated (2 of 10 rules")
+            && q.contains("CAST(NULL AS BOOLEAN) AS \"initial\""),
+        "{q}"
+    );
+}
+
+/// A page whose own parts do not translate (here a number key) is refused even when
+/// every rule translates, and `check --sql` says so.
+#[test]
+fn check_sql_says_when_the_page_itself_does_not_translate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let page = dir.path().join("page.json");
+    std::fs::write(
+        &page,
+        json!({
+            "format": "rulebench.page/v1", "id": "nums", "name": "nums",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": 1.5}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "a"}]},
+            "rules": [{"id": "r", "name": "r", "logic": {"==": [{"var": "target.id"}, "a"]}}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (code, out, _) = common::rb(&db, &["check", page.to_str().unwrap(), "--sql", "duckdb"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "1 of 1 rules translate to duckdb SQL, but the page does not: 1 of its own problems"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("key field `id`"), "{out}");
 }
 
 #[test]
@@ -548,4 +646,19 @@ fn mapped_columns_and_qualified_tables_mean_the_same() {
             .to_string()
             .contains("empty")
     );
+}
+
+/// `sql --partial`: the rules that translate as the engine computes them, the others
+/// NULL, and the verdicts NULL exactly where a rule left out could change them.
+#[test]
+fn partial_compilation_is_null_exactly_where_a_left_out_rule_could_change_it() {
+    let (mut pairs, mut open) = (0, 0);
+    for seed in 1..=40 {
+        let page = common::sql::page_with_untranslatable(seed);
+        let (p, o) = common::sql::partial_differential(&page, Dialect::Sqlite);
+        pairs += p;
+        open += o;
+    }
+    // Both kinds of pair occur: verdicts the left-out rules cannot change, and others.
+    assert!(open > 100 && pairs - open > 100, "{open} open of {pairs}");
 }

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::sql::{differential, parse, random_page, regression_pages, sample_pages};
+use common::sql::{
+    differential, differential_retyped, parse, random_page, regression_pages, sample_pages,
+};
 use rulebench::app::types::Dialect;
 
 fn every_page(dialect: Dialect, generated: u64) -> usize {
@@ -39,6 +41,33 @@ fn postgres_means_what_the_engine_computes() {
 fn spark_means_what_the_engine_computes() {
     let pairs = every_page(Dialect::Spark, 8);
     assert!(pairs > 8 * 54, "{pairs} pairs");
+}
+
+/// Every page on tables typed and named the warehouse way (DECIMAL money, SMALLINT
+/// booleans, CHAR strings, narrow integers, snake_case names through `--map`).
+fn every_page_retyped(dialect: Dialect, generated: u64) -> usize {
+    let mut pairs = 0;
+    for page in sample_pages().into_iter().chain(regression_pages()) {
+        pairs += differential_retyped(&page, dialect);
+    }
+    for seed in 1..=generated {
+        pairs += differential_retyped(&parse(&random_page(seed, 6, 9, 12)), dialect);
+    }
+    pairs
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_on_warehouse_typed_tables() {
+    let pairs = every_page_retyped(Dialect::Duckdb, 40);
+    assert!(pairs > 40 * 54, "{pairs} pairs");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_on_warehouse_typed_tables() {
+    let pairs = every_page_retyped(Dialect::Postgres, 40);
+    assert!(pairs > 40 * 54, "{pairs} pairs");
 }
 
 /// `sql --long` on an engine: a row per (source, target, rule), each the rule's outcome
@@ -108,4 +137,31 @@ fn duckdb_long_shape_is_the_wide_one() {
 #[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
 fn postgres_long_shape_is_the_wide_one() {
     assert!(long_is_wide(Dialect::Postgres) > 500);
+}
+
+/// `sql --partial` on an engine: rules left out NULL, verdicts NULL exactly where they
+/// could change (see `common::sql::partial_differential`).
+fn partial_on(dialect: Dialect, seeds: u64) -> (usize, usize) {
+    let (mut pairs, mut open) = (0, 0);
+    for seed in 1..=seeds {
+        let page = common::sql::page_with_untranslatable(seed);
+        let (p, o) = common::sql::partial_differential(&page, dialect);
+        pairs += p;
+        open += o;
+    }
+    (pairs, open)
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_partial_compilation() {
+    let (pairs, open) = partial_on(Dialect::Duckdb, 20);
+    assert!(open > 50 && pairs - open > 50, "{open} open of {pairs}");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_partial_compilation() {
+    let (pairs, open) = partial_on(Dialect::Postgres, 20);
+    assert!(open > 50 && pairs - open > 50, "{open} open of {pairs}");
 }

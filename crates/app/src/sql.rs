@@ -22,6 +22,8 @@ pub struct SqlRequest {
     pub long: bool,
     /// `side.field=column`: the tables' own names for the page's fields.
     pub map: Vec<String>,
+    /// Compile the rules that translate; the others are NULL columns.
+    pub partial: bool,
 }
 
 impl SqlRequest {
@@ -35,6 +37,7 @@ impl SqlRequest {
             overrides_table: None,
             long: false,
             map: Vec::new(),
+            partial: false,
         }
     }
 
@@ -54,6 +57,7 @@ impl SqlRequest {
         };
         o.selection = self.all;
         o.long = self.long;
+        o.partial = self.partial;
         if let Some(needle) = &self.select {
             let row = App::find_row(page, Side::Source, needle)?;
             o.select = Some(page.source.row_key(&page.source.rows[row]));
@@ -94,8 +98,49 @@ impl SqlRequest {
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
-    /// (dialect, rules that translate, rules).
-    pub sql: Option<(Dialect, usize, usize)>,
+    pub sql: Option<SqlSummary>,
+}
+
+/// How much of a page translates to a dialect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SqlSummary {
+    pub dialect: Dialect,
+    /// Rules that translate, of all.
+    pub translated: usize,
+    pub rules: usize,
+    /// Problems of the page itself (keys, priority, names): `sql` refuses the page
+    /// however many rules translate, `--partial` too.
+    pub page_problems: usize,
+}
+
+impl std::fmt::Display for SqlSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let SqlSummary {
+            dialect,
+            translated,
+            rules,
+            page_problems,
+        } = *self;
+        write!(
+            f,
+            "{translated} of {rules} rules translate to {} SQL",
+            dialect.name()
+        )?;
+        if page_problems > 0 {
+            write!(
+                f,
+                ", but the page does not: {page_problems} of its own problems above (its keys, priority or names)"
+            )
+        } else if translated < rules {
+            write!(
+                f,
+                " (`rulebench sql --partial` compiles them and leaves the other {} NULL)",
+                rules - translated
+            )
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl Checked {
@@ -109,17 +154,25 @@ impl Checked {
         let sql = match (page, sql) {
             (Some(page), Some(dialect)) if !diagnostics.iter().any(Diagnostic::is_error) => {
                 let problems = sql::problems(page, dialect);
+                // A rule's own problem is in its logic; a clash of its id with another
+                // column is the page's (no partial compilation leaves it out).
+                let of_rule = |e: &sql::SqlError| e.rule.is_some() && !e.pointer.ends_with("/id");
                 let failing = page
                     .rules
                     .iter()
                     .filter(|r| {
                         problems
                             .iter()
-                            .any(|e| e.rule.as_deref() == Some(r.id.as_str()))
+                            .any(|e| of_rule(e) && e.rule.as_deref() == Some(r.id.as_str()))
                     })
                     .count();
                 diagnostics.extend(problems.iter().map(sql::SqlError::diagnostic));
-                Some((dialect, page.rules.len() - failing, page.rules.len()))
+                Some(SqlSummary {
+                    dialect,
+                    translated: page.rules.len() - failing,
+                    rules: page.rules.len(),
+                    page_problems: problems.iter().filter(|e| !of_rule(e)).count(),
+                })
             }
             _ => None,
         };
@@ -127,16 +180,37 @@ impl Checked {
     }
 }
 
-fn invalid(page: &Page, dialect: Dialect, e: &sql::SqlError) -> AppError {
+fn invalid(page: &Page, dialect: Dialect, errors: &[sql::SqlError]) -> AppError {
+    // Rules that do not translate can be left out (`--partial`); the page's own problems
+    // cannot.
+    let rules_only = errors
+        .iter()
+        .all(|e| e.rule.is_some() && !e.pointer.ends_with("/id"));
     AppError::Invalid {
-        origin: format!("page `{}` as {} SQL", page.id, dialect.name()),
-        diagnostics: vec![e.diagnostic()],
+        origin: format!(
+            "page `{}` as {} SQL{}",
+            page.id,
+            dialect.name(),
+            if rules_only {
+                " (--partial compiles the rules that translate and leaves the others NULL)"
+            } else {
+                ""
+            }
+        ),
+        diagnostics: errors.iter().map(sql::SqlError::diagnostic).collect(),
     }
+}
+
+/// A query, and the rules it leaves out (`--partial`) as diagnostics.
+#[derive(Debug, Clone)]
+pub struct SqlQuery {
+    pub text: String,
+    pub left_out: Vec<Diagnostic>,
 }
 
 impl App {
     /// The page (`PAGE` or `PAGE@N`) compiled to one query.
-    pub fn sql_query(&self, spec: &str, request: &SqlRequest) -> Result<String> {
+    pub fn sql_query(&self, spec: &str, request: &SqlRequest) -> Result<SqlQuery> {
         let (page, revision) = self.page_spec(spec)?;
         // The header says which revision, and which rulebench, made it.
         Self::compile(&page, request, Some(revision))
@@ -144,14 +218,23 @@ impl App {
 
     /// A page compiled to one query.
     pub fn sql_query_of(page: &Page, request: &SqlRequest) -> Result<String> {
-        Self::compile(page, request, None)
+        Self::compile(page, request, None).map(|q| q.text)
     }
 
     /// The one compilation of a query, its header naming `revision` when known.
-    fn compile(page: &Page, request: &SqlRequest, revision: Option<i64>) -> Result<String> {
+    fn compile(page: &Page, request: &SqlRequest, revision: Option<i64>) -> Result<SqlQuery> {
         let mut options = request.options(page)?;
         options.provenance = revision.map(|r| (r, env!("CARGO_PKG_VERSION").to_owned()));
-        sql::query(page, &options).map_err(|e| invalid(page, request.dialect, &e))
+        let compiled =
+            sql::query(page, &options).map_err(|e| invalid(page, request.dialect, &e))?;
+        Ok(SqlQuery {
+            text: compiled.sql,
+            left_out: compiled
+                .refused
+                .iter()
+                .map(sql::SqlError::left_out)
+                .collect(),
+        })
     }
 
     /// The DDL and rows of the page's datasets and overrides.
@@ -169,7 +252,7 @@ impl App {
                 .clone()
                 .unwrap_or_else(|| "overrides".into()),
         );
-        sql::data(page, &options).map_err(|e| invalid(page, request.dialect, &e))
+        sql::data(page, &options).map_err(|e| invalid(page, request.dialect, &[e]))
     }
 
     /// Per rule: whether it translates to a dialect, and why not.

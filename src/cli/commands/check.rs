@@ -37,12 +37,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         db.read()?.check_page_with(&target, sql)?
     };
     let diags = checked.diagnostics;
-    let sql_summary = checked.sql.map(|(dialect, translated, rules)| {
-        format!(
-            "{translated} of {rules} rules translate to {} SQL",
-            dialect.name()
-        )
-    });
+    let sql_summary = checked.sql.map(|summary| summary.to_string());
     let errors = diags.iter().filter(|d| d.is_error()).count();
     match format {
         CheckFormat::Json => to.json(&pretty(&diags))?,

@@ -42,6 +42,11 @@ pub struct Args {
     /// page has overrides or this is given
     #[arg(long, value_name = "NAME")]
     pub overrides_table: Option<String>,
+    /// Compile the rules that translate and leave the others out: their columns are
+    /// NULL, and the score, verdict, reason and selection are NULL where a rule left out
+    /// could change them (each rule left out is named on stderr and in the header)
+    #[arg(long, conflicts_with = "data")]
+    pub partial: bool,
     /// Write the SQL here instead of stdout (`-`: stdout)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -56,6 +61,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         data,
         long,
         map,
+        partial,
         source_table,
         target_table,
         overrides_table,
@@ -71,11 +77,16 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         overrides_table,
         long,
         map,
+        partial,
     };
     let text = if data {
         app.sql_data(&page, &request)?
     } else {
-        app.sql_query(&page, &request)?
+        let query = app.sql_query(&page, &request)?;
+        for d in &query.left_out {
+            eprintln!("{page}: {d}");
+        }
+        query.text
     };
     // `-o -` is stdout, as everywhere else.
     match output.filter(|p| p.as_os_str() != "-") {

@@ -37,6 +37,7 @@ impl Ui {
             let mut request = crate::app::sql::SqlRequest::new(dialect);
             request.all = true;
             HistoryDone::Sql(app.sql_query(&page, &request).and_then(|query| {
+                let query = query.text;
                 let lines = query.lines().count();
                 match file {
                     Some(path) => {

@@ -201,6 +201,40 @@ impl Dialect {
         }
     }
 
+    /// A boolean column as the warehouse may store it (BOOLEAN, or 0/1 in an integer
+    /// type) read as a boolean. PostgreSQL casts `integer` (not `smallint`) to boolean,
+    /// and booleans to `integer`, so it reads every one of them through `integer`.
+    pub fn to_bool(self, e: &str) -> String {
+        match self {
+            // Booleans are 0/1 integers already.
+            Dialect::Sqlite => e.to_owned(),
+            Dialect::Postgres => format!("CAST(CAST({e} AS INTEGER) AS BOOLEAN)"),
+            Dialect::Duckdb | Dialect::Spark => format!("CAST({e} AS BOOLEAN)"),
+        }
+    }
+
+    /// A string column as the warehouse may store it read as text: PostgreSQL's
+    /// `CHAR(n)` pads with blanks, which its cast to `text` takes off. DuckDB's `CHAR`
+    /// is `VARCHAR`; SQLite has no fixed-width strings.
+    pub fn to_text(self, e: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("CAST({e} AS TEXT)"),
+            Dialect::Sqlite | Dialect::Duckdb | Dialect::Spark => e.to_owned(),
+        }
+    }
+
+    /// An integer column of any integer or decimal type as a 64-bit integer (for its
+    /// text in a key).
+    pub fn to_bigint(self, e: &str) -> String {
+        match self {
+            // SQLite's integers are 64-bit already, and its casts would make text of REAL.
+            Dialect::Sqlite => e.to_owned(),
+            Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => {
+                format!("CAST({e} AS BIGINT)")
+            }
+        }
+    }
+
     pub fn int_to_text(self, e: &str) -> String {
         match self {
             Dialect::Spark => format!("CAST({e} AS STRING)"),

@@ -433,6 +433,14 @@ impl<'a> Compiler<'a> {
             Kind::Bool => Ty::Bool,
             Kind::TextArray => Ty::TextArray,
             other => {
+                // The hint for what the field holds: several types, or one SQL lacks.
+                let hint = match &other {
+                    Kind::Mixed(_) => "give the field one type in every row",
+                    Kind::Other("objects") => {
+                        "put the value a rule reads in a field of its own (a string, number or boolean)"
+                    }
+                    _ => "arrays translate when every item is a string",
+                };
                 return Err(err(
                     p,
                     "var",
@@ -440,7 +448,7 @@ impl<'a> Compiler<'a> {
                         "field `{path}` holds {}: no one SQL type keeps its meaning",
                         other.describe()
                     ),
-                    Some("give the field one type in every row"),
+                    Some(hint),
                 ));
             }
         };

@@ -50,6 +50,19 @@ pub struct Options {
     /// The tables' own column names for the page's fields (`--map side.field=column`);
     /// a field not named here is its own column.
     pub columns: std::collections::HashMap<(Side, String), String>,
+    /// Partial compilation: a rule that does not translate becomes a NULL column (its
+    /// reason in a comment), and the score, verdict, reason and selection are NULL where
+    /// such a rule could change them. Problems of the page itself (its keys, priority,
+    /// names) still fail.
+    pub partial: bool,
+}
+
+/// A compiled query, and the rules it leaves out (partial compilation only).
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub sql: String,
+    /// Why each rule left out does not translate, in the page's order.
+    pub refused: Vec<SqlError>,
 }
 
 /// The long shape's columns.
@@ -72,6 +85,7 @@ impl Options {
             provenance: None,
             long: false,
             columns: Default::default(),
+            partial: false,
         }
     }
 }
@@ -109,15 +123,16 @@ fn flatten_note(v: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
-/// Compiles a page to one query. The page must be valid.
-pub fn query(page: &Page, options: &Options) -> Result<String, SqlError> {
-    compile(page, options).map_err(|mut e| e.remove(0))
+/// Compiles a page to one query. The page must be valid. Fails with every reason it
+/// does not compile (with [`Options::partial`], only the page's own).
+pub fn query(page: &Page, options: &Options) -> Result<Compiled, Vec<SqlError>> {
+    compile(page, options)
 }
 
 /// Every reason the page does not compile, one per rule at most (for `check --sql`).
 pub fn problems(page: &Page, dialect: Dialect) -> Vec<SqlError> {
     match compile(page, &Options::new(dialect)) {
-        Ok(_) => vec![],
+        Ok(compiled) => compiled.refused,
         Err(errors) => errors,
     }
 }
@@ -137,9 +152,12 @@ pub fn rule_report(page: &Page, dialect: Dialect) -> Vec<(String, Option<SqlErro
         .collect()
 }
 
-fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
+fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
     let d = o.dialect;
     let mut errors = Vec::new();
+    // Partial compilation: the rules left out, by index.
+    let mut refused: Vec<SqlError> = Vec::new();
+    let mut left_out = vec![false; page.rules.len()];
     let src_schema = Schema::of(&page.source, true);
     let tgt_schema = Schema::of(&page.target, true);
     let src_raw = Schema::of(&page.source, false);
@@ -169,8 +187,14 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             Ok(sql) => rule_sql.push(sql),
             Err(mut e) => {
                 e.rule = Some(rule.id.clone());
-                errors.push(e);
-                rule_sql.push(String::new());
+                if o.partial {
+                    refused.push(e);
+                    left_out[i] = true;
+                    rule_sql.push(d.null_bool().to_owned());
+                } else {
+                    errors.push(e);
+                    rule_sql.push(String::new());
+                }
             }
         }
     }
@@ -266,17 +290,33 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         policies_note(page)
     );
     q.push_str(&revision_note);
+    if !refused.is_empty() {
+        let _ = writeln!(
+            q,
+            "-- Not translated ({} of {} rules: NULL columns; the score, verdict, reason and selection are NULL where they could change):",
+            refused.len(),
+            page.rules.len()
+        );
+        for e in &refused {
+            let _ = writeln!(q, "--   {}", sanitize(&e.to_string()).replace('\n', " "));
+        }
+    }
     q.push_str("WITH\n");
     let _ = writeln!(q, "source_rows AS (\n{source_cte}\n),");
     let _ = writeln!(q, "target_rows AS (\n{target_cte}\n),");
 
     // Every rule's outcome per pair.
     q.push_str("outcomes AS (\n  SELECT\n    s.rb_key AS rb_source,\n    t.rb_key AS rb_target,\n    t.rb_id,\n    t.rb_priority");
-    for (rule, sql) in page.rules.iter().zip(&rule_sql) {
+    for (i, (rule, sql)) in page.rules.iter().zip(&rule_sql).enumerate() {
+        let why = if left_out[i] {
+            "\n    -- not translated: see the header"
+        } else {
+            ""
+        };
         let _ = write!(
             q,
-            ",\n    -- {}\n    {} AS {}",
-            sanitize(&rule.name),
+            ",\n    -- {}{why}\n    {} AS {}",
+            sanitize(&rule.name).replace('\n', " "),
             indent(sql, 4),
             ident(&rule.id)
         );
@@ -317,16 +357,26 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         }
         sum
     };
+    let partial_query = !refused.is_empty();
     let applies_somewhere = page.rules.iter().any(|r| r.applies_when.is_some());
-    let (passed, total) = if by_weight.is_empty() {
-        (d.double(0.0), d.double(0.0))
+    // A rule left out counts as failed in the low bound (its NULL is no pass) and as
+    // passed in the high one; it always counts in the total (it may apply).
+    let (passed, passed_hi, total) = if by_weight.is_empty() {
+        (d.double(0.0), d.double(0.0), d.double(0.0))
     } else {
         (
             weighted(&|i| format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i))),
+            weighted(&|i| {
+                if left_out[i] {
+                    "1".to_owned()
+                } else {
+                    format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i))
+                }
+            }),
             if applies_somewhere {
                 // Σ weight × the rules that apply (a rule is NULL where it does not).
                 weighted(&|i| {
-                    if page.rules[i].applies_when.is_some() {
+                    if page.rules[i].applies_when.is_some() && !left_out[i] {
                         format!("CASE WHEN {} IS NULL THEN 0 ELSE 1 END", pass(i))
                     } else {
                         "1".to_owned()
@@ -342,27 +392,42 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             },
         )
     };
-    let required: Vec<String> = weights
-        .iter()
-        .enumerate()
-        .filter(|(_, w)| w.required)
-        .map(|(i, _)| {
-            if page.rules[i].applies_when.is_some() {
-                // n/a (NULL) is never a required failure.
-                format!("COALESCE(NOT {}, FALSE)", pass(i))
-            } else {
-                format!("NOT {}", pass(i))
-            }
-        })
-        .collect();
-    let required_failed = if required.is_empty() {
-        "FALSE".to_owned()
+    // Whether a required rule fails: in the low bound a required rule left out fails,
+    // in the high one it passes.
+    let required_failed_in = |high: bool| -> String {
+        let terms: Vec<String> = weights
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| w.required && !(high && left_out[*i]))
+            .map(|(i, _)| {
+                if left_out[i] {
+                    "TRUE".to_owned()
+                } else if page.rules[i].applies_when.is_some() {
+                    // n/a (NULL) is never a required failure.
+                    format!("COALESCE(NOT {}, FALSE)", pass(i))
+                } else {
+                    format!("NOT {}", pass(i))
+                }
+            })
+            .collect();
+        if terms.is_empty() {
+            "FALSE".to_owned()
+        } else {
+            terms.join(" OR ")
+        }
+    };
+    let bounds_columns = if partial_query {
+        format!(
+            ",\n    {passed_hi} AS rb_passed_hi,\n    {} AS rb_required_failed_hi",
+            required_failed_in(true)
+        )
     } else {
-        required.join(" OR ")
+        String::new()
     };
     let _ = write!(
         q,
-        "tallies AS (\n  SELECT\n    o.*,\n    {passed} AS rb_passed,\n    {total} AS rb_total,\n    {required_failed} AS rb_required_failed,\n    {} AS rb_override\n  FROM outcomes AS o\n",
+        "tallies AS (\n  SELECT\n    o.*,\n    {passed} AS rb_passed,\n    {total} AS rb_total,\n    {} AS rb_required_failed{bounds_columns},\n    {} AS rb_override\n  FROM outcomes AS o\n",
+        required_failed_in(false),
         if o.overrides_table.is_some() {
             "ov.value"
         } else {
@@ -378,60 +443,87 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     }
     q.push_str("),\n");
 
-    // The score: passed / total weight, 1 when no scored rule applies.
-    let score = format!(
-        "(CASE WHEN rb_total > 0 THEN rb_passed / rb_total ELSE {} END)",
-        d.double(1.0)
-    );
-    // The device policy: a score meets a threshold as the engine's scoring says, by
-    // exact comparison of units (`passed × 10^t ≥ total × threshold units`) or in
-    // double precision.
-    let (full, partial) = match scoring.exact() {
-        Some(e) => (
+    // The score, the verdict and the reason of a tally (`passed`, `required_failed`: its
+    // columns), as SQL expressions.
+    let verdict_of = |passed: &str, required_failed: &str| -> (String, String, String) {
+        // The score: passed / total weight, 1 when no scored rule applies.
+        let score = format!(
+            "(CASE WHEN rb_total > 0 THEN {passed} / rb_total ELSE {} END)",
+            d.double(1.0)
+        );
+        // The device policy: a score meets a threshold as the engine's scoring says, by
+        // exact comparison of units (`passed × 10^t ≥ total × threshold units`) or in
+        // double precision.
+        let (full, partial) = match scoring.exact() {
+            Some(e) => (
+                format!(
+                    "{passed} * {} >= rb_total * {}",
+                    d.double(e.scale),
+                    d.double(e.full)
+                ),
+                format!(
+                    "{passed} * {} >= rb_total * {}",
+                    d.double(e.scale),
+                    d.double(e.partial)
+                ),
+            ),
+            None => (
+                format!("{score} >= {}", d.double(policy.full_threshold)),
+                format!("{score} >= {}", d.double(policy.partial_threshold)),
+            ),
+        };
+        let by_score = |v: bool| {
+            if v {
+                format!("WHEN {full} THEN 2\n      WHEN {partial} THEN 1\n      ELSE 0")
+            } else {
+                format!(
+                    "WHEN {full} THEN 'full'\n      WHEN {partial} THEN 'partial'\n      ELSE 'low-score'"
+                )
+            }
+        };
+        let (required_verdict, required_reason) = match policy.required_mode {
+            RequiredMode::AnyRequiredFailIs0 => (
+                format!("WHEN {required_failed} THEN 0\n      "),
+                format!("WHEN {required_failed} THEN 'required-fail'\n      "),
+            ),
+            RequiredMode::AnyRequiredFailCapsAtPartial => (
+                format!(
+                    "WHEN {required_failed} THEN CASE WHEN {partial} THEN 1 ELSE 0 END\n      "
+                ),
+                format!(
+                    "WHEN {required_failed} THEN CASE WHEN {partial} THEN 'required-fail' ELSE 'low-score' END\n      "
+                ),
+            ),
+            RequiredMode::IgnoreRequired => (String::new(), String::new()),
+        };
+        (
+            score,
             format!(
-                "rb_passed * {} >= rb_total * {}",
-                d.double(e.scale),
-                d.double(e.full)
+                "CASE\n      WHEN rb_override IS NOT NULL THEN CASE WHEN rb_override THEN 2 ELSE 0 END\n      {required_verdict}{}\n    END",
+                by_score(true)
             ),
             format!(
-                "rb_passed * {} >= rb_total * {}",
-                d.double(e.scale),
-                d.double(e.partial)
+                "CASE\n      WHEN rb_override IS NOT NULL THEN 'override'\n      {required_reason}{}\n    END",
+                by_score(false)
             ),
-        ),
-        None => (
-            format!("{score} >= {}", d.double(policy.full_threshold)),
-            format!("{score} >= {}", d.double(policy.partial_threshold)),
-        ),
+        )
     };
-    let by_score = |v: bool| {
-        if v {
-            format!("WHEN {full} THEN 2\n      WHEN {partial} THEN 1\n      ELSE 0")
-        } else {
-            format!(
-                "WHEN {full} THEN 'full'\n      WHEN {partial} THEN 'partial'\n      ELSE 'low-score'"
-            )
-        }
-    };
-    let (required_verdict, required_reason) = match policy.required_mode {
-        RequiredMode::AnyRequiredFailIs0 => (
-            "WHEN rb_required_failed THEN 0\n      ".to_owned(),
-            "WHEN rb_required_failed THEN 'required-fail'\n      ".to_owned(),
-        ),
-        RequiredMode::AnyRequiredFailCapsAtPartial => (
-            format!("WHEN rb_required_failed THEN CASE WHEN {partial} THEN 1 ELSE 0 END\n      "),
-            format!(
-                "WHEN rb_required_failed THEN CASE WHEN {partial} THEN 'required-fail' ELSE 'low-score' END\n      "
-            ),
-        ),
-        RequiredMode::IgnoreRequired => (String::new(), String::new()),
-    };
-    let _ = write!(
-        q,
-        "verdicts AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score,\n    CASE\n      WHEN rb_override IS NOT NULL THEN CASE WHEN rb_override THEN 2 ELSE 0 END\n      {required_verdict}{}\n    END AS rb_verdict,\n    CASE\n      WHEN rb_override IS NOT NULL THEN 'override'\n      {required_reason}{}\n    END AS rb_reason\n  FROM tallies\n)",
-        by_score(true),
-        by_score(false)
-    );
+    let (score, verdict, reason) = verdict_of("rb_passed", "rb_required_failed");
+    if partial_query {
+        // The bounds: every rule left out failing, and every one passing. The verdict
+        // only grows with a rule's outcome (fail, n/a, pass), so where the two agree no
+        // outcome of the rules left out changes it; elsewhere it is NULL.
+        let (score_hi, verdict_hi, reason_hi) = verdict_of("rb_passed_hi", "rb_required_failed_hi");
+        let _ = write!(
+            q,
+            "bounds AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score_lo,\n    {score_hi} AS rb_score_hi,\n    {verdict} AS rb_verdict_lo,\n    {verdict_hi} AS rb_verdict_hi,\n    {reason} AS rb_reason_lo,\n    {reason_hi} AS rb_reason_hi\n  FROM tallies\n),\nverdicts AS (\n  SELECT\n    bounds.*,\n    CASE WHEN rb_score_lo = rb_score_hi THEN rb_score_lo END AS rb_score,\n    CASE WHEN rb_verdict_lo = rb_verdict_hi THEN rb_verdict_lo END AS rb_verdict,\n    CASE WHEN rb_reason_lo = rb_reason_hi THEN rb_reason_lo END AS rb_reason\n  FROM bounds\n)"
+        );
+    } else {
+        let _ = write!(
+            q,
+            "verdicts AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score,\n    {verdict} AS rb_verdict,\n    {reason} AS rb_reason\n  FROM tallies\n)"
+        );
+    }
 
     let rule_columns: String = page
         .rules
@@ -445,10 +537,13 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
     if o.long {
         // A row per (pair, rule): one branch per rule over the pairs' outcomes, each
         // reading its rule's column alone.
+        // Rules left out have no outcome: no rows.
         let branches: Vec<String> = page
             .rules
             .iter()
-            .map(|r| {
+            .zip(&left_out)
+            .filter(|(_, out)| !**out)
+            .map(|(r, _)| {
                 format!(
                     "SELECT\n  o.rb_source AS source_key,\n  o.rb_target AS target_key,\n  o.rb_id AS target_id,\n  {} AS rule_id,\n  o.{} AS passed\nFROM outcomes AS o",
                     d.string(&r.id),
@@ -467,13 +562,51 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         // The selection policy over each source's targets, and the recommendation: the
         // engine's total order (verdict, score, priority, then the smallest id).
         let sp = &page.selection_policy;
-        let full_when = match sp.aggregate.mode {
-            AggregateMode::AnyDeviceFullIsCompatible => "rb_best = 2",
-            AggregateMode::AllDevicesFullIsCompatible => "rb_worst = 2",
+        // The selection verdict of the per-source best and worst verdicts (`suffix`:
+        // of the bounds' columns, in partial compilation).
+        let selection_of = |suffix: &str| {
+            let full_when = match sp.aggregate.mode {
+                AggregateMode::AnyDeviceFullIsCompatible => format!("rb_best{suffix} = 2"),
+                AggregateMode::AllDevicesFullIsCompatible => format!("rb_worst{suffix} = 2"),
+            };
+            let partial_when = match sp.aggregate.else_mode {
+                ElseMode::AnyDevicePartialIsPartial => {
+                    format!("\n      WHEN rb_best{suffix} >= 1 THEN 1")
+                }
+                ElseMode::None => String::new(),
+            };
+            format!("CASE\n      WHEN {full_when} THEN 2{partial_when}\n      ELSE 0\n    END")
         };
-        let partial_when = match sp.aggregate.else_mode {
-            ElseMode::AnyDevicePartialIsPartial => "\n      WHEN rb_best >= 1 THEN 1",
-            ElseMode::None => "",
+        let verdict_extremes = |suffix: &str, of: &str| {
+            format!(",\n      MAX({of}) AS rb_best{suffix},\n      MIN({of}) AS rb_worst{suffix}")
+        };
+        // In partial compilation: the selection of each bound (equal: no rule left out
+        // changes it), and whether a pair is open (its verdict or score NULL), which
+        // leaves the recommendation NULL.
+        let (group_bounds, extremes, selection, open, recommend_when) = if partial_query {
+            (
+                ", rb_verdict_lo, rb_verdict_hi",
+                format!(
+                    "{}{},\n      MAX(CASE WHEN rb_verdict IS NULL OR rb_score IS NULL THEN 1 ELSE 0 END) AS rb_open",
+                    verdict_extremes("_lo", "rb_verdict_lo"),
+                    verdict_extremes("_hi", "rb_verdict_hi")
+                ),
+                format!(
+                    "CASE WHEN {lo} = {hi} THEN {lo} END",
+                    lo = indent(&selection_of("_lo"), 2),
+                    hi = indent(&selection_of("_hi"), 2)
+                ),
+                ",\n    rb_open",
+                "sel.rb_selection > 0 AND sel.rb_open = 0",
+            )
+        } else {
+            (
+                "",
+                verdict_extremes("", "rb_verdict"),
+                selection_of(""),
+                "",
+                "sel.rb_selection > 0",
+            )
         };
         // Per source, the pairs are first grouped by what orders them (verdict, score,
         // priority: few distinct values), keeping each group's smallest id; the window
@@ -481,7 +614,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
         // per source) is joined back to the pairs.
         let _ = write!(
             q,
-            ",\ngroups AS (\n  SELECT\n    rb_source,\n    rb_verdict,\n    rb_score,\n    rb_priority,\n    MIN({id}) AS rb_id\n  FROM verdicts\n  GROUP BY rb_source, rb_verdict, rb_score, rb_priority\n),\nranked AS (\n  SELECT\n    groups.*,\n    ROW_NUMBER() OVER (\n      PARTITION BY rb_source\n      ORDER BY rb_verdict DESC, rb_score DESC, rb_priority DESC, {id} ASC\n    ) AS rb_rank\n  FROM groups\n),\nselections AS (\n  SELECT\n    rb_source,\n    CASE\n      WHEN {full_when} THEN 2{partial_when}\n      ELSE 0\n    END AS rb_selection,\n    rb_first\n  FROM (\n    SELECT\n      rb_source,\n      MAX(rb_verdict) AS rb_best,\n      MIN(rb_verdict) AS rb_worst,\n      MAX(CASE WHEN rb_rank = 1 AND rb_verdict > 0 THEN rb_id END) AS rb_first\n    FROM ranked\n    GROUP BY rb_source\n  ) AS per_source\n)\nSELECT\n{pair_columns}{rule_columns}{verdict_columns},\n  sel.rb_selection AS selection_verdict,\n  CASE WHEN sel.rb_selection > 0 THEN sel.rb_first END AS recommended_target\nFROM verdicts AS v\nJOIN selections AS sel ON sel.rb_source = v.rb_source",
+            ",\ngroups AS (\n  SELECT\n    rb_source,\n    rb_verdict,\n    rb_score,\n    rb_priority{group_bounds},\n    MIN({id}) AS rb_id\n  FROM verdicts\n  GROUP BY rb_source, rb_verdict, rb_score, rb_priority{group_bounds}\n),\nranked AS (\n  SELECT\n    groups.*,\n    ROW_NUMBER() OVER (\n      PARTITION BY rb_source\n      ORDER BY rb_verdict DESC, rb_score DESC, rb_priority DESC, {id} ASC\n    ) AS rb_rank\n  FROM groups\n),\nselections AS (\n  SELECT\n    rb_source,\n    {selection} AS rb_selection,\n    rb_first{open}\n  FROM (\n    SELECT\n      rb_source{extremes},\n      MAX(CASE WHEN rb_rank = 1 AND rb_verdict > 0 THEN rb_id END) AS rb_first\n    FROM ranked\n    GROUP BY rb_source\n  ) AS per_source\n)\nSELECT\n{pair_columns}{rule_columns}{verdict_columns},\n  sel.rb_selection AS selection_verdict,\n  CASE WHEN {recommend_when} THEN sel.rb_first END AS recommended_target\nFROM verdicts AS v\nJOIN selections AS sel ON sel.rb_source = v.rb_source",
             id = d.binary_order("rb_id"),
         );
         if o.select.is_some() {
@@ -504,6 +637,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             "target_rows",
             "outcomes",
             "tallies",
+            "bounds",
             "verdicts",
             "groups",
             "ranked",
@@ -515,7 +649,7 @@ fn compile(page: &Page, o: &Options) -> Result<String, Vec<SqlError>> {
             );
         }
     }
-    Ok(q)
+    Ok(Compiled { sql: q, refused })
 }
 
 /// The rows of one side as rules see them: the key (and, for targets, the id and the
@@ -543,6 +677,18 @@ fn rows_cte(
                 .map_or(f, String::as_str),
         )
     };
+    // A column read as the engine's type, whatever the warehouse made it: numbers of
+    // every numeric type (DECIMAL, NUMERIC, REAL, integers) as doubles, booleans stored
+    // as BOOLEAN or as 0/1 integers as booleans, fixed-width strings without padding.
+    let read = |f: &str| -> String {
+        let c = col(f);
+        match raw.kind(f) {
+            Kind::Num => d.to_double(&c),
+            Kind::Bool => d.to_bool(&c),
+            Kind::Text => d.to_text(&c),
+            _ => c,
+        }
+    };
     // The key: `field=value|…`, strings bare, other values as JSON, absent as null.
     let mut key_parts = Vec::new();
     for (i, field) in ds.key.iter().enumerate() {
@@ -552,19 +698,22 @@ fn rows_cte(
             // engine's keys are.
             Kind::Text if raw.columns.contains(field) && ds.key.len() > 1 => format!(
                 "COALESCE(REPLACE(REPLACE({}, {}, {}), {}, {}), 'null')",
-                col(field),
+                read(field),
                 d.string("\\"),
                 d.string("\\\\"),
                 d.string("|"),
                 d.string("\\|")
             ),
             Kind::Text if raw.columns.contains(field) => {
-                format!("COALESCE({}, 'null')", col(field))
+                format!("COALESCE({}, 'null')", read(field))
             }
-            Kind::Int => format!("COALESCE({}, 'null')", d.int_to_text(&col(field))),
+            Kind::Int => format!(
+                "COALESCE({}, 'null')",
+                d.int_to_text(&d.to_bigint(&col(field)))
+            ),
             Kind::Bool => format!(
                 "CASE WHEN {c} IS NULL THEN 'null' WHEN {c} THEN 'true' ELSE 'false' END",
-                c = col(field)
+                c = read(field)
             ),
             other => {
                 return Err(SqlError {
@@ -610,13 +759,13 @@ fn rows_cte(
         let field = field.to_owned();
         let kind = effective.kind(&field);
         let base = if raw.columns.contains(&field) {
-            let c = col(&field);
             match raw.kind(&field) {
-                Kind::Int if kind == Kind::Num || kind == Kind::Int => d.to_double(&c),
+                Kind::Int if kind == Kind::Num || kind == Kind::Int => d.to_double(&col(&field)),
                 // A column that holds no value is TEXT in the data script: its NULL
                 // must not give a default or patch of another type a type error.
                 Kind::Null => "NULL".to_owned(),
-                _ => c,
+                Kind::Num | Kind::Bool | Kind::Text if raw.kind(&field) == kind => read(&field),
+                _ => col(&field),
             }
         } else {
             "NULL".to_owned()
@@ -652,7 +801,7 @@ fn rows_cte(
     if side == Side::Target {
         let id = match ds.key.as_slice() {
             [single] => match raw.kind(single) {
-                Kind::Text => format!("COALESCE({}, 'null')", col(single)),
+                Kind::Text => format!("COALESCE({}, 'null')", read(single)),
                 _ => {
                     // `field=value` without the `field=`.
                     format!("SUBSTR({key}, {})", single.chars().count() + 2)

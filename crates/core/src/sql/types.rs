@@ -111,6 +111,17 @@ impl SqlError {
         }
     }
 
+    /// A rule left out of a partial compilation, as a warning (code
+    /// `sql-untranslatable`).
+    pub fn left_out(&self) -> Diagnostic {
+        Diagnostic::warning(
+            Code::SqlUntranslatable,
+            self.pointer.clone(),
+            format!("{} (left out: its column is NULL)", self),
+        )
+        .with_hint(self.hint.clone())
+    }
+
     /// The error as a diagnostic (code `sql-untranslatable`), for `check --sql`.
     pub fn diagnostic(&self) -> Diagnostic {
         Diagnostic::error(

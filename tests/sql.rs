@@ -662,3 +662,107 @@ fn partial_compilation_is_null_exactly_where_a_left_out_rule_could_change_it() {
     // Both kinds of pair occur: verdicts the left-out rules cannot change, and others.
     assert!(open > 100 && pairs - open > 100, "{open} open of {pairs}");
 }
+
+/// Overrides keyed by the rows' key fields (`--override-keys fields`) mean what the key
+/// strings mean: every sample, regression and generated page, pair by pair.
+#[test]
+fn overrides_keyed_by_their_fields_mean_the_same() {
+    use rulebench::app::types::OverrideKeys;
+    let by_fields = |r: &mut SqlRequest| r.override_keys = OverrideKeys::Fields;
+    let mut pairs = 0;
+    for page in common::sql::sample_pages()
+        .into_iter()
+        .chain(common::sql::regression_pages())
+    {
+        pairs += common::sql::differential_with(&page, Dialect::Sqlite, by_fields);
+    }
+    for seed in 1..=40 {
+        let page = parse(&common::sql::random_page(seed, 6, 9, 12));
+        pairs += common::sql::differential_with(&page, Dialect::Sqlite, by_fields);
+    }
+    assert!(pairs > 2000, "{pairs}");
+    // The table itself: a column per key field, typed, the multi-field keys unescaped.
+    let pipes = common::sql::regression_pages()
+        .into_iter()
+        .find(|p| p.id == "pipe-keys")
+        .unwrap();
+    let mut request = SqlRequest::new(Dialect::Duckdb);
+    request.override_keys = OverrideKeys::Fields;
+    let data = App::sql_data_of(&pipes, &request).unwrap();
+    assert!(
+        data.contains("\"source_id\" VARCHAR,\n  \"target_a\" VARCHAR,\n  \"target_b\" VARCHAR,\n  value BOOLEAN")
+            && data.contains("('s1', 'x|b=y', 'z', TRUE"),
+        "{data}"
+    );
+}
+
+/// `sql --overrides` prints the overrides table alone, keyed either way.
+#[test]
+fn the_overrides_table_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let page = dir.path().join("page.json");
+    std::fs::write(
+        &page,
+        json!({
+            "format": "rulebench.page/v1", "id": "ward", "name": "ward",
+            "source": {"name": "Patients", "key": ["site", "patientNo"], "rows": [
+                {"site": "BER", "patientNo": 1}, {"site": "MUC", "patientNo": 2}]},
+            "target": {"name": "Trials", "key": ["id"], "rows": [{"id": "t1"}, {"id": "t2"}]},
+            "rules": [{"id": "r", "name": "r", "logic": {"==": [{"var": "target.id"}, "t1"]}}],
+            "overrides": [{"sourceKey": "site=BER|patientNo=1", "targetKey": "id=t2", "value": true, "note": "by hand"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = common::rb(&db, &["import", page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "ward",
+            "--dialect",
+            "postgres",
+            "--overrides",
+            "--override-keys",
+            "fields",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("CREATE TABLE \"overrides\" (\n  \"source_site\" TEXT,\n  \"source_patientNo\" BIGINT,\n  \"target_id\" TEXT,")
+            && out.contains("('BER', 1, 't2', TRUE, 'by hand')")
+            && !out.contains("Patients"),
+        "{out}"
+    );
+    let (code, out, _) = common::rb(&db, &["sql", "ward", "--dialect", "sqlite", "--overrides"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("('site=BER|patientNo=1', 'id=t2', TRUE, 'by hand')"),
+        "{out}"
+    );
+    // The query reads the same table by the same keys.
+    let (code, q, _) = common::rb(
+        &db,
+        &[
+            "sql",
+            "ward",
+            "--dialect",
+            "postgres",
+            "--override-keys",
+            "fields",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        q.contains("ov.\"source_site\" IS NOT DISTINCT FROM o.rb_sk0")
+            && q.contains("ov.\"source_patientNo\" IS NOT DISTINCT FROM o.rb_sk1"),
+        "{q}"
+    );
+    let (code, _, err) = common::rb(
+        &db,
+        &["sql", "ward", "--dialect", "sqlite", "--overrides", "--all"],
+    );
+    assert_eq!(code, 2, "{err}");
+}

@@ -165,3 +165,34 @@ fn postgres_partial_compilation() {
     let (pairs, open) = partial_on(Dialect::Postgres, 20);
     assert!(open > 50 && pairs - open > 50, "{open} open of {pairs}");
 }
+
+/// Overrides keyed by the rows' key fields (`--override-keys fields`) on an engine.
+fn by_key_fields(dialect: Dialect) -> usize {
+    use rulebench::app::types::OverrideKeys;
+    let by_fields =
+        |r: &mut rulebench::app::sql::SqlRequest| r.override_keys = OverrideKeys::Fields;
+    let mut pairs = 0;
+    for page in sample_pages().into_iter().chain(regression_pages()) {
+        pairs += common::sql::differential_with(&page, dialect, by_fields);
+    }
+    for seed in 1..=15 {
+        pairs += common::sql::differential_with(
+            &parse(&random_page(seed, 6, 9, 12)),
+            dialect,
+            by_fields,
+        );
+    }
+    pairs
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_overrides_by_key_fields() {
+    assert!(by_key_fields(Dialect::Duckdb) > 15 * 54);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_overrides_by_key_fields() {
+    assert!(by_key_fields(Dialect::Postgres) > 15 * 54);
+}

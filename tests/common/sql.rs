@@ -209,7 +209,17 @@ pub fn page_sql(page: &Page, dialect: Dialect) -> (String, String) {
 /// Runs a page's query on a dialect's engine and compares every pair with the engine:
 /// returns the number of pairs compared.
 pub fn differential(page: &Page, dialect: Dialect) -> usize {
-    let (data, query) = page_sql(page, dialect);
+    differential_with(page, dialect, |_| {})
+}
+
+/// As [`differential`], with the request changed by `change` (for the data and the
+/// query alike).
+pub fn differential_with(page: &Page, dialect: Dialect, change: impl Fn(&mut SqlRequest)) -> usize {
+    let mut request = SqlRequest::new(dialect);
+    request.all = true;
+    change(&mut request);
+    let query = App::sql_query_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
+    let data = App::sql_data_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
     let table = match dialect {
         Dialect::Sqlite => run_sqlite(&data, &query),
         other => run_external(other, &data, &query),

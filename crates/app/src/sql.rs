@@ -24,6 +24,8 @@ pub struct SqlRequest {
     pub map: Vec<String>,
     /// Compile the rules that translate; the others are NULL columns.
     pub partial: bool,
+    /// How the overrides table names its pairs.
+    pub override_keys: sql::OverrideKeys,
 }
 
 impl SqlRequest {
@@ -38,6 +40,7 @@ impl SqlRequest {
             long: false,
             map: Vec::new(),
             partial: false,
+            override_keys: sql::OverrideKeys::Strings,
         }
     }
 
@@ -58,6 +61,7 @@ impl SqlRequest {
         o.selection = self.all;
         o.long = self.long;
         o.partial = self.partial;
+        o.override_keys = self.override_keys;
         if let Some(needle) = &self.select {
             let row = App::find_row(page, Side::Source, needle)?;
             o.select = Some(page.source.row_key(&page.source.rows[row]));
@@ -253,6 +257,28 @@ impl App {
                 .unwrap_or_else(|| "overrides".into()),
         );
         sql::data(page, &options).map_err(|e| invalid(page, request.dialect, &[e]))
+    }
+
+    /// The DDL and rows of the page's overrides table alone.
+    pub fn sql_overrides(&self, spec: &str, request: &SqlRequest) -> Result<String> {
+        let (page, _) = self.page_spec(spec)?;
+        let mut options = request.options(&page)?;
+        options.overrides_table = Some(
+            request
+                .overrides_table
+                .clone()
+                .unwrap_or_else(|| "overrides".into()),
+        );
+        let mut text = format!(
+            "-- rulebench: the overrides of page {} for {}.\n",
+            rulebench_core::text::sanitize(&page.id),
+            request.dialect.name()
+        );
+        text.push_str(
+            &sql::overrides_data(&page, &options)
+                .map_err(|e| invalid(&page, request.dialect, &[e]))?,
+        );
+        Ok(text)
     }
 
     /// Per rule: whether it translates to a dialect, and why not.

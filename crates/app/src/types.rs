@@ -14,7 +14,7 @@ pub use rulebench_core::model::{
     RecommendationStrategy, RequiredMode, Row, Rule, SelectionPolicy, Side,
 };
 pub use rulebench_core::result::{FeatureKeys, Names, Needs, SelectionResult};
-pub use rulebench_core::sql::Dialect;
+pub use rulebench_core::sql::{Dialect, OverrideKeys};
 pub use rulebench_core::validate::DatasetSchema;
 pub use rulebench_core::validate::PAGE_SCHEMA;
 pub use rulebench_core::verdict::{DeviceVerdict, FULL, Reason, Verdict};

@@ -23,6 +23,14 @@ pub struct Args {
     /// Print the DDL and the rows of the page's datasets and overrides instead
     #[arg(long)]
     pub data: bool,
+    /// Print the DDL and the rows of the page's overrides table alone instead
+    #[arg(long, conflicts_with_all = ["data", "select", "all", "long", "partial"])]
+    pub overrides: bool,
+    /// How the overrides table names a pair: `strings` (source_key, target_key: the
+    /// rows' key strings, `site=BER|patientNo=1`) or `fields` (a column per key field:
+    /// source_site, source_patientNo, target_id)
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = OverrideKeysArg::Strings)]
+    pub override_keys: OverrideKeysArg,
     /// The long shape: a row per (source, target, rule) with the rule's outcome
     /// (source_key, target_key, target_id, rule_id, passed), whose columns do not move
     /// when rules are added or renamed
@@ -52,6 +60,22 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
+/// `--override-keys`, as the command line spells it.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverrideKeysArg {
+    Strings,
+    Fields,
+}
+
+impl From<OverrideKeysArg> for crate::app::types::OverrideKeys {
+    fn from(a: OverrideKeysArg) -> Self {
+        match a {
+            OverrideKeysArg::Strings => Self::Strings,
+            OverrideKeysArg::Fields => Self::Fields,
+        }
+    }
+}
+
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     let Args {
         page,
@@ -59,6 +83,8 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         select,
         all,
         data,
+        overrides,
+        override_keys,
         long,
         map,
         partial,
@@ -78,8 +104,11 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         long,
         map,
         partial,
+        override_keys: override_keys.into(),
     };
-    let text = if data {
+    let text = if overrides {
+        app.sql_overrides(&page, &request)?
+    } else if data {
         app.sql_data(&page, &request)?
     } else {
         let query = app.sql_query(&page, &request)?;

@@ -235,6 +235,15 @@ impl Dialect {
         }
     }
 
+    /// `a` equals `b`, NULL equal to NULL (never NULL).
+    pub fn same(self, a: &str, b: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{a} IS {b}"),
+            Dialect::Duckdb | Dialect::Postgres => format!("{a} IS NOT DISTINCT FROM {b}"),
+            Dialect::Spark => format!("{a} <=> {b}"),
+        }
+    }
+
     pub fn int_to_text(self, e: &str) -> String {
         match self {
             Dialect::Spark => format!("CAST({e} AS STRING)"),

@@ -55,6 +55,28 @@ pub struct Options {
     /// such a rule could change them. Problems of the page itself (its keys, priority,
     /// names) still fail.
     pub partial: bool,
+    /// How the overrides table names its pairs.
+    pub override_keys: OverrideKeys,
+}
+
+/// How the overrides table names a pair: by rulebench's key strings, or by the rows'
+/// key fields themselves (a column per key field and side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::VariantArray, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
+pub enum OverrideKeys {
+    /// `source_key`, `target_key`: the engine's key strings (`site=BER|patientNo=1`).
+    #[default]
+    Strings,
+    /// `source_<field>`, …, `target_<field>`, …: the key fields' values, typed as the
+    /// datasets' tables type them; NULL matches NULL.
+    Fields,
+}
+
+impl OverrideKeys {
+    /// The overrides table's column for a side's key field (`source_site`).
+    pub fn column(side: Side, field: &str) -> String {
+        format!("{}_{field}", side.name())
+    }
 }
 
 /// A compiled query, and the rules it leaves out (partial compilation only).
@@ -86,6 +108,7 @@ impl Options {
             long: false,
             columns: Default::default(),
             partial: false,
+            override_keys: OverrideKeys::Strings,
         }
     }
 }
@@ -321,6 +344,14 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
             ident(&rule.id)
         );
     }
+    let by_fields = o.override_keys == OverrideKeys::Fields && o.overrides_table.is_some();
+    if by_fields {
+        for (side, alias) in [(Side::Source, "s"), (Side::Target, "t")] {
+            for i in 0..page.dataset(side).key.len() {
+                let _ = write!(q, ",\n    {alias}.rb_k{i} AS rb_{alias}k{i}");
+            }
+        }
+    }
     q.push_str("\n  FROM source_rows AS s\n  CROSS JOIN target_rows AS t\n),\n");
 
     // The tally: passes counted per distinct weight, then Σ weight × count (the engine's
@@ -435,11 +466,23 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
         }
     );
     if let Some(table) = &o.overrides_table {
-        let _ = writeln!(
-            q,
-            "  LEFT JOIN {} AS ov\n    ON ov.source_key = o.rb_source AND ov.target_key = o.rb_target",
-            d.table_ident(table)
-        );
+        let on = if by_fields {
+            // Each key field's value, NULL matching NULL (an absent key field is part
+            // of the key, as in the engine).
+            let mut terms = Vec::new();
+            for (side, alias) in [(Side::Source, "s"), (Side::Target, "t")] {
+                for (i, field) in page.dataset(side).key.iter().enumerate() {
+                    terms.push(d.same(
+                        &format!("ov.{}", d.ident(&OverrideKeys::column(side, field))),
+                        &format!("o.rb_{alias}k{i}"),
+                    ));
+                }
+            }
+            terms.join("\n      AND ")
+        } else {
+            "ov.source_key = o.rb_source AND ov.target_key = o.rb_target".to_owned()
+        };
+        let _ = writeln!(q, "  LEFT JOIN {} AS ov\n    ON {on}", d.table_ident(table));
     }
     q.push_str("),\n");
 
@@ -847,6 +890,17 @@ fn rows_cte(
         let value = effective_value(&field);
         let _ = write!(out, ",\n    {value} AS {}", d.ident(&field));
     }
+    if o.override_keys == OverrideKeys::Fields && o.overrides_table.is_some() {
+        // The key fields as stored, for the overrides keyed by them.
+        for (i, field) in ds.key.iter().enumerate() {
+            let value = match raw.kind(field) {
+                _ if !raw.columns.contains(field) => "NULL".to_owned(),
+                Kind::Int => d.to_bigint(&col(field)),
+                _ => read(field),
+            };
+            let _ = write!(out, ",\n    {value} AS rb_k{i}");
+        }
+    }
     let mut from = format!("\n  FROM {}", d.table_ident(table));
     if out.contains("rb_key_raw") {
         // Patches name rows by key: the key is computed once, in a subquery.
@@ -943,39 +997,106 @@ pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
             );
         }
     }
-    if let Some(table) = &o.overrides_table {
-        let cols = [
-            format!("  source_key {}", d.column_type(&Kind::Text)),
-            format!("  target_key {}", d.column_type(&Kind::Text)),
-            format!("  value {}", d.column_type(&Kind::Bool)),
-            format!("  note {}", d.column_type(&Kind::Text)),
-        ];
-        let _ = writeln!(
-            out,
-            "\n-- overrides: one row per (source key, target key)\n{}",
-            d.create_table(table, &cols.join(",\n"))
-        );
-        let rows = override_rows(page);
-        if !rows.is_empty() {
-            let values: Vec<String> = rows
+    if o.overrides_table.is_some() {
+        out.push_str(&overrides_data(page, o)?);
+    }
+    Ok(out)
+}
+
+/// The DDL and the rows of the overrides table alone (`sql --overrides`), keyed as
+/// [`Options::override_keys`] says.
+pub fn overrides_data(page: &Page, o: &Options) -> Result<String, SqlError> {
+    let d = o.dialect;
+    let table = o.overrides_table.as_deref().unwrap_or("overrides");
+    let rows = override_rows(page);
+    let mut out = String::new();
+    // The key columns (name, type), and each override's values for them.
+    let (key_columns, key_values): (Vec<(String, &str)>, Vec<Vec<String>>) = match o.override_keys {
+        OverrideKeys::Strings => (
+            vec![
+                ("source_key".to_owned(), d.column_type(&Kind::Text)),
+                ("target_key".to_owned(), d.column_type(&Kind::Text)),
+            ],
+            rows.iter()
+                .map(|(s, t, _, _)| vec![d.string(s), d.string(t)])
+                .collect(),
+        ),
+        OverrideKeys::Fields => {
+            let mut columns = Vec::new();
+            let mut per_side = Vec::new();
+            for side in [Side::Source, Side::Target] {
+                let ds = page.dataset(side);
+                let schema = Schema::of(ds, false);
+                let by_key: std::collections::HashMap<String, &super::model::Row> =
+                    ds.rows.iter().map(|r| (ds.row_key(r), r)).collect();
+                for (i, field) in ds.key.iter().enumerate() {
+                    let name = OverrideKeys::column(side, field);
+                    d.check_ident(&name).map_err(|why| {
+                        SqlError::page(
+                            format!("/{}/key/{i}", side.name()),
+                            format!("column `{name}`: {why}"),
+                        )
+                    })?;
+                    columns.push((d.ident(&name), d.column_type(&schema.kind(field))));
+                }
+                per_side.push((ds, schema, by_key));
+            }
+            let values = rows
                 .iter()
-                .map(|(s, t, v, n)| {
-                    format!(
-                        "  ({}, {}, {}, {})",
-                        d.string(s),
-                        d.string(t),
-                        d.bool(*v),
-                        n.as_deref().map_or("NULL".to_owned(), |n| d.string(n))
-                    )
+                .map(|(s, t, _, _)| {
+                    let mut values = Vec::new();
+                    for ((ds, schema, by_key), key) in per_side.iter().zip([s, t]) {
+                        for field in &ds.key {
+                            values.push(match by_key.get(key).and_then(|r| r.get(field)) {
+                                None | Some(Value::Null) => "NULL".to_owned(),
+                                Some(v) => expr::stored(d, v, &schema.kind(field)),
+                            });
+                        }
+                    }
+                    values
                 })
                 .collect();
-            let _ = writeln!(
-                out,
-                "INSERT INTO {} (source_key, target_key, value, note) VALUES\n{};",
-                d.ident(table),
-                values.join(",\n")
-            );
+            (columns, values)
         }
+    };
+    let names: Vec<&str> = key_columns.iter().map(|(n, _)| n.as_str()).collect();
+    let cols: Vec<String> = key_columns
+        .iter()
+        .map(|(n, t)| format!("  {n} {t}"))
+        .chain([
+            format!("  value {}", d.column_type(&Kind::Bool)),
+            format!("  note {}", d.column_type(&Kind::Text)),
+        ])
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n-- overrides: one row per (source, target), by {}\n{}",
+        match o.override_keys {
+            OverrideKeys::Strings => "the rows' keys",
+            OverrideKeys::Fields => "the rows' key fields",
+        },
+        d.create_table(table, &cols.join(",\n"))
+    );
+    if !rows.is_empty() {
+        let values: Vec<String> = rows
+            .iter()
+            .zip(&key_values)
+            .map(|((_, _, v, n), keys)| {
+                format!(
+                    "  ({}, {}, {})",
+                    keys.join(", "),
+                    d.bool(*v),
+                    n.as_deref().map_or("NULL".to_owned(), |n| d.string(n))
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "INSERT INTO {} ({}, value, note) VALUES\n{};",
+            d.ident(table),
+            names.join(", "),
+            values.join(",\n")
+        );
     }
     Ok(out)
 }

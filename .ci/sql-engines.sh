@@ -37,6 +37,25 @@ else
   python3 -m pip install --quiet "duckdb==$DUCKDB_VERSION" "psycopg[binary]==$PSYCOPG_VERSION"
 fi
 
+# --- 1b. dbt with its DuckDB adapter, in a venv of its own ----------------------
+# (tests/sql_engines.rs `duckdb_dbt_model_is_the_engine` runs the README's dbt example.)
+DBT_CORE_VERSION=1.10.23
+DBT_DUCKDB_VERSION=1.10.1
+DBT_VENV=${RULEBENCH_DBT_VENV:-$(cd "$(dirname "$0")/.." && pwd)/target/dbt-venv}
+if [ -x "$DBT_VENV/bin/dbt" ] && "$DBT_VENV/bin/dbt" --version 2>/dev/null | grep -q "installed: $DBT_CORE_VERSION"; then
+  step "dbt: $DBT_CORE_VERSION already in $DBT_VENV"
+else
+  step "dbt: installing dbt-core==$DBT_CORE_VERSION dbt-duckdb==$DBT_DUCKDB_VERSION into $DBT_VENV"
+  if ! python3 -m venv "$DBT_VENV" 2>/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq python3-venv >/dev/null
+    python3 -m venv "$DBT_VENV"
+  fi
+  "$DBT_VENV/bin/pip" install --quiet "dbt-core==$DBT_CORE_VERSION" \
+    "dbt-duckdb==$DBT_DUCKDB_VERSION" "duckdb==$DUCKDB_VERSION"
+fi
+
 # --- 2. PostgreSQL server binaries -------------------------------------------
 # Debian puts the server binaries in /usr/lib/postgresql/<major>/bin (not on
 # PATH); /usr/bin has only the client wrappers. Pick the newest major.

@@ -54,6 +54,9 @@ Output (stdout):
 --timing: print the wall seconds of engine start, data loading and the query
     to stderr, as one line: `timing: start=S load=S query=S`.
 
+--database FILE: duckdb only: run on this database file (made if need be)
+    instead of a fresh in-memory one; what the scripts create stays there.
+
 --query-only: for scale runs. Prints only the row count (stdout) and the
     timings (stderr), without turning every row into Python objects:
       duckdb    SELECT count(*), bit_xor(hash(q)) FROM (<query>) q. Hashing the
@@ -245,10 +248,10 @@ class SqliteEngine:
 
 
 class DuckdbEngine:
-    def __init__(self):
+    def __init__(self, database=None):
         import duckdb
 
-        self.con = duckdb.connect(":memory:")
+        self.con = duckdb.connect(database or ":memory:")
 
     def run(self, stmt):
         self.con.execute(stmt)
@@ -425,6 +428,8 @@ def main(argv=None) -> int:
                     help="print start/load/query wall seconds to stderr")
     ap.add_argument("--query-only", action="store_true",
                     help="scale runs: print the row count and timings only")
+    ap.add_argument("--database", metavar="FILE",
+                    help="duckdb only: this database file instead of a fresh one in memory")
     args = ap.parse_args(argv)
 
     # Read and split everything before starting an engine.
@@ -438,7 +443,12 @@ def main(argv=None) -> int:
     engine = None
     try:
         try:
-            engine = ENGINES[args.dialect]()
+            if args.database:
+                if args.dialect != "duckdb":
+                    raise SystemExit("sqlrun: --database is for duckdb only")
+                engine = ENGINES[args.dialect](args.database)
+            else:
+                engine = ENGINES[args.dialect]()
         except ImportError as e:
             raise SystemExit(f"sqlrun: {args.dialect}: cannot import the engine: {e}")
         t1 = time.perf_counter()

@@ -618,6 +618,28 @@ fn mapped_columns_and_qualified_tables_mean_the_same() {
     };
     let query = App::sql_query_of(&page, &mapped).unwrap();
     assert!(query.contains("FROM \"main\".\"source\""), "{query}");
+    // The same mappings from a file (comments and blank lines apart), a `--map` winning
+    // over the file's line for the same field.
+    let from_file = SqlRequest {
+        all: true,
+        source_table: Some("main.source".into()),
+        map_file: Some((
+            "names.map".into(),
+            "# the warehouse's names\nsource.needsStreaming = needs_streaming\n\ntarget.supportsStreaming=supports_streaming\ntarget.id=wrong\n".into(),
+        )),
+        map: vec!["target.id=model_id".into()],
+        ..SqlRequest::new(Dialect::Sqlite)
+    };
+    assert_eq!(App::sql_query_of(&page, &from_file).unwrap(), query);
+    let bad_line = SqlRequest {
+        map_file: Some(("names.map".into(), "# ok\nsource.needsStreamin=x\n".into())),
+        ..SqlRequest::new(Dialect::Sqlite)
+    };
+    let e = App::sql_query_of(&page, &bad_line).unwrap_err().to_string();
+    assert!(
+        e.starts_with("names.map:2: --map `source.needsStreamin=x`"),
+        "{e}"
+    );
     let got = run_sqlite(&renamed, &query);
     assert_eq!(got.columns, expected.columns);
     let mut a = got.rows.clone();
@@ -765,4 +787,120 @@ fn the_overrides_table_alone() {
         &["sql", "ward", "--dialect", "sqlite", "--overrides", "--all"],
     );
     assert_eq!(code, 2, "{err}");
+}
+
+/// `sql --dbt DIR`: the model (tables as `ref`/`source`, the rest literal to Jinja) and
+/// its properties (every column, tests); names dbt cannot take are refused.
+#[test]
+fn the_query_as_a_dbt_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let rule = dir.path().join("rule.json");
+    std::fs::write(
+        &rule,
+        json!({"id": "braces", "name": "Braces", "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% y %} {# z #}"]}}).to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = common::rb(
+        &db,
+        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let models = dir.path().join("models");
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "postgres",
+            "--all",
+            "--dbt",
+            models.to_str().unwrap(),
+            "--source-table",
+            "wh.applicants",
+            "--target-table",
+            "products",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("wrote the dbt model loan_eligibility_verdicts"),
+        "{err}"
+    );
+    let sql = std::fs::read_to_string(models.join("loan_eligibility_verdicts.sql")).unwrap();
+    assert!(
+        sql.starts_with("{{ config(materialized='table') }}\n-- rulebench: page loan-eligibility"),
+        "{sql}"
+    );
+    assert!(
+        sql.contains("FROM {{ source('wh', 'applicants') }}")
+            && sql.contains("FROM {{ ref('products') }}"),
+        "{sql}"
+    );
+    // The constant's braces are printed by Jinja expressions, never opened as tags.
+    assert!(
+        sql.contains("'{{ '{{' }} x }} {{ '{%' }} y %} {{ '{#' }} z #}'"),
+        "{sql}"
+    );
+    let yml = std::fs::read_to_string(models.join("loan_eligibility_verdicts.yml")).unwrap();
+    for needle in [
+        "  - name: loan_eligibility_verdicts\n",
+        "      - name: \"braces\"\n        description: \"Braces\"\n",
+        "      - name: \"verdict\"\n        description: \"2 full, 1 partial, 0 not compatible\"\n        data_tests:\n          - not_null\n          - accepted_values:\n              values: [0, 1, 2]\n              quote: false\n",
+        "      - name: \"recommended_target\"",
+    ] {
+        assert!(yml.contains(needle), "{needle}\n{yml}");
+    }
+    // Named, long, and what dbt cannot name.
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--long",
+            "--dbt",
+            models.to_str().unwrap(),
+            "--dbt-model",
+            "loan_pairs",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let yml = std::fs::read_to_string(models.join("loan_pairs.yml")).unwrap();
+    assert!(
+        yml.contains("      - name: \"rule_id\"") && yml.contains("\"braces\"]"),
+        "{yml}"
+    );
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--dbt",
+            models.to_str().unwrap(),
+            "--source-table",
+            "a.b.c",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--source-table `a.b.c`"), "{err}");
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--dbt",
+            models.to_str().unwrap(),
+            "--dbt-model",
+            "no-dash",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("letters, digits and `_`"), "{err}");
 }

@@ -196,3 +196,149 @@ fn duckdb_overrides_by_key_fields() {
 fn postgres_overrides_by_key_fields() {
     assert!(by_key_fields(Dialect::Postgres) > 15 * 54);
 }
+
+/// The dbt program: `$RULEBENCH_DBT`, else the one `.ci/sql-engines.sh` installs
+/// (`target/dbt-venv`), else `dbt` on the PATH.
+fn dbt() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("RULEBENCH_DBT") {
+        return p.into();
+    }
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dbt-venv/bin/dbt");
+    if venv.exists() {
+        return venv;
+    }
+    "dbt".into()
+}
+
+/// The README's dbt example on DuckDB: the page's rows loaded, `sql --dbt` writes the
+/// model and its properties into the example project, `dbt run` builds it and `dbt
+/// test` passes; the model's rows are the engine's, pair by pair. A rule's string
+/// constant holding `{{` and `{%` reaches the SQL as it is (escaped for Jinja).
+#[test]
+#[ignore = "needs dbt-duckdb (.ci/sql-engines.sh installs it in target/dbt-venv)"]
+fn duckdb_dbt_model_is_the_engine() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let project = dir.path().join("project");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/dbt");
+    std::fs::create_dir_all(project.join("models")).unwrap();
+    for file in ["dbt_project.yml", "profiles.yml", "models/sources.yml"] {
+        std::fs::copy(example.join(file), project.join(file)).unwrap();
+    }
+    let rule = dir.path().join("rule.json");
+    std::fs::write(
+        &rule,
+        serde_json::json!({"id": "jinja", "name": "Not {{ jinja }}",
+            "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% if %} {# c #}"]}})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = common::rb(
+        &db,
+        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    // The rows, as tables `applicants` and `products` in the model's database.
+    let (code, tables, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--data",
+            "--source-table",
+            "applicants",
+            "--target-table",
+            "products",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let database = dir.path().join("loans.duckdb");
+    let load = |data: &str, query: &str| {
+        let (d, q) = (dir.path().join("load.sql"), dir.path().join("query.sql"));
+        std::fs::write(&d, data).unwrap();
+        std::fs::write(&q, query).unwrap();
+        let out = Command::new("python3")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sqlrun.py"))
+            .args(["--dialect", "duckdb", "--database"])
+            .arg(&database)
+            .arg("--data")
+            .arg(&d)
+            .arg("--query")
+            .arg(&q)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    load(&tables, "SELECT 1");
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--all",
+            "--dbt",
+            project.join("models").to_str().unwrap(),
+            "--source-table",
+            "loans.applicants",
+            "--target-table",
+            "loans.products",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let model =
+        std::fs::read_to_string(project.join("models/loan_eligibility_verdicts.sql")).unwrap();
+    assert!(
+        model.contains("FROM {{ source('loans', 'applicants') }}"),
+        "{model}"
+    );
+    for step in ["run", "test"] {
+        let out = Command::new(dbt())
+            .arg(step)
+            .arg("--profiles-dir")
+            .arg(&project)
+            .arg("--project-dir")
+            .arg(&project)
+            .env("RULEBENCH_DBT_DATABASE", &database)
+            .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+            .output()
+            .unwrap_or_else(|e| panic!("dbt {step} does not start ({}): {e}", dbt().display()));
+        assert!(
+            out.status.success(),
+            "dbt {step}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rows = load("", "SELECT * FROM loan_eligibility_verdicts");
+    let table = common::sql::Table {
+        columns: rows["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_owned())
+            .collect(),
+        rows: rows["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_array().unwrap().clone())
+            .collect(),
+    };
+    let (code, page, _) = common::rb(&db, &["export", "loan-eligibility"]);
+    assert_eq!(code, 0);
+    let page = parse(&page);
+    let got = common::sql::sql_pairs(&page, &table);
+    let want = common::sql::engine_pairs(&page);
+    assert_eq!(got, want);
+    assert!(got.len() > 50, "{}", got.len());
+}

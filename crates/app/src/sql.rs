@@ -26,6 +26,9 @@ pub struct SqlRequest {
     pub partial: bool,
     /// How the overrides table names its pairs.
     pub override_keys: sql::OverrideKeys,
+    /// A mapping file (its name, its text): a `side.field=column` per line, `#`
+    /// comments and blank lines apart; `--map` given too wins.
+    pub map_file: Option<(String, String)>,
 }
 
 impl SqlRequest {
@@ -41,6 +44,7 @@ impl SqlRequest {
             map: Vec::new(),
             partial: false,
             override_keys: sql::OverrideKeys::Strings,
+            map_file: None,
         }
     }
 
@@ -86,11 +90,24 @@ impl SqlRequest {
                 checked.map_err(|why| AppError::Usage(format!("{what} `{name}`: {why}")))?;
             }
         }
-        for spec in &self.map {
-            let (side, field, column) = read_map(page, spec)?;
+        // The file's lines first, so that `--map` wins; an error names the line.
+        let file_lines = self.map_file.iter().flat_map(|(name, text)| {
+            text.lines().enumerate().filter_map(move |(i, line)| {
+                let line = line.trim();
+                (!line.is_empty() && !line.starts_with('#'))
+                    .then(|| (Some(format!("{name}:{}", i + 1)), line))
+            })
+        });
+        let flags = self.map.iter().map(|spec| (None, spec.as_str()));
+        for (place, spec) in file_lines.chain(flags) {
+            let at = |e: AppError| match (&place, e) {
+                (Some(place), AppError::Usage(m)) => AppError::Usage(format!("{place}: {m}")),
+                (_, e) => e,
+            };
+            let (side, field, column) = read_map(page, spec).map_err(at)?;
             self.dialect
                 .check_ident(&column)
-                .map_err(|why| AppError::Usage(format!("--map `{spec}`: {why}")))?;
+                .map_err(|why| at(AppError::Usage(format!("--map `{spec}`: {why}"))))?;
             o.columns.insert((side, field), column);
         }
         Ok(o)
@@ -227,8 +244,19 @@ impl App {
 
     /// The one compilation of a query, its header naming `revision` when known.
     fn compile(page: &Page, request: &SqlRequest, revision: Option<i64>) -> Result<SqlQuery> {
+        Self::compile_with(page, request, revision, |_| {})
+    }
+
+    /// As [`App::compile`], with the options changed by `tweak` last.
+    fn compile_with(
+        page: &Page,
+        request: &SqlRequest,
+        revision: Option<i64>,
+        tweak: impl FnOnce(&mut Options),
+    ) -> Result<SqlQuery> {
         let mut options = request.options(page)?;
         options.provenance = revision.map(|r| (r, env!("CARGO_PKG_VERSION").to_owned()));
+        tweak(&mut options);
         let compiled =
             sql::query(page, &options).map_err(|e| invalid(page, request.dialect, &e))?;
         Ok(SqlQuery {
@@ -257,6 +285,104 @@ impl App {
                 .unwrap_or_else(|| "overrides".into()),
         );
         sql::data(page, &options).map_err(|e| invalid(page, request.dialect, &[e]))
+    }
+
+    /// The page's query as a dbt model: its SQL, where each table is a `{{ ref('name') }}`
+    /// (a plain name) or a `{{ source('schema', 'table') }}` (a qualified one), and its
+    /// properties file (`schema.yml`: the model's columns with tests).
+    pub fn sql_dbt(
+        &self,
+        spec: &str,
+        request: &SqlRequest,
+        model: Option<&str>,
+    ) -> Result<DbtModel> {
+        let (page, revision) = self.page_spec(spec)?;
+        let name = match model {
+            Some(m) => m.to_owned(),
+            None => format!(
+                "{}_verdicts",
+                page.id
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    })
+                    .collect::<String>()
+            ),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(AppError::Usage(format!(
+                "--dbt-model `{name}`: a dbt model's name is letters, digits and `_`"
+            )));
+        }
+        // Each table by a token the SQL cannot hold otherwise, replaced by its Jinja call
+        // once the rest of the text is escaped for Jinja.
+        let options = request.options(&page)?;
+        let mut tables: Vec<(String, String)> = Vec::new();
+        for (what, table) in [
+            ("--source-table", Some(&options.source_table)),
+            ("--target-table", Some(&options.target_table)),
+            ("--overrides-table", options.overrides_table.as_ref()),
+        ] {
+            let Some(table) = table else { continue };
+            let quote = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"));
+            let jinja = match table.split('.').collect::<Vec<_>>().as_slice() {
+                [model] => format!("{{{{ ref({}) }}}}", quote(model)),
+                [source, table] => format!("{{{{ source({}, {}) }}}}", quote(source), quote(table)),
+                _ => {
+                    return Err(AppError::Usage(format!(
+                        "{what} `{table}`: in a dbt model a table is a model (`clients`: ref) or a source's table (`wh.clients`: source)"
+                    )));
+                }
+            };
+            tables.push((format!("rb_dbt_table_{}", tables.len()), jinja));
+        }
+        let tokens: Vec<String> = tables.iter().map(|(t, _)| t.clone()).collect();
+        let query = Self::compile_with(&page, request, Some(revision), |o| {
+            o.verbatim_tables = true;
+            o.source_table = tokens[0].clone();
+            o.target_table = tokens[1].clone();
+            if o.overrides_table.is_some() {
+                o.overrides_table = Some(tokens[2].clone());
+            }
+        })?;
+        let mut sql = format!(
+            "{{{{ config(materialized='table') }}}}\n{}",
+            jinja_escape(&query.text)
+        );
+        for (token, jinja) in &tables {
+            sql = sql.replace(token.as_str(), jinja);
+        }
+        let yml = dbt_properties(&page, request, &name, revision);
+        Ok(DbtModel { name, sql, yml })
+    }
+
+    /// The page's dbt model written into `dir` (made if need be) as `NAME.sql` and
+    /// `NAME.yml`, each whole or not at all.
+    pub fn write_dbt_model(
+        &self,
+        spec: &str,
+        request: &SqlRequest,
+        model: Option<&str>,
+        dir: &std::path::Path,
+    ) -> Result<DbtWritten> {
+        let m = self.sql_dbt(spec, request, model)?;
+        std::fs::create_dir_all(dir).map_err(|source| AppError::Io {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let (sql, yml) = (
+            dir.join(format!("{}.sql", m.name)),
+            dir.join(format!("{}.yml", m.name)),
+        );
+        self.export_file(&sql, m.sql.as_bytes())?;
+        self.export_file(&yml, m.yml.as_bytes())?;
+        Ok(DbtWritten {
+            name: m.name,
+            sql,
+            yml,
+        })
     }
 
     /// The DDL and rows of the page's overrides table alone.
@@ -321,6 +447,176 @@ impl App {
     }
 }
 
+/// A page's query as a dbt model (`rulebench sql --dbt`).
+#[derive(Debug, Clone)]
+pub struct DbtModel {
+    /// The model's name (`loan_eligibility_verdicts`): its files are `NAME.sql` and
+    /// `NAME.yml`.
+    pub name: String,
+    pub sql: String,
+    /// The model's properties: its columns, described, with tests.
+    pub yml: String,
+}
+
+/// Where a dbt model was written.
+#[derive(Debug, Clone)]
+pub struct DbtWritten {
+    pub name: String,
+    pub sql: std::path::PathBuf,
+    pub yml: std::path::PathBuf,
+}
+
+/// SQL text made literal for Jinja: every `{{`, `{%` and `{#` is printed by an
+/// expression (`{{ '{{' }}`), so a rule's string constant never opens a tag.
+fn jinja_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '{'
+            && let Some(&next) = chars.peek()
+            && matches!(next, '{' | '%' | '#')
+        {
+            chars.next();
+            out.push_str(&format!("{{{{ '{{{next}' }}}}"));
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The dbt properties file of a page's model: every output column, the rules' names as
+/// descriptions, and tests that hold whatever the data (keys not null, the verdict and
+/// reason in their vocabularies).
+fn dbt_properties(page: &Page, request: &SqlRequest, name: &str, revision: i64) -> String {
+    // YAML's double-quoted scalars take JSON's escapes.
+    let q = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+    let mut out = format!(
+        "version: 2\n\nmodels:\n  - name: {name}\n    description: {}\n    columns:\n",
+        q(&format!(
+            "Verdicts of rulebench page {} at revision {revision} (rulebench {}): {}.",
+            page.id,
+            env!("CARGO_PKG_VERSION"),
+            if request.long {
+                "a row per (source, target, rule) with the rule's outcome"
+            } else {
+                "a row per (source, target) with every rule's outcome, the score, the verdict and its reason"
+            }
+        ))
+    );
+    let column = |out: &mut String, name: &str, description: &str, tests: &[String]| {
+        out.push_str(&format!(
+            "      - name: {}\n        description: {}\n",
+            q(name),
+            q(description)
+        ));
+        if !tests.is_empty() {
+            out.push_str("        data_tests:\n");
+            for t in tests {
+                out.push_str(&format!("          - {t}\n"));
+            }
+        }
+    };
+    let not_null = vec!["not_null".to_owned()];
+    column(&mut out, "source_key", "the source row's key", &not_null);
+    column(&mut out, "target_key", "the target row's key", &not_null);
+    column(&mut out, "target_id", "the target's id", &not_null);
+    let left_out = |id: &str| {
+        request.partial
+            && sql::problems(page, request.dialect)
+                .iter()
+                .any(|e| e.rule.as_deref() == Some(id))
+    };
+    if request.long {
+        let ids: Vec<String> = page
+            .rules
+            .iter()
+            .filter(|r| !left_out(&r.id))
+            .map(|r| q(&r.id))
+            .collect();
+        column(
+            &mut out,
+            "rule_id",
+            "the rule's id",
+            &[
+                "not_null".to_owned(),
+                format!(
+                    "accepted_values:\n              values: [{}]",
+                    ids.join(", ")
+                ),
+            ],
+        );
+        column(
+            &mut out,
+            "passed",
+            "whether the rule passes (NULL: it does not apply)",
+            &[],
+        );
+        return out;
+    }
+    for rule in &page.rules {
+        let description = if left_out(&rule.id) {
+            format!("{} (not translated: NULL)", rule.name)
+        } else {
+            rule.name.clone()
+        };
+        column(&mut out, &rule.id, &description, &[]);
+    }
+    // With rules left out, the verdicts may be NULL.
+    let maybe_null = |mut tests: Vec<String>| {
+        if !request.partial {
+            tests.insert(0, "not_null".to_owned());
+        }
+        tests
+    };
+    column(
+        &mut out,
+        "score",
+        "passed weight / applicable weight",
+        &maybe_null(vec![]),
+    );
+    column(
+        &mut out,
+        "verdict",
+        "2 full, 1 partial, 0 not compatible",
+        &maybe_null(vec![
+            "accepted_values:\n              values: [0, 1, 2]\n              quote: false"
+                .to_owned(),
+        ]),
+    );
+    column(
+        &mut out,
+        "reason",
+        "why the verdict",
+        &maybe_null(vec![format!(
+            "accepted_values:\n              values: [{}]",
+            ["full", "partial", "low-score", "required-fail", "override"]
+                .iter()
+                .map(|r| q(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )]),
+    );
+    if request.all || request.select.is_some() {
+        column(
+            &mut out,
+            "selection_verdict",
+            "the source's selection verdict",
+            &maybe_null(vec![
+                "accepted_values:\n              values: [0, 1, 2]\n              quote: false"
+                    .to_owned(),
+            ]),
+        );
+        column(
+            &mut out,
+            "recommended_target",
+            "the source's recommended target (NULL when its selection verdict is 0)",
+            &[],
+        );
+    }
+    out
+}
+
 /// `side.field=column` read against the page: the side, a field its rows have, and the
 /// column's name; what is not so is a usage error that says which and offers a name.
 fn read_map(page: &Page, spec: &str) -> Result<(Side, String, String)> {
@@ -328,6 +624,8 @@ fn read_map(page: &Page, spec: &str) -> Result<(Side, String, String)> {
     let (name, column) = spec
         .split_once('=')
         .ok_or_else(|| usage("write it as side.field=column, as source.minVcpu=min_vcpu".into()))?;
+    // Blanks around `=` are not part of the names.
+    let (name, column) = (name.trim(), column.trim());
     let (side, field) = name
         .split_once('.')
         .ok_or_else(|| usage("name the side: source.field or target.field".into()))?;

@@ -46,6 +46,10 @@ pub struct Args {
     /// `source.minVcpu=min_vcpu` (repeat for more)
     #[arg(long = "map", value_name = "SIDE.FIELD=COLUMN")]
     pub map: Vec<String>,
+    /// A file of such mappings, one `side.field=column` per line (`#` comments); a
+    /// `--map` given too wins
+    #[arg(long, value_name = "FILE")]
+    pub map_file: Option<String>,
     /// The overrides table's name (source_key, target_key, value); read when the
     /// page has overrides or this is given
     #[arg(long, value_name = "NAME")]
@@ -55,6 +59,14 @@ pub struct Args {
     /// could change them (each rule left out is named on stderr and in the header)
     #[arg(long, conflicts_with = "data")]
     pub partial: bool,
+    /// Write the query as a dbt model into this directory: NAME.sql (each table a
+    /// `{{ ref('name') }}`, or a `{{ source('wh', 'name') }}` for `wh.name`) and NAME.yml
+    /// (its columns, described, with tests)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["data", "overrides", "output"])]
+    pub dbt: Option<PathBuf>,
+    /// The dbt model's name (default: the page's id in snake_case, then `_verdicts`)
+    #[arg(long, value_name = "NAME", requires = "dbt")]
+    pub dbt_model: Option<String>,
     /// Write the SQL here instead of stdout (`-`: stdout)
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -87,7 +99,10 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         override_keys,
         long,
         map,
+        map_file,
         partial,
+        dbt,
+        dbt_model,
         source_table,
         target_table,
         overrides_table,
@@ -105,7 +120,23 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         map,
         partial,
         override_keys: override_keys.into(),
+        map_file: map_file
+            .map(|f| {
+                crate::cli::io::read_arg(&f, crate::cli::MAX_RULE_FILE_BYTES)
+                    .map(|(text, _)| (f, text))
+            })
+            .transpose()?,
     };
+    if let Some(dir) = dbt {
+        let written = app.write_dbt_model(&page, &request, dbt_model.as_deref(), &dir)?;
+        db.status(&format!(
+            "wrote the dbt model {} ({} and {})",
+            written.name,
+            written.sql.display(),
+            written.yml.display()
+        ));
+        return Ok(Exit::Ok);
+    }
     let text = if overrides {
         app.sql_overrides(&page, &request)?
     } else if data {

@@ -57,6 +57,9 @@ pub struct Options {
     pub partial: bool,
     /// How the overrides table names its pairs.
     pub override_keys: OverrideKeys,
+    /// Table names are written as given, unquoted: the caller's text stands for a table
+    /// (a dbt model's `{{ source('wh', 'clients') }}`).
+    pub verbatim_tables: bool,
 }
 
 /// How the overrides table names a pair: by rulebench's key strings, or by the rows'
@@ -91,6 +94,15 @@ pub struct Compiled {
 pub const LONG_COLUMNS: &[&str] = &["source_key", "target_key", "target_id", "rule_id", "passed"];
 
 impl Options {
+    /// A table's name in the query: quoted part by part, or as given.
+    fn table(&self, name: &str) -> String {
+        if self.verbatim_tables {
+            name.to_owned()
+        } else {
+            self.dialect.table_ident(name)
+        }
+    }
+
     /// Whether the query has the selection columns (`--all`, or one source).
     fn with_selection(&self) -> bool {
         self.selection || self.select.is_some()
@@ -109,6 +121,7 @@ impl Options {
             columns: Default::default(),
             partial: false,
             override_keys: OverrideKeys::Strings,
+            verbatim_tables: false,
         }
     }
 }
@@ -482,7 +495,7 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
         } else {
             "ov.source_key = o.rb_source AND ov.target_key = o.rb_target".to_owned()
         };
-        let _ = writeln!(q, "  LEFT JOIN {} AS ov\n    ON {on}", d.table_ident(table));
+        let _ = writeln!(q, "  LEFT JOIN {} AS ov\n    ON {on}", o.table(table));
     }
     q.push_str("),\n");
 
@@ -901,12 +914,12 @@ fn rows_cte(
             let _ = write!(out, ",\n    {value} AS rb_k{i}");
         }
     }
-    let mut from = format!("\n  FROM {}", d.table_ident(table));
+    let mut from = format!("\n  FROM {}", o.table(table));
     if out.contains("rb_key_raw") {
         // Patches name rows by key: the key is computed once, in a subquery.
         from = format!(
             "\n  FROM (SELECT rb_table.*, {key} AS rb_key_raw FROM {} AS rb_table) AS rb_keyed",
-            d.table_ident(table)
+            o.table(table)
         );
     }
     out.push_str(&from);

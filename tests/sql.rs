@@ -904,3 +904,52 @@ fn the_query_as_a_dbt_model() {
     assert_eq!(code, 2);
     assert!(err.contains("letters, digits and `_`"), "{err}");
 }
+
+/// `sql --data-files DIR`: a Parquet file per table and the script that reads them, for
+/// the dialects that read Parquet; the others are told to use `--data`.
+#[test]
+fn the_data_as_parquet_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("rb.db");
+    let out = dir.path().join("tables");
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "llm-chat-clients",
+            "--dialect",
+            "duckdb",
+            "--data-files",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wrote 3 tables as Parquet"), "{err}");
+    let load = std::fs::read_to_string(out.join("load.sql")).unwrap();
+    let abs = std::fs::canonicalize(&out).unwrap();
+    for table in ["source", "target", "overrides"] {
+        let file = abs.join(format!("{table}.parquet"));
+        let bytes = std::fs::read(&file).unwrap();
+        assert_eq!(&bytes[..4], b"PAR1", "{table}");
+        assert!(
+            load.contains(&format!(
+                "CREATE TABLE \"{table}\" AS SELECT * FROM read_parquet('{}');",
+                file.display()
+            )),
+            "{load}"
+        );
+    }
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "llm-chat-clients",
+            "--dialect",
+            "postgres",
+            "--data-files",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--data"), "{err}");
+}

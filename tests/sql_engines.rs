@@ -342,3 +342,21 @@ fn duckdb_dbt_model_is_the_engine() {
     assert_eq!(got, want);
     assert!(got.len() > 50, "{}", got.len());
 }
+
+/// Every page's tables from the Parquet files of `sql --data-files`, read by its load
+/// script (`read_parquet`), pair by pair against the engine.
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_reads_the_data_as_parquet() {
+    let mut pairs = 0;
+    for page in sample_pages().into_iter().chain(regression_pages()) {
+        pairs += common::sql::differential_from_files(&page, Dialect::Duckdb);
+    }
+    for seed in 1..=20 {
+        pairs += common::sql::differential_from_files(
+            &parse(&random_page(seed, 6, 9, 12)),
+            Dialect::Duckdb,
+        );
+    }
+    assert!(pairs > 20 * 54, "{pairs}");
+}

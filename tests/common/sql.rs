@@ -240,6 +240,20 @@ pub fn differential_retyped(page: &Page, dialect: Dialect) -> usize {
     same_pairs(page, dialect, &table, &query)
 }
 
+/// As [`differential`], the tables loaded from the Parquet files of `sql --data-files`
+/// by its load script.
+pub fn differential_from_files(page: &Page, dialect: Dialect) -> usize {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut request = SqlRequest::new(dialect);
+    request.all = true;
+    let files = App::sql_data_files_of(page, &request, dir.path(), &|_| Ok(()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let load = std::fs::read_to_string(&files.script).expect("load.sql");
+    let query = App::sql_query_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
+    let table = run_external(dialect, &load, &query);
+    same_pairs(page, dialect, &table, &query)
+}
+
 /// The page's tables as a warehouse types and names them, as ALTER statements to run
 /// after the data script, and the `--map` specs that name the new columns:
 /// - numbers as `DECIMAL(p, s)`, with a scale that holds every value exactly;

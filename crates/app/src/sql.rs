@@ -385,6 +385,90 @@ impl App {
         })
     }
 
+    /// The page's tables as Parquet files in `dir` (made if need be), one per table
+    /// (`source.parquet`, `target.parquet`, `overrides.parquet`), and the script that
+    /// loads them (`load.sql`: DuckDB's `read_parquet`, Spark's parquet views) by their
+    /// absolute paths. Loads in a blink where an INSERT script takes seconds.
+    pub fn sql_data_files(
+        &self,
+        spec: &str,
+        request: &SqlRequest,
+        dir: &std::path::Path,
+    ) -> Result<DataFiles> {
+        let (page, _) = self.page_spec(spec)?;
+        Self::sql_data_files_of(&page, request, dir, &|path| self.refuse_database_file(path))
+    }
+
+    /// A page's tables as Parquet files and their load script (see
+    /// [`App::sql_data_files`]); `guard` may refuse a path before it is written.
+    pub fn sql_data_files_of(
+        page: &Page,
+        request: &SqlRequest,
+        dir: &std::path::Path,
+        guard: &dyn Fn(&std::path::Path) -> Result<()>,
+    ) -> Result<DataFiles> {
+        let write = |path: &std::path::Path, bytes: &[u8]| -> Result<()> {
+            guard(path)?;
+            super::export::write_atomic(path, bytes)
+        };
+        let read = match request.dialect {
+            Dialect::Duckdb => |d: Dialect, table: &str, path: &str| {
+                format!(
+                    "CREATE TABLE {} AS SELECT * FROM read_parquet({});",
+                    d.ident(table),
+                    d.string(path)
+                )
+            },
+            Dialect::Spark => |d: Dialect, table: &str, path: &str| {
+                format!(
+                    "CREATE OR REPLACE TEMPORARY VIEW {} USING parquet OPTIONS (path {});",
+                    d.ident(table),
+                    d.string(path)
+                )
+            },
+            other => {
+                return Err(AppError::Usage(format!(
+                    "--data-files: {} reads no Parquet files; its data is a script: --data",
+                    other.name()
+                )));
+            }
+        };
+        let mut options = request.options(page)?;
+        options.overrides_table = Some(
+            request
+                .overrides_table
+                .clone()
+                .unwrap_or_else(|| "overrides".into()),
+        );
+        let tables =
+            sql::tables(page, &options).map_err(|e| invalid(page, request.dialect, &[e]))?;
+        let io = |path: &std::path::Path| {
+            let path = path.display().to_string();
+            move |source| AppError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let dir = std::fs::canonicalize(dir).map_err(io(dir))?;
+        let mut load = format!(
+            "-- rulebench: the rows of page {} for {}, from Parquet files.\n",
+            rulebench_core::text::sanitize(&page.id),
+            request.dialect.name()
+        );
+        let mut files = Vec::new();
+        for t in &tables {
+            let path = dir.join(format!("{}.parquet", t.name));
+            write(&path, &parquet_of(t)?)?;
+            load.push_str(&format!(
+                "\n-- {}\n{}\n",
+                rulebench_core::text::sanitize(&t.note),
+                read(request.dialect, &t.name, &path.display().to_string())
+            ));
+            files.push(path);
+        }
+        let script = dir.join("load.sql");
+        write(&script, load.as_bytes())?;
+        Ok(DataFiles { files, script })
+    }
+
     /// The DDL and rows of the page's overrides table alone.
     pub fn sql_overrides(&self, spec: &str, request: &SqlRequest) -> Result<String> {
         let (page, _) = self.page_spec(spec)?;
@@ -456,6 +540,86 @@ pub struct DbtModel {
     pub sql: String,
     /// The model's properties: its columns, described, with tests.
     pub yml: String,
+}
+
+/// Where `--data-files` wrote the tables and the script that loads them.
+#[derive(Debug, Clone)]
+pub struct DataFiles {
+    pub files: Vec<std::path::PathBuf>,
+    pub script: std::path::PathBuf,
+}
+
+/// A table as a Parquet file: each column in the Arrow type of its kind (strings,
+/// 64-bit integers, doubles, booleans, lists of strings); a column of several types,
+/// objects or other arrays as each value's JSON text, as the SQL script stores it.
+fn parquet_of(t: &sql::TableData<'_>) -> Result<Vec<u8>> {
+    use arrow_array::builder::{ListBuilder, StringBuilder};
+    use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
+    use serde_json::Value;
+    use std::sync::Arc;
+    let column = |i: usize| t.rows.iter().map(move |r| r[i].as_ref());
+    let mut arrays: Vec<(String, ArrayRef)> = Vec::new();
+    for (i, (name, kind)) in t.columns.iter().enumerate() {
+        let array: ArrayRef = match kind {
+            sql::Kind::Text => Arc::new(StringArray::from_iter(column(i).map(Value::as_str))),
+            sql::Kind::Int => {
+                let mut values = Vec::with_capacity(t.rows.len());
+                for v in column(i) {
+                    values.push(match v {
+                        Value::Null => None,
+                        v => Some(v.as_i64().ok_or_else(|| {
+                            AppError::Usage(format!(
+                                "--data-files: `{name}` holds {v}, beyond a 64-bit integer"
+                            ))
+                        })?),
+                    });
+                }
+                Arc::new(Int64Array::from(values))
+            }
+            sql::Kind::Num => Arc::new(Float64Array::from_iter(column(i).map(Value::as_f64))),
+            sql::Kind::Bool => Arc::new(BooleanArray::from_iter(column(i).map(Value::as_bool))),
+            sql::Kind::TextArray => {
+                let mut list = ListBuilder::new(StringBuilder::new());
+                for v in column(i) {
+                    match v.as_array() {
+                        Some(items) => {
+                            for item in items {
+                                list.values().append_option(item.as_str());
+                            }
+                            list.append(true);
+                        }
+                        None => list.append(false),
+                    }
+                }
+                Arc::new(list.finish())
+            }
+            sql::Kind::Null | sql::Kind::Mixed(_) | sql::Kind::Other(_) => Arc::new(
+                StringArray::from_iter(column(i).map(|v| (!v.is_null()).then(|| v.to_string()))),
+            ),
+        };
+        arrays.push((name.clone(), array));
+    }
+    if arrays.is_empty() {
+        // A dataset without fields still needs a column (as its CREATE TABLE has).
+        arrays.push((
+            "rb_empty".into(),
+            Arc::new(StringArray::from_iter(t.rows.iter().map(|_| None::<&str>))),
+        ));
+    }
+    let batch = RecordBatch::try_from_iter(arrays)
+        .map_err(|e| AppError::Usage(format!("--data-files: table {}: {e}", t.name)))?;
+    let mut out = Vec::new();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .build();
+    let write = |out: &mut Vec<u8>| -> std::result::Result<(), parquet::errors::ParquetError> {
+        let mut writer = parquet::arrow::ArrowWriter::try_new(out, batch.schema(), Some(props))?;
+        writer.write(&batch)?;
+        writer.close()?;
+        Ok(())
+    };
+    write(&mut out).map_err(|e| AppError::Usage(format!("--data-files: table {}: {e}", t.name)))?;
+    Ok(out)
 }
 
 /// Where a dbt model was written.

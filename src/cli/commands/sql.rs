@@ -23,6 +23,10 @@ pub struct Args {
     /// Print the DDL and the rows of the page's datasets and overrides instead
     #[arg(long)]
     pub data: bool,
+    /// Write the page's tables as Parquet files into DIR instead, with load.sql, the
+    /// script that reads them (duckdb: read_parquet; spark: parquet views)
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["data", "select", "all", "long", "partial", "output"])]
+    pub data_files: Option<PathBuf>,
     /// Print the DDL and the rows of the page's overrides table alone instead
     #[arg(long, conflicts_with_all = ["data", "select", "all", "long", "partial"])]
     pub overrides: bool,
@@ -95,6 +99,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         select,
         all,
         data,
+        data_files,
         overrides,
         override_keys,
         long,
@@ -127,6 +132,15 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             })
             .transpose()?,
     };
+    if let Some(dir) = data_files {
+        let written = app.sql_data_files(&page, &request, &dir)?;
+        db.status(&format!(
+            "wrote {} tables as Parquet and {}",
+            written.files.len(),
+            written.script.display()
+        ));
+        return Ok(Exit::Ok);
+    }
     if let Some(dir) = dbt {
         let written = app.write_dbt_model(&page, &request, dbt_model.as_deref(), &dir)?;
         db.status(&format!(

@@ -940,15 +940,28 @@ fn indent(text: &str, by: usize) -> String {
 // Data: DDL and rows
 // ---------------------------------------------------------------------------------------------
 
-/// The DDL and the rows of the page's datasets and overrides, for a dialect: what the
-/// query reads, so that a page can be loaded anywhere.
-pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
+/// One table the query reads, typed: what `--data` writes, as a SQL script or as files.
+#[derive(Debug, Clone)]
+pub struct TableData<'a> {
+    /// The table's name (`source`, or `--source-table`'s).
+    pub name: String,
+    /// What it holds, for a comment above it: `Clients (12 rows)`.
+    pub note: String,
+    /// The columns, each with its type.
+    pub columns: Vec<(String, Kind)>,
+    /// The rows, a value per column (`Null` for an absent field).
+    pub rows: Vec<Vec<std::borrow::Cow<'a, Value>>>,
+    /// Columns whose names the SQL script writes unquoted (the overrides table's own).
+    pub plain: &'static [&'static str],
+}
+
+/// The tables the query reads: the source rows and the target rows as stored
+/// (defaults and patches are the query's), and the overrides (with
+/// [`Options::overrides_table`]) keyed as [`Options::override_keys`] says.
+pub fn tables<'a>(page: &'a Page, o: &Options) -> Result<Vec<TableData<'a>>, SqlError> {
+    use std::borrow::Cow;
     let d = o.dialect;
-    let mut out = format!(
-        "-- rulebench: the rows of page {} for {}.\n",
-        sanitize(&page.id),
-        d.name()
-    );
+    let mut out = Vec::new();
     for (side, table) in [
         (Side::Source, &o.source_table),
         (Side::Target, &o.target_table),
@@ -973,74 +986,60 @@ pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
                 ));
             }
         }
-        let cols: Vec<String> = schema
-            .columns
-            .iter()
-            .map(|c| format!("  {} {}", d.ident(c), d.column_type(&schema.kind(c))))
-            .collect();
-        let _ = writeln!(
-            out,
-            "\n-- {} ({} rows)\n{}",
-            sanitize(&ds.name),
-            ds.rows.len(),
-            d.create_table(table, &cols.join(",\n"))
-        );
-        let names: Vec<String> = schema.columns.iter().map(|c| d.ident(c)).collect();
-        for chunk in ds.rows.chunks(500) {
-            let rows: Vec<String> = chunk
+        let null: Cow<'a, Value> = Cow::Owned(Value::Null);
+        out.push(TableData {
+            name: table.clone(),
+            note: format!("{} ({} rows)", ds.name, ds.rows.len()),
+            columns: schema
+                .columns
+                .iter()
+                .map(|c| (c.clone(), schema.kind(c)))
+                .collect(),
+            rows: ds
+                .rows
                 .iter()
                 .map(|row| {
-                    let values: Vec<String> = schema
+                    schema
                         .columns
                         .iter()
-                        .map(|c| match row.get(c) {
-                            None | Some(Value::Null) => "NULL".to_owned(),
-                            Some(v) => expr::stored(d, v, &schema.kind(c)),
-                        })
-                        .collect();
-                    format!("  ({})", values.join(", "))
+                        .map(|c| row.get(c).map_or_else(|| null.clone(), Cow::Borrowed))
+                        .collect()
                 })
-                .collect();
-            let _ = writeln!(
-                out,
-                "INSERT INTO {} ({}) VALUES\n{};",
-                d.ident(table),
-                names.join(", "),
-                rows.join(",\n")
-            );
-        }
+                .collect(),
+            plain: &[],
+        });
     }
-    if o.overrides_table.is_some() {
-        out.push_str(&overrides_data(page, o)?);
+    if let Some(table) = &o.overrides_table {
+        out.push(overrides_table(page, o, table)?);
     }
     Ok(out)
 }
 
-/// The DDL and the rows of the overrides table alone (`sql --overrides`), keyed as
-/// [`Options::override_keys`] says.
-pub fn overrides_data(page: &Page, o: &Options) -> Result<String, SqlError> {
+/// The overrides table, keyed as [`Options::override_keys`] says.
+fn overrides_table<'a>(
+    page: &'a Page,
+    o: &Options,
+    table: &str,
+) -> Result<TableData<'a>, SqlError> {
+    use std::borrow::Cow;
     let d = o.dialect;
-    let table = o.overrides_table.as_deref().unwrap_or("overrides");
     let rows = override_rows(page);
-    let mut out = String::new();
-    // The key columns (name, type), and each override's values for them.
-    let (key_columns, key_values): (Vec<(String, &str)>, Vec<Vec<String>>) = match o.override_keys {
-        OverrideKeys::Strings => (
-            vec![
-                ("source_key".to_owned(), d.column_type(&Kind::Text)),
-                ("target_key".to_owned(), d.column_type(&Kind::Text)),
-            ],
-            rows.iter()
-                .map(|(s, t, _, _)| vec![d.string(s), d.string(t)])
-                .collect(),
-        ),
+    let mut columns: Vec<(String, Kind)> = Vec::new();
+    let mut values: Vec<Vec<Cow<'a, Value>>> = vec![Vec::new(); rows.len()];
+    match o.override_keys {
+        OverrideKeys::Strings => {
+            columns.push(("source_key".into(), Kind::Text));
+            columns.push(("target_key".into(), Kind::Text));
+            for ((s, t, _, _), v) in rows.iter().zip(&mut values) {
+                v.push(Cow::Owned(Value::String(s.clone())));
+                v.push(Cow::Owned(Value::String(t.clone())));
+            }
+        }
         OverrideKeys::Fields => {
-            let mut columns = Vec::new();
-            let mut per_side = Vec::new();
-            for side in [Side::Source, Side::Target] {
+            for (k, side) in [Side::Source, Side::Target].into_iter().enumerate() {
                 let ds = page.dataset(side);
                 let schema = Schema::of(ds, false);
-                let by_key: std::collections::HashMap<String, &super::model::Row> =
+                let by_key: std::collections::HashMap<String, &'a super::model::Row> =
                     ds.rows.iter().map(|r| (ds.row_key(r), r)).collect();
                 for (i, field) in ds.key.iter().enumerate() {
                     let name = OverrideKeys::column(side, field);
@@ -1050,67 +1049,107 @@ pub fn overrides_data(page: &Page, o: &Options) -> Result<String, SqlError> {
                             format!("column `{name}`: {why}"),
                         )
                     })?;
-                    columns.push((d.ident(&name), d.column_type(&schema.kind(field))));
-                }
-                per_side.push((ds, schema, by_key));
-            }
-            let values = rows
-                .iter()
-                .map(|(s, t, _, _)| {
-                    let mut values = Vec::new();
-                    for ((ds, schema, by_key), key) in per_side.iter().zip([s, t]) {
-                        for field in &ds.key {
-                            values.push(match by_key.get(key).and_then(|r| r.get(field)) {
-                                None | Some(Value::Null) => "NULL".to_owned(),
-                                Some(v) => expr::stored(d, v, &schema.kind(field)),
-                            });
-                        }
+                    columns.push((name, schema.kind(field)));
+                    for (row, v) in rows.iter().zip(&mut values) {
+                        let key = if k == 0 { &row.0 } else { &row.1 };
+                        v.push(
+                            by_key
+                                .get(key)
+                                .and_then(|r| r.get(field))
+                                .map_or(Cow::Owned(Value::Null), Cow::Borrowed),
+                        );
                     }
-                    values
-                })
-                .collect();
-            (columns, values)
+                }
+            }
+        }
+    }
+    columns.push(("value".into(), Kind::Bool));
+    columns.push(("note".into(), Kind::Text));
+    for ((_, _, value, note), v) in rows.iter().zip(&mut values) {
+        v.push(Cow::Owned(Value::Bool(*value)));
+        v.push(Cow::Owned(note.clone().map_or(Value::Null, Value::String)));
+    }
+    Ok(TableData {
+        name: table.to_owned(),
+        note: format!(
+            "overrides: one row per (source, target), by {}",
+            match o.override_keys {
+                OverrideKeys::Strings => "the rows' keys",
+                OverrideKeys::Fields => "the rows' key fields",
+            }
+        ),
+        columns,
+        rows: values,
+        plain: &["source_key", "target_key", "value", "note"],
+    })
+}
+
+/// A table as SQL: its `CREATE TABLE` and `INSERT`s of 500 rows.
+fn table_sql(d: Dialect, t: &TableData<'_>, out: &mut String) {
+    let ident = |n: &str| {
+        if t.plain.contains(&n) {
+            n.to_owned()
+        } else {
+            d.ident(n)
         }
     };
-    let names: Vec<&str> = key_columns.iter().map(|(n, _)| n.as_str()).collect();
-    let cols: Vec<String> = key_columns
+    let cols: Vec<String> = t
+        .columns
         .iter()
-        .map(|(n, t)| format!("  {n} {t}"))
-        .chain([
-            format!("  value {}", d.column_type(&Kind::Bool)),
-            format!("  note {}", d.column_type(&Kind::Text)),
-        ])
+        .map(|(c, k)| format!("  {} {}", ident(c), d.column_type(k)))
         .collect();
     let _ = writeln!(
         out,
-        "\n-- overrides: one row per (source, target), by {}\n{}",
-        match o.override_keys {
-            OverrideKeys::Strings => "the rows' keys",
-            OverrideKeys::Fields => "the rows' key fields",
-        },
-        d.create_table(table, &cols.join(",\n"))
+        "\n-- {}\n{}",
+        sanitize(&t.note),
+        d.create_table(&t.name, &cols.join(",\n"))
     );
-    if !rows.is_empty() {
-        let values: Vec<String> = rows
+    let names: Vec<String> = t.columns.iter().map(|(c, _)| ident(c)).collect();
+    for chunk in t.rows.chunks(500) {
+        let rows: Vec<String> = chunk
             .iter()
-            .zip(&key_values)
-            .map(|((_, _, v, n), keys)| {
-                format!(
-                    "  ({}, {}, {})",
-                    keys.join(", "),
-                    d.bool(*v),
-                    n.as_deref().map_or("NULL".to_owned(), |n| d.string(n))
-                )
+            .map(|row| {
+                let values: Vec<String> = row
+                    .iter()
+                    .zip(&t.columns)
+                    .map(|(v, (_, kind))| match v.as_ref() {
+                        Value::Null => "NULL".to_owned(),
+                        v => expr::stored(d, v, kind),
+                    })
+                    .collect();
+                format!("  ({})", values.join(", "))
             })
             .collect();
         let _ = writeln!(
             out,
-            "INSERT INTO {} ({}, value, note) VALUES\n{};",
-            d.ident(table),
+            "INSERT INTO {} ({}) VALUES\n{};",
+            d.ident(&t.name),
             names.join(", "),
-            values.join(",\n")
+            rows.join(",\n")
         );
     }
+}
+
+/// The DDL and the rows of the page's datasets and overrides, for a dialect: what the
+/// query reads, so that a page can be loaded anywhere.
+pub fn data(page: &Page, o: &Options) -> Result<String, SqlError> {
+    let mut out = format!(
+        "-- rulebench: the rows of page {} for {}.\n",
+        sanitize(&page.id),
+        o.dialect.name()
+    );
+    for t in tables(page, o)? {
+        table_sql(o.dialect, &t, &mut out);
+    }
+    Ok(out)
+}
+
+/// The DDL and the rows of the overrides table alone (`sql --overrides`), keyed as
+/// [`Options::override_keys`] says.
+pub fn overrides_data(page: &Page, o: &Options) -> Result<String, SqlError> {
+    let table = o.overrides_table.as_deref().unwrap_or("overrides");
+    let mut out = String::new();
+    table_sql(o.dialect, &overrides_table(page, o, table)?, &mut out);
     Ok(out)
 }
 

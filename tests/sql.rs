@@ -47,7 +47,7 @@ fn page_with(logic: serde_json::Value) -> rulebench::app::types::Page {
             "id": "p",
             "name": "P",
             "source": {"name": "S", "key": ["id"], "rows": [
-                {"id": "a", "n": 1, "s": "x", "tags": ["x"], "mixed": 1, "obj": {"deep": 1}},
+                {"id": "a", "n": 1, "s": "x", "tags": ["x"], "mixed": 1, "obj": {"deep": 1}, "padded": " 2 "},
                 {"id": "b", "n": 2.5, "s": "y", "tags": [], "mixed": "one"}
             ]},
             "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "n": 3, "s": "z"}]},
@@ -70,10 +70,10 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
             "no SQL translation",
         ),
         (
-            json!({">": [{"var": "source.s"}, 5]}),
+            json!({">": [{"var": "source.padded"}, 5]}),
             "/rules/1/logic/>",
             Some(">"),
-            "Number()",
+            "makes a number of string field `source.padded`",
         ),
         (
             json!({"==": [{"var": "source.mixed"}, 1]}),
@@ -100,9 +100,21 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
             "UTF-16",
         ),
         (
-            json!({"some": [{"var": "source.tags"}, {"==": [{"var": ""}, "x"]}]}),
-            "/rules/1/logic/some",
+            json!({"some": [{"var": "source.tags"}, {"==": [{"var": "source.s"}, "x"]}]}),
+            "/rules/1/logic/some/1",
             Some("some"),
+            "only the item itself",
+        ),
+        (
+            json!({"all": [{"var": "source.s"}, {"==": [{"var": ""}, "x"]}]}),
+            "/rules/1/logic/all/0",
+            Some("all"),
+            "arrays of strings",
+        ),
+        (
+            json!({"map": [{"var": "source.tags"}, {"var": ""}]}),
+            "/rules/1/logic/map",
+            Some("map"),
             "no SQL translation",
         ),
         (
@@ -112,7 +124,7 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
             "remainder",
         ),
         (
-            json!({"==": [{"or": [{"var": "source.s"}, "x"]}, "y"]}),
+            json!({"==": [{"or": [{"var": "source.s"}, 5]}, "y"]}),
             "/rules/1/logic/==",
             Some("=="),
             "only their truth",
@@ -165,6 +177,35 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
         assert_eq!(report[0], ("fine".to_owned(), None));
         assert!(report[1].1.is_some());
     }
+}
+
+/// A string field made a number translates where the dialect's cast reads every string
+/// the page holds in it as JavaScript's `Number()` does; else the refusal names one.
+#[test]
+fn a_string_field_made_a_number_translates_where_its_strings_allow() {
+    let page = page_with(json!({">": [{"var": "source.s"}, 5]}));
+    for dialect in [Dialect::Duckdb, Dialect::Postgres, Dialect::Spark] {
+        assert!(
+            rulebench_core::sql::problems(&page, dialect).is_empty(),
+            "{}",
+            dialect.name()
+        );
+    }
+    let sqlite = rulebench_core::sql::problems(&page, Dialect::Sqlite);
+    assert!(
+        sqlite[0].why.contains("no regular expressions"),
+        "{sqlite:?}"
+    );
+    let padded = page_with(json!({"==": [{"var": "source.padded"}, 2]}));
+    let e = rulebench_core::sql::problems(&padded, Dialect::Duckdb);
+    assert!(
+        e[0].why
+            .contains("which holds \" 2 \": JavaScript's Number() makes it 2"),
+        "{e:?}"
+    );
+    // parseFloat (`+`) reads "" as NaN, Number() as 0: both translate.
+    let sum = page_with(json!({">": [{"+": [{"var": "source.s"}, 1]}, 0]}));
+    assert!(rulebench_core::sql::problems(&sum, Dialect::Postgres).is_empty());
 }
 
 /// The hint fits what the field holds: one type in every row is asked of a field of

@@ -360,3 +360,23 @@ fn duckdb_reads_the_data_as_parquet() {
     }
     assert!(pairs > 20 * 54, "{pairs}");
 }
+
+/// String fields made numbers (`Number()`, `parseFloat()`), where the dialect's cast
+/// reads every string the page holds as JavaScript does.
+fn numeric_text(dialect: Dialect) -> usize {
+    (1..=20)
+        .map(|seed| differential(&common::sql::numeric_text_page(seed), dialect))
+        .sum()
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_string_fields_made_numbers() {
+    assert!(numeric_text(Dialect::Duckdb) >= 20 * 35);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_string_fields_made_numbers() {
+    assert!(numeric_text(Dialect::Postgres) >= 20 * 35);
+}

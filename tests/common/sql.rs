@@ -370,7 +370,11 @@ fn same_pairs(page: &Page, dialect: Dialect, table: &Table, query: &str) -> usiz
         got.len(),
         want.len()
     );
-    for (key, w) in &want {
+    // Pairs whose rules differ first (a selection differs because of one of them).
+    let mut keys: Vec<&(String, String)> = want.keys().collect();
+    keys.sort_by_key(|k| got.get(*k).is_some_and(|g| g.rules == want[*k].rules));
+    for key in keys {
+        let w = &want[key];
         let g = got
             .get(key)
             .unwrap_or_else(|| panic!("{}: pair {key:?} missing from SQL", page.id));
@@ -447,6 +451,28 @@ fn var(rng: &mut Rng, field: &str) -> Value {
 
 fn num(rng: &mut Rng, depth: u32) -> Value {
     let leaf = depth == 0 || chance(rng, 40);
+    if !leaf && chance(rng, 10) {
+        // The remainder of an integer field or constant by an integer constant.
+        let a = if chance(rng, 80) {
+            var(rng, "n")
+        } else {
+            json!(rng.below(9) as i64 - 4)
+        };
+        return json!({"%": [a, *rng.pick(&[2, 3, -2, 5])]});
+    }
+    if !leaf && chance(rng, 8) {
+        // The value of and/or over number fields and constants: one of the operands.
+        let leaf = |rng: &mut Rng| {
+            if chance(rng, 70) {
+                let f = *rng.pick(&["n", "x"]);
+                var(rng, f)
+            } else {
+                json!(*rng.pick(&[0.0, 2.5, -1.0]))
+            }
+        };
+        let (a, b) = (leaf(rng), leaf(rng));
+        return json!({*rng.pick(&["and", "or"]): [a, b]});
+    }
     if leaf {
         return match rng.below(5) {
             0 | 1 => {
@@ -473,6 +499,16 @@ fn num(rng: &mut Rng, depth: u32) -> Value {
 }
 
 fn text(rng: &mut Rng, depth: u32) -> Value {
+    if depth > 0 && chance(rng, 8) {
+        // The value of and/or over strings: one of the operands.
+        let d = depth - 1;
+        return json!({*rng.pick(&["and", "or"]): [text(rng, d), text(rng, d)]});
+    }
+    if depth > 0 && chance(rng, 8) {
+        // An integer field joined into text.
+        let n = var(rng, "n");
+        return json!({"cat": [text(rng, depth - 1), n]});
+    }
     if depth == 0 || chance(rng, 60) {
         return if chance(rng, 60) {
             var(rng, "s")
@@ -491,8 +527,30 @@ fn text(rng: &mut Rng, depth: u32) -> Value {
     }
 }
 
+/// `some`, `all` or `none` over the tags, the condition on the item alone.
+fn quantifier(rng: &mut Rng) -> Value {
+    let item = json!({"var": ""});
+    let word = json!(rng.pick(WORDS));
+    let condition = match rng.below(6) {
+        0 => json!({"==": [item, word]}),
+        1 => json!({"in": [word, item]}),
+        2 => json!({"!": [item]}),
+        3 => json!({*rng.pick(&["<", ">="]): [item, word]}),
+        4 => json!({"===": [item, word]}),
+        _ => {
+            let words: Vec<Value> = (0..2).map(|_| json!(rng.pick(WORDS))).collect();
+            json!({"in": [item, words]})
+        }
+    };
+    let tags = var(rng, "tags");
+    json!({*rng.pick(&["some", "all", "none"]): [tags, condition]})
+}
+
 fn boolean(rng: &mut Rng, depth: u32) -> Value {
     let d = depth.saturating_sub(1);
+    if chance(rng, 8) {
+        return quantifier(rng);
+    }
     let cmp = *rng.pick(&["<", "<=", ">", ">="]);
     let eq = *rng.pick(&["==", "!=", "===", "!=="]);
     match rng.below(if depth == 0 { 9 } else { 16 }) {
@@ -954,4 +1012,69 @@ pub fn partial_differential(page: &Page, dialect: Dialect) -> (usize, usize) {
         );
     }
     (real.len(), open)
+}
+
+// ---------------------------------------------------------------------------------------------
+// String fields made numbers
+// ---------------------------------------------------------------------------------------------
+
+/// Strings a version-like field holds: plain decimals JavaScript and SQL read alike, the
+/// empty string (0 to `Number()`, NaN to `parseFloat()`), and text that is no number.
+const NUMERIC_TEXTS: &[&str] = &[
+    "3.5", "10", "", "2", "-1.25", "1e3", ".5", "7.", "abc", "+4", "007",
+];
+
+/// A page whose rules make numbers of string fields: compared with numbers and number
+/// fields, with `==` against numbers and booleans, added (`parseFloat`) and subtracted
+/// (`Number`); the DuckDB, PostgreSQL and Spark queries translate them.
+pub fn numeric_text_page(seed: u64) -> Page {
+    let mut rng = Rng::new(seed ^ 0x7e27);
+    let rows = |rng: &mut Rng, prefix: &str, n: usize| -> Vec<Value> {
+        (0..n)
+            .map(|i| {
+                let mut row = serde_json::Map::new();
+                row.insert("id".into(), json!(format!("{prefix}-{i}")));
+                if !chance(rng, 10) {
+                    row.insert("version".into(), json!(rng.pick(NUMERIC_TEXTS)));
+                }
+                if !chance(rng, 10) {
+                    row.insert("n".into(), json!(rng.below(12) as i64 - 2));
+                }
+                row.insert("flag".into(), json!(chance(rng, 50)));
+                Value::Object(row)
+            })
+            .collect()
+    };
+    let version =
+        |rng: &mut Rng| json!({"var": format!("{}.version", rng.pick(&["source", "target"]))});
+    let number = |rng: &mut Rng| match rng.below(3) {
+        0 => json!({"var": format!("{}.n", rng.pick(&["source", "target"]))}),
+        1 => json!(*rng.pick(&[3.5, 10.0, 0.0, 2.0, -1.25, 1000.0])),
+        _ => json!(*rng.pick(&[3, 0, 7])),
+    };
+    let rules: Vec<Value> = (0..10)
+        .map(|i| {
+            let v = version(&mut rng);
+            let logic = match rng.below(7) {
+                0 => json!({*rng.pick(&["<", "<=", ">", ">="]): [v, number(&mut rng)]}),
+                1 => json!({*rng.pick(&["<", ">="]): [number(&mut rng), v]}),
+                2 => json!({*rng.pick(&["==", "!="]): [v, number(&mut rng)]}),
+                3 => json!({"==": [v, {"var": "target.flag"}]}),
+                4 => json!({">": [{"+": [v, number(&mut rng)]}, 5]}),
+                5 => json!({"<": [{"-": [v, number(&mut rng)]}, 1]}),
+                _ => json!({">=": [{"max": [v, number(&mut rng)]}, 3]}),
+            };
+            json!({"id": format!("r{i}"), "name": format!("r{i}"), "logic": logic,
+                   "required": chance(&mut rng, 20)})
+        })
+        .collect();
+    parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": format!("numeric-text-{seed}"), "name": "numeric text",
+            "source": {"name": "S", "key": ["id"], "rows": rows(&mut rng, "s", 5)},
+            "target": {"name": "T", "key": ["id"], "rows": rows(&mut rng, "t", 7)},
+            "rules": rules,
+        })
+        .to_string(),
+    )
 }

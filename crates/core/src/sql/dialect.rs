@@ -283,6 +283,42 @@ impl Dialect {
         }
     }
 
+    /// Whether the text `e` (not null) is a plain decimal number — `[+-]?` digits with
+    /// at most one point, an exponent — which the dialect's cast to a double reads as
+    /// JavaScript does; `None` where the dialect has no regular expressions (SQLite).
+    pub fn plain_number(self, e: &str) -> Option<String> {
+        const RE: &str = "[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?";
+        match self {
+            Dialect::Sqlite => None,
+            Dialect::Duckdb => Some(format!("regexp_full_match({e}, {})", self.string(RE))),
+            Dialect::Postgres => Some(format!("{e} ~ {}", self.string(&format!("^{RE}$")))),
+            Dialect::Spark => Some(format!("{e} RLIKE {}", self.string(&format!("^{RE}$")))),
+        }
+    }
+
+    /// The item of an array a quantifier walks, as SQL (`alias`: the walk's own name).
+    pub fn array_item(self, alias: &str) -> String {
+        match self {
+            // json_each's row: its value column.
+            Dialect::Sqlite => format!("{alias}.value"),
+            Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => alias.to_owned(),
+        }
+    }
+
+    /// Some item of the string array `array` (not null) meets `condition` (a SQL
+    /// boolean, never null, over [`Dialect::array_item`] of `alias`).
+    pub fn array_any(self, array: &str, alias: &str, condition: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!(
+                "EXISTS (SELECT 1 FROM json_each({array}) AS {alias} WHERE {alias}.type = 'text' AND {condition})"
+            ),
+            Dialect::Duckdb | Dialect::Postgres => format!(
+                "EXISTS (SELECT 1 FROM unnest({array}) AS {alias}_walk({alias}) WHERE {condition})"
+            ),
+            Dialect::Spark => format!("exists({array}, {alias} -> {condition})"),
+        }
+    }
+
     /// The string array `array` (not null) has an item.
     pub fn array_nonempty(self, array: &str) -> String {
         match self {

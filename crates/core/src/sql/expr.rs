@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::super::engine;
 use super::super::jsops;
-use super::super::model::Side;
+use super::super::model::{Page, Side};
 use super::dialect::Dialect;
 use super::types::{Kind, Schema, SqlError};
 
@@ -78,8 +78,14 @@ pub struct Compiler<'a> {
     d: Dialect,
     source: &'a Schema,
     target: &'a Schema,
+    /// The page, for the strings its rows hold (a string field made a number translates
+    /// where the dialect's cast reads every one of them as JavaScript does).
+    page: &'a Page,
     /// Fields read, per side, in first-read order.
     used: [Vec<String>; 2],
+    /// The items of the arrays being walked by `some`, `all`, `none`, innermost last
+    /// (`{"var": ""}` is the last one).
+    items: Vec<Ex>,
 }
 
 fn err(pointer: &str, op: &str, why: impl Into<String>, hint: Option<&str>) -> SqlError {
@@ -174,12 +180,14 @@ fn text_array(d: Dialect, items: &[Value]) -> String {
 }
 
 impl<'a> Compiler<'a> {
-    pub fn new(d: Dialect, source: &'a Schema, target: &'a Schema) -> Compiler<'a> {
+    pub fn new(d: Dialect, source: &'a Schema, target: &'a Schema, page: &'a Page) -> Compiler<'a> {
         Compiler {
             d,
             source,
             target,
+            page,
             used: [vec![], vec![]],
+            items: Vec::new(),
         }
     }
 
@@ -332,11 +340,30 @@ impl<'a> Compiler<'a> {
                 let joiner = if op == "and" { " AND " } else { " OR " };
                 let parts: Vec<String> = xs.iter().map(|x| self.truth(x)).collect();
                 let sql = format!("({})", parts.join(joiner));
-                Ok(if all_bool {
-                    Ex::boolean(sql)
-                } else {
-                    Ex::Cond(sql)
-                })
+                if all_bool {
+                    return Ok(Ex::boolean(sql));
+                }
+                // The value: JavaScript's `a && b` is `b` where `a` is truthy, else
+                // `a` (`||` the other way round), typed where the operands share a
+                // type; a few operands (each step repeats the last).
+                if xs.len() <= 4 {
+                    let mut acc = xs[0].clone();
+                    for x in &xs[1..] {
+                        let t = self.truth(&acc);
+                        acc = if op == "and" {
+                            self.choose(&[t], &[x.clone(), acc])
+                        } else {
+                            self.choose(&[t], &[acc.clone(), x.clone()])
+                        };
+                        if matches!(acc, Ex::Cond(_)) {
+                            break;
+                        }
+                    }
+                    if !matches!(acc, Ex::Cond(_)) {
+                        return Ok(acc);
+                    }
+                }
+                Ok(Ex::Cond(sql))
             }
             "if" | "?:" => self.if_(&args, &arg_pointer),
             "missing" => self.missing(&args, &p_op, None),
@@ -363,6 +390,17 @@ impl<'a> Compiler<'a> {
                 let mut pieces = Vec::new();
                 for (i, a) in args.iter().enumerate() {
                     let x = self.ex(a, &arg_pointer(i))?;
+                    // An integer field: its digits, as JavaScript writes them (below
+                    // 10^21); null is "".
+                    if self.integer_field(a)
+                        && let Ex::Sql { sql, .. } = &x
+                    {
+                        pieces.push(format!(
+                            "COALESCE({}, '')",
+                            self.d.int_to_text(&self.d.to_bigint(sql))
+                        ));
+                        continue;
+                    }
                     pieces.push(self.text_piece(&x, &arg_pointer(i))?);
                 }
                 Ok(match pieces.len() {
@@ -371,10 +409,28 @@ impl<'a> Compiler<'a> {
                     _ => Ex::sql(format!("({})", self.d.concat(&pieces)), Ty::Text, Nulls::No),
                 })
             }
+            "some" | "all" | "none" => self.quantifier(op, &args, &arg_pointer, &p_op),
+            "%" if self.remainder_of_integers(&args) => {
+                // Integers: JavaScript's remainder is the integer one (the dividend's
+                // sign), exact in 64 bits; `null` is 0 to `Number()`.
+                let a = self.ex(args[0], &arg_pointer(0))?;
+                let b = args[1].as_i64().expect("an integer constant");
+                let a = match a {
+                    Ex::Lit(v) => self.d.double(js_number(&v)),
+                    Ex::Sql { sql, .. } => format!("COALESCE({sql}, {})", self.d.double(0.0)),
+                    _ => unreachable!("an integer field or constant"),
+                };
+                Ok(Ex::sql(
+                    self.d
+                        .to_double(&format!("({} % {b})", self.d.to_bigint(&a))),
+                    Ty::Num,
+                    Nulls::No,
+                ))
+            }
             "%" => Err(err(
                 &p_op,
                 op,
-                "JavaScript's remainder of doubles has no SQL spelling that all four dialects share",
+                "JavaScript's remainder of doubles has no SQL spelling that all four dialects share; only an integer field or constant by an integer constant other than 0 translates",
                 Some("compare without %, or compute the value in the data"),
             )),
             _ => Err(err(
@@ -382,13 +438,20 @@ impl<'a> Compiler<'a> {
                 op,
                 "this operator has no SQL translation",
                 Some(
-                    "SQL translates var, ==, !=, ===, !==, <, <=, >, >=, !, !!, and, or, if, ?:, in, missing, missing_some, +, -, *, / (by a constant), min, max and cat",
+                    "SQL translates var, ==, !=, ===, !==, <, <=, >, >=, !, !!, and, or, if, ?:, in, missing, missing_some, +, -, *, / (by a constant), % (of integers), min, max, cat, and some, all, none (over arrays of strings)",
                 ),
             )),
         }
     }
 
     fn var(&mut self, args: &[&Value], p: &str) -> R<Ex> {
+        // Inside a quantifier, `{"var": ""}` is the item walked.
+        if let (Some(Value::String(path)), Some(item)) = (args.first(), self.items.last())
+            && path.is_empty()
+            && args.get(1).is_none_or(|d| d.is_null())
+        {
+            return Ok(item.clone());
+        }
         let path = match args.first() {
             Some(Value::String(s)) => s.as_str(),
             _ => {
@@ -603,13 +666,33 @@ impl<'a> Compiler<'a> {
                 (a, b) if a == b => Ex::boolean(format!("({x} = {y})")),
                 (Ty::Bool, Ty::Num) => Ex::boolean(format!("({} = {y})", self.bool_number(x))),
                 (Ty::Num, Ty::Bool) => Ex::boolean(format!("({x} = {})", self.bool_number(y))),
+                // A string and a number or boolean: the string's Number().
+                (Ty::Text, kind) | (kind, Ty::Text) if *kind != Ty::TextArray => {
+                    let (text, other) = if *tx == Ty::Text { (x, y) } else { (y, x) };
+                    let (n, _) = self.text_number(text, false, false, p, op)?;
+                    let other = if *kind == Ty::Bool {
+                        self.bool_number(other)
+                    } else {
+                        other.clone()
+                    };
+                    Ex::boolean(format!("COALESCE({n} = {other}, FALSE)"))
+                }
                 _ => return Err(self.text_to_number(p, op)),
             },
             (Lit(v), Sql { sql, ty, .. }) | (Sql { sql, ty, .. }, Lit(v)) => match (ty, v) {
                 (Ty::Text, Value::String(s)) => {
                     Ex::boolean(format!("({sql} = {})", self.d.string(s)))
                 }
-                (Ty::Text, _) => return Err(self.text_to_number(p, op)),
+                (Ty::Text, v) => {
+                    // A string and a constant that is no string: the string's Number().
+                    let c = js_number(v);
+                    if c.is_nan() {
+                        Ex::constant(false)
+                    } else {
+                        let (n, _) = self.text_number(sql, false, false, p, op)?;
+                        Ex::boolean(format!("COALESCE({n} = {}, FALSE)", self.d.double(c)))
+                    }
+                }
                 (Ty::Num, v) => {
                     let n = js_number(v);
                     if n.is_nan() {
@@ -866,7 +949,11 @@ impl<'a> Compiler<'a> {
             Ex::Sql {
                 sql, ty: Ty::Bool, ..
             } => Some((self.bool_number(sql), false)),
-            Ex::Sql { ty: Ty::Text, .. } => return Err(self.text_to_number(p, op)),
+            Ex::Sql {
+                sql,
+                ty: Ty::Text,
+                nulls,
+            } => Some(self.text_number(sql, *nulls != Nulls::No, false, p, op)?),
             Ex::Sql {
                 ty: Ty::TextArray, ..
             } => return Err(self.array_compare(p, op)),
@@ -887,6 +974,117 @@ impl<'a> Compiler<'a> {
             self.d.double(1.0),
             self.d.double(0.0)
         )
+    }
+
+    /// The field a SQL expression reads, when it is one (`t."version"`).
+    fn field_of(&self, sql: &str) -> Option<(Side, String)> {
+        for (side, alias) in [(Side::Source, "s"), (Side::Target, "t")] {
+            for field in &self.used[usize::from(side == Side::Target)] {
+                if sql == format!("{alias}.{}", self.d.ident(field)) {
+                    return Some((side, field.clone()));
+                }
+            }
+        }
+        None
+    }
+
+    /// A string field made a number — JavaScript's `Number()`, or `parseFloat()` with
+    /// `parse_float` — as (SQL, may be NULL for NaN): a plain decimal by the dialect's
+    /// cast, `""` and null as `Number()` or `parseFloat()` say, anything else NaN. It
+    /// translates where that is what JavaScript makes of every string the page's rows
+    /// hold in the field (defaults and patches too); else it is refused, naming one.
+    fn text_number(
+        &self,
+        sql: &str,
+        nullable: bool,
+        parse_float: bool,
+        p: &str,
+        op: &str,
+    ) -> R<(String, bool)> {
+        let d = self.d;
+        let Some((side, field)) = self.field_of(sql) else {
+            return Err(self.text_to_number(p, op));
+        };
+        let Some(plain) = d.plain_number(sql) else {
+            return Err(err(
+                p,
+                op,
+                format!(
+                    "makes a number of string field `{}.{field}`: {} has no regular expressions to tell a number's text from other text",
+                    side.name(),
+                    d.name()
+                ),
+                Some("store the field as numbers"),
+            ));
+        };
+        // What the SQL makes of a string, computed here as the dialect's cast does.
+        let emulated = |s: &str| -> f64 {
+            if plain_decimal(s) {
+                s.parse::<f64>().unwrap_or(f64::NAN)
+            } else if s.is_empty() && !parse_float {
+                0.0
+            } else {
+                f64::NAN
+            }
+        };
+        let js = |s: &str| {
+            let v = Value::String(s.to_owned());
+            if parse_float {
+                js_parse_float(&v)
+            } else {
+                js_number(&v)
+            }
+        };
+        let ds = self.page.dataset(side);
+        let strings = ds
+            .rows
+            .iter()
+            .filter_map(|r| ds.effective_row(r).get(&field).cloned())
+            .chain(ds.defaults.get(&field).cloned())
+            .chain(
+                ds.patches
+                    .iter()
+                    .filter_map(|pa| pa.set.get(&field).cloned()),
+            );
+        for v in strings {
+            let Value::String(s) = v else { continue };
+            let (want, got) = (js(&s), emulated(&s));
+            let same = (want.is_nan() && got.is_nan()) || (want == got && got.is_finite());
+            if !same {
+                return Err(err(
+                    p,
+                    op,
+                    format!(
+                        "makes a number of string field `{}.{field}`, which holds {}: JavaScript's {} makes it {want}, and SQL's cast of plain decimals cannot say so",
+                        side.name(),
+                        serde_json::to_string(&s).unwrap_or_default(),
+                        if parse_float {
+                            "parseFloat()"
+                        } else {
+                            "Number()"
+                        }
+                    ),
+                    Some("store the field as numbers, or its text as plain decimals"),
+                ));
+            }
+        }
+        let (null, empty) = if parse_float {
+            ("NULL".to_owned(), "NULL".to_owned())
+        } else {
+            (d.double(0.0), d.double(0.0))
+        };
+        let null_case = if nullable {
+            format!("WHEN {sql} IS NULL THEN {null} ")
+        } else {
+            String::new()
+        };
+        Ok((
+            format!(
+                "(CASE {null_case}WHEN {plain} THEN {} WHEN {sql} = '' THEN {empty} END)",
+                d.to_double(sql)
+            ),
+            true,
+        ))
     }
 
     fn text_to_number(&self, p: &str, op: &str) -> SqlError {
@@ -926,11 +1124,17 @@ impl<'a> Compiler<'a> {
             return Ok(otherwise);
         }
         values.push(otherwise);
+        Ok(self.choose(&conds, &values))
+    }
+
+    /// `CASE WHEN conds[i] THEN values[i] … ELSE values[last] END`: typed where every
+    /// value has one type (and one meaning of NULL), else only its truth.
+    fn choose(&self, conds: &[String], values: &[Ex]) -> Ex {
         // One type for every branch keeps the value; else only the truth translates.
         let mut ty: Option<Ty> = None;
         let mut nulls = Nulls::No;
         let mut typed = true;
-        for v in &values {
+        for v in values {
             let (t, n) = match v {
                 Ex::Lit(Value::Null) => (None, Nulls::JsNull),
                 Ex::Lit(Value::Bool(_)) => (Some(Ty::Bool), Nulls::No),
@@ -962,24 +1166,24 @@ impl<'a> Compiler<'a> {
         let mut sql = String::from("CASE");
         match (typed, ty) {
             (true, Some(ty)) => {
-                for (c, v) in conds.iter().zip(&values) {
+                for (c, v) in conds.iter().zip(values) {
                     sql.push_str(&format!(" WHEN {c} THEN {}", self.value_sql(v)));
                 }
                 sql.push_str(&format!(
                     " ELSE {} END",
                     self.value_sql(values.last().expect("else"))
                 ));
-                Ok(Ex::sql(sql, ty, nulls))
+                Ex::sql(sql, ty, nulls)
             }
             _ => {
-                for (c, v) in conds.iter().zip(&values) {
+                for (c, v) in conds.iter().zip(values) {
                     sql.push_str(&format!(" WHEN {c} THEN {}", self.truth(v)));
                 }
                 sql.push_str(&format!(
                     " ELSE {} END",
                     self.truth(values.last().expect("else"))
                 ));
-                Ok(Ex::Cond(sql))
+                Ex::Cond(sql)
             }
         }
     }
@@ -1143,9 +1347,11 @@ impl<'a> Compiler<'a> {
                             nulls,
                         } => Some((sql.clone(), *nulls != Nulls::No)),
                         Ex::Sql { ty: Ty::Bool, .. } => None,
-                        Ex::Sql { ty: Ty::Text, .. } => {
-                            return Err(self.text_to_number(&p, op));
-                        }
+                        Ex::Sql {
+                            sql,
+                            ty: Ty::Text,
+                            nulls,
+                        } => Some(self.text_number(sql, *nulls != Nulls::No, true, &p, op)?),
                         _ => {
                             return Err(err(
                                 &p,
@@ -1169,7 +1375,7 @@ impl<'a> Compiler<'a> {
                             sql,
                             ty,
                             nulls: Nulls::JsNull,
-                        } if *ty != Ty::Num => {
+                        } if *ty == Ty::Bool => {
                             // A null boolean is 0, as a null number.
                             Ex::sql(sql.clone(), *ty, Nulls::No)
                         }
@@ -1253,6 +1459,124 @@ impl<'a> Compiler<'a> {
     }
 
     /// One piece of `cat`: JavaScript's text of the value (null as "").
+    /// Whether `logic` reads a field every row of which holds an integer (or null).
+    fn integer_field(&self, logic: &Value) -> bool {
+        let Some(Value::String(path)) = logic.get("var").map(|v| match v {
+            Value::Array(items) if items.len() == 1 => &items[0],
+            other => other,
+        }) else {
+            return false;
+        };
+        let (schema, field) = match path.split_once('.') {
+            Some(("source", f)) => (self.source, f),
+            Some(("target", f)) => (self.target, f),
+            _ => return false,
+        };
+        schema.kind(field) == Kind::Int
+    }
+
+    /// `%` of an integer field or constant by an integer constant other than 0.
+    fn remainder_of_integers(&self, args: &[&Value]) -> bool {
+        let [a, b] = args else { return false };
+        let dividend = a.as_i64().is_some() || self.integer_field(a);
+        dividend && b.as_i64().is_some_and(|b| b != 0)
+    }
+
+    /// `some`, `all`, `none` over a field that holds arrays of strings, the condition
+    /// reading the item alone (`{"var": ""}`): an absent or null array has no item.
+    fn quantifier(
+        &mut self,
+        op: &str,
+        args: &[&Value],
+        arg_pointer: &dyn Fn(usize) -> String,
+        p: &str,
+    ) -> R<Ex> {
+        let (Some(array), Some(condition)) = (args.first(), args.get(1)) else {
+            return Err(err(
+                p,
+                op,
+                "needs an array and a condition",
+                Some(
+                    "write it as {\"some\": [{\"var\": \"target.tags\"}, {\"==\": [{\"var\": \"\"}, \"x\"]}]}",
+                ),
+            ));
+        };
+        /// Whether a condition reads nothing but the item.
+        fn item_only(v: &Value) -> bool {
+            match v {
+                Value::Object(m) => m.iter().all(|(k, a)| match k.as_str() {
+                    "var" => {
+                        matches!(a, Value::String(s) if s.is_empty())
+                            || matches!(a, Value::Array(xs) if xs.len() == 1 && xs[0] == "")
+                            || matches!(a, Value::Array(xs) if xs.is_empty())
+                    }
+                    "missing" | "missing_some" | "val" | "exists" => false,
+                    _ => item_only(a),
+                }),
+                Value::Array(xs) => xs.iter().all(item_only),
+                _ => true,
+            }
+        }
+        if !item_only(condition) {
+            return Err(err(
+                &arg_pointer(1),
+                op,
+                "its condition reads a field: inside some, all and none the data is each item, and only the item itself ({\"var\": \"\"}) translates",
+                Some("compare the item with a constant: {\"==\": [{\"var\": \"\"}, \"x\"]}"),
+            ));
+        }
+        let walked = self.ex(array, &arg_pointer(0))?;
+        let (sql, nullable) = match walked {
+            Ex::Lit(v) => {
+                // No array (an absent field) or a constant one: the engine decides.
+                let mut m = serde_json::Map::new();
+                m.insert(op.to_owned(), Value::Array(vec![v, (*condition).clone()]));
+                return match engine::evaluate_constant(&Value::Object(m)) {
+                    Ok(Ok(v)) => Ok(Ex::Lit(v)),
+                    _ => Err(err(p, op, "the engine fails on this constant part", None)),
+                };
+            }
+            Ex::Sql {
+                sql,
+                ty: Ty::TextArray,
+                nulls,
+            } => (sql, nulls != Nulls::No),
+            _ => {
+                return Err(err(
+                    &arg_pointer(0),
+                    op,
+                    "walks something other than a field of arrays of strings",
+                    None,
+                ));
+            }
+        };
+        let d = self.d;
+        let alias = format!("rb_item{}", self.items.len());
+        self.items
+            .push(Ex::sql(d.array_item(&alias), Ty::Text, Nulls::No));
+        let meets = self.ex(condition, &arg_pointer(1));
+        self.items.pop();
+        let meets = self.truth(&meets?);
+        let (when_null, walk) = match op {
+            "some" => ("FALSE", d.array_any(&sql, &alias, &meets)),
+            "none" => ("TRUE", format!("NOT {}", d.array_any(&sql, &alias, &meets))),
+            // JavaScript's `all` of no item is false.
+            _ => (
+                "FALSE",
+                format!(
+                    "({} AND NOT {})",
+                    d.array_nonempty(&sql),
+                    d.array_any(&sql, &alias, &format!("NOT ({meets})"))
+                ),
+            ),
+        };
+        Ok(Ex::boolean(if nullable {
+            format!("CASE WHEN {sql} IS NULL THEN {when_null} ELSE {walk} END")
+        } else {
+            format!("({walk})")
+        }))
+    }
+
     fn text_piece(&self, x: &Ex, p: &str) -> R<String> {
         let d = self.d;
         Ok(match x {
@@ -1294,6 +1618,43 @@ fn split(x: &Ex) -> Option<(String, Ex, Ex)> {
     }
 }
 
+/// Whether a string is a plain decimal: `[+-]?`, digits with at most one point (a digit
+/// on one side of it at least), an exponent `[eE][+-]?digits` — the pattern of
+/// [`Dialect::plain_number`].
+fn plain_decimal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    let whole = digits(&mut i);
+    let mut fraction = 0;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        fraction = digits(&mut i);
+    }
+    if whole == 0 && fraction == 0 {
+        return false;
+    }
+    if i < b.len() && matches!(b[i], b'e' | b'E') {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
 /// An operator over constants, computed by the engine.
 fn fold(op: &str, args: &[Value], p: &str) -> R<Ex> {
     let mut m = serde_json::Map::new();
@@ -1318,4 +1679,21 @@ fn fold(op: &str, args: &[Value], p: &str) -> R<Ex> {
 
 fn escape_pointer(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod plain_decimal_tests {
+    use super::plain_decimal;
+
+    #[test]
+    fn plain_decimals_are_what_the_dialect_pattern_matches() {
+        for yes in ["0", "10", "-1.25", "+4", "7.", ".5", "1e3", "2E-7", "007"] {
+            assert!(plain_decimal(yes), "{yes}");
+        }
+        for no in [
+            "", ".", "-", "e3", "1e", "1e+", " 2", "2 ", "0x10", "Infinity", "1.2.3", "abc",
+        ] {
+            assert!(!plain_decimal(no), "{no}");
+        }
+    }
 }

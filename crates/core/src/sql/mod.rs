@@ -200,7 +200,7 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
     let tgt_raw = Schema::of(&page.target, false);
 
     // Rules first: their fields decide the row projections.
-    let mut compiler = Compiler::new(d, &src_schema, &tgt_schema);
+    let mut compiler = Compiler::new(d, &src_schema, &tgt_schema, page);
     let mut rule_sql = Vec::new();
     for (i, rule) in page.rules.iter().enumerate() {
         let logic = compiler.rule(&rule.logic, &format!("/rules/{i}/logic"));

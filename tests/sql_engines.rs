@@ -380,3 +380,36 @@ fn duckdb_string_fields_made_numbers() {
 fn postgres_string_fields_made_numbers() {
     assert!(numeric_text(Dialect::Postgres) >= 20 * 35);
 }
+
+/// The new shapes and readings on Spark, a few pages each (a Spark run is slow):
+/// warehouse-typed views, the long shape, partial compilation, overrides by key fields,
+/// Parquet data, string fields made numbers.
+#[test]
+#[ignore = "needs pyspark and Java 17 (.ci/spark.sh); slow: opt-in"]
+fn spark_warehouse_features() {
+    use rulebench::app::types::OverrideKeys;
+    let dialect = Dialect::Spark;
+    let pages: Vec<_> = sample_pages()
+        .into_iter()
+        .chain(regression_pages())
+        .chain((1..=2).map(|seed| parse(&random_page(seed, 6, 9, 12))))
+        .collect();
+    let mut pairs = 0;
+    for page in &pages {
+        pairs += differential_retyped(page, dialect);
+        pairs += common::sql::differential_with(page, dialect, |r| {
+            r.override_keys = OverrideKeys::Fields
+        });
+        pairs += common::sql::differential_from_files(page, dialect);
+    }
+    for seed in 1..=2 {
+        let (p, _) = common::sql::partial_differential(
+            &common::sql::page_with_untranslatable(seed),
+            dialect,
+        );
+        pairs += p;
+        pairs += differential(&common::sql::numeric_text_page(seed), dialect);
+    }
+    assert!(long_is_wide(dialect) > 500);
+    assert!(pairs > 1000, "{pairs}");
+}

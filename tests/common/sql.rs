@@ -235,6 +235,10 @@ pub fn differential_retyped(page: &Page, dialect: Dialect) -> usize {
     request.all = true;
     let data = App::sql_data_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
     request.map = map;
+    if dialect == Dialect::Spark {
+        request.source_table = Some("source_wh".into());
+        request.target_table = Some("target_wh".into());
+    }
     let query = App::sql_query_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
     let table = run_external_with(dialect, &data, Some(&setup), &query);
     same_pairs(page, dialect, &table, &query)
@@ -266,11 +270,20 @@ pub fn warehouse_types(page: &Page, dialect: Dialect) -> (String, Vec<String>) {
     use rulebench_core::sql::{Kind, Schema};
     let mut setup = String::new();
     let mut map = Vec::new();
+    // Spark alters no column's type: a view per table (`source_wh`) does it, and its
+    // CHAR(n) keeps the padding (docs/sql.md), so strings stay strings there.
+    let spark = dialect == Dialect::Spark;
+    let text_type = match dialect {
+        Dialect::Postgres => "TEXT",
+        Dialect::Spark => "STRING",
+        _ => "VARCHAR",
+    };
     for (side, table) in [(Side::Source, "source"), (Side::Target, "target")] {
         let ds = page.dataset(side);
         let schema = Schema::of(ds, false);
         let ident = |n: &str| dialect.ident(n);
         let mut used = std::collections::HashSet::new();
+        let mut view = Vec::new();
         for column in &schema.columns {
             let values: Vec<&Value> = ds
                 .rows
@@ -279,10 +292,8 @@ pub fn warehouse_types(page: &Page, dialect: Dialect) -> (String, Vec<String>) {
                 .filter(|v| !v.is_null())
                 .collect();
             let c = ident(column);
-            let alter = |ty: &str, using: &str| {
-                format!("ALTER TABLE {table} ALTER COLUMN {c} TYPE {ty} USING {using};\n")
-            };
-            match schema.kind(column) {
+            // The column's new type, and the expression that makes it.
+            let retype: Option<(String, String)> = match schema.kind(column) {
                 Kind::Num => {
                     // Digits before and after the point of each value's shortest text.
                     let (mut whole, mut scale) = (1, 2);
@@ -293,14 +304,11 @@ pub fn warehouse_types(page: &Page, dialect: Dialect) -> (String, Vec<String>) {
                         whole = whole.max(w.len());
                         scale = scale.max(f.len());
                     }
-                    if whole + scale <= 36 {
+                    (whole + scale <= 36).then(|| {
                         let ty = format!("DECIMAL({}, {scale})", whole + scale + 2);
-                        let text = match dialect {
-                            Dialect::Postgres => "TEXT",
-                            _ => "VARCHAR",
-                        };
-                        setup.push_str(&alter(&ty, &format!("CAST(CAST({c} AS {text}) AS {ty})")));
-                    }
+                        let using = format!("CAST(CAST({c} AS {text_type}) AS {ty})");
+                        (ty, using)
+                    })
                 }
                 Kind::Int => {
                     let fits = |lo: i64, hi: i64| {
@@ -315,24 +323,23 @@ pub fn warehouse_types(page: &Page, dialect: Dialect) -> (String, Vec<String>) {
                     } else {
                         None
                     };
-                    if let Some(ty) = ty {
-                        setup.push_str(&alter(ty, &format!("CAST({c} AS {ty})")));
-                    }
+                    ty.map(|ty| (ty.to_owned(), format!("CAST({c} AS {ty})")))
                 }
-                Kind::Bool => setup.push_str(&alter(
-                    "SMALLINT",
-                    &format!("CASE WHEN {c} THEN 1 WHEN NOT {c} THEN 0 END"),
+                Kind::Bool => Some((
+                    "SMALLINT".to_owned(),
+                    format!("CAST(CASE WHEN {c} THEN 1 WHEN NOT {c} THEN 0 END AS SMALLINT)"),
                 )),
-                Kind::Text => {
+                Kind::Text if !spark => {
                     let texts: Vec<&str> = values.iter().filter_map(|v| v.as_str()).collect();
                     let width = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
-                    if width > 0 && !texts.iter().any(|t| t.ends_with(' ')) {
+                    (width > 0 && !texts.iter().any(|t| t.ends_with(' '))).then(|| {
                         let ty = format!("CHAR({width})");
-                        setup.push_str(&alter(&ty, &format!("CAST({c} AS {ty})")));
-                    }
+                        let using = format!("CAST({c} AS {ty})");
+                        (ty, using)
+                    })
                 }
-                _ => {}
-            }
+                _ => None,
+            };
             // snake_case, prefixed, unique in the table.
             let mut snake = String::from("c_");
             for ch in column.chars() {
@@ -348,11 +355,30 @@ pub fn warehouse_types(page: &Page, dialect: Dialect) -> (String, Vec<String>) {
             while !used.insert(snake.clone()) {
                 snake.push('_');
             }
-            setup.push_str(&format!(
-                "ALTER TABLE {table} RENAME COLUMN {c} TO {};\n",
-                ident(&snake)
-            ));
+            if spark {
+                let value = retype.map_or_else(|| c.clone(), |(_, using)| using);
+                view.push(format!("{value} AS {}", ident(&snake)));
+            } else {
+                if let Some((ty, using)) = retype {
+                    setup.push_str(&format!(
+                        "ALTER TABLE {table} ALTER COLUMN {c} TYPE {ty} USING {using};\n"
+                    ));
+                }
+                setup.push_str(&format!(
+                    "ALTER TABLE {table} RENAME COLUMN {c} TO {};\n",
+                    ident(&snake)
+                ));
+            }
             map.push(format!("{}.{column}={snake}", side.name()));
+        }
+        if spark {
+            if view.is_empty() {
+                view.push("NULL AS rb_empty".into());
+            }
+            setup.push_str(&format!(
+                "CREATE OR REPLACE TEMPORARY VIEW {table}_wh AS SELECT {} FROM {table};\n",
+                view.join(", ")
+            ));
         }
     }
     (setup, map)

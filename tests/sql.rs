@@ -47,7 +47,7 @@ fn page_with(logic: serde_json::Value) -> rulebench::app::types::Page {
             "id": "p",
             "name": "P",
             "source": {"name": "S", "key": ["id"], "rows": [
-                {"id": "a", "n": 1, "s": "x", "tags": ["x"], "mixed": 1, "obj": {"deep": 1}, "padded": " 2 "},
+                {"id": "a", "n": 1, "s": "x", "tags": ["x"], "mixed": 1, "obj": {"deep": 1}, "padded": " 2 ", "tiny": "1e-400"},
                 {"id": "b", "n": 2.5, "s": "y", "tags": [], "mixed": "one"}
             ]},
             "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "n": 3, "s": "z"}]},
@@ -203,6 +203,12 @@ fn a_string_field_made_a_number_translates_where_its_strings_allow() {
             .contains("which holds \" 2 \": JavaScript's Number() makes it 2"),
         "{e:?}"
     );
+    // A number too small (or large) for a cast: PostgreSQL would fail on the row.
+    let tiny = page_with(json!({"<": [{"var": "source.tiny"}, 1]}));
+    for dialect in [Dialect::Duckdb, Dialect::Postgres, Dialect::Spark] {
+        let e = rulebench_core::sql::problems(&tiny, dialect);
+        assert!(e[0].why.contains("which holds \"1e-400\""), "{e:?}");
+    }
     // parseFloat (`+`) reads "" as NaN, Number() as 0: both translate.
     let sum = page_with(json!({">": [{"+": [{"var": "source.s"}, 1]}, 0]}));
     assert!(rulebench_core::sql::problems(&sum, Dialect::Postgres).is_empty());
@@ -886,13 +892,50 @@ fn the_query_as_a_dbt_model() {
     );
     let yml = std::fs::read_to_string(models.join("loan_eligibility_verdicts.yml")).unwrap();
     for needle in [
-        "  - name: loan_eligibility_verdicts\n",
+        "  - name: \"loan_eligibility_verdicts\"\n",
         "      - name: \"braces\"\n        description: \"Braces\"\n",
         "      - name: \"verdict\"\n        description: \"2 full, 1 partial, 0 not compatible\"\n        data_tests:\n          - not_null\n          - accepted_values:\n              values: [0, 1, 2]\n              quote: false\n",
         "      - name: \"recommended_target\"",
     ] {
         assert!(yml.contains(needle), "{needle}\n{yml}");
     }
+    // Quotes in ids: no accepted_values test dbt would write as broken SQL; a model
+    // name YAML would read as null stays a string.
+    std::fs::write(
+        &rule,
+        json!({"id": "o'clock", "name": "O'clock", "logic": {"!!": [{"var": "source.purpose"}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let (code, _, err) = common::rb(
+        &db,
+        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--long",
+            "--dbt",
+            models.to_str().unwrap(),
+            "--dbt-model",
+            "null",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let yml = std::fs::read_to_string(models.join("null.yml")).unwrap();
+    assert!(yml.contains("  - name: \"null\"\n"), "{yml}");
+    assert!(
+        yml.contains("      - name: \"rule_id\"")
+            && !yml.contains("accepted_values:\n              values: [\"minimum-age\""),
+        "{yml}"
+    );
+    let (code, _, err) = common::rb(&db, &["rule", "rm", "loan-eligibility", "o'clock"]);
+    assert_eq!(code, 0, "{err}");
     // Named, long, and what dbt cannot name.
     let (code, _, err) = common::rb(
         &db,
@@ -993,4 +1036,43 @@ fn the_data_as_parquet_files() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("--data"), "{err}");
+    // A qualified name is the table the query reads, in its schema; two tables never
+    // share a file.
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "llm-chat-clients",
+            "--dialect",
+            "duckdb",
+            "--data-files",
+            out.to_str().unwrap(),
+            "--source-table",
+            "wh.clients",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let load = std::fs::read_to_string(out.join("load.sql")).unwrap();
+    assert!(
+        load.contains("CREATE SCHEMA IF NOT EXISTS \"wh\";\nCREATE TABLE \"wh\".\"clients\" AS SELECT * FROM read_parquet(")
+            && load.contains("wh.clients.parquet"),
+        "{load}"
+    );
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "llm-chat-clients",
+            "--dialect",
+            "duckdb",
+            "--data-files",
+            out.to_str().unwrap(),
+            "--source-table",
+            "same",
+            "--target-table",
+            "same",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("two tables"), "{err}");
 }

@@ -784,7 +784,10 @@ pub fn regression_pages() -> Vec<Page> {
                 // A column that holds only null, with a default (TEXT in the data script).
                 {"id": "default", "name": "d", "logic": {">": [{"var": "source.x"}, 1]}},
                 // A column that holds only null, with a patch.
-                {"id": "patched", "name": "p", "logic": {"!": [{"var": "target.flag"}]}, "weight": 0.5}
+                {"id": "patched", "name": "p", "logic": {"!": [{"var": "target.flag"}]}, "weight": 0.5},
+                // An integer field joined into text: `v5`, never `v5.0` (SQLite read it
+                // as REAL).
+                {"id": "int-text", "name": "i", "logic": {"==": [{"cat": ["v", {"var": "target.rank"}]}, "v5"]}}
             ]),
         ),
         // Weights out of order: every rule passes, so the score is exactly 1 (full).

@@ -355,7 +355,12 @@ impl App {
             sql = sql.replace(token.as_str(), jinja);
         }
         let yml = dbt_properties(&page, request, &name, revision);
-        Ok(DbtModel { name, sql, yml })
+        Ok(DbtModel {
+            name,
+            sql,
+            yml,
+            left_out: query.left_out,
+        })
     }
 
     /// The page's dbt model written into `dir` (made if need be) as `NAME.sql` and
@@ -382,6 +387,7 @@ impl App {
             name: m.name,
             sql,
             yml,
+            left_out: m.left_out,
         })
     }
 
@@ -412,10 +418,18 @@ impl App {
             super::export::write_atomic(path, bytes)
         };
         let read = match request.dialect {
+            // A qualified name (`wh.clients`) is the table the query reads, in its
+            // schema, made if need be.
             Dialect::Duckdb => |d: Dialect, table: &str, path: &str| {
+                let schema = match table.rsplit_once('.') {
+                    Some((schema, _)) => {
+                        format!("CREATE SCHEMA IF NOT EXISTS {};\n", d.table_ident(schema))
+                    }
+                    None => String::new(),
+                };
                 format!(
-                    "CREATE TABLE {} AS SELECT * FROM read_parquet({});",
-                    d.ident(table),
+                    "{schema}CREATE TABLE {} AS SELECT * FROM read_parquet({});",
+                    d.table_ident(table),
                     d.string(path)
                 )
             },
@@ -453,9 +467,28 @@ impl App {
             rulebench_core::text::sanitize(&page.id),
             request.dialect.name()
         );
-        let mut files = Vec::new();
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
         for t in &tables {
-            let path = dir.join(format!("{}.parquet", t.name));
+            // The file's name from the table's: letters, digits, `_`, `-` and `.` kept,
+            // anything else (a `/`) made `_`; two tables never share a file.
+            let stem: String = t
+                .name
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let path = dir.join(format!("{}.parquet", stem.trim_start_matches('.')));
+            if files.contains(&path) {
+                return Err(AppError::Usage(format!(
+                    "--data-files: two tables would be written to {}: name them apart",
+                    path.display()
+                )));
+            }
             write(&path, &parquet_of(t)?)?;
             load.push_str(&format!(
                 "\n-- {}\n{}\n",
@@ -540,6 +573,8 @@ pub struct DbtModel {
     pub sql: String,
     /// The model's properties: its columns, described, with tests.
     pub yml: String,
+    /// The rules left out (`--partial`), as warnings.
+    pub left_out: Vec<Diagnostic>,
 }
 
 /// Where `--data-files` wrote the tables and the script that loads them.
@@ -628,6 +663,8 @@ pub struct DbtWritten {
     pub name: String,
     pub sql: std::path::PathBuf,
     pub yml: std::path::PathBuf,
+    /// The rules left out (`--partial`), as warnings.
+    pub left_out: Vec<Diagnostic>,
 }
 
 /// SQL text made literal for Jinja: every `{{`, `{%` and `{#` is printed by an
@@ -653,10 +690,15 @@ fn jinja_escape(text: &str) -> String {
 /// descriptions, and tests that hold whatever the data (keys not null, the verdict and
 /// reason in their vocabularies).
 fn dbt_properties(page: &Page, request: &SqlRequest, name: &str, revision: i64) -> String {
-    // YAML's double-quoted scalars take JSON's escapes.
-    let q = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+    // YAML's double-quoted scalars take JSON's escapes; characters YAML refuses raw
+    // (DEL, C1 controls) are escaped too.
+    let q = |s: &str| {
+        rulebench_core::text::json_safe(&serde_json::Value::String(s.to_owned()).to_string())
+            .into_owned()
+    };
     let mut out = format!(
-        "version: 2\n\nmodels:\n  - name: {name}\n    description: {}\n    columns:\n",
+        "version: 2\n\nmodels:\n  - name: {}\n    description: {}\n    columns:\n",
+        q(name),
         q(&format!(
             "Verdicts of rulebench page {} at revision {revision} (rulebench {}): {}.",
             page.id,
@@ -685,31 +727,33 @@ fn dbt_properties(page: &Page, request: &SqlRequest, name: &str, revision: i64) 
     column(&mut out, "source_key", "the source row's key", &not_null);
     column(&mut out, "target_key", "the target row's key", &not_null);
     column(&mut out, "target_id", "the target's id", &not_null);
-    let left_out = |id: &str| {
-        request.partial
-            && sql::problems(page, request.dialect)
-                .iter()
-                .any(|e| e.rule.as_deref() == Some(id))
+    let refused: Vec<String> = if request.partial {
+        sql::problems(page, request.dialect)
+            .into_iter()
+            .filter_map(|e| e.rule)
+            .collect()
+    } else {
+        Vec::new()
     };
+    let left_out = |id: &str| refused.iter().any(|r| r == id);
     if request.long {
-        let ids: Vec<String> = page
+        let ids: Vec<&str> = page
             .rules
             .iter()
-            .filter(|r| !left_out(&r.id))
-            .map(|r| q(&r.id))
+            .map(|r| r.id.as_str())
+            .filter(|id| !left_out(id))
             .collect();
-        column(
-            &mut out,
-            "rule_id",
-            "the rule's id",
-            &[
-                "not_null".to_owned(),
-                format!(
-                    "accepted_values:\n              values: [{}]",
-                    ids.join(", ")
-                ),
-            ],
-        );
+        let mut tests = vec!["not_null".to_owned()];
+        // dbt's accepted_values quotes each value with `'` and escapes nothing, and an
+        // empty list is no SQL: the test only where it can be written.
+        if !ids.is_empty() && !ids.iter().any(|id| id.contains('\'')) {
+            let values: Vec<String> = ids.iter().map(|id| q(id)).collect();
+            tests.push(format!(
+                "accepted_values:\n              values: [{}]",
+                values.join(", ")
+            ));
+        }
+        column(&mut out, "rule_id", "the rule's id", &tests);
         column(
             &mut out,
             "passed",

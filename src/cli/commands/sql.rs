@@ -25,7 +25,7 @@ pub struct Args {
     pub data: bool,
     /// Write the page's tables as Parquet files into DIR instead, with load.sql, the
     /// script that reads them (duckdb: read_parquet; spark: parquet views)
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["data", "select", "all", "long", "partial", "output"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["data", "select", "all", "long", "partial", "output", "dbt", "overrides"])]
     pub data_files: Option<PathBuf>,
     /// Print the DDL and the rows of the page's overrides table alone instead
     #[arg(long, conflicts_with_all = ["data", "select", "all", "long", "partial"])]
@@ -143,6 +143,9 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     }
     if let Some(dir) = dbt {
         let written = app.write_dbt_model(&page, &request, dbt_model.as_deref(), &dir)?;
+        for d in &written.left_out {
+            eprintln!("{page}: {d}");
+        }
         db.status(&format!(
             "wrote the dbt model {} ({} and {})",
             written.name,

@@ -227,8 +227,8 @@ impl Dialect {
     /// text in a key).
     pub fn to_bigint(self, e: &str) -> String {
         match self {
-            // SQLite's integers are 64-bit already, and its casts would make text of REAL.
-            Dialect::Sqlite => e.to_owned(),
+            // A REAL (as rows read integer fields) made text would be `5.0`.
+            Dialect::Sqlite => format!("CAST({e} AS INTEGER)"),
             Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => {
                 format!("CAST({e} AS BIGINT)")
             }
@@ -284,10 +284,12 @@ impl Dialect {
     }
 
     /// Whether the text `e` (not null) is a plain decimal number — `[+-]?` digits with
-    /// at most one point, an exponent — which the dialect's cast to a double reads as
+    /// at most one point, an exponent of one or two digits — which the dialect's cast to a double reads as
     /// JavaScript does; `None` where the dialect has no regular expressions (SQLite).
     pub fn plain_number(self, e: &str) -> Option<String> {
-        const RE: &str = "[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?";
+        // An exponent of two digits at most: no cast overflows or underflows (PostgreSQL
+        // fails on `1e400` where JavaScript says Infinity).
+        const RE: &str = "[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]{1,2})?";
         match self {
             Dialect::Sqlite => None,
             Dialect::Duckdb => Some(format!("regexp_full_match({e}, {})", self.string(RE))),

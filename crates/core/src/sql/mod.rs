@@ -9,9 +9,12 @@
 //! Rules are translated with json-logic-js semantics, typed by the page's datasets: each
 //! field has the one JSON type its values have (or is absent/null). Where a construct has
 //! no faithful translation (an operator SQL lacks, a field holding several types, a
-//! string converted to a number), compilation fails with an [`SqlError`] that names the
-//! rule, the place in its logic, the operator and why — never a query that means
-//! something else. See `docs/sql.md` for the whole mapping.
+//! string whose number JavaScript reads otherwise than a cast), compilation fails with
+//! an [`SqlError`] that names the rule, the place in its logic, the operator and why —
+//! never a query that means something else on the page's rows. (A string field made a
+//! number is checked on the strings the page holds; other text in a warehouse's table,
+//! such as `" 5"` or `"0x10"`, is NaN to the query.) See `docs/sql.md` for the whole
+//! mapping.
 
 mod dialect;
 mod expr;

@@ -48,6 +48,18 @@ impl SqlRequest {
         }
     }
 
+    /// The options of what writes the tables (`--data`, `--data-files`, `--overrides`):
+    /// the overrides table always, named `overrides` unless told otherwise.
+    fn data_options(&self, page: &Page) -> Result<Options> {
+        let mut options = self.options(page)?;
+        options.overrides_table = Some(
+            self.overrides_table
+                .clone()
+                .unwrap_or_else(|| "overrides".into()),
+        );
+        Ok(options)
+    }
+
     fn options(&self, page: &Page) -> Result<Options> {
         let mut o = Options::new(self.dialect);
         if let Some(t) = &self.source_table {
@@ -277,13 +289,7 @@ impl App {
 
     /// The DDL and rows of a page's datasets and overrides.
     pub fn sql_data_of(page: &Page, request: &SqlRequest) -> Result<String> {
-        let mut options = request.options(page)?;
-        options.overrides_table = Some(
-            request
-                .overrides_table
-                .clone()
-                .unwrap_or_else(|| "overrides".into()),
-        );
+        let options = request.data_options(page)?;
         sql::data(page, &options).map_err(|e| invalid(page, request.dialect, &[e]))
     }
 
@@ -447,13 +453,7 @@ impl App {
                 )));
             }
         };
-        let mut options = request.options(page)?;
-        options.overrides_table = Some(
-            request
-                .overrides_table
-                .clone()
-                .unwrap_or_else(|| "overrides".into()),
-        );
+        let options = request.data_options(page)?;
         let tables =
             sql::tables(page, &options).map_err(|e| invalid(page, request.dialect, &[e]))?;
         let io = |path: &std::path::Path| {
@@ -505,13 +505,7 @@ impl App {
     /// The DDL and rows of the page's overrides table alone.
     pub fn sql_overrides(&self, spec: &str, request: &SqlRequest) -> Result<String> {
         let (page, _) = self.page_spec(spec)?;
-        let mut options = request.options(&page)?;
-        options.overrides_table = Some(
-            request
-                .overrides_table
-                .clone()
-                .unwrap_or_else(|| "overrides".into()),
-        );
+        let options = request.data_options(&page)?;
         let mut text = format!(
             "-- rulebench: the overrides of page {} for {}.\n",
             rulebench_core::text::sanitize(&page.id),

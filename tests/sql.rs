@@ -366,17 +366,11 @@ fn the_command_line_prints_the_query_the_data_and_which_rules_translate() {
         out.contains("8 of 8 rules translate to postgres SQL"),
         "{out}"
     );
-    let rule = dir.path().join("rule.json");
-    std::fs::write(
-        &rule,
-        json!({"id": "initial", "name": "Initial", "logic": {"==": [{"substr": [{"var": "source.name"}, 0, 1]}, "M"]}}).to_string(),
-    )
-    .unwrap();
-    let (code, _, err) = common::rb(
+    common::add_rule(
         &db,
-        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+        "loan-eligibility",
+        &json!({"id": "initial", "name": "Initial", "logic": {"==": [{"substr": [{"var": "source.name"}, 0, 1]}, "M"]}}),
     );
-    assert_eq!(code, 0, "{err}");
     let (code, out, _) = common::rb(&db, &["check", "loan-eligibility", "--sql", "duckdb"]);
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -396,16 +390,11 @@ fn the_command_line_prints_the_query_the_data_and_which_rules_translate() {
     );
 
     // Every refusal at once, in `sql` as in `check --sql`; `--partial` leaves them out.
-    std::fs::write(
-        &rule,
-        json!({"id": "defaulted", "name": "Defaulted", "logic": {">": [{"var": ["source.age", 30]}, 18]}}).to_string(),
-    )
-    .unwrap();
-    let (code, _, err) = common::rb(
+    common::add_rule(
         &db,
-        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+        "loan-eligibility",
+        &json!({"id": "defaulted", "name": "Defaulted", "logic": {">": [{"var": ["source.age", 30]}, 18]}}),
     );
-    assert_eq!(code, 0, "{err}");
     let (code, out, _) = common::rb(&db, &["check", "loan-eligibility", "--sql", "duckdb"]);
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -842,17 +831,11 @@ fn the_overrides_table_alone() {
 fn the_query_as_a_dbt_model() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("rb.db");
-    let rule = dir.path().join("rule.json");
-    std::fs::write(
-        &rule,
-        json!({"id": "braces", "name": "Braces", "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% y %} {# z #}"]}}).to_string(),
-    )
-    .unwrap();
-    let (code, _, err) = common::rb(
+    common::add_rule(
         &db,
-        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+        "loan-eligibility",
+        &json!({"id": "braces", "name": "Braces", "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% y %} {# z #}"]}}),
     );
-    assert_eq!(code, 0, "{err}");
     let models = dir.path().join("models");
     let (code, _, err) = common::rb(
         &db,
@@ -901,17 +884,11 @@ fn the_query_as_a_dbt_model() {
     }
     // Quotes in ids: no accepted_values test dbt would write as broken SQL; a model
     // name YAML would read as null stays a string.
-    std::fs::write(
-        &rule,
-        json!({"id": "o'clock", "name": "O'clock", "logic": {"!!": [{"var": "source.purpose"}]}})
-            .to_string(),
-    )
-    .unwrap();
-    let (code, _, err) = common::rb(
+    common::add_rule(
         &db,
-        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+        "loan-eligibility",
+        &json!({"id": "o'clock", "name": "O'clock", "logic": {"!!": [{"var": "source.purpose"}]}}),
     );
-    assert_eq!(code, 0, "{err}");
     let (code, _, err) = common::rb(
         &db,
         &[

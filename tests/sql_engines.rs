@@ -226,19 +226,12 @@ fn duckdb_dbt_model_is_the_engine() {
     for file in ["dbt_project.yml", "profiles.yml", "models/sources.yml"] {
         std::fs::copy(example.join(file), project.join(file)).unwrap();
     }
-    let rule = dir.path().join("rule.json");
-    std::fs::write(
-        &rule,
-        serde_json::json!({"id": "jinja", "name": "Not {{ jinja }}",
-            "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% if %} {# c #}"]}})
-        .to_string(),
-    )
-    .unwrap();
-    let (code, _, err) = common::rb(
+    common::add_rule(
         &db,
-        &["rule", "add", "loan-eligibility", rule.to_str().unwrap()],
+        "loan-eligibility",
+        &serde_json::json!({"id": "jinja", "name": "Not {{ jinja }}",
+            "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% if %} {# c #}"]}}),
     );
-    assert_eq!(code, 0, "{err}");
     // The rows, as tables `applicants` and `products` in the model's database.
     let (code, tables, err) = common::rb(
         &db,
@@ -257,25 +250,7 @@ fn duckdb_dbt_model_is_the_engine() {
     assert_eq!(code, 0, "{err}");
     let database = dir.path().join("loans.duckdb");
     let load = |data: &str, query: &str| {
-        let (d, q) = (dir.path().join("load.sql"), dir.path().join("query.sql"));
-        std::fs::write(&d, data).unwrap();
-        std::fs::write(&q, query).unwrap();
-        let out = Command::new("python3")
-            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/sqlrun.py"))
-            .args(["--dialect", "duckdb", "--database"])
-            .arg(&database)
-            .arg("--data")
-            .arg(&d)
-            .arg("--query")
-            .arg(&q)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        common::sql::run_sqlrun(Dialect::Duckdb, Some(&database), data, None, query)
     };
     load(&tables, "SELECT 1");
     let (code, _, err) = common::rb(
@@ -319,21 +294,7 @@ fn duckdb_dbt_model_is_the_engine() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let rows = load("", "SELECT * FROM loan_eligibility_verdicts");
-    let table = common::sql::Table {
-        columns: rows["columns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_str().unwrap().to_owned())
-            .collect(),
-        rows: rows["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r.as_array().unwrap().clone())
-            .collect(),
-    };
+    let table = load("", "SELECT * FROM loan_eligibility_verdicts");
     let (code, page, _) = common::rb(&db, &["export", "loan-eligibility"]);
     assert_eq!(code, 0);
     let page = parse(&page);

@@ -145,3 +145,15 @@ pub fn export_page(db: &Path, page: &str) -> serde_json::Value {
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).expect("export prints JSON")
 }
+
+/// Adds a rule (its JSON) to a stored page with `rule add`, through a file beside the
+/// database; the command must succeed.
+pub fn add_rule(db: &Path, page: &str, rule: &serde_json::Value) {
+    let file = db.with_extension("rule.json");
+    std::fs::write(&file, rule.to_string()).expect("write the rule file");
+    let (code, _, err) = rb(
+        db,
+        &["rule", "add", page, file.to_str().expect("a UTF-8 path")],
+    );
+    assert_eq!(code, 0, "rule add {rule}: {err}");
+}

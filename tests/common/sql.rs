@@ -156,6 +156,19 @@ pub fn run_external(dialect: Dialect, data: &str, query: &str) -> Table {
 
 /// As [`run_external`], with statements run after the data script (`--setup`).
 pub fn run_external_with(dialect: Dialect, data: &str, setup: Option<&str>, query: &str) -> Table {
+    run_sqlrun(dialect, None, data, setup, query)
+}
+
+/// Runs a data script, optional setup statements and a query through
+/// `scripts/sqlrun.py`, on a fresh database or (DuckDB) on a database file that keeps
+/// what the scripts make.
+pub fn run_sqlrun(
+    dialect: Dialect,
+    database: Option<&Path>,
+    data: &str,
+    setup: Option<&str>,
+    query: &str,
+) -> Table {
     let dir = tempfile::tempdir().expect("temp dir");
     let (d, q) = (dir.path().join("data.sql"), dir.path().join("query.sql"));
     std::fs::write(&d, data).expect("write data");
@@ -168,6 +181,9 @@ pub fn run_external_with(dialect: Dialect, data: &str, setup: Option<&str>, quer
         .arg(&d)
         .arg("--query")
         .arg(&q);
+    if let Some(database) = database {
+        command.arg("--database").arg(database);
+    }
     if let Some(setup) = setup {
         let s = dir.path().join("setup.sql");
         std::fs::write(&s, setup).expect("write setup");

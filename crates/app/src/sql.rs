@@ -187,9 +187,7 @@ impl Checked {
         let sql = match (page, sql) {
             (Some(page), Some(dialect)) if !diagnostics.iter().any(Diagnostic::is_error) => {
                 let problems = sql::problems(page, dialect);
-                // A rule's own problem is in its logic; a clash of its id with another
-                // column is the page's (no partial compilation leaves it out).
-                let of_rule = |e: &sql::SqlError| e.rule.is_some() && !e.pointer.ends_with("/id");
+                let of_rule = sql::SqlError::in_rule_logic;
                 let failing = page
                     .rules
                     .iter()
@@ -216,9 +214,7 @@ impl Checked {
 fn invalid(page: &Page, dialect: Dialect, errors: &[sql::SqlError]) -> AppError {
     // Rules that do not translate can be left out (`--partial`); the page's own problems
     // cannot.
-    let rules_only = errors
-        .iter()
-        .all(|e| e.rule.is_some() && !e.pointer.ends_with("/id"));
+    let rules_only = errors.iter().all(sql::SqlError::in_rule_logic);
     AppError::Invalid {
         origin: format!(
             "page `{}` as {} SQL{}",

@@ -111,6 +111,13 @@ impl SqlError {
         }
     }
 
+    /// Whether the problem is in a rule's logic, which partial compilation leaves out
+    /// (a clash of a rule's id with another column is the page's: no rule can be left
+    /// out to mend it).
+    pub fn in_rule_logic(&self) -> bool {
+        self.rule.is_some() && !self.pointer.ends_with("/id")
+    }
+
     /// A rule left out of a partial compilation, as a warning (code
     /// `sql-untranslatable`).
     pub fn left_out(&self) -> Diagnostic {

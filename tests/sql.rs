@@ -913,6 +913,39 @@ fn the_query_as_a_dbt_model() {
     );
     let (code, _, err) = common::rb(&db, &["rule", "rm", "loan-eligibility", "o'clock"]);
     assert_eq!(code, 0, "{err}");
+    // With --partial, a rule left out is described so and the verdicts may be NULL.
+    common::add_rule(
+        &db,
+        "loan-eligibility",
+        &json!({"id": "initial", "name": "Initial", "logic": {"==": [{"substr": [{"var": "source.name"}, 0, 1]}, "M"]}}),
+    );
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--partial",
+            "--dbt",
+            models.to_str().unwrap(),
+            "--dbt-model",
+            "partial_model",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("rule `initial`") && err.contains("left out"),
+        "{err}"
+    );
+    let yml = std::fs::read_to_string(models.join("partial_model.yml")).unwrap();
+    assert!(
+        yml.contains("description: \"Initial (not translated: NULL)\"")
+            && !yml.contains("name: \"verdict\"\n        description: \"2 full, 1 partial, 0 not compatible\"\n        data_tests:\n          - not_null"),
+        "{yml}"
+    );
+    let (code, _, err) = common::rb(&db, &["rule", "rm", "loan-eligibility", "initial"]);
+    assert_eq!(code, 0, "{err}");
     // Named, long, and what dbt cannot name.
     let (code, _, err) = common::rb(
         &db,

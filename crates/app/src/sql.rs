@@ -235,6 +235,8 @@ fn invalid(page: &Page, dialect: Dialect, errors: &[sql::SqlError]) -> AppError 
 pub struct SqlQuery {
     pub text: String,
     pub left_out: Vec<Diagnostic>,
+    /// The ids of the rules left out.
+    pub left_out_rules: Vec<String>,
 }
 
 impl App {
@@ -273,6 +275,11 @@ impl App {
                 .refused
                 .iter()
                 .map(sql::SqlError::left_out)
+                .collect(),
+            left_out_rules: compiled
+                .refused
+                .into_iter()
+                .filter_map(|e| e.rule)
                 .collect(),
         })
     }
@@ -356,7 +363,7 @@ impl App {
         for (token, jinja) in &tables {
             sql = sql.replace(token.as_str(), jinja);
         }
-        let yml = dbt_properties(&page, request, &name, revision);
+        let yml = dbt_properties(&page, request, &name, revision, &query.left_out_rules);
         Ok(DbtModel {
             name,
             sql,
@@ -679,7 +686,13 @@ fn jinja_escape(text: &str) -> String {
 /// The dbt properties file of a page's model: every output column, the rules' names as
 /// descriptions, and tests that hold whatever the data (keys not null, the verdict and
 /// reason in their vocabularies).
-fn dbt_properties(page: &Page, request: &SqlRequest, name: &str, revision: i64) -> String {
+fn dbt_properties(
+    page: &Page,
+    request: &SqlRequest,
+    name: &str,
+    revision: i64,
+    refused: &[String],
+) -> String {
     // YAML's double-quoted scalars take JSON's escapes; characters YAML refuses raw
     // (DEL, C1 controls) are escaped too.
     let q = |s: &str| {
@@ -717,14 +730,7 @@ fn dbt_properties(page: &Page, request: &SqlRequest, name: &str, revision: i64) 
     column(&mut out, "source_key", "the source row's key", &not_null);
     column(&mut out, "target_key", "the target row's key", &not_null);
     column(&mut out, "target_id", "the target's id", &not_null);
-    let refused: Vec<String> = if request.partial {
-        sql::problems(page, request.dialect)
-            .into_iter()
-            .filter_map(|e| e.rule)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // The rules the model's own compilation left out (with `--partial`).
     let left_out = |id: &str| refused.iter().any(|r| r == id);
     if request.long {
         let ids: Vec<&str> = page

@@ -124,7 +124,7 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
             "remainder",
         ),
         (
-            json!({"==": [{"or": [{"var": "source.s"}, 5]}, "y"]}),
+            json!({"==": [{"missing": ["source.n", "source.s", "source.tags", "target.n"]}, "y"]}),
             "/rules/1/logic/==",
             Some("=="),
             "only their truth",

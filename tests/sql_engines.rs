@@ -166,6 +166,33 @@ fn postgres_partial_compilation() {
     assert!(open > 50 && pairs - open > 50, "{open} open of {pairs}");
 }
 
+/// Wild rules (every operator over every kind of operand, see `sql_refusals`) on an
+/// engine: those that translate mean what the engine computes, the others left out.
+fn wild_on(dialect: Dialect, seeds: u64) -> usize {
+    use rulebench::app::synth::Rng;
+    let mut pairs = 0;
+    for seed in 0..seeds {
+        let mut rng = Rng::new(seed);
+        let rules: Vec<serde_json::Value> =
+            (0..60).map(|_| common::sql::wild_rule(&mut rng)).collect();
+        let (p, _) = common::sql::partial_differential(&common::sql::wild_page(&rules), dialect);
+        pairs += p;
+    }
+    pairs
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_wild_rules() {
+    assert!(wild_on(Dialect::Duckdb, 8) > 100);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_wild_rules() {
+    assert!(wild_on(Dialect::Postgres, 4) > 100);
+}
+
 /// Overrides keyed by the rows' key fields (`--override-keys fields`) on an engine.
 fn by_key_fields(dialect: Dialect) -> usize {
     use rulebench::app::types::OverrideKeys;
@@ -371,6 +398,7 @@ fn spark_warehouse_features() {
         pairs += p;
         pairs += differential(&common::sql::numeric_text_page(seed), dialect);
     }
+    pairs += wild_on(dialect, 2);
     assert!(long_is_wide(dialect) > 500);
     assert!(pairs > 1000, "{pairs}");
 }

@@ -898,6 +898,127 @@ pub fn regression_pages() -> Vec<Page> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Wild rules: every operator over every kind of operand
+// ---------------------------------------------------------------------------------------------
+
+/// The fields of the page below, by kind.
+const NUM: &[&str] = &["n", "x"];
+const TEXT: &[&str] = &["s", "version"];
+const BOOL: &[&str] = &["b"];
+const ARRAY: &[&str] = &["tags"];
+
+fn wild_field(rng: &mut Rng) -> Value {
+    let side = *rng.pick(&["source", "target"]);
+    let f = match rng.below(6) {
+        0 | 1 => *rng.pick(NUM),
+        2 | 3 => *rng.pick(TEXT),
+        4 => *rng.pick(BOOL),
+        _ => *rng.pick(ARRAY),
+    };
+    json!({"var": format!("{side}.{f}")})
+}
+
+fn wild_constant(rng: &mut Rng) -> Value {
+    match rng.below(6) {
+        0 => json!(rng.below(10) as i64 - 2),
+        1 => json!(*rng.pick(&[0.5, 2.25, 10.0])),
+        2 => json!(*rng.pick(&["a", "gpt", "3.5", "", "x y"])),
+        3 => json!(rng.below(2) == 0),
+        4 => json!(null),
+        _ => json!(["a", "b"]),
+    }
+}
+
+/// Any value: a field, a constant, or an operation.
+fn wild_value(rng: &mut Rng, depth: u32) -> Value {
+    if depth == 0 || rng.below(100) < 45 {
+        return if rng.below(100) < 65 {
+            wild_field(rng)
+        } else {
+            wild_constant(rng)
+        };
+    }
+    let d = depth - 1;
+    let op = *rng.pick(&[
+        "==",
+        "!=",
+        "===",
+        "!==",
+        "<",
+        "<=",
+        ">",
+        ">=",
+        "!",
+        "!!",
+        "and",
+        "or",
+        "if",
+        "in",
+        "cat",
+        "substr",
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "min",
+        "max",
+        "missing",
+        "missing_some",
+        "some",
+        "all",
+        "none",
+    ]);
+    match op {
+        "!" | "!!" => json!({op: [wild_value(rng, d)]}),
+        "if" => json!({"if": [wild_value(rng, d), wild_value(rng, d), wild_value(rng, d)]}),
+        "substr" => json!({"substr": [wild_value(rng, d), rng.below(4) as i64 - 1]}),
+        "missing" => json!({"missing": [format!("source.{}", rng.pick(NUM))]}),
+        "missing_some" => json!({"missing_some": [1, ["source.n", "target.s"]]}),
+        "some" | "all" | "none" => {
+            let f = json!({"var": format!("{}.tags", rng.pick(&["source", "target"]))});
+            json!({op: [f, {"==": [{"var": ""}, *rng.pick(&["a", "b"])]}]})
+        }
+        _ => json!({op: [wild_value(rng, d), wild_value(rng, d)]}),
+    }
+}
+
+/// A rule: a comparison or a connective at the top, as people write them.
+pub fn wild_rule(rng: &mut Rng) -> Value {
+    let op = *rng.pick(&["==", "!=", "<", ">=", "and", "or", "!", "in", "===", "some"]);
+    match op {
+        "!" => json!({"!": [wild_value(rng, 2)]}),
+        "some" => wild_value(rng, 1),
+        _ => json!({op: [wild_value(rng, 2), wild_value(rng, 2)]}),
+    }
+}
+
+pub fn wild_page(rules: &[Value]) -> Page {
+    let rules: Vec<Value> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, logic)| json!({"id": format!("r{i}"), "name": format!("r{i}"), "logic": logic}))
+        .collect();
+    parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "wild", "name": "wild",
+            "source": {"name": "S", "key": ["id"], "rows": [
+                {"id": "a", "n": 1, "x": 2.5, "s": "gpt", "version": "3.5", "b": true, "tags": ["a"]},
+                {"id": "b", "n": 4, "x": 0.5, "s": "", "version": "10", "b": false, "tags": []},
+                {"id": "c", "s": "x y", "version": "2", "tags": ["b", "a"]},
+                {"id": "d", "n": -3, "x": 0, "s": "1", "version": "", "b": false, "tags": ["1"]},
+                {"id": "e", "n": 0, "x": -0.5, "s": "a", "version": "abc", "tags": ["a,b"]}]},
+            "target": {"name": "T", "key": ["id"], "rows": [
+                {"id": "t1", "n": 3, "x": 1.0, "s": "a", "version": "4.0", "b": true, "tags": ["a", "b"]},
+                {"id": "t2", "n": 0, "x": -2.0, "s": "gpt", "version": "1", "tags": []},
+                {"id": "t3", "n": -1, "x": 2.5, "s": "b", "version": "2", "b": false, "tags": ["b"]}]},
+            "rules": rules
+        })
+        .to_string(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
 // Partial compilation
 // ---------------------------------------------------------------------------------------------
 

@@ -377,6 +377,15 @@ impl Dialect {
         }
     }
 
+    /// A text `NULL`.
+    pub fn text_null(self) -> String {
+        match self {
+            Dialect::Spark => "CAST(NULL AS STRING)".into(),
+            Dialect::Duckdb => "CAST(NULL AS VARCHAR)".into(),
+            Dialect::Sqlite | Dialect::Postgres => "CAST(NULL AS TEXT)".into(),
+        }
+    }
+
     /// A boolean `NULL`.
     pub fn null_bool(self) -> &'static str {
         match self {

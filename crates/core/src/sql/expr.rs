@@ -49,8 +49,16 @@ enum Ex {
         ty: Ty,
         nulls: Nulls,
     },
-    /// Only the truth translates (a SQL boolean, never null).
+    /// Only the truth translates (a SQL boolean, never null): the value of `missing`.
     Cond(String),
+    /// One of two values by a SQL condition that is never null: the value of `and`,
+    /// `or` and `if` over operands of different types. An operator applies to each
+    /// value, and the condition picks the result.
+    Choice {
+        when: String,
+        then: Box<Ex>,
+        other: Box<Ex>,
+    },
 }
 
 impl Ex {
@@ -534,6 +542,9 @@ impl<'a> Compiler<'a> {
             Ex::Lit(v) => d.bool(js_truthy(v)).into(),
             Ex::NaN => "FALSE".into(),
             Ex::Cond(s) => s.clone(),
+            Ex::Choice { when, then, other } => {
+                case_when(when, &self.truth(then), &self.truth(other))
+            }
             Ex::Sql { sql, ty, nulls } => {
                 let nullable = *nulls != Nulls::No;
                 match ty {
@@ -600,11 +611,30 @@ impl<'a> Compiler<'a> {
             let otherwise = self.binary(a, &rest, p, op, f)?;
             return Ok(self.when_null(&sql, &when_null, &otherwise));
         }
+        // A choice of values: the operator over each, picked by the condition.
+        if let Ex::Choice { when, then, other } = a {
+            let x = self.binary(then, b, p, op, f)?;
+            let y = self.binary(other, b, p, op, f)?;
+            return Ok(Ex::boolean(case_when(
+                when,
+                &self.truth(&x),
+                &self.truth(&y),
+            )));
+        }
+        if let Ex::Choice { when, then, other } = b {
+            let x = self.binary(a, then, p, op, f)?;
+            let y = self.binary(a, other, p, op, f)?;
+            return Ok(Ex::boolean(case_when(
+                when,
+                &self.truth(&x),
+                &self.truth(&y),
+            )));
+        }
         if matches!(a, Ex::Cond(_)) || matches!(b, Ex::Cond(_)) {
             return Err(err(
                 p,
                 op,
-                "uses the value of and, or, if or missing, which JavaScript takes from one of their operands; only their truth translates",
+                "uses the value of missing over more than three keys, or of and/or over more than four operands of several types; only their truth translates",
                 Some("compare each operand, then combine the comparisons with and/or"),
             ));
         }
@@ -718,7 +748,9 @@ impl<'a> Compiler<'a> {
                 }
                 (Ty::TextArray, _) => return Err(self.array_compare(p, op)),
             },
-            (Ex::Cond(_), _) | (_, Ex::Cond(_)) => unreachable!("refused by binary"),
+            (Ex::Cond(_) | Ex::Choice { .. }, _) | (_, Ex::Cond(_) | Ex::Choice { .. }) => {
+                unreachable!("refused or taken apart by binary")
+            }
         })
     }
 
@@ -755,7 +787,9 @@ impl<'a> Compiler<'a> {
                 }),
                 _ => Ex::constant(false),
             },
-            (Ex::Cond(_), _) | (_, Ex::Cond(_)) => unreachable!("refused by binary"),
+            (Ex::Cond(_) | Ex::Choice { .. }, _) | (_, Ex::Cond(_) | Ex::Choice { .. }) => {
+                unreachable!("refused or taken apart by binary")
+            }
         })
     }
 
@@ -924,7 +958,9 @@ impl<'a> Compiler<'a> {
             },
             // A number or a boolean holds nothing.
             (_, Ex::Sql { .. }) => Ex::constant(false),
-            (Ex::Cond(_), _) | (_, Ex::Cond(_)) => unreachable!("refused by binary"),
+            (Ex::Cond(_) | Ex::Choice { .. }, _) | (_, Ex::Cond(_) | Ex::Choice { .. }) => {
+                unreachable!("refused or taken apart by binary")
+            }
         })
     }
 
@@ -957,11 +993,15 @@ impl<'a> Compiler<'a> {
             Ex::Sql {
                 ty: Ty::TextArray, ..
             } => return Err(self.array_compare(p, op)),
+            Ex::Choice { when, then, other } => {
+                let (x, y) = (self.number(then, p, op)?, self.number(other, p, op)?);
+                either(when, x, y)
+            }
             Ex::Cond(_) => {
                 return Err(err(
                     p,
                     op,
-                    "uses the value of and, or, if or missing as a number; only their truth translates",
+                    "uses the value of missing as a number; only its truth translates",
                     None,
                 ));
             }
@@ -1173,13 +1213,25 @@ impl<'a> Compiler<'a> {
         match (typed, ty) {
             (true, Some(ty)) => {
                 for (c, v) in conds.iter().zip(values) {
-                    sql.push_str(&format!(" WHEN {c} THEN {}", self.value_sql(v)));
+                    sql.push_str(&format!(" WHEN {c} THEN {}", self.value_sql(v, ty)));
                 }
                 sql.push_str(&format!(
                     " ELSE {} END",
-                    self.value_sql(values.last().expect("else"))
+                    self.value_sql(values.last().expect("else"), ty)
                 ));
                 Ex::sql(sql, ty, nulls)
+            }
+            _ if !values.iter().any(|v| matches!(v, Ex::Cond(_))) => {
+                // Values of several types: a choice, which operators take apart.
+                let mut acc = values.last().expect("else").clone();
+                for (c, v) in conds.iter().zip(values).rev() {
+                    acc = Ex::Choice {
+                        when: c.clone(),
+                        then: Box::new(v.clone()),
+                        other: Box::new(acc),
+                    };
+                }
+                acc
             }
             _ => {
                 for (c, v) in conds.iter().zip(values) {
@@ -1195,9 +1247,14 @@ impl<'a> Compiler<'a> {
     }
 
     /// A typed value's SQL (constants of the branch's type, or null).
-    fn value_sql(&self, v: &Ex) -> String {
+    fn value_sql(&self, v: &Ex, ty: Ty) -> String {
         match v {
-            Ex::Lit(Value::Null) | Ex::NaN => "NULL".into(),
+            // A NULL of the branch's type (a CASE of NULLs alone has none).
+            Ex::Lit(Value::Null) | Ex::NaN => match ty {
+                Ty::Num => self.d.to_double("NULL"),
+                Ty::Bool => self.d.null_bool().into(),
+                Ty::Text | Ty::TextArray => self.d.text_null(),
+            },
             Ex::Lit(Value::Bool(b)) => self.d.bool(*b).into(),
             Ex::Lit(Value::Number(n)) => self.d.double(n.as_f64().unwrap_or(f64::NAN)),
             Ex::Lit(Value::String(s)) => self.d.string(s),
@@ -1262,6 +1319,11 @@ impl<'a> Compiler<'a> {
                     .join(" + ")
             }
         };
+        // A few keys: the value itself, a choice among the lists of missing keys.
+        if conds.len() <= 3 {
+            let need = need.map(|n| if n.is_nan() { f64::INFINITY } else { n });
+            return Ok(missing_value(&keys, &conds, need, &mut Vec::new()));
+        }
         Ok(match need {
             None if conds.is_empty() => Ex::constant(false),
             None => Ex::Cond(format!("({})", conds.join(" OR "))),
@@ -1341,32 +1403,7 @@ impl<'a> Compiler<'a> {
                     return Ok(xs.remove(0));
                 }
                 for x in &xs {
-                    nums.push(match x {
-                        Ex::Lit(v) => {
-                            let n = js_parse_float(v);
-                            (!n.is_nan()).then(|| (d.double(n), false))
-                        }
-                        Ex::NaN => None,
-                        Ex::Sql {
-                            sql,
-                            ty: Ty::Num,
-                            nulls,
-                        } => Some((sql.clone(), *nulls != Nulls::No)),
-                        Ex::Sql { ty: Ty::Bool, .. } => None,
-                        Ex::Sql {
-                            sql,
-                            ty: Ty::Text,
-                            nulls,
-                        } => Some(self.text_number(sql, *nulls != Nulls::No, true, &p, op)?),
-                        _ => {
-                            return Err(err(
-                                &p,
-                                op,
-                                "adds an array, or the value of and/or/if/missing",
-                                None,
-                            ));
-                        }
-                    });
+                    nums.push(self.float_of(x, &p, op)?);
                 }
             }
             _ => {
@@ -1464,7 +1501,36 @@ impl<'a> Compiler<'a> {
         Ok(Ex::sql(sql, Ty::Num, nulls))
     }
 
-    /// One piece of `cat`: JavaScript's text of the value (null as "").
+    /// JavaScript's `parseFloat(x)` (as `+` and `*` read their operands): the SQL and
+    /// whether it may be null (NaN); `None` for the constant NaN.
+    fn float_of(&mut self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
+        Ok(match x {
+            Ex::Lit(v) => {
+                let n = js_parse_float(v);
+                (!n.is_nan()).then(|| (self.d.double(n), false))
+            }
+            Ex::NaN => None,
+            Ex::Sql {
+                sql,
+                ty: Ty::Num,
+                nulls,
+            } => Some((sql.clone(), *nulls != Nulls::No)),
+            Ex::Sql { ty: Ty::Bool, .. } => None,
+            Ex::Sql {
+                sql,
+                ty: Ty::Text,
+                nulls,
+            } => Some(self.text_number(sql, *nulls != Nulls::No, true, p, op)?),
+            Ex::Choice { when, then, other } => {
+                let (x, y) = (self.float_of(then, p, op)?, self.float_of(other, p, op)?);
+                either(when, x, y)
+            }
+            _ => {
+                return Err(err(p, op, "adds an array, or the value of missing", None));
+            }
+        })
+    }
+
     /// Whether `logic` reads a field every row of which holds an integer (or null).
     fn integer_field(&self, logic: &Value) -> bool {
         let Some(Value::String(path)) = logic.get("var").map(|v| match v {
@@ -1595,6 +1661,11 @@ impl<'a> Compiler<'a> {
             Ex::Sql {
                 sql, ty: Ty::Bool, ..
             } => format!("CASE WHEN {sql} IS NULL THEN '' WHEN {sql} THEN 'true' ELSE 'false' END"),
+            Ex::Choice { when, then, other } => format!(
+                "CASE WHEN {when} THEN {} ELSE {} END",
+                self.text_piece(then, p)?,
+                self.text_piece(other, p)?
+            ),
             _ => {
                 return Err(err(
                     p,
@@ -1604,6 +1675,74 @@ impl<'a> Compiler<'a> {
                 ));
             }
         })
+    }
+}
+
+/// The value of `missing` (`missing_some` with `need`) over `keys`, whose conditions of
+/// being missing are `conds`, given that the first of them are as `flags` say: a choice
+/// among the constant lists of missing keys.
+fn missing_value(keys: &[Value], conds: &[String], need: Option<f64>, flags: &mut Vec<bool>) -> Ex {
+    let i = flags.len();
+    if i == conds.len() {
+        let missing: Vec<Value> = keys
+            .iter()
+            .zip(flags.iter())
+            .filter(|(_, m)| **m)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let present = (keys.len() - missing.len()) as f64;
+        return Ex::Lit(Value::Array(match need {
+            Some(need) if present >= need => vec![],
+            _ => missing,
+        }));
+    }
+    let branch = |flag: bool, flags: &mut Vec<bool>| {
+        flags.push(flag);
+        let x = missing_value(keys, conds, need, flags);
+        flags.pop();
+        x
+    };
+    match conds[i].as_str() {
+        "TRUE" => branch(true, flags),
+        "FALSE" => branch(false, flags),
+        when => {
+            let then = branch(true, flags);
+            let other = branch(false, flags);
+            Ex::Choice {
+                when: when.to_owned(),
+                then: Box::new(then),
+                other: Box::new(other),
+            }
+        }
+    }
+}
+
+/// A number of a choice: `CASE WHEN when THEN x ELSE y END`, NULL (NaN) for a `None`
+/// side; `None` where both are NaN.
+fn either(
+    when: &str,
+    x: Option<(String, bool)>,
+    y: Option<(String, bool)>,
+) -> Option<(String, bool)> {
+    if x.is_none() && y.is_none() {
+        return None;
+    }
+    let side = |v: Option<(String, bool)>| v.unwrap_or_else(|| ("NULL".into(), true));
+    let ((x, nx), (y, ny)) = (side(x), side(y));
+    Some((format!("CASE WHEN {when} THEN {x} ELSE {y} END"), nx || ny))
+}
+
+/// `CASE WHEN when THEN a ELSE b END` over SQL booleans that are never null, simplified.
+fn case_when(when: &str, a: &str, b: &str) -> String {
+    match (a, b) {
+        (x, y) if x == y => x.to_owned(),
+        ("TRUE", "FALSE") => format!("({when})"),
+        ("FALSE", "TRUE") => format!("NOT ({when})"),
+        ("FALSE", y) => format!("(NOT ({when}) AND {y})"),
+        ("TRUE", y) => format!("({when} OR {y})"),
+        (x, "FALSE") => format!("({when} AND {x})"),
+        (x, "TRUE") => format!("(NOT ({when}) OR {x})"),
+        (x, y) => format!("CASE WHEN {when} THEN {x} ELSE {y} END"),
     }
 }
 

@@ -54,10 +54,17 @@ fn the_refusal_rate_on_random_rules() {
             report.push_str(&format!("  {count:5}  {reason}\n"));
         }
         eprintln!("{report}");
-        // Measured: 30.6% (43.4% in SQLite, which has no regular expressions) on this
-        // generator, which applies every operator to every kind of operand (arrays
-        // added, substr of booleans); a translation that stops working shows here.
-        let ceiling = if dialect == Dialect::Sqlite { 44 } else { 31 };
+        // Measured on this generator, which applies every operator to every kind of
+        // operand (arrays added, substr of booleans): DuckDB 7.7%, Spark 9.7% (no text of
+        // a double with JavaScript's digits), PostgreSQL 12.6% (no exact remainder of
+        // doubles), SQLite 39.3% (neither, and no regular expressions to read numbers
+        // from strings). A translation that stops working shows here.
+        let ceiling = match dialect {
+            Dialect::Duckdb => 8,
+            Dialect::Spark => 10,
+            Dialect::Postgres => 13,
+            Dialect::Sqlite => 40,
+        };
         assert!(refused * 100 <= n * ceiling, "{report}");
     }
 }

@@ -1007,12 +1007,80 @@ pub fn wild_page(rules: &[Value]) -> Page {
                 {"id": "b", "n": 4, "x": 0.5, "s": "", "version": "10", "b": false, "tags": []},
                 {"id": "c", "s": "x y", "version": "2", "tags": ["b", "a"]},
                 {"id": "d", "n": -3, "x": 0, "s": "1", "version": "", "b": false, "tags": ["1"]},
-                {"id": "e", "n": 0, "x": -0.5, "s": "a", "version": "abc", "tags": ["a,b"]}]},
+                {"id": "e", "n": 0, "x": -0.5, "s": "a", "version": "abc", "tags": ["a,b"]},
+                {"id": "f", "n": 7, "x": 1.5e-7, "s": "3", "version": "1e3", "b": true, "tags": ["2"]}]},
             "target": {"name": "T", "key": ["id"], "rows": [
                 {"id": "t1", "n": 3, "x": 1.0, "s": "a", "version": "4.0", "b": true, "tags": ["a", "b"]},
                 {"id": "t2", "n": 0, "x": -2.0, "s": "gpt", "version": "1", "tags": []},
-                {"id": "t3", "n": -1, "x": 2.5, "s": "b", "version": "2", "b": false, "tags": ["b"]}]},
+                {"id": "t3", "n": -1, "x": 2.5, "s": "b", "version": "2", "b": false, "tags": ["b"]},
+                {"id": "t4", "n": 123456789, "x": 1234567890123456.8, "s": "", "version": "0.25", "tags": ["a", "b", "c"]}]},
             "rules": rules
+        })
+        .to_string(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers as text
+// ---------------------------------------------------------------------------------------------
+
+/// Doubles across JavaScript's notations (integers in full below 10^21, plain decimals
+/// from 10^-6, exponents past them), as JavaScript's `String()` writes them.
+const NUMBER_TEXTS: &[(f64, &str)] = &[
+    (0.1, "0.1"),
+    (-2.5, "-2.5"),
+    (0.30000000000000004, "0.30000000000000004"),
+    (1e-5, "0.00001"),
+    (-3.25e-6, "-0.00000325"),
+    (1e-6, "0.000001"),
+    (1.5e-7, "1.5e-7"),
+    (5e-324, "5e-324"),
+    (123456789012345.6, "123456789012345.6"),
+    (1000000000000000.1, "1000000000000000.1"),
+    (4503599627370495.5, "4503599627370495.5"),
+    (1e16, "10000000000000000"),
+    (12345678901234567000.0, "12345678901234567000"),
+    (-9.3e18, "-9300000000000000000"),
+    (1e21, "1e+21"),
+    (2.5e21, "2.5e+21"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"),
+    (0.0, "0"),
+    (42.0, "42"),
+];
+
+/// A page whose rules make text of number fields (`cat`, `in`, `substr`): each source
+/// row's number matches one target row's text, JavaScript's.
+pub fn number_text_page() -> Page {
+    let sources: Vec<Value> = NUMBER_TEXTS
+        .iter()
+        .enumerate()
+        .map(|(i, (x, _))| json!({"id": format!("s{i}"), "x": x}))
+        .chain([json!({"id": "none"})])
+        .collect();
+    let targets: Vec<Value> = NUMBER_TEXTS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, text))| json!({"id": format!("t{i}"), "text": text, "half": 0.5}))
+        .collect();
+    for (x, text) in NUMBER_TEXTS {
+        assert_eq!(
+            rulebench_core::jsops::number_to_string(*x),
+            *text,
+            "the engine writes {x:e}"
+        );
+    }
+    parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "number-text", "name": "numbers as text",
+            "source": {"name": "S", "key": ["id"], "rows": sources},
+            "target": {"name": "T", "key": ["id"], "rows": targets},
+            "rules": [
+                {"id": "cat", "name": "cat", "logic": {"==": [{"cat": [{"var": "source.x"}]}, {"var": "target.text"}]}},
+                {"id": "cat-computed", "name": "cat of a sum", "logic": {"==": [{"cat": ["=", {"+": [{"var": "source.x"}, {"var": "target.half"}]}]}, {"cat": ["=", {"var": "target.text"}]}]}},
+                {"id": "in", "name": "in", "logic": {"in": [{"var": "source.x"}, {"var": "target.text"}]}},
+                {"id": "substr", "name": "substr", "logic": {"==": [{"substr": [{"var": "source.x"}, 0, 4]}, {"substr": [{"var": "target.text"}, 0, 4]}]}},
+                {"id": "substr-end", "name": "substr from the end", "logic": {"==": [{"substr": [{"var": "source.x"}, -3]}, {"substr": [{"var": "target.text"}, -3]}]}}
+            ]
         })
         .to_string(),
     )

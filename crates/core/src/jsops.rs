@@ -186,7 +186,10 @@ pub fn number_to_string(f: f64) -> String {
     } else if f == 0.0 {
         "0".into()
     } else if f.fract() == 0.0 && f.abs() < 1e21 {
-        format!("{}", f as i128)
+        // The shortest digits that read back as `f`, padded with zeros (2^60 is
+        // 1152921504606847000, not its exact 1152921504606846976): Rust's `Display`
+        // writes them so, without an exponent.
+        format!("{f}")
     } else {
         let s = format!("{f}");
         if f.abs() >= 1e21 || f.abs() < 1e-6 {
@@ -485,6 +488,10 @@ mod tests {
         assert_eq!(number_to_string(2.5), "2.5");
         assert_eq!(number_to_string(100.0), "100");
         assert_eq!(number_to_string(1e21), "1e+21");
+        // Past 2^53, JavaScript's shortest digits, not the exact integer.
+        assert_eq!(number_to_string(2f64.powi(60)), "1152921504606847000");
+        assert_eq!(number_to_string(-1e20), "-100000000000000000000");
+        assert_eq!(number_to_string(9007199254740993.0), "9007199254740992");
         assert!(less(&DataValue::Bool(true), &DataValue::from_i64(2), false));
         assert!(!less(&s("abc"), &DataValue::from_i64(2), false));
         assert!(less(&s("10"), &s("9"), false), "strings compare as strings");

@@ -321,6 +321,26 @@ impl Dialect {
         }
     }
 
+    /// JavaScript's text of the string array `array` (its items joined by commas, `""`
+    /// for no item); NULL where the array is.
+    pub fn array_join(self, array: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!(
+                "CASE WHEN {array} IS NULL THEN NULL ELSE (SELECT COALESCE(group_concat(rb_join.value, ',' ORDER BY rb_join.key), '') FROM json_each({array}) AS rb_join) END"
+            ),
+            Dialect::Duckdb | Dialect::Postgres => format!("array_to_string({array}, ',')"),
+            Dialect::Spark => format!("array_join({array}, ',')"),
+        }
+    }
+
+    /// Two string arrays (not null) hold the same items in the same order.
+    pub fn array_eq(self, a: &str, b: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("json({a}) = json({b})"),
+            Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => format!("{a} = {b}"),
+        }
+    }
+
     /// The string array `array` (not null) has an item.
     pub fn array_nonempty(self, array: &str) -> String {
         match self {
@@ -375,6 +395,74 @@ impl Dialect {
                 parts.join(" || ")
             }
         }
+    }
+
+    /// JavaScript's `a % b` of doubles (`b` not 0): C's `fmod`, the dividend's sign;
+    /// `None` where the dialect has no exact spelling (PostgreSQL has no `fmod` of
+    /// doubles, and its `numeric` cast rounds them; SQLite's `%` is of integers and its
+    /// `mod()` is in builds with math functions only).
+    pub fn fmod(self, a: &str, b: &str) -> Option<String> {
+        match self {
+            Dialect::Duckdb => Some(format!("fmod({a}, {b})")),
+            Dialect::Spark => Some(format!("({a} % {b})")),
+            Dialect::Sqlite | Dialect::Postgres => None,
+        }
+    }
+
+    /// Infinity (`-Infinity` with `negative`) as a double.
+    pub fn infinity(self, negative: bool) -> String {
+        let sign = if negative { "-" } else { "" };
+        match self {
+            Dialect::Sqlite => format!("{sign}9e999"),
+            Dialect::Postgres => format!("CAST('{sign}Infinity' AS DOUBLE PRECISION)"),
+            Dialect::Duckdb | Dialect::Spark => format!("CAST('{sign}Infinity' AS DOUBLE)"),
+        }
+    }
+
+    /// A double with NaN made NULL (arithmetic over infinities makes NaN, which SQL
+    /// orders above every number and finds equal to itself; a query's NaN is NULL).
+    pub fn nan_to_null(self, e: &str) -> String {
+        match self {
+            // SQLite has no NaN: it is NULL already.
+            Dialect::Sqlite => e.to_owned(),
+            Dialect::Postgres => format!("NULLIF({e}, CAST('NaN' AS DOUBLE PRECISION))"),
+            Dialect::Duckdb | Dialect::Spark => format!("NULLIF({e}, CAST('NaN' AS DOUBLE))"),
+        }
+    }
+
+    /// JavaScript's `String()` of a double that is not null (nor NaN), where the
+    /// dialect's own text of a double has the shortest digits that read back as the same
+    /// double (DuckDB's; PostgreSQL's with `extra_float_digits` 1 or more, its default,
+    /// else the query fails saying so): that text moved to JavaScript's notation
+    /// (below 10^21 a plain decimal from 10^-6, its digits padded with zeros past 2^53;
+    /// an exponent `e-7` below and `e+21` from 10^21). `None` elsewhere (SQLite writes 15 digits, Spark Java's digits).
+    pub fn number_text(self, x: &str) -> Option<String> {
+        let text = match self {
+            Dialect::Duckdb => format!("CAST({x} AS VARCHAR)"),
+            // A setting below 1 rounds the text to 15 digits: the query fails rather
+            // than spell numbers otherwise.
+            Dialect::Postgres => format!(
+                "CASE WHEN CAST(current_setting('extra_float_digits') AS INTEGER) < 1 THEN CAST(CAST('rulebench: this query needs extra_float_digits 1 or more, not ' || current_setting('extra_float_digits') AS INTEGER) AS TEXT) ELSE CAST({x} AS TEXT) END"
+            ),
+            Dialect::Sqlite | Dialect::Spark => return None,
+        };
+        let exact = self.double(9007199254740992.0);
+        let integer = self.int_to_text(&format!("CAST({x} AS BIGINT)"));
+        let mantissa = format!("split_part({text}, 'e', 1)");
+        // (`e0` appended: a text without an exponent casts too, were it evaluated.)
+        let exponent = format!("CAST(split_part({text} || 'e0', 'e', 2) AS INTEGER)");
+        let digits = format!("replace(replace({mantissa}, '-', ''), '.', '')");
+        let sign = format!("CASE WHEN {x} < 0 THEN '-' ELSE '' END");
+        Some(format!(
+            "CASE WHEN {x} = 0 THEN '0' \
+             WHEN {x} = trunc({x}) AND abs({x}) < {exact} THEN {integer} \
+             WHEN strpos({text}, 'e') = 0 THEN CASE WHEN {x} = trunc({x}) THEN substr({text}, 1, length({text}) - 2) ELSE {text} END \
+             WHEN {exponent} <= -7 THEN {mantissa} || 'e-' || CAST(-{exponent} AS VARCHAR) \
+             WHEN {exponent} >= 21 THEN {mantissa} || 'e+' || CAST({exponent} AS VARCHAR) \
+             WHEN {exponent} < 0 THEN {sign} || '0.' || repeat('0', -{exponent} - 1) || {digits} \
+             WHEN length({digits}) <= {exponent} + 1 THEN {sign} || rpad({digits}, {exponent} + 1, '0') \
+             ELSE {sign} || substr({digits}, 1, {exponent} + 1) || '.' || substr({digits}, {exponent} + 2) END"
+        ))
     }
 
     /// A text `NULL`.

@@ -94,6 +94,9 @@ pub struct Compiler<'a> {
     /// The items of the arrays being walked by `some`, `all`, `none`, innermost last
     /// (`{"var": ""}` is the last one).
     items: Vec<Ex>,
+    /// The text of array fields (their items joined by commas), by its SQL: a string
+    /// made a number reads what the page's arrays join to.
+    joined: Vec<(String, Side, String)>,
 }
 
 fn err(pointer: &str, op: &str, why: impl Into<String>, hint: Option<&str>) -> SqlError {
@@ -196,6 +199,7 @@ impl<'a> Compiler<'a> {
             page,
             used: [vec![], vec![]],
             items: Vec::new(),
+            joined: Vec::new(),
         }
     }
 
@@ -400,7 +404,7 @@ impl<'a> Compiler<'a> {
                     let x = self.ex(a, &arg_pointer(i))?;
                     // An integer field: its digits, as JavaScript writes them (below
                     // 10^21); null is "".
-                    if self.integer_field(a)
+                    if self.small_integer_field(a)
                         && let Ex::Sql { sql, .. } = &x
                     {
                         pieces.push(format!(
@@ -418,6 +422,7 @@ impl<'a> Compiler<'a> {
                 })
             }
             "some" | "all" | "none" => self.quantifier(op, &args, &arg_pointer, &p_op),
+            "substr" => self.substr(&args, &arg_pointer, &p_op),
             "%" if self.remainder_of_integers(&args) => {
                 // Integers: JavaScript's remainder is the integer one (the dividend's
                 // sign), exact in 64 bits; `null` is 0 to `Number()`.
@@ -435,10 +440,11 @@ impl<'a> Compiler<'a> {
                     Nulls::No,
                 ))
             }
+            "%" if self.d.fmod("a", "b").is_some() => self.arithmetic(op, &args, &arg_pointer),
             "%" => Err(err(
                 &p_op,
                 op,
-                "JavaScript's remainder of doubles has no SQL spelling that all four dialects share; only an integer field or constant by an integer constant other than 0 translates",
+                "JavaScript's remainder of doubles has no exact spelling in PostgreSQL or SQLite; only an integer field or constant by an integer constant other than 0 translates",
                 Some("compare without %, or compute the value in the data"),
             )),
             _ => Err(err(
@@ -666,26 +672,55 @@ impl<'a> Compiler<'a> {
             (Lit(v @ (Value::Array(_) | Value::Object(_))), other)
             | (other, Lit(v @ (Value::Array(_) | Value::Object(_)))) => {
                 if let Sql {
-                    ty: Ty::TextArray, ..
+                    sql,
+                    ty: Ty::TextArray,
+                    ..
                 } = other
                 {
-                    return Err(self.array_compare(p, op));
+                    // Two arrays are equal item by item (the engine's `==`).
+                    return match v {
+                        Value::Array(items) if items.iter().all(Value::is_string) => {
+                            Ok(Ex::boolean(format!(
+                                "({})",
+                                self.d.array_eq(sql, &text_array(self.d, items))
+                            )))
+                        }
+                        _ => Err(self.array_compare(p, op)),
+                    };
                 }
                 self.loose_eq(&Lit(Value::String(js_string(v))), other, p, op)?
             }
             (
                 Sql {
-                    ty: Ty::TextArray, ..
+                    sql: x,
+                    ty: Ty::TextArray,
+                    ..
                 },
-                _,
+                Sql {
+                    sql: y,
+                    ty: Ty::TextArray,
+                    ..
+                },
+            ) => Ex::boolean(format!("({})", self.d.array_eq(x, y))),
+            // An array and anything else: its text, as JavaScript compares it.
+            (
+                Sql {
+                    sql,
+                    ty: Ty::TextArray,
+                    nulls,
+                },
+                other,
             )
             | (
-                _,
+                other,
                 Sql {
-                    ty: Ty::TextArray, ..
+                    sql,
+                    ty: Ty::TextArray,
+                    nulls,
                 },
             ) => {
-                return Err(self.array_compare(p, op));
+                let text = self.joined(sql, *nulls);
+                self.loose_eq(&text, other, p, op)?
             }
             (
                 Sql { sql: x, ty: tx, .. },
@@ -746,7 +781,7 @@ impl<'a> Compiler<'a> {
                         Ex::constant(false)
                     }
                 }
-                (Ty::TextArray, _) => return Err(self.array_compare(p, op)),
+                (Ty::TextArray, _) => unreachable!("an array's text"),
             },
             (Ex::Cond(_) | Ex::Choice { .. }, _) | (_, Ex::Cond(_) | Ex::Choice { .. }) => {
                 unreachable!("refused or taken apart by binary")
@@ -797,6 +832,8 @@ impl<'a> Compiler<'a> {
     fn less(&mut self, a: &Ex, b: &Ex, or_equal: bool, p: &str, shown: &str) -> R<Ex> {
         let op = if or_equal { "<=" } else { "<" };
         let d = self.d;
+        // An array compares as its text.
+        let (a, b) = (&self.primitive(a), &self.primitive(b));
         if let (Ex::Lit(x), Ex::Lit(y)) = (a, b) {
             return fold(op, &[x.clone(), y.clone()], p);
         }
@@ -857,9 +894,47 @@ impl<'a> Compiler<'a> {
         })
     }
 
+    /// An array field's text (JavaScript's ToPrimitive), anything else as it is.
+    fn primitive(&mut self, x: &Ex) -> Ex {
+        match x {
+            Ex::Sql {
+                sql,
+                ty: Ty::TextArray,
+                nulls,
+            } => self.joined(sql, *nulls),
+            other => other.clone(),
+        }
+    }
+
     /// JavaScript's `in`: `a` in the string or array `b` (neither null SQL).
     fn contains(&mut self, a: &Ex, b: &Ex, p: &str) -> R<Ex> {
         let d = self.d;
+        // A needle that is an array is looked for as its text in a string; an array
+        // holds no array.
+        let a = &match b {
+            Ex::Lit(Value::String(_)) | Ex::Sql { ty: Ty::Text, .. } => match a {
+                // A number in a string: its text, where the dialect spells it as
+                // JavaScript does.
+                Ex::Sql {
+                    sql,
+                    ty: Ty::Num,
+                    nulls: Nulls::No,
+                } if d.number_text(sql).is_some() => {
+                    Ex::sql(d.number_text(sql).expect("some"), Ty::Text, Nulls::No)
+                }
+                Ex::Sql {
+                    sql,
+                    ty: Ty::Bool,
+                    nulls: Nulls::No,
+                } if matches!(b, Ex::Sql { .. }) => Ex::sql(
+                    format!("CASE WHEN {sql} THEN 'true' ELSE 'false' END"),
+                    Ty::Text,
+                    Nulls::No,
+                ),
+                _ => self.primitive(a),
+            },
+            _ => a.clone(),
+        };
         Ok(match (a, b) {
             (Ex::Lit(x), Ex::Lit(y)) => fold("in", &[x.clone(), y.clone()], p)?,
             (_, Ex::NaN) => Ex::constant(false),
@@ -966,7 +1041,7 @@ impl<'a> Compiler<'a> {
 
     /// JavaScript's `Number(x)` of an operand that is not null SQL: the SQL and whether
     /// it may be null (NaN); `None` for the constant NaN.
-    fn number(&self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
+    fn number(&mut self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
         Ok(match x {
             Ex::Lit(v) => {
                 let n = js_number(v);
@@ -991,8 +1066,13 @@ impl<'a> Compiler<'a> {
                 nulls,
             } => Some(self.text_number(sql, *nulls != Nulls::No, false, p, op)?),
             Ex::Sql {
-                ty: Ty::TextArray, ..
-            } => return Err(self.array_compare(p, op)),
+                sql,
+                ty: Ty::TextArray,
+                nulls,
+            } => {
+                let text = self.joined(sql, *nulls);
+                self.number(&text, p, op)?
+            }
             Ex::Choice { when, then, other } => {
                 let (x, y) = (self.number(then, p, op)?, self.number(other, p, op)?);
                 either(when, x, y)
@@ -1014,6 +1094,18 @@ impl<'a> Compiler<'a> {
             self.d.double(1.0),
             self.d.double(0.0)
         )
+    }
+
+    /// An array's text (JavaScript's `String()` of it: its items joined by commas), as a
+    /// string of the same nulls.
+    fn joined(&mut self, sql: &str, nulls: Nulls) -> Ex {
+        let text = self.d.array_join(sql);
+        if let Some((side, field)) = self.field_of(sql)
+            && !self.joined.iter().any(|(j, _, _)| *j == text)
+        {
+            self.joined.push((text.clone(), side, field));
+        }
+        Ex::sql(text, Ty::Text, nulls)
     }
 
     /// The field a SQL expression reads, when it is one (`t."version"`).
@@ -1042,7 +1134,13 @@ impl<'a> Compiler<'a> {
         op: &str,
     ) -> R<(String, bool)> {
         let d = self.d;
-        let Some((side, field)) = self.field_of(sql) else {
+        let joined = self
+            .joined
+            .iter()
+            .find(|(j, _, _)| j == sql)
+            .map(|(_, side, field)| (*side, field.clone()));
+        let is_array = joined.is_some();
+        let Some((side, field)) = joined.or_else(|| self.field_of(sql)) else {
             return Err(self.text_to_number(p, op));
         };
         let Some(plain) = d.plain_number(sql) else {
@@ -1087,7 +1185,12 @@ impl<'a> Compiler<'a> {
                     .filter_map(|pa| pa.set.get(&field).cloned()),
             );
         for v in strings {
-            let Value::String(s) = v else { continue };
+            let s = match v {
+                Value::String(s) => s,
+                // An array reads as its items joined by commas.
+                v @ Value::Array(_) if is_array => js_string(&v),
+                _ => continue,
+            };
             let (want, got) = (js(&s), emulated(&s));
             // A cast that underflows to 0 fails in PostgreSQL: only a true zero is 0.
             let underflow = got == 0.0
@@ -1101,7 +1204,8 @@ impl<'a> Compiler<'a> {
                     p,
                     op,
                     format!(
-                        "makes a number of string field `{}.{field}`, which holds {}: JavaScript's {} makes it {want}, and SQL's cast of plain decimals cannot say so",
+                        "makes a number of {} field `{}.{field}`, which holds {}: JavaScript's {} makes it {want}, and SQL's cast of plain decimals cannot say so",
+                        if is_array { "array" } else { "string" },
                         side.name(),
                         serde_json::to_string(&s).unwrap_or_default(),
                         if parse_float {
@@ -1146,8 +1250,8 @@ impl<'a> Compiler<'a> {
         err(
             p,
             op,
-            "compares an array field: JavaScript compares its comma-joined text",
-            Some("test membership with in instead"),
+            "compares an array field with an array of other items than strings, or an object",
+            Some("compare with an array of strings, or test membership with in"),
         )
     }
 
@@ -1407,7 +1511,7 @@ impl<'a> Compiler<'a> {
                 }
             }
             _ => {
-                let take = if matches!(op, "-" | "/") {
+                let take = if matches!(op, "-" | "/" | "%") {
                     xs.len().min(2)
                 } else {
                     xs.len()
@@ -1444,25 +1548,35 @@ impl<'a> Compiler<'a> {
             }
             "-" if nums.len() == 1 => format!("(-{})", nums[0].0),
             "-" => format!("({} - {})", nums[0].0, nums[1].0),
-            "/" => {
+            "/" | "%" => {
                 let divisor = match xs.get(1) {
                     Some(Ex::Lit(v)) => js_number(v),
                     _ => f64::NAN,
                 };
                 if nums.len() < 2 {
+                    // A missing divisor is `undefined`: NaN.
                     return Ok(Ex::NaN);
                 }
-                if divisor == 0.0 || !divisor.is_finite() {
-                    return Err(err(
-                        &p,
-                        op,
-                        "divides by a value that may be 0: JavaScript gives Infinity or NaN, SQL gives NULL or an error",
-                        Some(
-                            "divide by a constant other than 0, or multiply the other side instead",
-                        ),
-                    ));
+                let (a, b) = (&nums[0].0, &nums[1].0);
+                let exact = if op == "/" {
+                    format!("({a} / {b})")
+                } else {
+                    d.fmod(a, b).expect("a dialect with fmod")
+                };
+                if divisor != 0.0 && divisor.is_finite() {
+                    exact
+                } else if op == "%" {
+                    // JavaScript's remainder by 0 is NaN.
+                    format!("CASE WHEN {b} = 0 THEN NULL ELSE {exact} END")
+                } else {
+                    // JavaScript's division by 0: ±Infinity by the dividend's sign, NaN
+                    // for 0 (SQL gives NULL or fails).
+                    format!(
+                        "CASE WHEN {b} = 0 THEN CASE WHEN {a} > 0 THEN {} WHEN {a} < 0 THEN {} END ELSE {exact} END",
+                        d.infinity(false),
+                        d.infinity(true)
+                    )
                 }
-                format!("({} / {})", nums[0].0, nums[1].0)
             }
             "min" | "max" => {
                 if nums.len() == 1 {
@@ -1498,6 +1612,18 @@ impl<'a> Compiler<'a> {
             }
             _ => unreachable!("arithmetic operators"),
         };
+        // Over an infinity (a division by 0), arithmetic can make NaN, which is NULL here.
+        let (inf, minus_inf) = (d.infinity(false), d.infinity(true));
+        if nums
+            .iter()
+            .any(|(x, _)| x.contains(&inf) || x.contains(&minus_inf))
+        {
+            return Ok(Ex::sql(d.nan_to_null(&sql), Ty::Num, Nulls::NaN));
+        }
+        // A remainder or a division by 0 may be NaN.
+        if sql.contains(&inf) || op == "%" {
+            return Ok(Ex::sql(sql, Ty::Num, Nulls::NaN));
+        }
         Ok(Ex::sql(sql, Ty::Num, nulls))
     }
 
@@ -1521,6 +1647,14 @@ impl<'a> Compiler<'a> {
                 ty: Ty::Text,
                 nulls,
             } => Some(self.text_number(sql, *nulls != Nulls::No, true, p, op)?),
+            Ex::Sql {
+                sql,
+                ty: Ty::TextArray,
+                nulls,
+            } => {
+                let text = self.joined(sql, *nulls);
+                self.float_of(&text, p, op)?
+            }
             Ex::Choice { when, then, other } => {
                 let (x, y) = (self.float_of(then, p, op)?, self.float_of(other, p, op)?);
                 either(when, x, y)
@@ -1545,6 +1679,36 @@ impl<'a> Compiler<'a> {
             _ => return false,
         };
         schema.kind(field) == Kind::Int
+    }
+
+    /// Whether `logic` reads an integer field whose every value on the page is below 2^53
+    /// (where a 64-bit integer's digits are JavaScript's text of the double; past it
+    /// JavaScript writes the shortest digits padded with zeros).
+    fn small_integer_field(&self, logic: &Value) -> bool {
+        if !self.integer_field(logic) {
+            return false;
+        }
+        let Some(Value::String(path)) = logic.get("var").map(|v| match v {
+            Value::Array(items) if items.len() == 1 => &items[0],
+            other => other,
+        }) else {
+            return false;
+        };
+        let (side, field) = match path.split_once('.') {
+            Some(("source", f)) => (Side::Source, f),
+            Some(("target", f)) => (Side::Target, f),
+            _ => return false,
+        };
+        let ds = self.page.dataset(side);
+        let small = |v: &Value| v.as_f64().is_none_or(|f| f.abs() < 9007199254740992.0);
+        ds.rows
+            .iter()
+            .all(|r| ds.effective_row(r).get(field).is_none_or(small))
+            && ds.defaults.get(field).is_none_or(small)
+            && ds
+                .patches
+                .iter()
+                .all(|pa| pa.set.get(field).is_none_or(small))
     }
 
     /// `%` of an integer field or constant by an integer constant other than 0.
@@ -1649,6 +1813,120 @@ impl<'a> Compiler<'a> {
         }))
     }
 
+    /// `substr` of a value's text by a constant start (negative: from the end) and an
+    /// optional constant length (negative: that many left off the end), in code points
+    /// as the engine counts them.
+    fn substr(&mut self, args: &[&Value], arg_pointer: &dyn Fn(usize) -> String, p: &str) -> R<Ex> {
+        let mut bounds = Vec::new();
+        for (i, a) in args.iter().enumerate().skip(1).take(2) {
+            if !constant(a) {
+                return Err(err(
+                    p,
+                    "substr",
+                    "only a constant start and length translate",
+                    None,
+                ));
+            }
+            bounds.push(match self.ex(a, &arg_pointer(i))? {
+                Ex::Lit(v) => js_number(&v),
+                _ => f64::NAN,
+            });
+        }
+        let null = Value::Null;
+        let value = args.first().copied().unwrap_or(&null);
+        let x = self.ex(value, &arg_pointer(0))?;
+        let text = self.js_text(&x, value, &arg_pointer(0), "substr")?;
+        if let Ex::Lit(_) = x {
+            // A constant: the engine computes it.
+            let mut m = serde_json::Map::new();
+            let mut all = vec![x_value(&x)];
+            all.extend(args.iter().skip(1).map(|a| (*a).clone()));
+            m.insert("substr".into(), Value::Array(all));
+            return fold_logic(&Value::Object(m), p);
+        }
+        // JavaScript's ToIntegerOrInfinity, within what a SQL integer holds.
+        let int = |f: f64| {
+            let f = if f.is_nan() { 0.0 } else { f.trunc() };
+            f.clamp(-1e9, 1e9) as i64
+        };
+        let start = int(bounds.first().copied().unwrap_or(f64::NAN));
+        let len = |t: &str| format!("length({t})");
+        let from = if start >= 0 {
+            (start + 1).to_string()
+        } else {
+            format!(
+                "CASE WHEN {l} + {start} > 0 THEN {l} + {} ELSE 1 END",
+                start + 1,
+                l = len(&text)
+            )
+        };
+        let sql = match bounds.get(1).copied().map(int) {
+            None => format!("substr({text}, {from})"),
+            Some(n) if n >= 0 => format!("substr({text}, {from}, {n})"),
+            Some(n) => {
+                let rest = format!("substr({text}, {from})");
+                format!(
+                    "substr({rest}, 1, CASE WHEN {l} + {n} > 0 THEN {l} + {n} ELSE 0 END)",
+                    l = len(&rest)
+                )
+            }
+        };
+        Ok(Ex::sql(sql, Ty::Text, Nulls::No))
+    }
+
+    /// JavaScript's `String(value)` of a compiled value, as SQL text that is never null
+    /// (`null` is "null"); `logic` is the value's rule part (an integer field's digits
+    /// translate, other numbers not).
+    fn js_text(&mut self, x: &Ex, logic: &Value, p: &str, op: &str) -> R<String> {
+        let d = self.d;
+        Ok(match x {
+            Ex::Lit(v) => d.string(&js_string(v)),
+            Ex::NaN => d.string("NaN"),
+            Ex::Sql {
+                sql, ty: Ty::Text, ..
+            } => format!("COALESCE({sql}, 'null')"),
+            Ex::Sql {
+                sql, ty: Ty::Bool, ..
+            } => format!(
+                "CASE WHEN {sql} IS NULL THEN 'null' WHEN {sql} THEN 'true' ELSE 'false' END"
+            ),
+            Ex::Sql {
+                sql,
+                ty: Ty::TextArray,
+                ..
+            } => format!("COALESCE({}, 'null')", d.array_join(sql)),
+            Ex::Sql {
+                sql, ty: Ty::Num, ..
+            } if self.small_integer_field(logic) => {
+                format!("COALESCE({}, 'null')", d.int_to_text(&d.to_bigint(sql)))
+            }
+            Ex::Sql {
+                sql,
+                ty: Ty::Num,
+                nulls,
+            } if d.number_text(sql).is_some() => {
+                let null = if *nulls == Nulls::NaN { "NaN" } else { "null" };
+                format!(
+                    "CASE WHEN {sql} IS NULL THEN '{null}' ELSE {} END",
+                    d.number_text(sql).expect("some")
+                )
+            }
+            Ex::Choice { when, then, other } => format!(
+                "CASE WHEN {when} THEN {} ELSE {} END",
+                self.js_text(then, &Value::Null, p, op)?,
+                self.js_text(other, &Value::Null, p, op)?
+            ),
+            _ => {
+                return Err(err(
+                    p,
+                    op,
+                    "makes text of a number (other than an integer field's) or of the value of missing: JavaScript spells numbers differently from SQL (5 against 5.0), and only DuckDB's and PostgreSQL's text of a double has JavaScript's digits",
+                    None,
+                ));
+            }
+        })
+    }
+
     fn text_piece(&self, x: &Ex, p: &str) -> R<String> {
         let d = self.d;
         Ok(match x {
@@ -1661,6 +1939,22 @@ impl<'a> Compiler<'a> {
             Ex::Sql {
                 sql, ty: Ty::Bool, ..
             } => format!("CASE WHEN {sql} IS NULL THEN '' WHEN {sql} THEN 'true' ELSE 'false' END"),
+            Ex::Sql {
+                sql,
+                ty: Ty::TextArray,
+                ..
+            } => format!("COALESCE({}, '')", d.array_join(sql)),
+            Ex::Sql {
+                sql,
+                ty: Ty::Num,
+                nulls,
+            } if d.number_text(sql).is_some() => {
+                let null = if *nulls == Nulls::NaN { "'NaN'" } else { "''" };
+                format!(
+                    "CASE WHEN {sql} IS NULL THEN {null} ELSE {} END",
+                    d.number_text(sql).expect("some")
+                )
+            }
             Ex::Choice { when, then, other } => format!(
                 "CASE WHEN {when} THEN {} ELSE {} END",
                 self.text_piece(then, p)?,
@@ -1670,7 +1964,7 @@ impl<'a> Compiler<'a> {
                 return Err(err(
                     p,
                     "cat",
-                    "joins a number, an array or the value of and/or/if/missing: JavaScript spells numbers differently from SQL (5 against 5.0)",
+                    "joins a number or the value of missing: JavaScript spells numbers differently from SQL (5 against 5.0), and only DuckDB's and PostgreSQL's text of a double has JavaScript's digits",
                     None,
                 ));
             }
@@ -1798,6 +2092,24 @@ fn plain_decimal(s: &str) -> bool {
         }
     }
     i == b.len()
+}
+
+/// A constant's value.
+fn x_value(x: &Ex) -> Value {
+    match x {
+        Ex::Lit(v) => v.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// A part of a rule over constants, computed by the engine.
+fn fold_logic(logic: &Value, p: &str) -> R<Ex> {
+    match engine::evaluate_constant(logic) {
+        Ok(Ok(v)) => Ok(Ex::Lit(v)),
+        Ok(Err(f)) if f.is_nan() => Ok(Ex::NaN),
+        Ok(Err(_)) => Err(err(p, "", "this part is infinite", None)),
+        Err(e) => Err(err(p, "", format!("the engine fails on it ({e})"), None)),
+    }
 }
 
 /// An operator over constants, computed by the engine.

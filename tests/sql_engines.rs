@@ -217,6 +217,32 @@ fn postgres_numbers_as_text() {
     assert!(numbers_as_text(Dialect::Postgres) >= 380);
 }
 
+/// Remainders of doubles equal JavaScript's to the last bit, subnormal to 1e300.
+fn remainders(dialect: Dialect) -> usize {
+    let mut pairs = 0;
+    for seed in 1..=3 {
+        let page = common::sql::remainder_page(seed);
+        assert!(rulebench_core::sql::problems(&page, dialect).is_empty());
+        let engine = common::sql::engine_pairs(&page);
+        // Not vacuous: the engine finds every remainder exact.
+        assert!(engine.values().all(|p| p.rules[0] == Some(true)));
+        pairs += differential(&page, dialect);
+    }
+    pairs
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_remainders_of_doubles() {
+    assert!(remainders(Dialect::Duckdb) >= 400);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_remainders_of_doubles() {
+    assert!(remainders(Dialect::Postgres) >= 400);
+}
+
 /// Overrides keyed by the rows' key fields (`--override-keys fields`) on an engine.
 fn by_key_fields(dialect: Dialect) -> usize {
     use rulebench::app::types::OverrideKeys;
@@ -423,6 +449,7 @@ fn spark_warehouse_features() {
         pairs += differential(&common::sql::numeric_text_page(seed), dialect);
     }
     pairs += wild_on(dialect, 2);
+    pairs += differential(&common::sql::remainder_page(1), dialect);
     assert!(long_is_wide(dialect) > 500);
     assert!(pairs > 1000, "{pairs}");
 }

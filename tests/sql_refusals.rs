@@ -55,14 +55,14 @@ fn the_refusal_rate_on_random_rules() {
         }
         eprintln!("{report}");
         // Measured on this generator, which applies every operator to every kind of
-        // operand (arrays added, substr of booleans): DuckDB 7.7%, Spark 9.7% (no text of
-        // a double with JavaScript's digits), PostgreSQL 12.6% (no exact remainder of
-        // doubles), SQLite 39.3% (neither, and no regular expressions to read numbers
-        // from strings). A translation that stops working shows here.
+        // operand (arrays added, substr of booleans): DuckDB and PostgreSQL 7.7%, Spark
+        // 9.7% (no text of a double with JavaScript's digits), SQLite 39.3% (nor an exact
+        // remainder of doubles, nor regular expressions to read numbers from strings).
+        // A translation that stops working shows here.
         let ceiling = match dialect {
             Dialect::Duckdb => 8,
             Dialect::Spark => 10,
-            Dialect::Postgres => 13,
+            Dialect::Postgres => 8,
             Dialect::Sqlite => 40,
         };
         assert!(refused * 100 <= n * ceiling, "{report}");

@@ -1086,6 +1086,57 @@ pub fn number_text_page() -> Page {
     )
 }
 
+/// A page of remainders of doubles across magnitudes (subnormal to 1e300, both signs,
+/// dividends below and far above their divisors): each source row holds `x`, `y` and
+/// JavaScript's `x % y`, and the rules say the query's remainder is that one.
+pub fn remainder_page(seed: u64) -> Page {
+    let mut rng = Rng::new(seed ^ 0x7e3a);
+    let mut doubles: Vec<f64> = vec![
+        0.1,
+        0.3,
+        2.5,
+        1e300,
+        5e-324,
+        2.2250738585072014e-308,
+        1.152921504606847e18,
+        7.0,
+        3.0,
+        1e-10,
+        123456.789,
+        0.5,
+    ];
+    for _ in 0..24 {
+        let mantissa = 1.0 + rng.below(1 << 20) as f64 / (1u64 << 20) as f64;
+        let exponent = rng.below(120) as i32 - 60;
+        doubles.push(mantissa * 2f64.powi(exponent) * if rng.below(3) == 0 { -1.0 } else { 1.0 });
+    }
+    let mut rows = Vec::new();
+    for (i, x) in doubles.iter().enumerate() {
+        for y in [
+            doubles[(i * 7 + 3) % doubles.len()],
+            doubles[(i * 5 + 1) % doubles.len()],
+        ] {
+            let r = x % y;
+            rows.push(
+                json!({"id": format!("r{}", rows.len()), "x": x, "y": y, "r": r, "neg": r < 0.0}),
+            );
+        }
+    }
+    parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "remainders", "name": "remainders of doubles",
+            "source": {"name": "S", "key": ["id"], "rows": rows},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t", "d": 0.0}, {"id": "u", "d": 3.0}]},
+            "rules": [
+                {"id": "exact", "name": "the remainder", "logic": {"==": [{"%": [{"var": "source.x"}, {"var": "source.y"}]}, {"var": "source.r"}]}},
+                {"id": "sign", "name": "its sign", "logic": {"==": [{"<": [{"%": [{"var": "source.x"}, {"var": "source.y"}]}, 0]}, {"var": "source.neg"}]}},
+                {"id": "by-target", "name": "by a target's 0 or 3", "logic": {"<": [{"%": [{"var": "source.x"}, {"var": "target.d"}]}, 1]}}
+            ]
+        })
+        .to_string(),
+    )
+}
+
 // ---------------------------------------------------------------------------------------------
 // Partial compilation
 // ---------------------------------------------------------------------------------------------

@@ -397,15 +397,15 @@ impl Dialect {
         }
     }
 
-    /// JavaScript's `a % b` of doubles (`b` not 0): C's `fmod`, the dividend's sign;
-    /// `None` where the dialect has no exact spelling (PostgreSQL has no `fmod` of
-    /// doubles, and its `numeric` cast rounds them; SQLite's `%` is of integers and its
-    /// `mod()` is in builds with math functions only).
+    /// JavaScript's `a % b` of doubles: C's `fmod`, the dividend's sign; NULL (NaN) by 0
+    /// or of an infinity. `None` where the dialect has no exact spelling (SQLite's `%` is
+    /// of integers, and its `mod()` is in builds with math functions only).
     pub fn fmod(self, a: &str, b: &str) -> Option<String> {
         match self {
-            Dialect::Duckdb => Some(format!("fmod({a}, {b})")),
-            Dialect::Spark => Some(format!("({a} % {b})")),
-            Dialect::Sqlite | Dialect::Postgres => None,
+            // DuckDB's `fmod()` is not exact (1e300 by 0.3 gives 0); its `%` is.
+            Dialect::Duckdb | Dialect::Spark => Some(format!("({a} % {b})")),
+            Dialect::Postgres => Some(postgres_fmod(a, b)),
+            Dialect::Sqlite => None,
         }
     }
 
@@ -501,6 +501,46 @@ impl Dialect {
             }
         }
     }
+}
+
+/// PostgreSQL's exact `fmod` of two doubles: it has no `fmod` of doubles, and its cast to
+/// `numeric` rounds to 15 digits. Each double is taken apart from its IEEE bits
+/// (`float8send`) into an integer mantissa and a power of two, both scaled to the
+/// smaller power as exact integers, the remainder taken in `numeric`, and the result
+/// (a double exactly) read back from its exact decimal text.
+fn postgres_fmod(a: &str, b: &str) -> String {
+    let bits = |x: &str| {
+        format!("CAST(CAST('x' || encode(float8send(abs({x})), 'hex') AS bit(64)) AS BIGINT)")
+    };
+    // The mantissa and exponent of a double's bits (subnormals have no implicit bit).
+    let parts = |v: &str| {
+        format!(
+            "CASE WHEN rb_{v}b >> 52 = 0 THEN rb_{v}b & 4503599627370495 ELSE (rb_{v}b & 4503599627370495) + 4503599627370496 END AS rb_{v}m, \
+             CASE WHEN rb_{v}b >> 52 = 0 THEN -1074 ELSE (rb_{v}b >> 52) - 1075 END AS rb_{v}e"
+        )
+    };
+    let infinite = |v: &str| {
+        format!(
+            "{v} IN (CAST('Infinity' AS DOUBLE PRECISION), CAST('-Infinity' AS DOUBLE PRECISION))"
+        )
+    };
+    let e = "LEAST(rb_ae, rb_be)";
+    let r = format!(
+        "mod(rb_am * power(CAST(2 AS NUMERIC), rb_ae - {e}), rb_bm * power(CAST(2 AS NUMERIC), rb_be - {e}))"
+    );
+    format!(
+        "(SELECT CASE WHEN {} OR rb_b = 0 THEN NULL WHEN {} OR rb_a = 0 THEN rb_a \
+         ELSE sign(rb_a) * CAST(CASE WHEN {e} < 0 THEN CAST({r} * power(CAST(5 AS NUMERIC), -{e}) AS TEXT) || 'e' || CAST({e} AS TEXT) \
+         ELSE CAST({r} * power(CAST(2 AS NUMERIC), {e}) AS TEXT) END AS DOUBLE PRECISION) END \
+         FROM (SELECT rb_a, rb_b, {}, {} FROM (SELECT rb_a, rb_b, {} AS rb_ab, {} AS rb_bb \
+         FROM (SELECT {a} AS rb_a, {b} AS rb_b) AS rb_fmod_in) AS rb_fmod_bits) AS rb_fmod_parts)",
+        infinite("rb_a"),
+        infinite("rb_b"),
+        parts("a"),
+        parts("b"),
+        bits("rb_a"),
+        bits("rb_b"),
+    )
 }
 
 #[cfg(test)]

@@ -444,7 +444,7 @@ impl<'a> Compiler<'a> {
             "%" => Err(err(
                 &p_op,
                 op,
-                "JavaScript's remainder of doubles has no exact spelling in PostgreSQL or SQLite; only an integer field or constant by an integer constant other than 0 translates",
+                "JavaScript's remainder of doubles has no exact spelling in SQLite; only an integer field or constant by an integer constant other than 0 translates",
                 Some("compare without %, or compute the value in the data"),
             )),
             _ => Err(err(

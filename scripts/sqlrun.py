@@ -8,7 +8,7 @@ the real engine and prints the result as JSON.
 Usage:
     python3 scripts/sqlrun.py --dialect {sqlite,duckdb,postgres,spark} \\
         [--data FILE ...] [--setup FILE ...] --query FILE \\
-        [--format json|count] [--timing] [--query-only]
+        [--format json|count] [--timing] [--query-only] [--param NAME=VALUE]...
 
 Engines (each run gets a fresh, empty database):
     sqlite    stdlib sqlite3, in memory.
@@ -54,6 +54,10 @@ Output (stdout):
 --timing: print the wall seconds of engine start, data loading and the query
     to stderr, as one line: `timing: start=S load=S query=S`.
 
+--param NAME=VALUE: bind a query parameter (a number; repeatable, in order):
+    by name in SQLite, DuckDB and Spark (`:name`, `$name`), by position in
+    PostgreSQL (`$1`, `$2`, … in the order given, through PREPARE and EXECUTE).
+    For `rulebench sql --params`.
 --database FILE: duckdb only: run on this database file (made if need be)
     instead of a fresh in-memory one; what the scripts create stays there.
 
@@ -235,8 +239,8 @@ class SqliteEngine:
     def run(self, stmt):
         self.con.execute(stmt).fetchall()
 
-    def query(self, sql):
-        cur = self.con.execute(sql)
+    def query(self, sql, params=None):
+        cur = self.con.execute(sql, params or {})
         rows = cur.fetchall()
         return [d[0] for d in cur.description or []], rows
 
@@ -256,8 +260,11 @@ class DuckdbEngine:
     def run(self, stmt):
         self.con.execute(stmt)
 
-    def query(self, sql):
-        self.con.execute(sql)
+    def query(self, sql, params=None):
+        if params:
+            self.con.execute(sql, params)
+        else:
+            self.con.execute(sql)
         rows = self.con.fetchall()
         return [d[0] for d in self.con.description or []], rows
 
@@ -288,8 +295,15 @@ class PostgresEngine:
         # the SQL needs no escaping).
         self.con.execute(stmt)
 
-    def query(self, sql):
-        cur = self.con.execute(sql)
+    def query(self, sql, params=None):
+        if params:
+            # The server binds positions ($1, $2, … in the order given): a prepared
+            # statement and EXECUTE with the values as literals.
+            self.con.execute(f"PREPARE rb_query AS\n{sql}")
+            values = ", ".join(f"CAST({float(v)!r} AS DOUBLE PRECISION)" for v in params.values())
+            cur = self.con.execute(f"EXECUTE rb_query({values})")
+        else:
+            cur = self.con.execute(sql)
         rows = cur.fetchall()
         return [d.name for d in cur.description or []], rows
 
@@ -363,8 +377,8 @@ class SparkEngine:
         if stmt.split(None, 1)[0].lower() in ("select", "with", "values", "from", "table"):
             df.collect()
 
-    def query(self, sql):
-        df = self.spark.sql(sql)
+    def query(self, sql, params=None):
+        df = self.spark.sql(sql, args=params) if params else self.spark.sql(sql)
         return list(df.columns), df.collect()
 
     def count(self, sql):
@@ -428,9 +442,20 @@ def main(argv=None) -> int:
                     help="print start/load/query wall seconds to stderr")
     ap.add_argument("--query-only", action="store_true",
                     help="scale runs: print the row count and timings only")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="bind a query parameter (a number), in order (repeatable)")
     ap.add_argument("--database", metavar="FILE",
                     help="duckdb only: this database file instead of a fresh one in memory")
     args = ap.parse_args(argv)
+    params = {}
+    for p in args.param:
+        name, sep, value = p.partition("=")
+        if not sep:
+            sys.exit(f"sqlrun: --param {p}: expected NAME=VALUE")
+        try:
+            params[name] = float(value)
+        except ValueError:
+            sys.exit(f"sqlrun: --param {p}: the value is not a number")
 
     # Read and split everything before starting an engine.
     scripts = [(p, read_statements(p, args.dialect)) for p in args.data + args.setup]
@@ -463,7 +488,7 @@ def main(argv=None) -> int:
             if args.query_only:
                 n = engine.count(query)
             else:
-                columns, rows = engine.query(query)
+                columns, rows = engine.query(query, params)
                 n = len(rows)
         except Exception as e:
             raise StatementError(f"{args.query}: query", query, e) from e

@@ -1111,3 +1111,38 @@ fn the_data_as_parquet_files() {
     assert_eq!(code, 2);
     assert!(err.contains("two tables"), "{err}");
 }
+
+/// `--params`: the thresholds bound at run time mean what the engine computes with
+/// those thresholds, exact where it is exact (at most nine decimal places) and in
+/// double precision where it is not, on every sample, regression and generated page.
+#[test]
+fn thresholds_bound_as_parameters_mean_what_the_engine_computes() {
+    let pages: Vec<_> = common::sql::sample_pages()
+        .into_iter()
+        .chain(common::sql::regression_pages())
+        .chain((1..=6).map(|seed| common::sql::parse(&common::sql::random_page(seed, 8, 9, 10))))
+        .collect();
+    let mut pairs = 0;
+    let mut both_scorings = false;
+    for page in &pages {
+        let mut request = SqlRequest::new(Dialect::Sqlite);
+        request.params = true;
+        let query = App::sql_query_of(page, &request).unwrap();
+        assert!(query.contains(":full_threshold") && !query.contains("fullThreshold="));
+        both_scorings |= query.contains("rb_passed_w");
+        for (full, partial) in [
+            (1.0, 0.4),
+            (0.9, 0.3),
+            (0.55, 0.123456789),
+            (0.5, 0.1234567891),
+            (0.7, 0.7),
+            (0.3333333333333333, 0.25),
+            (0.0, 0.0),
+        ] {
+            pairs += common::sql::differential_params(page, Dialect::Sqlite, full, partial);
+        }
+    }
+    // A page whose weights have decimals tallies both ways (units and doubles).
+    assert!(both_scorings);
+    assert!(pairs > 1000, "{pairs}");
+}

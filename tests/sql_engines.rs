@@ -243,6 +243,34 @@ fn postgres_remainders_of_doubles() {
     assert!(remainders(Dialect::Postgres) >= 400);
 }
 
+/// `--params` on an engine: thresholds bound at run time, exact and not.
+fn params_on(dialect: Dialect) -> usize {
+    let mut pairs = 0;
+    let pages: Vec<_> = sample_pages()
+        .into_iter()
+        .chain(regression_pages())
+        .chain((1..=2).map(|seed| parse(&random_page(seed, 6, 9, 10))))
+        .collect();
+    for page in &pages {
+        for (full, partial) in [(0.9, 0.3), (0.5, 0.1234567891)] {
+            pairs += common::sql::differential_params(page, dialect, full, partial);
+        }
+    }
+    pairs
+}
+
+#[test]
+#[ignore = "needs DuckDB's Python package (.ci/sql-engines.sh)"]
+fn duckdb_thresholds_as_parameters() {
+    assert!(params_on(Dialect::Duckdb) > 500);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server on 127.0.0.1:54329 (.ci/sql-engines.sh)"]
+fn postgres_thresholds_as_parameters() {
+    assert!(params_on(Dialect::Postgres) > 500);
+}
+
 /// Overrides keyed by the rows' key fields (`--override-keys fields`) on an engine.
 fn by_key_fields(dialect: Dialect) -> usize {
     use rulebench::app::types::OverrideKeys;
@@ -327,7 +355,7 @@ fn duckdb_dbt_model_is_the_engine() {
     assert_eq!(code, 0, "{err}");
     let database = dir.path().join("loans.duckdb");
     let load = |data: &str, query: &str| {
-        common::sql::run_sqlrun(Dialect::Duckdb, Some(&database), data, None, query)
+        common::sql::run_sqlrun(Dialect::Duckdb, Some(&database), data, None, query, &[])
     };
     load(&tables, "SELECT 1");
     let (code, _, err) = common::rb(
@@ -353,6 +381,29 @@ fn duckdb_dbt_model_is_the_engine() {
         model.contains("FROM {{ source('loans', 'applicants') }}"),
         "{model}"
     );
+    // The thresholds as dbt variables (`--params`), bound by `dbt run --vars`.
+    let (code, _, err) = common::rb(
+        &db,
+        &[
+            "sql",
+            "loan-eligibility",
+            "--dialect",
+            "duckdb",
+            "--all",
+            "--params",
+            "--dbt",
+            project.join("models").to_str().unwrap(),
+            "--dbt-model",
+            "loan_params",
+            "--source-table",
+            "loans.applicants",
+            "--target-table",
+            "loans.products",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let model = std::fs::read_to_string(project.join("models/loan_params.sql")).unwrap();
+    assert!(model.contains("{{ var('full_threshold', 1) }}"), "{model}");
     for step in ["run", "test"] {
         let out = Command::new(dbt())
             .arg(step)
@@ -360,6 +411,7 @@ fn duckdb_dbt_model_is_the_engine() {
             .arg(&project)
             .arg("--project-dir")
             .arg(&project)
+            .args(["--vars", "{full_threshold: 0.6, partial_threshold: 0.25}"])
             .env("RULEBENCH_DBT_DATABASE", &database)
             .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
             .output()
@@ -379,6 +431,19 @@ fn duckdb_dbt_model_is_the_engine() {
     let want = common::sql::engine_pairs(&page);
     assert_eq!(got, want);
     assert!(got.len() > 50, "{}", got.len());
+    // The model with the variables bound: the engine's verdicts at those thresholds.
+    let table = load("", "SELECT * FROM loan_params");
+    let mut v = serde_json::to_value(&page).unwrap();
+    v["devicePolicy"]["fullThreshold"] = serde_json::json!(0.6);
+    v["devicePolicy"]["partialThreshold"] = serde_json::json!(0.25);
+    let bound = parse(&v.to_string());
+    let want = common::sql::engine_pairs(&bound);
+    assert_ne!(
+        want,
+        common::sql::engine_pairs(&page),
+        "the thresholds move verdicts"
+    );
+    assert_eq!(common::sql::sql_pairs(&bound, &table), want);
 }
 
 /// Every page's tables from the Parquet files of `sql --data-files`, read by its load
@@ -450,6 +515,9 @@ fn spark_warehouse_features() {
     }
     pairs += wild_on(dialect, 2);
     pairs += differential(&common::sql::remainder_page(1), dialect);
+    for page in sample_pages().iter().take(2) {
+        pairs += common::sql::differential_params(page, dialect, 0.5, 0.1234567891);
+    }
     assert!(long_is_wide(dialect) > 500);
     assert!(pairs > 1000, "{pairs}");
 }

@@ -119,6 +119,11 @@ pub fn sql_pairs(page: &Page, table: &Table) -> Pairs {
 
 /// Runs the data script and the query in an in-memory SQLite database.
 pub fn run_sqlite(data: &str, query: &str) -> Table {
+    run_sqlite_with(data, query, &[])
+}
+
+/// As [`run_sqlite`], binding the query's named parameters (`:name`).
+pub fn run_sqlite_with(data: &str, query: &str, params: &[(&str, f64)]) -> Table {
     let conn = rusqlite::Connection::open_in_memory().expect("sqlite");
     conn.execute_batch(data)
         .unwrap_or_else(|e| panic!("data script fails: {e}\n{data}"));
@@ -127,8 +132,13 @@ pub fn run_sqlite(data: &str, query: &str) -> Table {
         .unwrap_or_else(|e| panic!("query does not prepare: {e}\n{query}"));
     let columns: Vec<String> = stmt.column_names().map(|c| c.to_string()).collect();
     let n = columns.len();
+    let named: Vec<(String, f64)> = params.iter().map(|(n, v)| (format!(":{n}"), *v)).collect();
+    let bound: Vec<(&str, &dyn rusqlite::ToSql)> = named
+        .iter()
+        .map(|(n, v)| (n.as_str(), v as &dyn rusqlite::ToSql))
+        .collect();
     let rows = stmt
-        .query_map([], |r| {
+        .query_map(bound.as_slice(), |r| {
             (0..n)
                 .map(|i| {
                     Ok(match r.get_ref(i)? {
@@ -156,7 +166,7 @@ pub fn run_external(dialect: Dialect, data: &str, query: &str) -> Table {
 
 /// As [`run_external`], with statements run after the data script (`--setup`).
 pub fn run_external_with(dialect: Dialect, data: &str, setup: Option<&str>, query: &str) -> Table {
-    run_sqlrun(dialect, None, data, setup, query)
+    run_sqlrun(dialect, None, data, setup, query, &[])
 }
 
 /// Runs a data script, optional setup statements and a query through
@@ -168,6 +178,7 @@ pub fn run_sqlrun(
     data: &str,
     setup: Option<&str>,
     query: &str,
+    params: &[(&str, f64)],
 ) -> Table {
     let dir = tempfile::tempdir().expect("temp dir");
     let (d, q) = (dir.path().join("data.sql"), dir.path().join("query.sql"));
@@ -183,6 +194,9 @@ pub fn run_sqlrun(
         .arg(&q);
     if let Some(database) = database {
         command.arg("--database").arg(database);
+    }
+    for (name, value) in params {
+        command.arg("--param").arg(format!("{name}={value:?}"));
     }
     if let Some(setup) = setup {
         let s = dir.path().join("setup.sql");
@@ -241,6 +255,25 @@ pub fn differential_with(page: &Page, dialect: Dialect, change: impl Fn(&mut Sql
         other => run_external(other, &data, &query),
     };
     same_pairs(page, dialect, &table, &query)
+}
+
+/// As [`differential`], the thresholds bound as parameters (`--params`) to `full` and
+/// `partial`: the engine's verdicts on the page with those thresholds.
+pub fn differential_params(page: &Page, dialect: Dialect, full: f64, partial: f64) -> usize {
+    let mut request = SqlRequest::new(dialect);
+    request.all = true;
+    request.params = true;
+    let query = App::sql_query_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
+    let data = App::sql_data_of(page, &request).unwrap_or_else(|e| panic!("{e}"));
+    let params = [("full_threshold", full), ("partial_threshold", partial)];
+    let table = match dialect {
+        Dialect::Sqlite => run_sqlite_with(&data, &query, &params),
+        other => run_sqlrun(other, None, &data, None, &query, &params),
+    };
+    let mut v = serde_json::to_value(page).unwrap();
+    v["devicePolicy"]["fullThreshold"] = json!(full);
+    v["devicePolicy"]["partialThreshold"] = json!(partial);
+    same_pairs(&parse(&v.to_string()), dialect, &table, &query)
 }
 
 /// As [`differential`], on the page's tables typed and named the warehouse way

@@ -29,6 +29,9 @@ pub struct SqlRequest {
     /// A mapping file (its name, its text): a `side.field=column` per line, `#`
     /// comments and blank lines apart; `--map` given too wins.
     pub map_file: Option<(String, String)>,
+    /// The thresholds bound as query parameters (`full_threshold`, `partial_threshold`)
+    /// instead of literals; in a dbt model, dbt variables.
+    pub params: bool,
 }
 
 impl SqlRequest {
@@ -45,6 +48,7 @@ impl SqlRequest {
             partial: false,
             override_keys: sql::OverrideKeys::Strings,
             map_file: None,
+            params: false,
         }
     }
 
@@ -78,6 +82,11 @@ impl SqlRequest {
         o.long = self.long;
         o.partial = self.partial;
         o.override_keys = self.override_keys;
+        if self.params {
+            o.params = Some(std::array::from_fn(|i| {
+                self.dialect.param(sql::PARAMS[i].1, i + 1)
+            }));
+        }
         if let Some(needle) = &self.select {
             let row = App::find_row(page, Side::Source, needle)?;
             o.select = Some(page.source.row_key(&page.source.rows[row]));
@@ -348,7 +357,24 @@ impl App {
             tables.push((format!("rb_dbt_table_{}", tables.len()), jinja));
         }
         let tokens: Vec<String> = tables.iter().map(|(t, _)| t.clone()).collect();
+        // Bound thresholds are dbt variables, the page's values their defaults.
+        let mut params: Vec<(String, String)> = Vec::new();
+        if request.params {
+            for (policy, name) in sql::PARAMS {
+                let value = match policy {
+                    "fullThreshold" => page.device_policy.full_threshold,
+                    _ => page.device_policy.partial_threshold,
+                };
+                params.push((
+                    format!("rb_dbt_param_{name}"),
+                    format!("{{{{ var('{name}', {value}) }}}}"),
+                ));
+            }
+        }
         let query = Self::compile_with(&page, request, Some(revision), |o| {
+            if !params.is_empty() {
+                o.params = Some([params[0].0.clone(), params[1].0.clone()]);
+            }
             o.verbatim_tables = true;
             o.source_table = tokens[0].clone();
             o.target_table = tokens[1].clone();
@@ -360,7 +386,7 @@ impl App {
             "{{{{ config(materialized='table') }}}}\n{}",
             jinja_escape(&query.text)
         );
-        for (token, jinja) in &tables {
+        for (token, jinja) in tables.iter().chain(&params) {
             sql = sql.replace(token.as_str(), jinja);
         }
         let yml = dbt_properties(&page, request, &name, revision, &query.left_out_rules);

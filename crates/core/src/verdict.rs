@@ -210,7 +210,7 @@ impl Tally {
 pub const EXACT_PLACES: u32 = 9;
 
 /// Sums below this are exact in a double, and so is the quotient's rounding.
-const EXACT_BOUND: f64 = 9_007_199_254_740_992.0; // 2^53
+pub const EXACT_BOUND: f64 = 9_007_199_254_740_992.0; // 2^53
 
 /// How a page's scores are summed and held against its thresholds. When every scored
 /// weight and both thresholds are decimals of at most [`EXACT_PLACES`] places (every
@@ -285,16 +285,46 @@ impl Scoring {
     }
 
     fn exact_units(policy: &DevicePolicy, rules: &[RuleWeight]) -> Option<(Exact, Vec<f64>)> {
+        let (places, units, total) = Self::weight_units(policy, rules)?;
+        let (full, full_places) = decimal(policy.full_threshold)?;
+        let (partial, partial_places) = decimal(policy.partial_threshold)?;
+        let t = full_places.max(partial_places);
+        if t > EXACT_PLACES {
+            return None;
+        }
+        let scale = 10f64.powi(t as i32);
+        let full = full as f64 * 10f64.powi((t - full_places) as i32);
+        let partial = partial as f64 * 10f64.powi((t - partial_places) as i32);
+        // Both sides of `passed × scale ≥ total × threshold` stay exact.
+        if total * scale.max(full).max(partial) >= EXACT_BOUND {
+            return None;
+        }
+        Some((
+            Exact {
+                places,
+                scale,
+                full,
+                partial,
+            },
+            units,
+        ))
+    }
+
+    /// The weights' side of exact scoring, whatever the thresholds: the places of the
+    /// scored weights, every rule's weight in units of `10^-places`, and the scored
+    /// rules' total units; `None` when the weights sum in double precision. (A query
+    /// whose thresholds are bound at run time decides the rest there.)
+    pub fn weight_units(
+        policy: &DevicePolicy,
+        rules: &[RuleWeight],
+    ) -> Option<(u32, Vec<f64>, f64)> {
         let scored: Vec<(u64, u32)> = rules
             .iter()
             .filter(|r| Tally::scores(policy, **r))
             .map(|r| decimal(r.weight))
             .collect::<Option<_>>()?;
         let places = scored.iter().map(|&(_, p)| p).max().unwrap_or(0);
-        let (full, full_places) = decimal(policy.full_threshold)?;
-        let (partial, partial_places) = decimal(policy.partial_threshold)?;
-        let t = full_places.max(partial_places);
-        if places > EXACT_PLACES || t > EXACT_PLACES {
+        if places > EXACT_PLACES {
             return None;
         }
         let units = |w: f64| -> Option<f64> {
@@ -318,22 +348,7 @@ impl Scoring {
             .filter(|(r, _)| Tally::scores(policy, **r))
             .map(|(_, u)| u)
             .sum();
-        let scale = 10f64.powi(t as i32);
-        let full = full as f64 * 10f64.powi((t - full_places) as i32);
-        let partial = partial as f64 * 10f64.powi((t - partial_places) as i32);
-        // Both sides of `passed × scale ≥ total × threshold` stay exact.
-        if total * scale.max(full).max(partial) >= EXACT_BOUND {
-            return None;
-        }
-        Some((
-            Exact {
-                places,
-                scale,
-                full,
-                partial,
-            },
-            units,
-        ))
+        Some((places, units, total))
     }
 
     /// The units when the scores are exact; `None` when they are summed and compared in

@@ -63,6 +63,11 @@ pub struct Args {
     /// could change them (each rule left out is named on stderr and in the header)
     #[arg(long, conflicts_with = "data")]
     pub partial: bool,
+    /// Bind the thresholds as query parameters instead of literals: full_threshold and
+    /// partial_threshold (`:name` in SQLite and Spark, `$name` in DuckDB, `$1` and `$2`
+    /// in PostgreSQL; dbt variables in a dbt model, the page's values their defaults)
+    #[arg(long, conflicts_with_all = ["data", "data_files", "overrides"])]
+    pub params: bool,
     /// Write the query as a dbt model into this directory: NAME.sql (each table a
     /// `{{ ref('name') }}`, or a `{{ source('wh', 'name') }}` for `wh.name`) and NAME.yml
     /// (its columns, described, with tests)
@@ -106,6 +111,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         map,
         map_file,
         partial,
+        params,
         dbt,
         dbt_model,
         source_table,
@@ -124,6 +130,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         long,
         map,
         partial,
+        params,
         override_keys: override_keys.into(),
         map_file: map_file
             .map(|f| {

@@ -465,6 +465,17 @@ impl Dialect {
         ))
     }
 
+    /// The placeholder of a query parameter: by name (`:full_threshold` in SQLite and
+    /// Spark, `$full_threshold` in DuckDB), or by position in PostgreSQL (`$1`), whose
+    /// server binds no names.
+    pub fn param(self, name: &str, position: usize) -> String {
+        match self {
+            Dialect::Sqlite | Dialect::Spark => format!(":{name}"),
+            Dialect::Duckdb => format!("${name}"),
+            Dialect::Postgres => format!("${position}"),
+        }
+    }
+
     /// A text `NULL`.
     pub fn text_null(self) -> String {
         match self {

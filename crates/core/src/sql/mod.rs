@@ -63,7 +63,16 @@ pub struct Options {
     /// Table names are written as given, unquoted: the caller's text stands for a table
     /// (a dbt model's `{{ source('wh', 'clients') }}`).
     pub verbatim_tables: bool,
+    /// The thresholds bound as query parameters instead of literals: the SQL text of
+    /// each placeholder, `fullThreshold`'s then `partialThreshold`'s ([`PARAMS`]).
+    pub params: Option<[String; 2]>,
 }
+
+/// The query parameters of `--params`: the policy value and the parameter's name.
+pub const PARAMS: [(&str, &str); 2] = [
+    ("fullThreshold", "full_threshold"),
+    ("partialThreshold", "partial_threshold"),
+];
 
 /// How the overrides table names a pair: by rulebench's key strings, or by the rows'
 /// key fields themselves (a column per key field and side).
@@ -125,6 +134,7 @@ impl Options {
             partial: false,
             override_keys: OverrideKeys::Strings,
             verbatim_tables: false,
+            params: None,
         }
     }
 }
@@ -134,8 +144,55 @@ pub const PAIR_COLUMNS: &[&str] = &["source_key", "target_key", "target_id"];
 pub const VERDICT_COLUMNS: &[&str] = &["score", "verdict", "reason"];
 pub const SELECTION_COLUMNS: &[&str] = &["selection_verdict", "recommended_target"];
 
-/// The page's policies as the query's header says them: `requiredMode=…, fullThreshold=…`.
-fn policies_note(page: &Page) -> String {
+/// The thresholds bound as parameters, and how the engine meets them: `rb_full`,
+/// `rb_partial` as bound; when the weights have units (`total_units`: the scored rules'
+/// total), `rb_exact` where both thresholds have at most [`EXACT_PLACES`] decimal places
+/// and every product stays below 2^53 — as [`Scoring`] decides — with `rb_scale` (10^t,
+/// t their places) and the thresholds in its units.
+///
+/// [`EXACT_PLACES`]: crate::verdict::EXACT_PLACES
+fn policy_cte(d: Dialect, o: &Options, total_units: Option<f64>) -> String {
+    let params = o.params.as_ref().expect("bound thresholds");
+    let bound = format!(
+        "SELECT {} AS rb_full, {} AS rb_partial",
+        d.to_double(&params[0]),
+        d.to_double(&params[1])
+    );
+    let Some(total) = total_units else {
+        return format!(
+            "rb_policy AS (\n  SELECT rb_full, rb_partial, FALSE AS rb_exact\n  FROM ({bound}) AS rb_bound\n),\n"
+        );
+    };
+    // A number's decimal places, as its shortest decimal has them (10: more than 9, or
+    // negative).
+    let places = |x: &str| {
+        let mut cases = format!("CASE WHEN {x} < 0 THEN 10");
+        for p in 0..=crate::verdict::EXACT_PLACES {
+            let scale = d.double(10f64.powi(p as i32));
+            let _ = write!(cases, " WHEN round({x} * {scale}) / {scale} = {x} THEN {p}");
+        }
+        cases.push_str(" ELSE 10 END");
+        cases
+    };
+    let mut scale = String::from(
+        "CASE CASE WHEN rb_full_places > rb_partial_places THEN rb_full_places ELSE rb_partial_places END",
+    );
+    for p in 0..=crate::verdict::EXACT_PLACES {
+        let _ = write!(scale, " WHEN {p} THEN {}", d.double(10f64.powi(p as i32)));
+    }
+    scale.push_str(" END");
+    let bound_limit = d.double(crate::verdict::EXACT_BOUND);
+    let total = d.double(total);
+    format!(
+        "rb_policy AS (\n  SELECT\n    rb_full,\n    rb_partial,\n    rb_scale,\n    rb_full_units,\n    rb_partial_units,\n    COALESCE(rb_scale IS NOT NULL\n      AND {total} * rb_scale < {bound_limit}\n      AND {total} * rb_full_units < {bound_limit}\n      AND {total} * rb_partial_units < {bound_limit}, FALSE) AS rb_exact\n  FROM (\n    SELECT rb_full, rb_partial, rb_scale, round(rb_full * rb_scale) AS rb_full_units, round(rb_partial * rb_scale) AS rb_partial_units\n    FROM (\n      SELECT rb_full, rb_partial, {scale} AS rb_scale\n      FROM (SELECT rb_full, rb_partial, {} AS rb_full_places, {} AS rb_partial_places FROM ({bound}) AS rb_bound) AS rb_places\n    ) AS rb_scaled\n  ) AS rb_units\n),\n",
+        places("rb_full"),
+        places("rb_partial"),
+    )
+}
+
+/// The page's policies as the query's header says them: `requiredMode=…, fullThreshold=…`
+/// (without the thresholds when they are bound as parameters).
+fn policies_note(page: &Page, params: bool) -> String {
     let mut parts = Vec::new();
     let values = [
         serde_json::to_value(&page.device_policy).unwrap_or_default(),
@@ -144,7 +201,12 @@ fn policies_note(page: &Page) -> String {
     for v in values {
         let mut flat = Vec::new();
         flatten_note(&v, &mut flat);
-        parts.extend(flat);
+        parts.extend(flat.into_iter().filter(|p| {
+            !(params
+                && PARAMS
+                    .iter()
+                    .any(|(name, _)| p.starts_with(&format!("{name}="))))
+        }));
     }
     sanitize(&parts.join(", "))
 }
@@ -326,9 +388,28 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
         } else {
             ""
         },
-        policies_note(page)
+        policies_note(page, o.params.is_some())
     );
     q.push_str(&revision_note);
+    if let Some(params) = &o.params {
+        let bound: Vec<String> = PARAMS
+            .iter()
+            .zip(params)
+            .map(|((policy, _), placeholder)| {
+                let value = match *policy {
+                    "fullThreshold" => page.device_policy.full_threshold,
+                    _ => page.device_policy.partial_threshold,
+                };
+                format!("{policy} as {} (the page's {value})", sanitize(placeholder))
+            })
+            .collect();
+        let _ = writeln!(
+            q,
+            "-- Bound as parameters (doubles): {}; a threshold of at most {} decimal places is met exactly, as the engine meets it.",
+            bound.join(", "),
+            crate::verdict::EXACT_PLACES
+        );
+    }
     if !refused.is_empty() {
         let _ = writeln!(
             q,
@@ -376,41 +457,61 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
     let policy = &page.device_policy;
     let weights = RuleWeight::of_rules(&page.rules);
     let scoring = Scoring::new(policy, &weights);
-    let mut by_weight: Vec<(f64, Vec<usize>)> = Vec::new();
-    for (i, w) in scoring.rules.iter().enumerate() {
-        if Tally::scores(policy, *w) {
-            match by_weight.iter_mut().find(|(x, _)| *x == w.weight) {
-                Some((_, rules)) => rules.push(i),
-                None => by_weight.push((w.weight, vec![i])),
+    // With the thresholds bound at run time, exactness is decided there: the weights'
+    // units for exact scores and, where they differ from the weights, the weights
+    // themselves for scores in double precision (tallied as `rb_passed_w`, `rb_total_w`).
+    let bound_units = o
+        .params
+        .as_ref()
+        .and_then(|_| Scoring::weight_units(policy, &weights));
+    let raw: Vec<f64> = weights.iter().map(|w| w.weight).collect();
+    let weight_sets: Vec<(&str, Vec<f64>)> = match (&o.params, &bound_units) {
+        (None, _) => vec![("", scoring.rules.iter().map(|r| r.weight).collect())],
+        (Some(_), Some((_, units, _))) if *units != raw => {
+            vec![("", units.clone()), ("_w", raw.clone())]
+        }
+        (Some(_), _) => vec![("", raw.clone())],
+    };
+    let by_weight_of = |ws: &[f64]| -> Vec<(f64, Vec<usize>)> {
+        let mut by_weight: Vec<(f64, Vec<usize>)> = Vec::new();
+        for (i, w) in weights.iter().enumerate() {
+            if Tally::scores(policy, *w) {
+                match by_weight.iter_mut().find(|(x, _)| *x == ws[i]) {
+                    Some((_, rules)) => rules.push(i),
+                    None => by_weight.push((ws[i], vec![i])),
+                }
             }
         }
-    }
-    let pass = |i: usize| format!("o.{}", ident(&page.rules[i].id));
-    // Σ weight × count over the weights, in the engine's order.
-    let weighted = |count: &dyn Fn(usize) -> String| -> String {
-        let mut sum = String::new();
-        for (k, (w, rules)) in by_weight.iter().enumerate() {
-            let counted = rules
-                .iter()
-                .map(|&i| count(i))
-                .collect::<Vec<_>>()
-                .join(" + ");
-            let term = format!("{} * ({counted})", d.double(*w));
-            sum = if k == 0 {
-                format!("({term})")
-            } else {
-                format!("({sum}\n      + {term})")
-            };
-        }
-        sum
+        by_weight
     };
+    let pass = |i: usize| format!("o.{}", ident(&page.rules[i].id));
     let partial_query = !refused.is_empty();
     let applies_somewhere = page.rules.iter().any(|r| r.applies_when.is_some());
-    // A rule left out counts as failed in the low bound (its NULL is no pass) and as
-    // passed in the high one; it always counts in the total (it may apply).
-    let (passed, passed_hi, total) = if by_weight.is_empty() {
-        (d.double(0.0), d.double(0.0), d.double(0.0))
-    } else {
+    // Per set of weights: (passed, passed with the rules left out passing, total).
+    let sums = |by_weight: &[(f64, Vec<usize>)]| -> (String, String, String) {
+        // Σ weight × count over the weights, in the engine's order.
+        let weighted = |count: &dyn Fn(usize) -> String| -> String {
+            let mut sum = String::new();
+            for (k, (w, rules)) in by_weight.iter().enumerate() {
+                let counted = rules
+                    .iter()
+                    .map(|&i| count(i))
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                let term = format!("{} * ({counted})", d.double(*w));
+                sum = if k == 0 {
+                    format!("({term})")
+                } else {
+                    format!("({sum}\n      + {term})")
+                };
+            }
+            sum
+        };
+        // A rule left out counts as failed in the low bound (its NULL is no pass) and as
+        // passed in the high one; it always counts in the total (it may apply).
+        if by_weight.is_empty() {
+            return (d.double(0.0), d.double(0.0), d.double(0.0));
+        }
         (
             weighted(&|i| format!("CASE WHEN {} THEN 1 ELSE 0 END", pass(i))),
             weighted(&|i| {
@@ -463,17 +564,35 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
             terms.join(" OR ")
         }
     };
+    let mut sum_columns = String::new();
+    for (suffix, ws) in &weight_sets {
+        let (passed, passed_hi, total) = sums(&by_weight_of(ws));
+        let _ = write!(
+            sum_columns,
+            ",\n    {passed} AS rb_passed{suffix},\n    {total} AS rb_total{suffix}"
+        );
+        if partial_query {
+            let _ = write!(sum_columns, ",\n    {passed_hi} AS rb_passed_hi{suffix}");
+        }
+    }
     let bounds_columns = if partial_query {
         format!(
-            ",\n    {passed_hi} AS rb_passed_hi,\n    {} AS rb_required_failed_hi",
+            ",\n    {} AS rb_required_failed_hi",
             required_failed_in(true)
         )
     } else {
         String::new()
     };
+    if o.params.is_some() {
+        q.push_str(&policy_cte(
+            d,
+            o,
+            bound_units.as_ref().map(|(_, _, total)| *total),
+        ));
+    }
     let _ = write!(
         q,
-        "tallies AS (\n  SELECT\n    o.*,\n    {passed} AS rb_passed,\n    {total} AS rb_total,\n    {} AS rb_required_failed{bounds_columns},\n    {} AS rb_override\n  FROM outcomes AS o\n",
+        "tallies AS (\n  SELECT\n    o.*{sum_columns},\n    {} AS rb_required_failed{bounds_columns},\n    {} AS rb_override\n  FROM outcomes AS o\n",
         required_failed_in(false),
         if o.overrides_table.is_some() {
             "ov.value"
@@ -502,19 +621,27 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
     }
     q.push_str("),\n");
 
-    // The score, the verdict and the reason of a tally (`passed`, `required_failed`: its
-    // columns), as SQL expressions.
-    let verdict_of = |passed: &str, required_failed: &str| -> (String, String, String) {
+    // The score, the verdict and the reason of a tally (`hi`: the high bound's, `_hi`),
+    // as SQL expressions.
+    let two_sets = weight_sets.len() == 2;
+    let verdict_of = |hi: &str| -> (String, String, String) {
+        let required_failed = format!("rb_required_failed{hi}");
+        let required_failed = required_failed.as_str();
         // The score: passed / total weight, 1 when no scored rule applies.
-        let score = format!(
-            "(CASE WHEN rb_total > 0 THEN {passed} / rb_total ELSE {} END)",
-            d.double(1.0)
-        );
+        let score_of = |set: &str| {
+            format!(
+                "(CASE WHEN rb_total{set} > 0 THEN rb_passed{hi}{set} / rb_total{set} ELSE {} END)",
+                d.double(1.0)
+            )
+        };
+        let passed = format!("rb_passed{hi}");
         // The device policy: a score meets a threshold as the engine's scoring says, by
         // exact comparison of units (`passed × 10^t ≥ total × threshold units`) or in
-        // double precision.
-        let (full, partial) = match scoring.exact() {
-            Some(e) => (
+        // double precision; with bound thresholds, whichever the engine would choose for
+        // the values bound (`p.rb_exact`).
+        let (score, full, partial) = match (&o.params, scoring.exact()) {
+            (None, Some(e)) => (
+                score_of(""),
                 format!(
                     "{passed} * {} >= rb_total * {}",
                     d.double(e.scale),
@@ -526,10 +653,35 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
                     d.double(e.partial)
                 ),
             ),
-            None => (
-                format!("{score} >= {}", d.double(policy.full_threshold)),
-                format!("{score} >= {}", d.double(policy.partial_threshold)),
-            ),
+            (None, None) => {
+                let score = score_of("");
+                (
+                    score.clone(),
+                    format!("{score} >= {}", d.double(policy.full_threshold)),
+                    format!("{score} >= {}", d.double(policy.partial_threshold)),
+                )
+            }
+            (Some(_), _) => {
+                let double = score_of(if two_sets { "_w" } else { "" });
+                let score = if two_sets {
+                    format!(
+                        "CASE WHEN p.rb_exact THEN {} ELSE {double} END",
+                        score_of("")
+                    )
+                } else {
+                    double.clone()
+                };
+                let meets = |threshold: &str| {
+                    if bound_units.is_some() {
+                        format!(
+                            "CASE WHEN p.rb_exact THEN {passed} * p.rb_scale >= rb_total * p.rb_{threshold}_units ELSE {double} >= p.rb_{threshold} END"
+                        )
+                    } else {
+                        format!("{double} >= p.rb_{threshold}")
+                    }
+                };
+                (score, meets("full"), meets("partial"))
+            }
         };
         let by_score = |v: bool| {
             if v {
@@ -567,20 +719,25 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
             ),
         )
     };
-    let (score, verdict, reason) = verdict_of("rb_passed", "rb_required_failed");
+    let (score, verdict, reason) = verdict_of("");
+    let policy_join = if o.params.is_some() {
+        "\n  CROSS JOIN rb_policy AS p"
+    } else {
+        ""
+    };
     if partial_query {
         // The bounds: every rule left out failing, and every one passing. The verdict
         // only grows with a rule's outcome (fail, n/a, pass), so where the two agree no
         // outcome of the rules left out changes it; elsewhere it is NULL.
-        let (score_hi, verdict_hi, reason_hi) = verdict_of("rb_passed_hi", "rb_required_failed_hi");
+        let (score_hi, verdict_hi, reason_hi) = verdict_of("_hi");
         let _ = write!(
             q,
-            "bounds AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score_lo,\n    {score_hi} AS rb_score_hi,\n    {verdict} AS rb_verdict_lo,\n    {verdict_hi} AS rb_verdict_hi,\n    {reason} AS rb_reason_lo,\n    {reason_hi} AS rb_reason_hi\n  FROM tallies\n),\nverdicts AS (\n  SELECT\n    bounds.*,\n    CASE WHEN rb_score_lo = rb_score_hi THEN rb_score_lo END AS rb_score,\n    CASE WHEN rb_verdict_lo = rb_verdict_hi THEN rb_verdict_lo END AS rb_verdict,\n    CASE WHEN rb_reason_lo = rb_reason_hi THEN rb_reason_lo END AS rb_reason\n  FROM bounds\n)"
+            "bounds AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score_lo,\n    {score_hi} AS rb_score_hi,\n    {verdict} AS rb_verdict_lo,\n    {verdict_hi} AS rb_verdict_hi,\n    {reason} AS rb_reason_lo,\n    {reason_hi} AS rb_reason_hi\n  FROM tallies{policy_join}\n),\nverdicts AS (\n  SELECT\n    bounds.*,\n    CASE WHEN rb_score_lo = rb_score_hi THEN rb_score_lo END AS rb_score,\n    CASE WHEN rb_verdict_lo = rb_verdict_hi THEN rb_verdict_lo END AS rb_verdict,\n    CASE WHEN rb_reason_lo = rb_reason_hi THEN rb_reason_lo END AS rb_reason\n  FROM bounds\n)"
         );
     } else {
         let _ = write!(
             q,
-            "verdicts AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score,\n    {verdict} AS rb_verdict,\n    {reason} AS rb_reason\n  FROM tallies\n)"
+            "verdicts AS (\n  SELECT\n    tallies.*,\n    {score} AS rb_score,\n    {verdict} AS rb_verdict,\n    {reason} AS rb_reason\n  FROM tallies{policy_join}\n)"
         );
     }
 

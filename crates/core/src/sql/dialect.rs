@@ -476,6 +476,29 @@ impl Dialect {
         }
     }
 
+    /// The aggregate of `arg` at the row whose `keys` are smallest, compared in order
+    /// (strings by code point); `None` where the dialect has no such aggregate.
+    pub fn min_by(self, arg: &str, keys: &[&str]) -> Option<String> {
+        let fields = keys.iter().enumerate().map(|(i, k)| (format!("k{i}"), *k));
+        match self {
+            Dialect::Duckdb => Some(format!(
+                "min_by({arg}, {{{}}})",
+                fields
+                    .map(|(n, k)| format!("'{n}': {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Dialect::Spark => Some(format!(
+                "min_by({arg}, named_struct({}))",
+                fields
+                    .map(|(n, k)| format!("'{n}', {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Dialect::Sqlite | Dialect::Postgres => None,
+        }
+    }
+
     /// A text `NULL`.
     pub fn text_null(self) -> String {
         match self {

@@ -165,6 +165,19 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
         assert_eq!(report[0], ("fine".to_owned(), None));
         assert!(report[1].1.is_some());
     }
+    // A rule whose SQL would grow past what a planner takes: divisions by a field
+    // nested twelve deep (each repeats its dividend three times).
+    let mut deep = json!({"var": "source.n"});
+    for _ in 0..12 {
+        deep = json!({"/": [deep, {"var": "target.n"}]});
+    }
+    let page = page_with(json!({">": [deep, 1]}));
+    for dialect in Dialect::ALL {
+        let problems = rulebench_core::sql::problems(&page, dialect);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/rules/1/logic");
+        assert!(problems[0].why.contains("KB of SQL"), "{}", problems[0].why);
+    }
     // What some dialects lack: the remainder of doubles (SQLite), the text
     // of a double with JavaScript's digits (SQLite, Spark).
     let some = [

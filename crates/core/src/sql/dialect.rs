@@ -437,31 +437,32 @@ impl Dialect {
     /// (below 10^21 a plain decimal from 10^-6, its digits padded with zeros past 2^53;
     /// an exponent `e-7` below and `e+21` from 10^21). `None` elsewhere (SQLite writes 15 digits, Spark Java's digits).
     pub fn number_text(self, x: &str) -> Option<String> {
+        // The number and its text are computed once, in a scalar subquery: the
+        // expression reads each many times.
         let text = match self {
-            Dialect::Duckdb => format!("CAST({x} AS VARCHAR)"),
+            Dialect::Duckdb => "CAST(rb_x AS VARCHAR)".to_owned(),
             // A setting below 1 rounds the text to 15 digits: the query fails rather
             // than spell numbers otherwise.
-            Dialect::Postgres => format!(
-                "CASE WHEN CAST(current_setting('extra_float_digits') AS INTEGER) < 1 THEN CAST(CAST('rulebench: this query needs extra_float_digits 1 or more, not ' || current_setting('extra_float_digits') AS INTEGER) AS TEXT) ELSE CAST({x} AS TEXT) END"
-            ),
+            Dialect::Postgres => "CASE WHEN CAST(current_setting('extra_float_digits') AS INTEGER) < 1 THEN CAST(CAST('rulebench: this query needs extra_float_digits 1 or more, not ' || current_setting('extra_float_digits') AS INTEGER) AS TEXT) ELSE CAST(rb_x AS TEXT) END".to_owned(),
             Dialect::Sqlite | Dialect::Spark => return None,
         };
         let exact = self.double(9007199254740992.0);
-        let integer = self.int_to_text(&format!("CAST({x} AS BIGINT)"));
-        let mantissa = format!("split_part({text}, 'e', 1)");
+        let integer = self.int_to_text("CAST(rb_x AS BIGINT)");
+        let mantissa = "split_part(rb_t, 'e', 1)";
         // (`e0` appended: a text without an exponent casts too, were it evaluated.)
-        let exponent = format!("CAST(split_part({text} || 'e0', 'e', 2) AS INTEGER)");
+        let exponent = "CAST(split_part(rb_t || 'e0', 'e', 2) AS INTEGER)";
         let digits = format!("replace(replace({mantissa}, '-', ''), '.', '')");
-        let sign = format!("CASE WHEN {x} < 0 THEN '-' ELSE '' END");
+        let sign = "CASE WHEN rb_x < 0 THEN '-' ELSE '' END";
         Some(format!(
-            "CASE WHEN {x} = 0 THEN '0' \
-             WHEN {x} = trunc({x}) AND abs({x}) < {exact} THEN {integer} \
-             WHEN strpos({text}, 'e') = 0 THEN CASE WHEN {x} = trunc({x}) THEN substr({text}, 1, length({text}) - 2) ELSE {text} END \
+            "(SELECT CASE WHEN rb_x = 0 THEN '0' \
+             WHEN rb_x = trunc(rb_x) AND abs(rb_x) < {exact} THEN {integer} \
+             WHEN strpos(rb_t, 'e') = 0 THEN CASE WHEN rb_x = trunc(rb_x) THEN substr(rb_t, 1, length(rb_t) - 2) ELSE rb_t END \
              WHEN {exponent} <= -7 THEN {mantissa} || 'e-' || CAST(-{exponent} AS VARCHAR) \
              WHEN {exponent} >= 21 THEN {mantissa} || 'e+' || CAST({exponent} AS VARCHAR) \
              WHEN {exponent} < 0 THEN {sign} || '0.' || repeat('0', -{exponent} - 1) || {digits} \
              WHEN length({digits}) <= {exponent} + 1 THEN {sign} || rpad({digits}, {exponent} + 1, '0') \
-             ELSE {sign} || substr({digits}, 1, {exponent} + 1) || '.' || substr({digits}, {exponent} + 2) END"
+             ELSE {sign} || substr({digits}, 1, {exponent} + 1) || '.' || substr({digits}, {exponent} + 2) END \
+             FROM (SELECT rb_x, {text} AS rb_t FROM (SELECT {x} AS rb_x) AS rb_number) AS rb_number_text)"
         ))
     }
 

@@ -81,6 +81,9 @@ impl Ex {
 
 type R<T> = Result<T, SqlError>;
 
+/// The most SQL one rule may compile to.
+const MAX_RULE_SQL: usize = 64 * 1024;
+
 /// Compiles the rules of one page.
 pub struct Compiler<'a> {
     d: Dialect,
@@ -211,7 +214,23 @@ impl<'a> Compiler<'a> {
     /// A rule: its pass as a SQL boolean that is never null.
     pub fn rule(&mut self, logic: &Value, pointer: &str) -> R<String> {
         let ex = self.ex(logic, pointer)?;
-        Ok(self.truth(&ex))
+        let sql = self.truth(&ex);
+        // Values of several types are taken apart operator by operator, and each part
+        // repeats what it reads: a rule nesting many of them grows past what a planner
+        // takes in reasonable time.
+        if sql.len() > MAX_RULE_SQL {
+            return Err(err(
+                pointer,
+                "",
+                format!(
+                    "translates to {} KB of SQL, past the {} KB a rule may take (operators over values of several types, or divisions, nest copies of their operands)",
+                    sql.len() / 1024,
+                    MAX_RULE_SQL / 1024
+                ),
+                Some("split the rule, or give the fields it reads one type"),
+            ));
+        }
+        Ok(sql)
     }
 
     fn ex(&mut self, logic: &Value, p: &str) -> R<Ex> {

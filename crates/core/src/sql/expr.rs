@@ -421,18 +421,8 @@ impl<'a> Compiler<'a> {
                 let mut pieces = Vec::new();
                 for (i, a) in args.iter().enumerate() {
                     let x = self.ex(a, &arg_pointer(i))?;
-                    // An integer field: its digits, as JavaScript writes them (below
-                    // 10^21); null is "".
-                    if self.small_integer_field(a)
-                        && let Ex::Sql { sql, .. } = &x
-                    {
-                        pieces.push(format!(
-                            "COALESCE({}, '')",
-                            self.d.int_to_text(&self.d.to_bigint(sql))
-                        ));
-                        continue;
-                    }
-                    pieces.push(self.text_piece(&x, &arg_pointer(i))?);
+                    // Its text, null as "".
+                    pieces.push(self.text_of(&x, a, "''", &arg_pointer(i), "cat")?);
                 }
                 Ok(match pieces.len() {
                     0 => Ex::Lit(Value::String(String::new())),
@@ -930,16 +920,19 @@ impl<'a> Compiler<'a> {
         let d = self.d;
         // A needle that is an array is looked for as its text in a string; an array
         // holds no array.
+        // A number in a string: its text, where the dialect spells it as JavaScript does.
+        let number_text = match a {
+            Ex::Sql {
+                sql,
+                ty: Ty::Num,
+                nulls: Nulls::No,
+            } => d.number_text(sql),
+            _ => None,
+        };
         let a = &match b {
             Ex::Lit(Value::String(_)) | Ex::Sql { ty: Ty::Text, .. } => match a {
-                // A number in a string: its text, where the dialect spells it as
-                // JavaScript does.
-                Ex::Sql {
-                    sql,
-                    ty: Ty::Num,
-                    nulls: Nulls::No,
-                } if d.number_text(sql).is_some() => {
-                    Ex::sql(d.number_text(sql).expect("some"), Ty::Text, Nulls::No)
+                _ if number_text.is_some() => {
+                    Ex::sql(number_text.expect("a number's text"), Ty::Text, Nulls::No)
                 }
                 Ex::Sql {
                     sql,
@@ -1686,16 +1679,12 @@ impl<'a> Compiler<'a> {
 
     /// Whether `logic` reads a field every row of which holds an integer (or null).
     fn integer_field(&self, logic: &Value) -> bool {
-        let Some(Value::String(path)) = logic.get("var").map(|v| match v {
-            Value::Array(items) if items.len() == 1 => &items[0],
-            other => other,
-        }) else {
+        let Some((side, field)) = field_read(logic) else {
             return false;
         };
-        let (schema, field) = match path.split_once('.') {
-            Some(("source", f)) => (self.source, f),
-            Some(("target", f)) => (self.target, f),
-            _ => return false,
+        let schema = match side {
+            Side::Source => self.source,
+            Side::Target => self.target,
         };
         schema.kind(field) == Kind::Int
     }
@@ -1707,16 +1696,8 @@ impl<'a> Compiler<'a> {
         if !self.integer_field(logic) {
             return false;
         }
-        let Some(Value::String(path)) = logic.get("var").map(|v| match v {
-            Value::Array(items) if items.len() == 1 => &items[0],
-            other => other,
-        }) else {
+        let Some((side, field)) = field_read(logic) else {
             return false;
-        };
-        let (side, field) = match path.split_once('.') {
-            Some(("source", f)) => (Side::Source, f),
-            Some(("target", f)) => (Side::Target, f),
-            _ => return false,
         };
         let ds = self.page.dataset(side);
         let small = |v: &Value| v.as_f64().is_none_or(|f| f.abs() < 9007199254740992.0);
@@ -1854,7 +1835,7 @@ impl<'a> Compiler<'a> {
         let null = Value::Null;
         let value = args.first().copied().unwrap_or(&null);
         let x = self.ex(value, &arg_pointer(0))?;
-        let text = self.js_text(&x, value, &arg_pointer(0), "substr")?;
+        let text = self.text_of(&x, value, "'null'", &arg_pointer(0), "substr")?;
         if let Ex::Lit(_) = x {
             // A constant: the engine computes it.
             let mut m = serde_json::Map::new();
@@ -1893,101 +1874,66 @@ impl<'a> Compiler<'a> {
         Ok(Ex::sql(sql, Ty::Text, Nulls::No))
     }
 
-    /// JavaScript's `String(value)` of a compiled value, as SQL text that is never null
-    /// (`null` is "null"); `logic` is the value's rule part (an integer field's digits
-    /// translate, other numbers not).
-    fn js_text(&mut self, x: &Ex, logic: &Value, p: &str, op: &str) -> R<String> {
+    /// A compiled value's text, as SQL text that is never null: JavaScript's
+    /// `String(value)` with `null` written `null_text` (`'null'`; `cat` writes `''`).
+    /// `logic` is the value's rule part: an integer field's digits translate in every
+    /// dialect, other numbers where the dialect has [`Dialect::number_text`].
+    fn text_of(&self, x: &Ex, logic: &Value, null_text: &str, p: &str, op: &str) -> R<String> {
         let d = self.d;
         Ok(match x {
+            Ex::Lit(Value::Null) => null_text.to_owned(),
             Ex::Lit(v) => d.string(&js_string(v)),
             Ex::NaN => d.string("NaN"),
             Ex::Sql {
                 sql, ty: Ty::Text, ..
-            } => format!("COALESCE({sql}, 'null')"),
+            } => format!("COALESCE({sql}, {null_text})"),
             Ex::Sql {
                 sql, ty: Ty::Bool, ..
             } => format!(
-                "CASE WHEN {sql} IS NULL THEN 'null' WHEN {sql} THEN 'true' ELSE 'false' END"
+                "CASE WHEN {sql} IS NULL THEN {null_text} WHEN {sql} THEN 'true' ELSE 'false' END"
             ),
             Ex::Sql {
                 sql,
                 ty: Ty::TextArray,
                 ..
-            } => format!("COALESCE({}, 'null')", d.array_join(sql)),
+            } => format!("COALESCE({}, {null_text})", d.array_join(sql)),
             Ex::Sql {
                 sql, ty: Ty::Num, ..
-            } if self.small_integer_field(logic) => {
-                format!("COALESCE({}, 'null')", d.int_to_text(&d.to_bigint(sql)))
-            }
+            } if self.small_integer_field(logic) => format!(
+                "COALESCE({}, {null_text})",
+                d.int_to_text(&d.to_bigint(sql))
+            ),
             Ex::Sql {
                 sql,
                 ty: Ty::Num,
                 nulls,
-            } if d.number_text(sql).is_some() => {
-                let null = if *nulls == Nulls::NaN { "NaN" } else { "null" };
-                format!(
-                    "CASE WHEN {sql} IS NULL THEN '{null}' ELSE {} END",
-                    d.number_text(sql).expect("some")
-                )
-            }
+            } => match d.number_text(sql) {
+                Some(text) => {
+                    let null = if *nulls == Nulls::NaN {
+                        "'NaN'"
+                    } else {
+                        null_text
+                    };
+                    format!("CASE WHEN {sql} IS NULL THEN {null} ELSE {text} END")
+                }
+                None => return Err(self.number_text_refused(p, op)),
+            },
             Ex::Choice { when, then, other } => format!(
                 "CASE WHEN {when} THEN {} ELSE {} END",
-                self.js_text(then, &Value::Null, p, op)?,
-                self.js_text(other, &Value::Null, p, op)?
+                self.text_of(then, &Value::Null, null_text, p, op)?,
+                self.text_of(other, &Value::Null, null_text, p, op)?
             ),
-            _ => {
-                return Err(err(
-                    p,
-                    op,
-                    "makes text of a number (other than an integer field's) or of the value of missing: JavaScript spells numbers differently from SQL (5 against 5.0), and only DuckDB's and PostgreSQL's text of a double has JavaScript's digits",
-                    None,
-                ));
-            }
+            Ex::Cond(_) => return Err(self.number_text_refused(p, op)),
         })
     }
 
-    fn text_piece(&self, x: &Ex, p: &str) -> R<String> {
-        let d = self.d;
-        Ok(match x {
-            Ex::Lit(Value::Null) => "''".into(),
-            Ex::Lit(v) => d.string(&js_string(v)),
-            Ex::NaN => d.string("NaN"),
-            Ex::Sql {
-                sql, ty: Ty::Text, ..
-            } => format!("COALESCE({sql}, '')"),
-            Ex::Sql {
-                sql, ty: Ty::Bool, ..
-            } => format!("CASE WHEN {sql} IS NULL THEN '' WHEN {sql} THEN 'true' ELSE 'false' END"),
-            Ex::Sql {
-                sql,
-                ty: Ty::TextArray,
-                ..
-            } => format!("COALESCE({}, '')", d.array_join(sql)),
-            Ex::Sql {
-                sql,
-                ty: Ty::Num,
-                nulls,
-            } if d.number_text(sql).is_some() => {
-                let null = if *nulls == Nulls::NaN { "'NaN'" } else { "''" };
-                format!(
-                    "CASE WHEN {sql} IS NULL THEN {null} ELSE {} END",
-                    d.number_text(sql).expect("some")
-                )
-            }
-            Ex::Choice { when, then, other } => format!(
-                "CASE WHEN {when} THEN {} ELSE {} END",
-                self.text_piece(then, p)?,
-                self.text_piece(other, p)?
-            ),
-            _ => {
-                return Err(err(
-                    p,
-                    "cat",
-                    "joins a number or the value of missing: JavaScript spells numbers differently from SQL (5 against 5.0), and only DuckDB's and PostgreSQL's text of a double has JavaScript's digits",
-                    None,
-                ));
-            }
-        })
+    fn number_text_refused(&self, p: &str, op: &str) -> SqlError {
+        err(
+            p,
+            op,
+            "makes text of a number (other than an integer field's) or of the value of missing: JavaScript spells numbers differently from SQL (5 against 5.0), and only DuckDB's and PostgreSQL's text of a double has JavaScript's digits",
+            None,
+        )
     }
 }
 
@@ -2113,6 +2059,22 @@ fn plain_decimal(s: &str) -> bool {
     i == b.len()
 }
 
+/// The field a part of a rule reads when it is only a `var` of one
+/// (`{"var": "source.n"}`).
+fn field_read(logic: &Value) -> Option<(Side, &str)> {
+    let Some(Value::String(path)) = logic.get("var").map(|v| match v {
+        Value::Array(items) if items.len() == 1 => &items[0],
+        other => other,
+    }) else {
+        return None;
+    };
+    match path.split_once('.') {
+        Some(("source", f)) => Some((Side::Source, f)),
+        Some(("target", f)) => Some((Side::Target, f)),
+        _ => None,
+    }
+}
+
 /// A constant's value.
 fn x_value(x: &Ex) -> Value {
     match x {
@@ -2145,12 +2107,10 @@ fn fold(op: &str, args: &[Value], p: &str) -> R<Ex> {
             None,
         ));
     }
-    match engine::evaluate_constant(&Value::Object(m)) {
-        Ok(Ok(v)) => Ok(Ex::Lit(v)),
-        Ok(Err(f)) if f.is_nan() => Ok(Ex::NaN),
-        Ok(Err(_)) => Err(err(p, op, "this part is infinite", None)),
-        Err(e) => Err(err(p, op, format!("the engine fails on it ({e})"), None)),
-    }
+    fold_logic(&Value::Object(m), p).map_err(|e| SqlError {
+        operator: Some(op.to_owned()),
+        ..e
+    })
 }
 
 fn escape_pointer(s: &str) -> String {

@@ -1054,21 +1054,46 @@ impl<'a> Compiler<'a> {
     /// JavaScript's `Number(x)` of an operand that is not null SQL: the SQL and whether
     /// it may be null (NaN); `None` for the constant NaN.
     fn number(&mut self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
+        self.numeric(x, false, p, op)
+    }
+
+    /// JavaScript's `parseFloat(x)`, as `+` and `*` read their operands (null and
+    /// booleans are NaN); as [`Compiler::number`] otherwise.
+    fn float_of(&mut self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
+        self.numeric(x, true, p, op)
+    }
+
+    /// `Number(x)`, or `parseFloat(x)` with `parse_float`.
+    fn numeric(
+        &mut self,
+        x: &Ex,
+        parse_float: bool,
+        p: &str,
+        op: &str,
+    ) -> R<Option<(String, bool)>> {
         Ok(match x {
             Ex::Lit(v) => {
-                let n = js_number(v);
+                let n = if parse_float {
+                    js_parse_float(v)
+                } else {
+                    js_number(v)
+                };
                 (!n.is_nan()).then(|| (self.d.double(n), false))
             }
             Ex::NaN => None,
+            // parseFloat(null) is NaN (NULL), Number(null) 0.
             Ex::Sql {
                 sql,
                 ty: Ty::Num,
                 nulls,
             } => Some(match nulls {
-                Nulls::JsNull => (format!("COALESCE({sql}, {})", self.d.double(0.0)), false),
-                Nulls::NaN => (sql.clone(), true),
+                Nulls::JsNull if !parse_float => {
+                    (format!("COALESCE({sql}, {})", self.d.double(0.0)), false)
+                }
                 Nulls::No => (sql.clone(), false),
+                Nulls::JsNull | Nulls::NaN => (sql.clone(), true),
             }),
+            Ex::Sql { ty: Ty::Bool, .. } if parse_float => None,
             Ex::Sql {
                 sql, ty: Ty::Bool, ..
             } => Some((self.bool_number(sql), false)),
@@ -1076,17 +1101,18 @@ impl<'a> Compiler<'a> {
                 sql,
                 ty: Ty::Text,
                 nulls,
-            } => Some(self.text_number(sql, *nulls != Nulls::No, false, p, op)?),
+            } => Some(self.text_number(sql, *nulls != Nulls::No, parse_float, p, op)?),
             Ex::Sql {
                 sql,
                 ty: Ty::TextArray,
                 nulls,
             } => {
                 let text = self.joined(sql, *nulls);
-                self.number(&text, p, op)?
+                self.numeric(&text, parse_float, p, op)?
             }
             Ex::Choice { when, then, other } => {
-                let (x, y) = (self.number(then, p, op)?, self.number(other, p, op)?);
+                let x = self.numeric(then, parse_float, p, op)?;
+                let y = self.numeric(other, parse_float, p, op)?;
                 either(when, x, y)
             }
             Ex::Cond(_) => {
@@ -1528,19 +1554,9 @@ impl<'a> Compiler<'a> {
                 } else {
                     xs.len()
                 };
+                // (A null boolean is 0, as a null number: `bool_number`.)
                 for x in &xs[..take] {
-                    let x = match x {
-                        Ex::Sql {
-                            sql,
-                            ty,
-                            nulls: Nulls::JsNull,
-                        } if *ty == Ty::Bool => {
-                            // A null boolean is 0, as a null number.
-                            Ex::sql(sql.clone(), *ty, Nulls::No)
-                        }
-                        other => other.clone(),
-                    };
-                    nums.push(self.number(&x, &p, op)?);
+                    nums.push(self.number(x, &p, op)?);
                 }
             }
         }
@@ -1637,44 +1653,6 @@ impl<'a> Compiler<'a> {
             return Ok(Ex::sql(sql, Ty::Num, Nulls::NaN));
         }
         Ok(Ex::sql(sql, Ty::Num, nulls))
-    }
-
-    /// JavaScript's `parseFloat(x)` (as `+` and `*` read their operands): the SQL and
-    /// whether it may be null (NaN); `None` for the constant NaN.
-    fn float_of(&mut self, x: &Ex, p: &str, op: &str) -> R<Option<(String, bool)>> {
-        Ok(match x {
-            Ex::Lit(v) => {
-                let n = js_parse_float(v);
-                (!n.is_nan()).then(|| (self.d.double(n), false))
-            }
-            Ex::NaN => None,
-            Ex::Sql {
-                sql,
-                ty: Ty::Num,
-                nulls,
-            } => Some((sql.clone(), *nulls != Nulls::No)),
-            Ex::Sql { ty: Ty::Bool, .. } => None,
-            Ex::Sql {
-                sql,
-                ty: Ty::Text,
-                nulls,
-            } => Some(self.text_number(sql, *nulls != Nulls::No, true, p, op)?),
-            Ex::Sql {
-                sql,
-                ty: Ty::TextArray,
-                nulls,
-            } => {
-                let text = self.joined(sql, *nulls);
-                self.float_of(&text, p, op)?
-            }
-            Ex::Choice { when, then, other } => {
-                let (x, y) = (self.float_of(then, p, op)?, self.float_of(other, p, op)?);
-                either(when, x, y)
-            }
-            _ => {
-                return Err(err(p, op, "adds an array, or the value of missing", None));
-            }
-        })
     }
 
     /// Whether `logic` reads a field every row of which holds an integer (or null).

@@ -358,23 +358,27 @@ fn duckdb_dbt_model_is_the_engine() {
         common::sql::run_sqlrun(Dialect::Duckdb, Some(&database), data, None, query, &[])
     };
     load(&tables, "SELECT 1");
-    let (code, _, err) = common::rb(
-        &db,
-        &[
+    // The page's model over the source `loans`, with more options.
+    let write_model = |more: &[&str]| {
+        let models = project.join("models");
+        let mut args = vec![
             "sql",
             "loan-eligibility",
             "--dialect",
             "duckdb",
             "--all",
             "--dbt",
-            project.join("models").to_str().unwrap(),
+            models.to_str().unwrap(),
             "--source-table",
             "loans.applicants",
             "--target-table",
             "loans.products",
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
+        ];
+        args.extend_from_slice(more);
+        let (code, _, err) = common::rb(&db, &args);
+        assert_eq!(code, 0, "{err}");
+    };
+    write_model(&[]);
     let model =
         std::fs::read_to_string(project.join("models/loan_eligibility_verdicts.sql")).unwrap();
     assert!(
@@ -382,26 +386,7 @@ fn duckdb_dbt_model_is_the_engine() {
         "{model}"
     );
     // The thresholds as dbt variables (`--params`), bound by `dbt run --vars`.
-    let (code, _, err) = common::rb(
-        &db,
-        &[
-            "sql",
-            "loan-eligibility",
-            "--dialect",
-            "duckdb",
-            "--all",
-            "--params",
-            "--dbt",
-            project.join("models").to_str().unwrap(),
-            "--dbt-model",
-            "loan_params",
-            "--source-table",
-            "loans.applicants",
-            "--target-table",
-            "loans.products",
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
+    write_model(&["--params", "--dbt-model", "loan_params"]);
     let model = std::fs::read_to_string(project.join("models/loan_params.sql")).unwrap();
     assert!(model.contains("{{ var('full_threshold', 1) }}"), "{model}");
     for step in ["run", "test"] {

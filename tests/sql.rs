@@ -875,16 +875,24 @@ fn the_query_as_a_dbt_model() {
         &json!({"id": "braces", "name": "Braces", "logic": {"!=": [{"var": "source.purpose"}, "{{ x }} {% y %} {# z #}"]}}),
     );
     let models = dir.path().join("models");
-    let (code, _, err) = common::rb(
-        &db,
-        &[
+    // `sql loan-eligibility --dialect D --dbt models` with more options: (exit, stderr).
+    let dbt = |dialect: &str, more: &[&str]| {
+        let mut args = vec![
             "sql",
             "loan-eligibility",
             "--dialect",
-            "postgres",
-            "--all",
+            dialect,
             "--dbt",
             models.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
+        let (code, _, err) = common::rb(&db, &args);
+        (code, err)
+    };
+    let (code, err) = dbt(
+        "postgres",
+        &[
+            "--all",
             "--source-table",
             "wh.applicants",
             "--target-table",
@@ -927,20 +935,7 @@ fn the_query_as_a_dbt_model() {
         "loan-eligibility",
         &json!({"id": "o'clock", "name": "O'clock", "logic": {"!!": [{"var": "source.purpose"}]}}),
     );
-    let (code, _, err) = common::rb(
-        &db,
-        &[
-            "sql",
-            "loan-eligibility",
-            "--dialect",
-            "duckdb",
-            "--long",
-            "--dbt",
-            models.to_str().unwrap(),
-            "--dbt-model",
-            "null",
-        ],
-    );
+    let (code, err) = dbt("duckdb", &["--long", "--dbt-model", "null"]);
     assert_eq!(code, 0, "{err}");
     let yml = std::fs::read_to_string(models.join("null.yml")).unwrap();
     assert!(yml.contains("  - name: \"null\"\n"), "{yml}");
@@ -957,20 +952,7 @@ fn the_query_as_a_dbt_model() {
         "loan-eligibility",
         &json!({"id": "initial", "name": "Initial", "logic": {"in": ["M", {"merge": [{"var": "source.name"}, "x"]}]}}),
     );
-    let (code, _, err) = common::rb(
-        &db,
-        &[
-            "sql",
-            "loan-eligibility",
-            "--dialect",
-            "duckdb",
-            "--partial",
-            "--dbt",
-            models.to_str().unwrap(),
-            "--dbt-model",
-            "partial_model",
-        ],
-    );
+    let (code, err) = dbt("duckdb", &["--partial", "--dbt-model", "partial_model"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("rule `initial`") && err.contains("left out"),
@@ -985,54 +967,17 @@ fn the_query_as_a_dbt_model() {
     let (code, _, err) = common::rb(&db, &["rule", "rm", "loan-eligibility", "initial"]);
     assert_eq!(code, 0, "{err}");
     // Named, long, and what dbt cannot name.
-    let (code, _, err) = common::rb(
-        &db,
-        &[
-            "sql",
-            "loan-eligibility",
-            "--dialect",
-            "duckdb",
-            "--long",
-            "--dbt",
-            models.to_str().unwrap(),
-            "--dbt-model",
-            "loan_pairs",
-        ],
-    );
+    let (code, err) = dbt("duckdb", &["--long", "--dbt-model", "loan_pairs"]);
     assert_eq!(code, 0, "{err}");
     let yml = std::fs::read_to_string(models.join("loan_pairs.yml")).unwrap();
     assert!(
         yml.contains("      - name: \"rule_id\"") && yml.contains("\"braces\"]"),
         "{yml}"
     );
-    let (code, _, err) = common::rb(
-        &db,
-        &[
-            "sql",
-            "loan-eligibility",
-            "--dialect",
-            "duckdb",
-            "--dbt",
-            models.to_str().unwrap(),
-            "--source-table",
-            "a.b.c",
-        ],
-    );
+    let (code, err) = dbt("duckdb", &["--source-table", "a.b.c"]);
     assert_eq!(code, 2);
     assert!(err.contains("--source-table `a.b.c`"), "{err}");
-    let (code, _, err) = common::rb(
-        &db,
-        &[
-            "sql",
-            "loan-eligibility",
-            "--dialect",
-            "duckdb",
-            "--dbt",
-            models.to_str().unwrap(),
-            "--dbt-model",
-            "no-dash",
-        ],
-    );
+    let (code, err) = dbt("duckdb", &["--dbt-model", "no-dash"]);
     assert_eq!(code, 2);
     assert!(err.contains("letters, digits and `_`"), "{err}");
 }

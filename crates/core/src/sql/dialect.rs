@@ -401,12 +401,17 @@ impl Dialect {
     /// or of an infinity. `None` where the dialect has no exact spelling (SQLite's `%` is
     /// of integers, and its `mod()` is in builds with math functions only).
     pub fn fmod(self, a: &str, b: &str) -> Option<String> {
-        match self {
+        self.has_fmod().then(|| match self {
             // DuckDB's `fmod()` is not exact (1e300 by 0.3 gives 0); its `%` is.
-            Dialect::Duckdb | Dialect::Spark => Some(format!("({a} % {b})")),
-            Dialect::Postgres => Some(postgres_fmod(a, b)),
-            Dialect::Sqlite => None,
-        }
+            Dialect::Duckdb | Dialect::Spark => format!("({a} % {b})"),
+            Dialect::Postgres => postgres_fmod(a, b),
+            Dialect::Sqlite => unreachable!("SQLite has no exact remainder of doubles"),
+        })
+    }
+
+    /// Whether [`Dialect::fmod`] has a spelling here.
+    pub fn has_fmod(self) -> bool {
+        !matches!(self, Dialect::Sqlite)
     }
 
     /// Infinity (`-Infinity` with `negative`) as a double.

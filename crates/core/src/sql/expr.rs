@@ -449,7 +449,7 @@ impl<'a> Compiler<'a> {
                     Nulls::No,
                 ))
             }
-            "%" if self.d.fmod("a", "b").is_some() => self.arithmetic(op, &args, &arg_pointer),
+            "%" if self.d.has_fmod() => self.arithmetic(op, &args, &arg_pointer),
             "%" => Err(err(
                 &p_op,
                 op,

@@ -8,7 +8,7 @@
 //! reused for every selection, and an edit recomputes only the edited rule's column.
 //! Columns are computed in parallel (rayon).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use datalogic_rs::DataValue;
@@ -18,7 +18,9 @@ use serde_json::Value;
 
 use super::engine::{self, CompiledRule, FieldPath};
 use super::model::{DevicePolicy, Page, Rule, SelectionPolicy};
-use super::verdict::{self, Candidate, DeviceVerdict, RuleWeight, Scoring, Tally, Verdict};
+use super::verdict::{
+    self, Candidate, DeviceVerdict, FULL, NONE, RuleWeight, Scoring, Tally, Verdict,
+};
 
 /// A rule's outcome for one target: one byte in a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::VariantArray)]
@@ -484,6 +486,42 @@ struct Slot {
 /// Most columns kept per rule (one per distinct source projection).
 const CACHE_PER_RULE: usize = 32;
 
+/// A selection's evaluation before its own overrides: what every source that reads
+/// the same values gets.
+struct Base {
+    columns: Vec<Arc<Column>>,
+    devices: Vec<DeviceVerdict>,
+    selection_verdict: Verdict,
+    recommended: Option<usize>,
+}
+
+/// Evaluations without overrides, by the selected source's projection on every
+/// source path the rules read (after defaults and patches): a page of 100,000 sources
+/// whose rules read a few source fields is evaluated once per distinct projection.
+/// Emptied whenever a rule, a weight, a policy or a row changes.
+#[derive(Default)]
+struct Memo {
+    /// Every source path some rule reads (computed on first use).
+    paths: Option<Vec<FieldPath>>,
+    evals: HashMap<Vec<u32>, Arc<Base>>,
+    /// What the kept evaluations hold, roughly, in bytes.
+    bytes: usize,
+    /// How many evaluations were computed rather than found (kept across clears).
+    computed: usize,
+}
+
+/// The memory the memo may hold before it is emptied.
+const MEMO_BYTES: usize = 256 << 20;
+
+impl Memo {
+    fn clear(&mut self) {
+        *self = Memo {
+            computed: self.computed,
+            ..Memo::default()
+        };
+    }
+}
+
 /// The live matrix of a page.
 pub struct Matrix {
     rules: Vec<Slot>,
@@ -492,10 +530,12 @@ pub struct Matrix {
     groupings: HashMap<Vec<FieldPath>, Arc<Grouping>>,
     target_ids: Vec<String>,
     target_priority: Vec<f64>,
-    /// (source index, target index) → override value.
-    overrides: HashMap<(usize, usize), bool>,
-    /// (source index, target index) → the override's note.
-    notes: HashMap<(usize, usize), String>,
+    /// Source index → target index → the override's value and note: a selection
+    /// reads its own overrides, never the whole page's.
+    overrides: HashMap<usize, BTreeMap<usize, (bool, Option<String>)>>,
+    /// Evaluations without overrides by the selected source's projection on every
+    /// source path some rule reads: sources that agree there share one ([`Memo`]).
+    memo: Memo,
     /// The overrides (indexes into the page's) whose source or target row the page does
     /// not have: kept, inactive.
     orphaned: Vec<usize>,
@@ -568,7 +608,7 @@ impl Matrix {
             target_ids,
             target_priority,
             overrides: HashMap::new(),
-            notes: HashMap::new(),
+            memo: Memo::default(),
             orphaned: Vec::new(),
             scoring: Scoring::new(&page.device_policy, &[]),
             selection_policy: page.selection_policy.clone(),
@@ -680,14 +720,17 @@ impl Matrix {
     /// changed).
     fn rescore(&mut self) {
         self.scoring = Scoring::new(&self.scoring.policy, &self.weights());
+        self.memo.clear();
     }
 
     /// Drops every cached column (encodings stay): the next evaluation recomputes all.
     pub fn invalidate(&mut self) {
         self.rules.iter_mut().for_each(|r| r.cache.clear());
+        self.memo.clear();
     }
 
     pub fn set_policies(&mut self, device: &DevicePolicy, selection: &SelectionPolicy) {
+        self.memo.clear();
         self.scoring = Scoring::new(device, &self.weights());
         self.selection_policy = selection.clone();
     }
@@ -696,7 +739,6 @@ impl Matrix {
     pub fn set_overrides(&mut self, page: &Page) {
         self.overrides.clear();
         self.orphaned.clear();
-        self.notes.clear();
         if page.overrides.is_empty() {
             // No key hashes to compute when there is nothing to look up.
             return;
@@ -727,11 +769,10 @@ impl Matrix {
                 self.orphaned.push(i);
                 continue;
             };
-            self.overrides.insert((s, t), o.value);
-            match &o.note {
-                Some(note) => self.notes.insert((s, t), note.clone()),
-                None => self.notes.remove(&(s, t)),
-            };
+            self.overrides
+                .entry(s)
+                .or_default()
+                .insert(t, (o.value, o.note.clone()));
         }
     }
 
@@ -753,6 +794,8 @@ impl Matrix {
         };
         set.rows.replace(i, d, row);
         set.encoded.retain(|p, _| !reads(p));
+        // Re-encoded paths number their values anew: the memo's keys mean nothing now.
+        self.memo.clear();
         if side == super::model::Side::Target {
             self.groupings.retain(|paths, _| !paths.iter().any(reads));
         }
@@ -780,16 +823,20 @@ impl Matrix {
         target: usize,
         value: Option<(bool, Option<String>)>,
     ) {
-        self.notes.remove(&(source, target));
         match value {
             Some((v, note)) => {
-                self.overrides.insert((source, target), v);
-                if let Some(note) = note {
-                    self.notes.insert((source, target), note);
-                }
+                self.overrides
+                    .entry(source)
+                    .or_default()
+                    .insert(target, (v, note));
             }
             None => {
-                self.overrides.remove(&(source, target));
+                if let Some(of) = self.overrides.get_mut(&source) {
+                    of.remove(&target);
+                    if of.is_empty() {
+                        self.overrides.remove(&source);
+                    }
+                }
             }
         }
     }
@@ -797,8 +844,54 @@ impl Matrix {
     /// Evaluates every rule for the selected source and derives the verdicts.
     /// Columns already computed for this source's projection are reused.
     pub fn evaluate(&mut self, selection: usize) -> SelectionEval {
-        let columns = self.columns(selection);
-        self.verdicts(selection, columns)
+        if selection >= self.source.len() {
+            let columns = self.columns(selection);
+            return self.verdicts(selection, columns);
+        }
+        let key = self.memo_key(selection);
+        let base = match self.memo.evals.get(&key) {
+            Some(base) => base.clone(),
+            None => {
+                let columns = self.columns(selection);
+                let base = Arc::new(self.base(columns));
+                let bytes = base.devices.len()
+                    * (std::mem::size_of::<DeviceVerdict>() + base.columns.len());
+                if self.memo.bytes + bytes > MEMO_BYTES {
+                    self.memo.evals.clear();
+                    self.memo.bytes = 0;
+                }
+                self.memo.bytes += bytes;
+                self.memo.computed += 1;
+                self.memo.evals.insert(key, base.clone());
+                base
+            }
+        };
+        self.finish(selection, &base)
+    }
+
+    /// How many selections' verdicts were computed since the matrix was built; the
+    /// others were served by an evaluation of a source that reads the same values.
+    pub fn evaluations_computed(&self) -> usize {
+        self.memo.computed
+    }
+
+    /// Source `selection`'s projection on every source path the rules read: two
+    /// sources with the same key get the same columns.
+    fn memo_key(&mut self, selection: usize) -> Vec<u32> {
+        let paths = match &self.memo.paths {
+            Some(p) => p.clone(),
+            None => {
+                let mut paths: Vec<FieldPath> = Vec::new();
+                for p in self.rules.iter().flat_map(|r| &r.source_paths) {
+                    if !paths.contains(p) {
+                        paths.push(p.clone());
+                    }
+                }
+                self.memo.paths = Some(paths.clone());
+                paths
+            }
+        };
+        self.source.projection(&paths, selection)
     }
 
     /// Every rule's column for a selection, computing only what the caches lack.
@@ -885,6 +978,12 @@ impl Matrix {
     /// Verdicts from columns: per target, then for the selection. Column-major and
     /// branch-free, so it stays cheap at 10,000 targets × 100 rules.
     pub fn verdicts(&self, selection: usize, columns: Vec<Arc<Column>>) -> SelectionEval {
+        self.finish(selection, &self.base(columns))
+    }
+
+    /// The evaluation without overrides (what every source sharing these columns
+    /// gets before its own overrides).
+    fn base(&self, columns: Vec<Arc<Column>>) -> Base {
         let n = self.target.len();
         let scoring = &self.scoring;
         let policy = &scoring.policy;
@@ -967,18 +1066,6 @@ impl Matrix {
                 .map(|b| b.weight * f64::from(b.passes[t]))
                 .sum()
         };
-        let mut overrides: Vec<Option<bool>> = vec![None; n];
-        for (&(s, t), &value) in &self.overrides {
-            if s == selection {
-                overrides[t] = Some(value);
-            }
-        }
-        let notes = self
-            .notes
-            .iter()
-            .filter(|((s, _), _)| *s == selection)
-            .map(|(&(_, t), note)| (t, note.clone()))
-            .collect();
         let devices: Vec<DeviceVerdict> = (0..n)
             .map(|t| {
                 let tally = Tally {
@@ -986,9 +1073,20 @@ impl Matrix {
                     total_weight: total_weight(t),
                     required_failed: required_failed[t],
                 };
-                verdict::device_verdict(scoring, &tally, overrides[t])
+                verdict::device_verdict(scoring, &tally, None)
             })
             .collect();
+        let (selection_verdict, recommended) = self.decide(&devices);
+        Base {
+            columns,
+            devices,
+            selection_verdict,
+            recommended,
+        }
+    }
+
+    /// The selection's verdict and recommended target from its targets' verdicts.
+    fn decide(&self, devices: &[DeviceVerdict]) -> (Verdict, Option<usize>) {
         let verdicts: Vec<Verdict> = devices.iter().map(|d| d.verdict).collect();
         let selection_verdict = verdict::selection_verdict(&self.selection_policy, &verdicts);
         let candidates: Vec<Candidate> = devices
@@ -1003,9 +1101,34 @@ impl Matrix {
             .collect();
         let recommended = verdict::recommend(selection_verdict, &candidates)
             .and_then(|id| self.target_ids.iter().position(|t| t == id));
+        (selection_verdict, recommended)
+    }
+
+    /// One selection's evaluation from the evaluation without overrides: the
+    /// selection's own overrides (read from its index, not the page's) force their
+    /// targets' verdicts, and only then is the selection decided again.
+    fn finish(&self, selection: usize, base: &Base) -> SelectionEval {
+        let n = base.devices.len();
+        let mut devices = base.devices.clone();
+        let mut overrides: Vec<Option<bool>> = vec![None; n];
+        let mut notes = BTreeMap::new();
+        let (mut selection_verdict, mut recommended) = (base.selection_verdict, base.recommended);
+        if let Some(of) = self.overrides.get(&selection) {
+            for (&t, (value, note)) in of {
+                overrides[t] = Some(*value);
+                // An override decides before any rule; the score stays the rules'.
+                let d = &mut devices[t];
+                d.verdict = if *value { FULL } else { NONE };
+                d.reason = verdict::Reason::Override;
+                if let Some(note) = note {
+                    notes.insert(t, note.clone());
+                }
+            }
+            (selection_verdict, recommended) = self.decide(&devices);
+        }
         SelectionEval {
             selection,
-            columns,
+            columns: base.columns.clone(),
             devices,
             overrides,
             notes,

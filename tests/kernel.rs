@@ -1,0 +1,152 @@
+//! The grouped path: sources that read the same values share one evaluation (the
+//! matrix's memo), and each source's own overrides are applied after. Checked against
+//! the per-source path (a fresh matrix for every selection, nothing shared) on random
+//! pages with repeated sources, overrides, and edits between evaluations.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use rulebench::app::synth::{self, Spread};
+use rulebench_core::matrix::{Matrix, SelectionEval};
+use rulebench_core::model::{Override, Page, Side};
+
+/// The same evaluation, field by field (columns by their outcomes).
+fn assert_same(label: &str, grouped: &SelectionEval, alone: &SelectionEval) {
+    let outcomes = |e: &SelectionEval| -> Vec<Vec<_>> {
+        e.columns.iter().map(|c| c.outcome.clone()).collect()
+    };
+    assert_eq!(outcomes(grouped), outcomes(alone), "{label}: columns");
+    assert_eq!(grouped.devices, alone.devices, "{label}: target verdicts");
+    assert_eq!(grouped.overrides, alone.overrides, "{label}: overrides");
+    assert_eq!(grouped.notes, alone.notes, "{label}: notes");
+    assert_eq!(
+        grouped.selection_verdict, alone.selection_verdict,
+        "{label}: selection verdict"
+    );
+    assert_eq!(grouped.recommended, alone.recommended, "{label}: recommendation");
+}
+
+/// A synthetic page whose sources repeat: every source after the first `distinct` is a
+/// copy (under its own id) of an earlier one, so sources group.
+fn page(seed: u64, sources: usize, distinct: usize, overrides: usize) -> Page {
+    let mut page = synth::page(40, 12, distinct.max(1), Spread::Realistic, seed);
+    let originals = page.source.rows.clone();
+    for i in originals.len()..sources {
+        let mut row = originals[(i * 7 + seed as usize) % originals.len()].clone();
+        row.insert("id".into(), json!(format!("copy-{i:03}")));
+        page.source.rows.push(row);
+    }
+    let (ns, nt) = (page.source.rows.len(), page.target.rows.len());
+    for k in 0..overrides {
+        let s = &page.source.rows[(k * 5 + seed as usize) % ns];
+        let t = &page.target.rows[(k * 11 + seed as usize) % nt];
+        page.overrides.push(Override {
+            source_key: Some(page.source.row_key(s)),
+            target_key: Some(page.target.row_key(t)),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: k % 2 == 0,
+            note: (k % 3 == 0).then(|| format!("note {k}")),
+        });
+    }
+    page
+}
+
+/// Every selection of `page` through one matrix (grouped) and through a fresh matrix
+/// each (alone).
+fn check_all(label: &str, page: &Page, grouped: &mut Matrix) {
+    for s in 0..page.source.rows.len() {
+        let alone = Matrix::new(page).expect("compiles").evaluate(s);
+        assert_same(&format!("{label}, source {s}"), &grouped.evaluate(s), &alone);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn grouped_evaluations_equal_per_source_ones(
+        seed in 0u64..10_000,
+        sources in 2usize..24,
+        distinct in 1usize..6,
+        overrides in 0usize..12,
+        edit in 0usize..12,
+        weight in 1u32..9,
+    ) {
+        let mut page = page(seed, sources, distinct, overrides);
+        let mut m = Matrix::new(&page).expect("compiles");
+        check_all("as built", &page, &mut m);
+        // Twice: the second pass is served by the memo.
+        check_all("again", &page, &mut m);
+
+        // A weight changes: the memo must not serve the old verdicts.
+        let r = edit % page.rules.len();
+        page.rules[r].weight = f64::from(weight) / 4.0;
+        m.set_rule_weight(r, page.rules[r].required, page.rules[r].weight);
+        check_all("after a weight edit", &page, &mut m);
+
+        // A rule's logic changes.
+        page.rules[r].logic = json!({"!": page.rules[r].logic.clone()});
+        m.replace_rule(r, &page.rules[r]).expect("compiles");
+        check_all("after a rule edit", &page, &mut m);
+
+        // A source row's read field changes (its group with it).
+        let s = edit % page.source.rows.len();
+        let before = page.source.rows[s].get("minContext").cloned().unwrap_or(Value::Null);
+        page.source.rows[s].insert("minContext".into(), json!(before.as_i64().unwrap_or(0) + 1));
+        let row = page.source.rows[s].clone();
+        m.replace_row(Side::Source, s, &page.source, &row, &["minContext".to_owned()]);
+        check_all("after a source edit", &page, &mut m);
+
+        // A target row changes.
+        let t = edit % page.target.rows.len();
+        page.target.rows[t].insert("supportsVision".into(), json!(edit % 2 == 0));
+        let row = page.target.rows[t].clone();
+        m.replace_row(Side::Target, t, &page.target, &row, &["supportsVision".to_owned()]);
+        check_all("after a target edit", &page, &mut m);
+
+        // The policy changes.
+        page.device_policy.full_threshold = 0.5;
+        page.device_policy.partial_threshold = 0.25;
+        m.set_policies(&page.device_policy, &page.selection_policy);
+        check_all("after a policy edit", &page, &mut m);
+
+        // An override is put on a source that shares its group with others.
+        let (s, t) = (page.source.rows.len() - 1, edit % page.target.rows.len());
+        page.overrides.push(Override {
+            source_key: Some(page.source.row_key(&page.source.rows[s])),
+            target_key: Some(page.target.row_key(&page.target.rows[t])),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: true,
+            note: Some("late".into()),
+        });
+        m.put_override(s, t, Some((true, Some("late".into()))));
+        check_all("after an override", &page, &mut m);
+    }
+}
+
+/// Sources that read the same values are evaluated once: a page of 200 sources that
+/// are copies of three computes three evaluations, and a source with an override still
+/// shares its group's.
+#[test]
+fn repeated_sources_are_evaluated_once_per_group() {
+    let page = page(7, 200, 3, 4);
+    let mut m = Matrix::new(&page).expect("compiles");
+    for s in 0..200 {
+        m.evaluate(s);
+    }
+    assert!(
+        (1..=3).contains(&m.evaluations_computed()),
+        "{} evaluations for 3 groups",
+        m.evaluations_computed()
+    );
+    check_all("grouped", &page, &mut m);
+    // An edit empties the memo: the groups are computed again, once each.
+    m.invalidate();
+    let before = m.evaluations_computed();
+    for s in 0..200 {
+        m.evaluate(s);
+    }
+    assert!((1..=3).contains(&(m.evaluations_computed() - before)));
+}

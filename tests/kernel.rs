@@ -23,7 +23,10 @@ fn assert_same(label: &str, grouped: &SelectionEval, alone: &SelectionEval) {
         grouped.selection_verdict, alone.selection_verdict,
         "{label}: selection verdict"
     );
-    assert_eq!(grouped.recommended, alone.recommended, "{label}: recommendation");
+    assert_eq!(
+        grouped.recommended, alone.recommended,
+        "{label}: recommendation"
+    );
 }
 
 /// A synthetic page whose sources repeat: every source after the first `distinct` is a
@@ -57,7 +60,11 @@ fn page(seed: u64, sources: usize, distinct: usize, overrides: usize) -> Page {
 fn check_all(label: &str, page: &Page, grouped: &mut Matrix) {
     for s in 0..page.source.rows.len() {
         let alone = Matrix::new(page).expect("compiles").evaluate(s);
-        assert_same(&format!("{label}, source {s}"), &grouped.evaluate(s), &alone);
+        assert_same(
+            &format!("{label}, source {s}"),
+            &grouped.evaluate(s),
+            &alone,
+        );
     }
 }
 

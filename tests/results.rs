@@ -433,6 +433,25 @@ fn every_format_streams_every_selection_of_a_page() {
                         assert_eq!(s["targets"].as_array().unwrap().len(), targets);
                     }
                 }
+                Format::Counts => {
+                    assert_eq!(lines.len(), sources, "{id}");
+                    for (line, wire) in lines.iter().zip(&wires) {
+                        let c: Value = serde_json::from_str(line).unwrap();
+                        assert_eq!(c["selectionKey"], wire["selectionKey"]);
+                        assert_eq!(c["targets"], targets, "{id}");
+                        let at = |v: u64| {
+                            wire["targets"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .filter(|t| t["verdict"] == v)
+                                .count()
+                        };
+                        assert_eq!(c["full"], at(2), "{id}");
+                        assert_eq!(c["partial"], at(1), "{id}");
+                        assert_eq!(c["none"], at(0), "{id}");
+                    }
+                }
                 Format::Table => {
                     // A table of 4 + targets lines per selection, a blank line between.
                     let expected = (sources * (4 + targets) + sources).saturating_sub(1);

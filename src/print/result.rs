@@ -12,12 +12,14 @@
 //! | `csv`, `tsv`        | [`Csv`]      | a record per target      | a record per selection × target |
 //! | `md`                | [`Markdown`] | a table of one row       | a row per selection         |
 //! | `parquet`           | [`tidy::Tidy`] of [`ParquetRows`] | a row per target | a row per selection × target |
+//! | `counts`            | [`Counts`]   | a line of verdict counts | a line per selection (`--by`: per selection × value) |
 //!
 //! CSV, TSV, Parquet and JSON Lines with `--all` write the same tidy rows
 //! ([`tidy`]): one per selection × target, typed columns, `--where` and `--limit`.
 //!
 //! [`PrinterBuilder`] picks the printer of a [`Format`].
 
+mod counts;
 mod delimited;
 mod json;
 mod jsonl;
@@ -30,6 +32,7 @@ pub mod tidy;
 
 use std::io::Write;
 
+pub use counts::{Counts, CountsBuilder};
 pub use delimited::{CSV_HEADER, Csv, CsvBuilder};
 pub use json::{Json, JsonBuilder};
 pub use jsonl::{Jsonl, JsonlBuilder};
@@ -64,6 +67,10 @@ pub enum Format {
     /// floats, rule outcomes booleans); to -o FILE, or to stdout when it is not a
     /// terminal
     Parquet,
+    /// Verdict counts without the pairs: per selection a JSON line with its verdict,
+    /// recommendation and how many targets are at 2, 1 and 0 (`--by FIELD`: a line
+    /// per selection × value of a target summary field)
+    Counts,
 }
 
 impl Format {
@@ -85,6 +92,7 @@ pub struct PrinterBuilder {
     filter: Option<std::sync::Arc<crate::app::expr::Filter>>,
     limit: Option<usize>,
     labels: std::sync::Arc<Vec<String>>,
+    by: Option<String>,
 }
 
 impl PrinterBuilder {
@@ -97,7 +105,14 @@ impl PrinterBuilder {
             filter: None,
             limit: None,
             labels: Default::default(),
+            by: None,
         }
+    }
+
+    /// `counts` only: count per value of this target summary field (`--by FIELD`).
+    pub fn by(&mut self, field: Option<String>) -> &mut PrinterBuilder {
+        self.by = field;
+        self
     }
 
     /// Print every selection of a page (`--all`): JSON becomes an array, JSON Lines and
@@ -153,6 +168,7 @@ impl PrinterBuilder {
                     .build(w),
             ),
             Format::Md => Box::new(MarkdownBuilder::new().build(w)),
+            Format::Counts => Box::new(CountsBuilder::new().by(self.by.clone()).build(w)),
         }
     }
 }

@@ -483,8 +483,14 @@ struct Slot {
     cache: HashMap<Vec<u32>, Arc<Column>>,
 }
 
-/// Most columns kept per rule (one per distinct source projection).
+/// The bytes of columns kept per rule (one column per distinct source projection, a
+/// byte per target), and the fewest columns kept however many targets there are.
+const CACHE_BYTES_PER_RULE: usize = 4 << 20;
 const CACHE_PER_RULE: usize = 32;
+
+/// Below this many evaluations, a piece of work runs on the calling thread: handing it
+/// to the other core costs more than it saves.
+const PARALLEL_FROM: usize = 2048;
 
 /// A selection's evaluation before its own overrides: what every source that reads
 /// the same values gets.
@@ -511,7 +517,7 @@ struct Memo {
 }
 
 /// The memory the memo may hold before it is emptied.
-const MEMO_BYTES: usize = 256 << 20;
+const MEMO_BYTES: usize = 64 << 20;
 
 impl Memo {
     fn clear(&mut self) {
@@ -937,7 +943,7 @@ impl Matrix {
             let any_not_applicable = per_group.contains(&NOT_APPLICABLE);
             let column = Arc::new(Column::new(outcome, per_group.len(), any_not_applicable));
             let cache = &mut self.rules[i].cache;
-            if cache.len() >= CACHE_PER_RULE {
+            if cache.len() >= CACHE_PER_RULE.max(CACHE_BYTES_PER_RULE / self.target.len().max(1)) {
                 cache.clear();
             }
             cache.insert(key, column.clone());
@@ -1162,21 +1168,24 @@ impl Matrix {
         }
         let src = self.source.rows.rows()[selection];
         let rules = &self.rules;
-        let results: Vec<Vec<(u32, u32, Outcome)>> = buckets
-            .par_iter()
-            .map(|bucket| {
-                let mut scratch = Bump::new();
-                bucket
-                    .iter()
-                    .map(|&(w, g, t)| {
-                        scratch.reset();
-                        let rule = &rules[work[w as usize].0].compiled;
-                        let outcome = Outcome::of_pair(rule, src, targets[t as usize], &scratch);
-                        (w, g, outcome)
-                    })
-                    .collect()
-            })
-            .collect();
+        let run = |bucket: &Vec<(u32, u32, u32)>| -> Vec<(u32, u32, Outcome)> {
+            let mut scratch = Bump::new();
+            bucket
+                .iter()
+                .map(|&(w, g, t)| {
+                    scratch.reset();
+                    let rule = &rules[work[w as usize].0].compiled;
+                    let outcome = Outcome::of_pair(rule, src, targets[t as usize], &scratch);
+                    (w, g, outcome)
+                })
+                .collect()
+        };
+        let evaluations: usize = buckets.iter().map(Vec::len).sum();
+        let results: Vec<Vec<(u32, u32, Outcome)>> = if evaluations < PARALLEL_FROM {
+            buckets.iter().map(run).collect()
+        } else {
+            buckets.par_iter().map(run).collect()
+        };
         let mut per_group: Vec<Vec<Outcome>> = work
             .iter()
             .map(|(_, _, g)| vec![FAIL; g.representatives.len()])

@@ -20,6 +20,7 @@ Examples:
   rulebench evaluate llm --all --format parquet -o verdicts.parquet
   rulebench evaluate llm --all --format csv --where 'verdict < 2 and rule.tools == false'
   rulebench evaluate llm --all --format jsonl --where 'recommended' --limit 20
+  rulebench evaluate llm --all --format counts --by provider
   python -c \"import pandas as pd; print(pd.read_parquet('verdicts.parquet').dtypes)\"")]
 pub struct Args {
     /// The page's id (`rulebench pages` lists them)
@@ -55,6 +56,10 @@ pub struct Args {
     /// formula (starting with = + - @); by default they get a leading '
     #[arg(long)]
     pub no_formula_guard: bool,
+    /// With --format counts: count per value of this target summary field (the target
+    /// dataset's label or one of its `summary` fields)
+    #[arg(long, value_name = "FIELD")]
+    pub by: Option<String>,
 }
 
 pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
@@ -67,8 +72,14 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         filter,
         limit,
         no_formula_guard,
+        by,
     } = args;
     let format = format.unwrap_or(Format::Json);
+    if by.is_some() && format != Format::Counts {
+        return Err(usage(
+            "--by groups verdict counts: use it with --format counts",
+        ));
+    }
     if (filter.is_some() || limit.is_some()) && !format.is_tidy(all) {
         return Err(usage(
             "--where and --limit filter rows: --format csv, tsv or parquet (or jsonl with --all)",
@@ -94,6 +105,29 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     } else {
         None
     };
+    let one = match (&evaluations, &select) {
+        (None, Some(select)) => Some(app.evaluate(&page, select)?),
+        _ => None,
+    };
+    if let Some(field) = &by {
+        let names = match (&evaluations, &one) {
+            (Some(e), _) => e.names().clone(),
+            (None, Some(r)) => r.names.clone(),
+            (None, None) => unreachable!("clap requires --select without --all"),
+        };
+        if !names.shown.contains(field) {
+            return Err(usage(format!(
+                "--by {}: not a summary field of the targets; they are: {} (the target \
+                 dataset's label and `summary` fields)",
+                crate::app::text::sanitize(field),
+                if names.shown.is_empty() {
+                    "none".to_owned()
+                } else {
+                    crate::app::text::sanitize(&names.shown.join(", "))
+                }
+            )));
+        }
+    }
     let labels = Arc::new(match (&evaluations, format.is_tidy(all)) {
         (_, false) => vec![],
         (Some(e), true) => {
@@ -106,12 +140,12 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
         .all(all)
         .formula_guard(!no_formula_guard)
         .rows(filter, limit, labels)
+        .by(by.clone())
         .build(&mut out);
     let written = if let Some(evaluations) = evaluations {
         evaluate_all(evaluations, printer.as_mut())
     } else {
-        let select = select.expect("clap requires --select without --all");
-        let result = app.evaluate(&page, &select)?;
+        let result = one.expect("clap requires --select without --all");
         evaluate_one(&result, printer.as_mut())
     };
     drop(printer);

@@ -1,5 +1,6 @@
 //! Diagnostics: what is wrong, where (JSON pointer, line:col), and a hint.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::Serialize;
@@ -71,13 +72,23 @@ impl Diagnostic {
     /// Fills line:col from the text the pointer points into.
     /// Where a pointer the text does not spell (a rule id derived from its name, a
     /// default) points, the nearest enclosing value that it does is located instead.
-    pub fn locate_in(mut self, text: &str) -> Self {
+    pub fn locate_in(self, text: &str) -> Self {
+        if self.line.is_some() {
+            return self;
+        }
+        let locator = Locator::new(text, [self.pointer.as_str()]);
+        self.locate_with(&locator)
+    }
+
+    /// [`Diagnostic::locate_in`] with the places found by one scan of the text for
+    /// many diagnostics ([`locate_all`]).
+    pub fn locate_with(mut self, locator: &Locator<'_>) -> Self {
         if self.line.is_some() {
             return self;
         }
         let mut pointer = self.pointer.as_str();
         loop {
-            if let Some((line, column)) = locate(text, pointer) {
+            if let Some((line, column)) = locator.locate(pointer) {
                 self.line = Some(line);
                 self.column = Some(column);
                 return self;
@@ -575,22 +586,109 @@ pub fn did_you_mean<'a>(
 /// For a pointer ending in an object key, points at that key. `None` when the text
 /// does not parse that far.
 pub fn locate(text: &str, pointer: &str) -> Option<(usize, usize)> {
-    let tokens: Vec<String> = if pointer.is_empty() {
-        vec![]
-    } else {
+    Locator::new(text, [pointer]).locate(pointer)
+}
+
+/// Locates every diagnostic of a list in `text` with one pass over it (not a pass
+/// per diagnostic): a page with thousands of warnings costs what one costs.
+pub fn locate_all(diags: Vec<Diagnostic>, text: &str) -> Vec<Diagnostic> {
+    let unplaced = || diags.iter().filter(|d| d.line.is_none());
+    if unplaced().next().is_none() {
+        return diags;
+    }
+    let locator = Locator::new(text, unplaced().map(|d| d.pointer.as_str()));
+    diags.into_iter().map(|d| d.locate_with(&locator)).collect()
+}
+
+/// Where the values at some JSON pointers (and at every prefix of them) start in one
+/// text: found in a single scan that descends only where a pointer leads and skips
+/// everything else, then turned into line:col through an index of line starts.
+pub struct Locator<'t> {
+    text: &'t str,
+    /// Byte offset of each pointer found.
+    offsets: HashMap<String, usize>,
+    /// Byte offset of the start of each line (the first is 0).
+    lines: Vec<usize>,
+}
+
+/// The pointers asked for, as a tree of reference tokens.
+#[derive(Default)]
+struct Wanted {
+    children: HashMap<String, Wanted>,
+    /// The pointer that ends here, when one does.
+    pointer: Option<String>,
+}
+
+impl<'t> Locator<'t> {
+    /// Scans `text` once for `pointers` and every prefix of each (a diagnostic whose
+    /// exact place the text lacks is placed at its nearest ancestor).
+    pub fn new<'p>(text: &'t str, pointers: impl IntoIterator<Item = &'p str>) -> Locator<'t> {
+        let mut root = Wanted::default();
+        for pointer in pointers {
+            let Some(tokens) = tokens(pointer) else {
+                continue;
+            };
+            let mut node = &mut root;
+            node.pointer = Some(String::new());
+            let mut prefix = String::new();
+            for token in tokens {
+                prefix.push('/');
+                prefix.push_str(&token.replace('~', "~0").replace('/', "~1"));
+                node = node.children.entry(token).or_default();
+                node.pointer = Some(prefix.clone());
+            }
+        }
+        let mut offsets = HashMap::new();
+        let mut scanner = Scanner {
+            bytes: text.as_bytes(),
+            pos: 0,
+        };
+        scanner.ws();
+        if root.pointer.is_some() {
+            offsets.insert(String::new(), scanner.pos);
+        }
+        scanner.walk(&root, &mut offsets);
+        let lines = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        Locator {
+            text,
+            offsets,
+            lines,
+        }
+    }
+
+    /// The 1-based line:col of `pointer`, if it was asked for and the text has it.
+    pub fn locate(&self, pointer: &str) -> Option<(usize, usize)> {
+        let &offset = self.offsets.get(pointer)?;
+        let line = self.lines.partition_point(|&start| start <= offset);
+        let start = self.lines[line - 1];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(0, |l| l.chars().count())
+            + 1;
+        Some((line, column))
+    }
+}
+
+/// A pointer's reference tokens, unescaped (`None`: not a pointer).
+fn tokens(pointer: &str) -> Option<Vec<String>> {
+    if pointer.is_empty() {
+        return Some(vec![]);
+    }
+    Some(
         pointer
             .strip_prefix('/')?
             .split('/')
             .map(|t| t.replace("~1", "/").replace("~0", "~"))
-            .collect()
-    };
-    let bytes = text.as_bytes();
-    let mut scanner = Scanner { bytes, pos: 0 };
-    let offset = scanner.find(&tokens)?;
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    Some((line, column))
+            .collect(),
+    )
 }
 
 struct Scanner<'a> {
@@ -605,11 +703,24 @@ impl Scanner<'_> {
         }
     }
 
-    /// Finds the offset of the value (or, for an object member, the key) named by `tokens`.
-    fn find(&mut self, tokens: &[String]) -> Option<usize> {
+    /// Consumes the value at the cursor, recording where the wanted members and items
+    /// under it start: a member at its key, an item at its value. `None` where the text
+    /// stops making sense (what was recorded before stays).
+    fn walk(&mut self, wanted: &Wanted, out: &mut HashMap<String, usize>) -> Option<()> {
         self.ws();
-        let Some((first, rest)) = tokens.split_first() else {
-            return Some(self.pos);
+        if wanted.children.is_empty() {
+            return self.skip_value();
+        }
+        let mut child = |s: &mut Self, node: Option<&Wanted>, at: usize| -> Option<()> {
+            match node {
+                Some(node) => {
+                    if let Some(p) = &node.pointer {
+                        out.entry(p.clone()).or_insert(at);
+                    }
+                    s.walk(node, out)
+                }
+                None => s.skip_value(),
+            }
         };
         match *self.bytes.get(self.pos)? {
             b'{' => {
@@ -617,7 +728,8 @@ impl Scanner<'_> {
                 loop {
                     self.ws();
                     if self.bytes.get(self.pos) == Some(&b'}') {
-                        return None;
+                        self.pos += 1;
+                        return Some(());
                     }
                     let key_at = self.pos;
                     let key = self.string()?;
@@ -626,39 +738,60 @@ impl Scanner<'_> {
                         return None;
                     }
                     self.pos += 1;
-                    if &key == first {
-                        if rest.is_empty() {
-                            // Point at the key when the member is an operator (`{"foo": …}`),
-                            // else at the value.
-                            self.ws();
-                            return Some(key_at);
-                        }
-                        return self.find(rest);
-                    }
-                    self.skip_value()?;
+                    child(self, wanted.children.get(&key), key_at)?;
                     self.ws();
                     match self.bytes.get(self.pos)? {
                         b',' => self.pos += 1,
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
                         _ => return None,
                     }
                 }
             }
             b'[' => {
-                let index: usize = first.parse().ok()?;
                 self.pos += 1;
-                for _ in 0..index {
+                let mut index = 0usize;
+                loop {
                     self.ws();
-                    self.skip_value()?;
-                    self.ws();
-                    if self.bytes.get(self.pos) != Some(&b',') {
-                        return None;
+                    if self.bytes.get(self.pos) == Some(&b']') {
+                        self.pos += 1;
+                        return Some(());
                     }
-                    self.pos += 1;
+                    let at = self.pos;
+                    child(self, wanted.children.get(&index.to_string()), at)?;
+                    index += 1;
+                    self.ws();
+                    match self.bytes.get(self.pos)? {
+                        b',' => self.pos += 1,
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
                 }
-                self.find(rest)
             }
-            _ => None,
+            _ => self.skip_value(),
         }
+    }
+
+    /// Moves past a string without decoding it.
+    fn skip_string(&mut self) -> Option<()> {
+        if self.bytes.get(self.pos) != Some(&b'"') {
+            return None;
+        }
+        self.pos += 1;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            self.pos += 1;
+            match b {
+                b'\\' => self.pos += 1,
+                b'"' => return Some(()),
+                _ => {}
+            }
+        }
+        None
     }
 
     fn string(&mut self) -> Option<String> {
@@ -684,7 +817,7 @@ impl Scanner<'_> {
     fn skip_value(&mut self) -> Option<()> {
         self.ws();
         match *self.bytes.get(self.pos)? {
-            b'"' => self.string().map(|_| ()),
+            b'"' => self.skip_string(),
             open @ (b'{' | b'[') => {
                 let close = if open == b'{' { b'}' } else { b']' };
                 self.pos += 1;
@@ -747,6 +880,55 @@ mod tests {
         assert_eq!(locate(text, "/or/1/fooo"), Some((4, 6)));
         assert_eq!(locate(text, "/or/0/==/1"), Some((3, 16)));
         assert_eq!(locate(text, "/nope"), None);
+    }
+
+    /// One scan for many diagnostics places each where a scan of its own would: keys,
+    /// items, escaped tokens (`~1`), strings holding brackets and quotes, pointers the
+    /// text lacks (placed at their nearest ancestor) and pointers past a syntax error.
+    #[test]
+    fn locate_all_places_each_diagnostic_as_locate_does() {
+        let text = "{\n  \"a/b\": {\"x\": \"]}\\\"[\", \"y\": [10, {\"z\": 1}]},\n  \"rules\": [\n    {\"id\": \"é\", \"logic\": {\"==\": [1, 2]}},\n    {\"id\": \"two\"}\n  ],\n  \"bad\": [1, 2 3]\n}";
+        let pointers = [
+            "",
+            "/a~1b",
+            "/a~1b/x",
+            "/a~1b/y/1/z",
+            "/rules/0/logic/==/1",
+            "/rules/1/id",
+            "/rules/1/logic",
+            "/rules/7",
+            "/nope/deeper",
+            "/bad/2",
+            "not a pointer",
+        ];
+        let one_by_one: Vec<(Option<usize>, Option<usize>)> = pointers
+            .iter()
+            .map(|p| {
+                let d = Diagnostic::warning(Code::Compile, *p, "m").locate_in(text);
+                (d.line, d.column)
+            })
+            .collect();
+        let all: Vec<(Option<usize>, Option<usize>)> = locate_all(
+            pointers
+                .iter()
+                .map(|p| Diagnostic::warning(Code::Compile, *p, "m"))
+                .collect(),
+            text,
+        )
+        .into_iter()
+        .map(|d| (d.line, d.column))
+        .collect();
+        assert_eq!(all, one_by_one);
+        assert_eq!(locate(text, "/a~1b/y/1/z"), Some((2, 36)));
+        assert_eq!(locate(text, "/rules/0/logic/==/1"), Some((4, 37)));
+        assert_eq!(locate(text, "/rules/1/id"), Some((5, 6)));
+        assert_eq!(
+            all[6],
+            (Some(5), Some(5)),
+            "a member the text lacks: its parent"
+        );
+        assert_eq!(locate(text, "/bad/1"), Some((7, 14)));
+        assert_eq!(locate(text, "/bad/2"), None, "past the syntax error");
     }
 
     #[test]

@@ -125,10 +125,7 @@ pub fn condition(rule: &str, written: Value) -> Result<crate::model::Condition, 
 /// A text that is not JSON has none here (its syntax error comes from the parse).
 pub fn keys_of(text: &str, def: Option<&str>) -> Vec<Diagnostic> {
     match parse_json::<Value>(text) {
-        Ok(doc) => validate::unknown_keys(&doc, def)
-            .into_iter()
-            .map(|d| d.locate_in(text))
-            .collect(),
+        Ok(doc) => crate::diag::locate_all(validate::unknown_keys(&doc, def), text),
         Err(_) => vec![],
     }
 }
@@ -198,10 +195,10 @@ fn page_all_as_stored(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         let diags = crate::check::page(&page)
             .into_iter()
             .map(|d| crate::family::at_written(d, &page.rules, &written))
-            .map(|d| at_predicates(d, &lists).locate_in(text))
-            .chain(validate::page_id_slug(&page.id).map(|d| d.locate_in(text)))
+            .map(|d| at_predicates(d, &lists))
+            .chain(validate::page_id_slug(&page.id))
             .collect();
-        return (Some(page), diags);
+        return (Some(page), crate::diag::locate_all(diags, text));
     }
     // Not a page that reads: the document as a tree, to check its elements one by one.
     let mut doc = match parse_json::<Value>(text) {
@@ -328,10 +325,10 @@ fn page_all_as_stored(text: &str) -> (Option<Page>, Vec<Diagnostic>) {
         let d = crate::family::at_written(d, &page.rules, &written);
         let d = at_predicates(d, &lists_now);
         let pointer = original(&d.pointer);
-        Diagnostic { pointer, ..d }.locate_in(text)
+        Diagnostic { pointer, ..d }
     }));
-    diags.extend(validate::page_id_slug(&page.id).map(|d| d.locate_in(text)));
-    (Some(page), diags)
+    diags.extend(validate::page_id_slug(&page.id));
+    (Some(page), crate::diag::locate_all(diags, text))
 }
 
 /// The predicate lists of a page file's rules (by index), after checking them: errors
@@ -341,8 +338,7 @@ fn read_predicates(text: &str) -> std::result::Result<Vec<Option<PredicateList>>
     let Ok(doc) = parse_json::<Value>(text) else {
         return Ok(vec![]);
     };
-    predicates::read_page(&doc)
-        .map_err(|diags| diags.into_iter().map(|d| d.locate_in(text)).collect())
+    predicates::read_page(&doc).map_err(|diags| crate::diag::locate_all(diags, text))
 }
 
 /// Points a diagnostic of a rule written as a predicate list at its predicates

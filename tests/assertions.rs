@@ -437,23 +437,30 @@ fn pinning_too_much_is_refused_and_changes_nothing() {
         &[
             "bench",
             "--targets",
-            "400",
+            "200",
             "--rules",
             "3",
             "--sources",
-            "2",
+            "40",
             "--write-page",
             file,
         ],
         0,
     );
     expect(&env.db, &["import", file], 0);
-    let id = "synthetic-400x3";
+    let id = "synthetic-200x3";
     let before = fingerprint(&env.app());
     let (_, err) = expect(&env.db, &["test", id, "--pin"], 2);
-    assert!(err.contains("at /assertions: the assertions are"), "{err}");
+    // Refused as soon as the pins pass the limit, not after pinning all 40 sources.
+    assert!(
+        err.contains("at /assertions: the pins of 2 selection(s) of 40 are already"),
+        "{err}"
+    );
     assert!(err.contains("the limit is 65536 bytes per page"), "{err}");
     assert_eq!(fingerprint(&env.app()), before);
+    // One selection fits.
+    let (_, err) = expect(&env.db, &["test", id, "--pin", "--select", "client-000"], 0);
+    assert!(err.contains("pinned"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------

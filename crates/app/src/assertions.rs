@@ -229,16 +229,32 @@ impl App {
         // Not cached: the pins make a new revision (and bad input must leave no trace).
         let mut source = ResultSource::new(&page, revision);
         let mut next = page.clone();
-        let (mut added, mut replaced) = (0, 0);
         let mut pins = Vec::new();
-        for &s in &rows {
+        // The merged list holds every pin: once the pins alone pass the page's limit,
+        // no merge can fit, and the work stops there (not after every selection).
+        let limits = Limits::default();
+        let mut bytes = 0;
+        for (n, &s) in rows.iter().enumerate() {
             let result = source.result(self, s)?;
             let pinned = assertions::pin(&page, &result);
-            pins.extend(pinned.iter().cloned());
-            let (r, a) = assertions::merge(&mut next.assertions, pinned);
-            replaced += r;
-            added += a;
+            bytes += pinned
+                .iter()
+                .map(|p| serde_json::to_string(p).map_or(0, |t| t.len() + 1))
+                .sum::<usize>();
+            if bytes > limits.max_assertions_bytes {
+                let mut d = assertions::too_large(bytes, &limits);
+                d.message = format!(
+                    "the pins of {} selection(s) of {} are already {bytes} bytes; the \
+                     limit is {} bytes per page",
+                    n + 1,
+                    rows.len(),
+                    limits.max_assertions_bytes
+                );
+                return Err(invalid(&page.id, vec![d]));
+            }
+            pins.extend(pinned);
         }
+        let (replaced, added) = assertions::merge(&mut next.assertions, pins.clone());
         // The pins are written in a transaction of their own (IMMEDIATE).
         drop(snapshot);
         let changed = next.assertions != page.assertions;

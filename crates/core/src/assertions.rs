@@ -706,19 +706,7 @@ pub fn compile_all(page: &Page, limits: &Limits) -> Result<Vec<Compiled>, Vec<Di
         .map(|s| s.len())
         .unwrap_or(0);
     if size > limits.max_assertions_bytes {
-        diags.push(
-            Diagnostic::error(
-                Code::AssertionsTooLarge,
-                "/assertions",
-                format!(
-                    "the assertions are {size} bytes; the limit is {} bytes per page",
-                    limits.max_assertions_bytes
-                ),
-            )
-            .with_hint(Some(
-                "pin fewer selections (`rulebench test PAGE --pin --select KEY`)".into(),
-            )),
-        );
+        diags.push(too_large(size, limits));
         return Err(diags);
     }
     let mut seen = HashMap::new();
@@ -1580,23 +1568,45 @@ pub fn pin(page: &Page, result: &SelectionResult) -> Vec<Assertion> {
 
 /// Merges pinned assertions into a page's: an existing assertion with the same id is
 /// replaced in place, others are appended. Returns (replaced, added).
+/// The ids are indexed once: merging the pins of every selection costs what they hold.
 pub fn merge(existing: &mut Vec<Assertion>, pins: Vec<Assertion>) -> (usize, usize) {
     let (mut replaced, mut added) = (0, 0);
+    // The first assertion with an id is the one replaced.
+    let mut at: HashMap<String, usize> = HashMap::with_capacity(existing.len() + pins.len());
+    for (i, a) in existing.iter().enumerate() {
+        at.entry(a.id.clone()).or_insert(i);
+    }
     for p in pins {
-        match existing.iter_mut().find(|a| a.id == p.id) {
-            Some(slot) => {
-                if *slot != p {
-                    *slot = p;
+        match at.get(&p.id) {
+            Some(&i) => {
+                if existing[i] != p {
+                    existing[i] = p;
                 }
                 replaced += 1;
             }
             None => {
+                at.insert(p.id.clone(), existing.len());
                 existing.push(p);
                 added += 1;
             }
         }
     }
     (replaced, added)
+}
+
+/// The error of assertions whose JSON text is `size` bytes, past the page's limit.
+pub fn too_large(size: usize, limits: &Limits) -> Diagnostic {
+    Diagnostic::error(
+        Code::AssertionsTooLarge,
+        "/assertions",
+        format!(
+            "the assertions are {size} bytes; the limit is {} bytes per page",
+            limits.max_assertions_bytes
+        ),
+    )
+    .with_hint(Some(
+        "pin fewer selections (`rulebench test PAGE --pin --select KEY`)".into(),
+    ))
 }
 
 #[cfg(test)]

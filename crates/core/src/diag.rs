@@ -794,24 +794,12 @@ impl Scanner<'_> {
         None
     }
 
+    /// Reads a string, decoded.
     fn string(&mut self) -> Option<String> {
         let start = self.pos;
-        if self.bytes.get(self.pos) != Some(&b'"') {
-            return None;
-        }
-        self.pos += 1;
-        while let Some(&b) = self.bytes.get(self.pos) {
-            self.pos += 1;
-            match b {
-                b'\\' => self.pos += 1,
-                b'"' => {
-                    let raw = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
-                    return serde_json::from_str(raw).ok();
-                }
-                _ => {}
-            }
-        }
-        None
+        self.skip_string()?;
+        let raw = std::str::from_utf8(&self.bytes[start..self.pos]).ok()?;
+        serde_json::from_str(raw).ok()
     }
 
     fn skip_value(&mut self) -> Option<()> {

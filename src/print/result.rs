@@ -150,7 +150,7 @@ impl PrinterBuilder {
             |writer| tidy::Tidy::new(writer, self.filter.clone(), self.limit, self.labels.clone());
         match self.format {
             Format::Json => Box::new(JsonBuilder::new().array(self.all).build(w)),
-            Format::Jsonl if self.all => Box::new(tidy(tidy::JsonRows { w, header: vec![] })),
+            Format::Jsonl if self.all => Box::new(tidy(tidy::JsonRows::new(w))),
             Format::Jsonl => Box::new(JsonlBuilder::new().build(w)),
             Format::Parquet => Box::new(tidy::Tidy::new(
                 ParquetRows::new(w),

@@ -70,10 +70,7 @@ impl CsvBuilder {
     /// [`super::ResultSink::finish`]).
     pub fn build<W: Write>(&self, w: W) -> Csv<W> {
         Tidy::new(
-            CsvRows {
-                w: csv_writer(w, self.tabs),
-                guard: self.formula_guard,
-            },
+            CsvRows::new(csv_writer(w, self.tabs), self.formula_guard),
             self.filter.clone(),
             self.limit,
             self.labels.clone(),

@@ -275,6 +275,53 @@ impl<R: RowWriter> ResultSink for Tidy<R> {
 pub struct CsvRows<W: Write> {
     pub w: csv::Writer<W>,
     pub guard: bool,
+    /// The cells that depend on the target alone, made once per run.
+    targets: Option<Vec<Vec<String>>>,
+}
+
+impl<W: Write> CsvRows<W> {
+    pub fn new(w: csv::Writer<W>, guard: bool) -> CsvRows<W> {
+        CsvRows {
+            w,
+            guard,
+            targets: None,
+        }
+    }
+
+    fn text(&self, c: &Cell<'_>) -> String {
+        let guard = self.guard;
+        match c {
+            Cell::Text(s) => crate::print::csv_text(s, guard),
+            Cell::Int(i) => i.to_string(),
+            Cell::Float(f) => serde_json::to_string(f).expect("numbers serialize"),
+            Cell::Bool(b) => b.to_string(),
+            Cell::Null => String::new(),
+            Cell::Json(Value::String(s)) => crate::print::csv_text(s, guard),
+            Cell::Json(v) => crate::print::csv_text(&v.to_string(), guard),
+        }
+    }
+}
+
+/// Where a row's cells come from in the fast paths: the columns of [`LEADING`] and the
+/// labels are written one by one; these are the target's own (its id, its label and its
+/// summary fields), made once per run from the first selection's rows.
+fn fixed_cells<'a>(shape: &Shape, r: &'a SelectionResult) -> impl Iterator<Item = Vec<Cell<'a>>> {
+    let n = r.target_count();
+    let fixed = |cells: Vec<Cell<'a>>| -> Vec<Cell<'a>> {
+        let mut cells = cells.into_iter();
+        let id = cells.nth(3).expect("a targetId cell");
+        // After targetId: verdict, score, reason, failingRules, selectionLabel; then the
+        // target's label and summary fields.
+        let rest: Vec<Cell<'a>> = cells.skip(5).collect();
+        std::iter::once(id).chain(rest).collect()
+    };
+    let shape = shape.clone();
+    let summary = shape.summary.len();
+    (0..n).map(move |t| {
+        let mut cells = fixed(shape.row(r, t, ""));
+        cells.truncate(2 + summary);
+        cells
+    })
 }
 
 impl<W: Write> RowWriter for CsvRows<W> {
@@ -288,20 +335,80 @@ impl<W: Write> RowWriter for CsvRows<W> {
     }
 
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
-        let guard = self.guard;
-        let text = |c: &Cell<'_>| -> String {
-            match c {
-                Cell::Text(s) => crate::print::csv_text(s, guard),
-                Cell::Int(i) => i.to_string(),
-                Cell::Float(f) => serde_json::to_string(f).expect("numbers serialize"),
-                Cell::Bool(b) => b.to_string(),
-                Cell::Null => String::new(),
-                Cell::Json(Value::String(s)) => crate::print::csv_text(s, guard),
-                Cell::Json(v) => crate::print::csv_text(&v.to_string(), guard),
-            }
-        };
-        let record: Vec<String> = cells.iter().map(text).collect();
+        let record: Vec<String> = cells.iter().map(|c| self.text(c)).collect();
         self.w.write_record(&record).map_err(crate::print::csv_io)
+    }
+
+    /// Every row of a selection written field by field, with the target's own cells
+    /// made once per run: no allocation per cell.
+    fn selection_rows(
+        &mut self,
+        shape: &Shape,
+        r: &SelectionResult,
+        n: usize,
+        selection_label: &str,
+    ) -> io::Result<bool> {
+        if self.targets.is_none() {
+            let targets = fixed_cells(shape, r)
+                .map(|cells| cells.iter().map(|c| self.text(c)).collect())
+                .collect();
+            self.targets = Some(targets);
+        }
+        let targets = self.targets.as_ref().expect("made above");
+        let key = crate::print::csv_text(&r.selection_key, self.guard);
+        let label = crate::print::csv_text(selection_label, self.guard);
+        let selection_verdict = digit(r.selection_verdict().number());
+        let rule_ids: Vec<String> = r
+            .names
+            .rules
+            .iter()
+            .map(|x| crate::app::text::sanitize(&x.id))
+            .collect();
+        let mut failing = String::new();
+        let mut score = Vec::with_capacity(24);
+        let w = &mut self.w;
+        let err = crate::print::csv_io;
+        for (t, own) in targets.iter().enumerate().take(n) {
+            let d = r.device(t);
+            w.write_field(&key).map_err(err)?;
+            w.write_field(selection_verdict).map_err(err)?;
+            w.write_field(boolean(r.eval.recommended == Some(t)))
+                .map_err(err)?;
+            w.write_field(&own[0]).map_err(err)?;
+            w.write_field(digit(d.verdict.number())).map_err(err)?;
+            score.clear();
+            serde_json::to_writer(&mut score, &d.score).map_err(crate::print::json_io)?;
+            w.write_field(&score).map_err(err)?;
+            w.write_field(d.reason.as_str()).map_err(err)?;
+            failing.clear();
+            for (id, column) in rule_ids.iter().zip(&r.eval.columns) {
+                if column.outcome[t].counted() == Some(false) {
+                    if !failing.is_empty() {
+                        failing.push(' ');
+                    }
+                    failing.push_str(id);
+                }
+            }
+            // The ids are sanitised already; only the formula guard is left to apply.
+            if failing.starts_with(GUARDED) {
+                failing = crate::print::csv_text(&failing, self.guard);
+            }
+            w.write_field(&failing).map_err(err)?;
+            w.write_field(&label).map_err(err)?;
+            for cell in &own[1..] {
+                w.write_field(cell).map_err(err)?;
+            }
+            for column in &r.eval.columns {
+                w.write_field(match column.outcome[t] {
+                    Outcome::Pass => "true",
+                    Outcome::Fail => "false",
+                    Outcome::Error | Outcome::NotApplicable => "",
+                })
+                .map_err(err)?;
+            }
+            w.write_record(None::<&[u8]>).map_err(err)?;
+        }
+        Ok(true)
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -309,10 +416,49 @@ impl<W: Write> RowWriter for CsvRows<W> {
     }
 }
 
+/// The first characters that make a spreadsheet run a cell as a formula.
+const GUARDED: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+fn digit(n: u8) -> &'static str {
+    ["0", "1", "2"].get(usize::from(n)).copied().unwrap_or("?")
+}
+
+fn boolean(b: bool) -> &'static str {
+    if b { "true" } else { "false" }
+}
+
 /// JSON Lines rows: one flat object per row, keyed by the column names.
 pub struct JsonRows<W: Write> {
     pub w: W,
     pub header: Vec<String>,
+    /// Per target, its own members (`"targetId":…` and `"targetLabel":…,"target.f":…`),
+    /// and each rule's key: made once per run.
+    fixed: Option<JsonFixed>,
+    line: Vec<u8>,
+}
+
+struct JsonFixed {
+    targets: Vec<(Vec<u8>, Vec<u8>)>,
+    rule_keys: Vec<Vec<u8>>,
+}
+
+impl<W: Write> JsonRows<W> {
+    pub fn new(w: W) -> JsonRows<W> {
+        JsonRows {
+            w,
+            header: vec![],
+            fixed: None,
+            line: Vec::new(),
+        }
+    }
+}
+
+/// `"key":value`, JSON-safe for a terminal.
+fn member(out: &mut Vec<u8>, key: &str, value: &Value) {
+    out.extend_from_slice(&super::json::json_string(key));
+    out.push(b':');
+    let text = value.to_string();
+    out.extend_from_slice(crate::app::text::json_safe(&text).as_bytes());
 }
 
 impl<W: Write> RowWriter for JsonRows<W> {
@@ -334,6 +480,97 @@ impl<W: Write> RowWriter for JsonRows<W> {
         self.w
             .write_all(crate::app::text::json_safe(&text).as_bytes())?;
         self.w.write_all(b"\n")
+    }
+
+    /// Every row of a selection written as bytes into one line buffer, with the
+    /// target's own members and the rules' keys made once per run.
+    fn selection_rows(
+        &mut self,
+        shape: &Shape,
+        r: &SelectionResult,
+        n: usize,
+        selection_label: &str,
+    ) -> io::Result<bool> {
+        if self.fixed.is_none() {
+            // The header names the members: `targetId` is the fourth, then after the
+            // selection's label come the target's label and summary fields.
+            let own = &self.header[9..10 + shape.summary.len()];
+            let targets = fixed_cells(shape, r)
+                .map(|cells| {
+                    let mut id = Vec::new();
+                    member(&mut id, &self.header[3], &cells[0].to_json());
+                    let mut rest = Vec::new();
+                    for (key, cell) in own.iter().zip(&cells[1..]) {
+                        rest.push(b',');
+                        member(&mut rest, key, &cell.to_json());
+                    }
+                    (id, rest)
+                })
+                .collect();
+            let rule_keys = self.header[10 + shape.summary.len()..]
+                .iter()
+                .map(|k| {
+                    let mut key = b",".to_vec();
+                    key.extend_from_slice(&super::json::json_string(k));
+                    key.push(b':');
+                    key
+                })
+                .collect();
+            self.fixed = Some(JsonFixed { targets, rule_keys });
+        }
+        let fixed = self.fixed.as_ref().expect("made above");
+        let mut head = b"{".to_vec();
+        member(
+            &mut head,
+            "selectionKey",
+            &Value::from(r.selection_key.as_str()),
+        );
+        head.extend_from_slice(b",\"selectionVerdict\":");
+        head.extend_from_slice(digit(r.selection_verdict().number()).as_bytes());
+        head.extend_from_slice(b",\"recommended\":");
+        let mut label = b",".to_vec();
+        member(&mut label, "selectionLabel", &Value::from(selection_label));
+        let rule_ids: Vec<&str> = r.names.rules.iter().map(|x| x.id.as_str()).collect();
+        let mut failing = String::new();
+        let l = &mut self.line;
+        for (t, (id, own)) in fixed.targets.iter().enumerate().take(n) {
+            let d = r.device(t);
+            l.clear();
+            l.extend_from_slice(&head);
+            l.extend_from_slice(boolean(r.eval.recommended == Some(t)).as_bytes());
+            l.push(b',');
+            l.extend_from_slice(id);
+            l.extend_from_slice(b",\"verdict\":");
+            l.extend_from_slice(digit(d.verdict.number()).as_bytes());
+            l.extend_from_slice(b",\"score\":");
+            serde_json::to_writer(&mut *l, &d.score).map_err(crate::print::json_io)?;
+            l.extend_from_slice(b",\"reason\":\"");
+            l.extend_from_slice(d.reason.as_str().as_bytes());
+            l.extend_from_slice(b"\",");
+            failing.clear();
+            for (rule, column) in rule_ids.iter().zip(&r.eval.columns) {
+                if column.outcome[t].counted() == Some(false) {
+                    if !failing.is_empty() {
+                        failing.push(' ');
+                    }
+                    failing.push_str(rule);
+                }
+            }
+            member(l, "failingRules", &Value::from(failing.as_str()));
+            l.extend_from_slice(&label);
+            l.extend_from_slice(own);
+            for (key, column) in fixed.rule_keys.iter().zip(&r.eval.columns) {
+                l.extend_from_slice(key);
+                l.extend_from_slice(match column.outcome[t] {
+                    Outcome::Pass => b"true",
+                    Outcome::Fail => b"false",
+                    Outcome::Error | Outcome::NotApplicable => b"null",
+                });
+            }
+            l.extend_from_slice(b"}\n");
+            self.w.write_all(l)?;
+        }
+        Ok(true)
     }
 
     fn finish(&mut self) -> io::Result<()> {

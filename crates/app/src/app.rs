@@ -515,6 +515,33 @@ impl App {
         // rows of a later revision under an earlier page mixed two states); the result
         // is cached after it, in a write transaction of its own.
         let snapshot = self.store.read_snapshot()?;
+        // A source named by its key, keyHash or id is read alone: a page of 100,000
+        // sources is not loaded to evaluate one.
+        if let Some(head) = self.store.load_head(page_id)?
+            && let Some((s, key, hash, text)) = self.one_source(&head.page, selection)?
+        {
+            let (mut page, revision) = (head.page, head.revision);
+            if let Some(hit) = self.cached(page_id, &hash, revision, s)? {
+                return Ok(hit);
+            }
+            page.source.rows = vec![serde_json::from_str(&text).map_err(|e| {
+                AppError::Store(StoreError::Unreadable {
+                    what: format!("source row {key}"),
+                    message: e.to_string(),
+                })
+            })?];
+            // Only this source's overrides: the others name rows not loaded.
+            page.overrides
+                .retain(|o| o.source_hash().as_deref() == Some(hash.as_str()));
+            let (mut matrix, names) = self.lean_matrix(&page)?;
+            drop(snapshot);
+            let mut result =
+                SelectionResult::new(&page, names, matrix.evaluate(0), revision, &timestamp());
+            result.eval.selection = s;
+            self.store
+                .store_result(page_id, &hash, revision, &result.cache_pages())?;
+            return Ok(result);
+        }
         let (head, revision) = self.page_without(page_id, Side::Target)?;
         let s = Self::find_row(&head, Side::Source, selection)?;
         let hash = key_hash(&head.source.row_key(&head.source.rows[s]));
@@ -528,6 +555,37 @@ impl App {
         self.store
             .store_result(page_id, &hash, revision, &result.cache_pages())?;
         Ok(result)
+    }
+
+    /// The source row `needle` names, read alone, when its keyHash tells which without
+    /// reading every row — the needle as a row key, as a keyHash, or (a key of one field)
+    /// as an id — in the order [`App::find_row`] tries them: (index, key, keyHash, JSON
+    /// text). `None`: the full search decides (a label, a key in another case or order).
+    fn one_source(
+        &self,
+        head: &Page,
+        needle: &str,
+    ) -> Result<Option<(usize, String, String, String)>> {
+        let d = &head.source;
+        // A row key holds `=`: a needle without one can only be a keyHash or an id.
+        let mut hashes = vec![key_hash(needle)];
+        if needle.len() == 64 && needle.bytes().all(|b| b.is_ascii_hexdigit()) {
+            hashes.push(needle.to_ascii_lowercase());
+        }
+        if let [field] = d.key.as_slice()
+            && !needle.contains('=')
+            && !needle.trim_start().starts_with('{')
+        {
+            let mut row = rulebench_core::model::Row::new();
+            row.insert(field.clone(), Value::String(needle.to_owned()));
+            hashes.push(key_hash(&d.row_key(&row)));
+        }
+        for hash in hashes {
+            if let Some(hit) = self.store.row_by_hash(&head.id, Side::Source, &hash)? {
+                return Ok(Some(hit));
+            }
+        }
+        Ok(None)
     }
 
     /// The cached result of a selection at a revision. A cache page this version cannot
@@ -568,8 +626,27 @@ impl App {
         Ok((matrix, names))
     }
 
-    /// Every source row's evaluation, one at a time on one shared matrix (not cached):
-    /// memory stays bounded by one selection.
+    /// The label of the source row whose key is `key` (one row read), or `None` when
+    /// the page has no such row.
+    pub fn source_label(&self, page_id: &str, key: &str) -> Result<Option<String>> {
+        let Some(head) = self.store.load_head(page_id)? else {
+            return Ok(None);
+        };
+        let Some((_, _, _, text)) =
+            self.store
+                .row_by_hash(page_id, Side::Source, &key_hash(key))?
+        else {
+            return Ok(None);
+        };
+        let row: rulebench_core::model::Row = serde_json::from_str(&text).map_err(|e| {
+            AppError::Store(StoreError::Unreadable {
+                what: format!("source row {key}"),
+                message: e.to_string(),
+            })
+        })?;
+        Ok(Some(head.page.source.row_label(&row)))
+    }
+
     /// The labels of a page's source rows, by row (a tidy result's `selectionLabel`).
     pub fn source_labels(&self, page_id: &str) -> Result<Vec<String>> {
         let (page, _) = self.page_without(page_id, Side::Target)?;
@@ -581,6 +658,8 @@ impl App {
             .collect())
     }
 
+    /// Every source row's evaluation, one at a time on one shared matrix (not cached):
+    /// memory stays bounded by one selection.
     pub fn evaluate_all(&self, page_id: &str) -> Result<Evaluations> {
         let snapshot = self.store.read_snapshot()?;
         let (page, revision) = self.page_without(page_id, Side::Target)?;

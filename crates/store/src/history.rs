@@ -17,7 +17,7 @@ impl Store {
     pub fn load_at(&self, page_id: &str, revision: i64) -> Result<Option<StoredPage>> {
         match self.history_span(page_id)? {
             Some((first, last)) if (first..=last).contains(&revision) => {
-                self.load_but(page_id, None, At::Revision(revision))
+                self.load_but(page_id, &[], At::Revision(revision))
             }
             _ => Ok(None),
         }

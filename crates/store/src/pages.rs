@@ -14,6 +14,14 @@ use crate::records::*;
 use crate::rows::*;
 use crate::schema::*;
 
+/// The page cache of a connection, in KiB as `PRAGMA cache_size` takes it (negative):
+/// 64 MiB (the default is 2 MiB): replacing 100,000 rows updates the key index in random
+/// order, and a small cache re-reads its pages from the file.
+const PAGE_CACHE_KIB: i64 = -65536;
+
+/// The page cache while one row is looked up by a scan ([`Store::row_by_hash`]).
+const SCAN_CACHE_KIB: i64 = -2048;
+
 pub struct Store {
     pub(crate) conn: Connection,
     /// The database file.
@@ -57,9 +65,7 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        // 64 MiB of page cache (the default is 2 MiB): replacing 100,000 rows updates the
-        // key index in random order, and a small cache re-reads its pages from the file.
-        conn.pragma_update(None, "cache_size", -65536)?;
+        conn.pragma_update(None, "cache_size", PAGE_CACHE_KIB)?;
         // Statement journals (one per row a trigger logs) in memory, not in a temporary
         // file: a 1M-row import wrote 14.5 GB to one.
         conn.pragma_update(None, "temp_store", "MEMORY")?;
@@ -283,12 +289,51 @@ impl Store {
 
     /// Loads a whole page.
     pub fn load(&self, page_id: &str) -> Result<Option<StoredPage>> {
-        self.load_but(page_id, None, At::Now)
+        self.load_but(page_id, &[], At::Now)
     }
 
     /// Loads a page with the rows of `side` left out (a cache hit needs no target rows).
     pub fn load_without(&self, page_id: &str, side: Side) -> Result<Option<StoredPage>> {
-        self.load_but(page_id, Some(side), At::Now)
+        self.load_but(page_id, &[side], At::Now)
+    }
+
+    /// A page without the rows of either side (their counts are still known here), for
+    /// work that reads one row ([`Store::row_by_hash`]).
+    pub fn load_head(&self, page_id: &str) -> Result<Option<StoredPage>> {
+        self.load_but(page_id, &[Side::Source, Side::Target], At::Now)
+    }
+
+    /// One side's row whose keyHash is `hash` (lowercase hex), as stored: (its index,
+    /// key, keyHash, JSON text). Rows are not indexed by keyHash (the index doubled the
+    /// time of writing a large dataset, see migration 4): this scans the side once, in
+    /// a small page cache, so that one row read does not keep the side's pages.
+    pub fn row_by_hash(
+        &self,
+        page_id: &str,
+        side: Side,
+        hash: &str,
+    ) -> Result<Option<(usize, String, String, String)>> {
+        self.conn
+            .pragma_update(None, "cache_size", SCAN_CACHE_KIB)?;
+        let found = self
+            .conn
+            .query_row(
+                "SELECT ord, row_key, key_hash, row_json FROM dataset_rows
+                 WHERE page_id = ?1 AND side = ?2 AND key_hash = ?3 ORDER BY ord LIMIT 1",
+                params![page_id, side.name(), hash],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as usize,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                    ))
+                },
+            )
+            .optional();
+        self.conn
+            .pragma_update(None, "cache_size", PAGE_CACHE_KIB)?;
+        Ok(found?)
     }
 
     /// One side's row keys with their keyHashes, in order.
@@ -307,7 +352,7 @@ impl Store {
     pub(crate) fn load_but(
         &self,
         page_id: &str,
-        without: Option<Side>,
+        without: &[Side],
         at: At,
     ) -> Result<Option<StoredPage>> {
         // One read transaction: the page, its rows, rules, overrides and assertions of
@@ -318,7 +363,7 @@ impl Store {
     pub(crate) fn load_but_in(
         &self,
         page_id: &str,
-        without: Option<Side>,
+        without: &[Side],
         at: At,
     ) -> Result<Option<StoredPage>> {
         let sql = match at {
@@ -355,10 +400,10 @@ impl Store {
         };
         let mut source: Dataset = serde_json::from_str(&source).map_err(corrupt("source"))?;
         let mut target: Dataset = serde_json::from_str(&target).map_err(corrupt("target"))?;
-        if without != Some(Side::Source) {
+        if !without.contains(&Side::Source) {
             source.rows = self.rows(page_id, Side::Source, at)?;
         }
-        if without != Some(Side::Target) {
+        if !without.contains(&Side::Target) {
             target.rows = self.rows(page_id, Side::Target, at)?;
         }
         let page = Page {

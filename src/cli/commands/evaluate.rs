@@ -134,7 +134,14 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             let d = &e.page().source;
             d.rows.iter().map(|r| d.row_label(r)).collect()
         }
-        (None, true) => app.source_labels(&page)?,
+        // One selection: its own label, at its index (one row read, not every row).
+        (None, true) => {
+            let r = one.as_ref().expect("clap requires --select without --all");
+            let label = app.source_label(&page, &r.selection_key)?;
+            let mut labels = vec![String::new(); r.eval.selection + 1];
+            labels[r.eval.selection] = label.unwrap_or_else(|| r.selection_key.clone());
+            labels
+        }
     });
     let mut printer = PrinterBuilder::new(format)
         .all(all)

@@ -287,7 +287,10 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
             p.focus == crate::tui::action::PaneId::Matrix
         })?;
 
-        // Cell edits in the dataset pane.
+        // Cell edits in the dataset pane: a field the target rows have and the rules
+        // read (`latencyMs` on a synthetic page), set low and high in turn so that each
+        // edit moves outcomes. A field the rows lack would open the "add the field?"
+        // question and time a dialog: that is refused below.
         let mut cells = Frames {
             name: "cell edit (Enter on the prompt)",
             times: Vec::new(),
@@ -296,13 +299,17 @@ pub fn run(file: &Path, rounds: usize) -> Result<String, Failure> {
         for i in 0..rounds.div_ceil(3).max(1) {
             d.press(KeyCode::Enter);
             let mut typing = Vec::new();
-            d.chars(&format!("benchNote=\"{i}\""), &mut typing);
-            let mut t = d.press(KeyCode::Enter);
-            // A field the rows do not have yet is asked about first (once).
-            if d.ui.modal.is_some() {
-                t += d.press(KeyCode::Char('y'));
-            }
-            cells.times.push(t);
+            let value = if i % 2 == 0 { 2000 } else { 100 };
+            d.chars(&format!("latencyMs={value}"), &mut typing);
+            cells.times.push(d.press(KeyCode::Enter));
+            d.check("the cell edits", |p| {
+                p.ws.page
+                    .target
+                    .rows
+                    .first()
+                    .and_then(|r| r.get("latencyMs"))
+                    == Some(&serde_json::json!(value))
+            })?;
         }
         let last_key = Instant::now();
         d.ui.settle();

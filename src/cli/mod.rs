@@ -213,7 +213,7 @@ Examples:
     Man(man::Args),
     /// Measure the matrix on a synthetic page
     #[command(
-        after_help = "Examples:\n  rulebench bench --targets 100000 --rules 100\n  rulebench bench --write-page big.json --targets 100000 --rules 100\n  rulebench bench --workbench big.json --rounds 5\n  rulebench bench --import 1000000"
+        after_help = "Examples:\n  rulebench bench --targets 100000 --rules 100\n  rulebench bench --write-page big.json --targets 100000 --rules 100\n  rulebench bench --workbench big.json --rounds 5\n  rulebench bench --import 1000000\n  rulebench bench --compare --sources 100"
     )]
     Bench(bench::Args),
 }

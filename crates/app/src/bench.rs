@@ -170,6 +170,136 @@ pub fn run(targets: usize, rules: usize, sources: usize, sample: usize) -> Strin
     out
 }
 
+/// Verdict counts of a page's every pair: targets at 0, 1, 2, and sources at 0, 1, 2.
+type Counts = ([usize; 3], [usize; 3]);
+
+/// `rulebench bench --compare`: every source of one synthetic page evaluated twice in
+/// this process — by rulebench (sources grouped, columns per distinct value, verdicts
+/// from the columns, both cores) and by a plain datalogic-rs loop over every rule of
+/// every pair on one thread (the fastest JSONLogic engine, its rows converted once) —
+/// with both verdict counts, whether they are equal, and the ratio of the times.
+pub fn compare(targets: usize, rules: usize, sources: usize) -> crate::Result<String> {
+    use rulebench_core::verdict::{self, RuleWeight, Scoring, Tally};
+    let page = synth::page(targets, rules, sources, Spread::Realistic, 42);
+    let pairs = targets * sources;
+    let index = |v: verdict::Verdict| usize::from(v.number());
+    // rulebench: a fresh matrix, every source, counted from the verdicts.
+    let t0 = Instant::now();
+    let mut matrix = Matrix::new(&page).map_err(crate::AppError::from)?;
+    let mut ours: Counts = ([0; 3], [0; 3]);
+    for s in 0..sources {
+        let eval = matrix.evaluate(s);
+        for d in &eval.devices {
+            ours.0[index(d.verdict)] += 1;
+        }
+        ours.1[index(eval.selection_verdict)] += 1;
+    }
+    let ours_time = t0.elapsed();
+    let computed = matrix.evaluations_computed();
+    // The loop: each pair's rule outcomes, its tally and its verdict, as the engine
+    // documents them; no grouping, no cache.
+    let t0 = Instant::now();
+    let compiled: Vec<_> = page
+        .rules
+        .iter()
+        .map(|r| {
+            engine::compile_rule(&r.logic, r.applies_when.as_ref().map(|c| &c.logic))
+                .expect("synthetic rules compile")
+        })
+        .collect();
+    let weights: Vec<RuleWeight> = page
+        .rules
+        .iter()
+        .map(|r| RuleWeight {
+            required: r.required,
+            weight: r.weight,
+        })
+        .collect();
+    let scoring = Scoring::new(&page.device_policy, &weights);
+    let data = Bump::new();
+    let targets_data: Vec<DataValue> = page
+        .target
+        .rows
+        .iter()
+        .map(|t| DataValue::from_serde_value_in(&serde_json::Value::Object(t.clone()), &data))
+        .collect();
+    let mut theirs: Counts = ([0; 3], [0; 3]);
+    let mut arena = Bump::new();
+    for source in &page.source.rows {
+        let source =
+            DataValue::from_serde_value_in(&serde_json::Value::Object(source.clone()), &data);
+        let mut verdicts = Vec::with_capacity(targets);
+        for &target in &targets_data {
+            let context = DataValue::Object(data.alloc([("source", source), ("target", target)]));
+            let mut tally = Tally::default();
+            for (rule, &w) in compiled.iter().zip(&scoring.rules) {
+                let holds = |logic| {
+                    engine::engine()
+                        .evaluate(logic, context, &arena)
+                        .map(engine::truthy)
+                };
+                // Some(passed), or None where the rule does not apply; an engine
+                // error fails the rule.
+                let outcome = match rule.applies.as_ref().map(holds) {
+                    Some(Ok(false)) => None,
+                    Some(Err(_)) => Some(false),
+                    Some(Ok(true)) | None => Some(holds(&rule.logic).unwrap_or(false)),
+                };
+                let Some(passed) = outcome else {
+                    continue;
+                };
+                if Tally::scores(&scoring.policy, w) {
+                    tally.total_weight += w.weight;
+                    if passed {
+                        tally.passed_weight += w.weight;
+                    }
+                }
+                tally.required_failed |= w.required && !passed;
+            }
+            arena.reset();
+            let d = verdict::device_verdict(&scoring, &tally, None);
+            theirs.0[index(d.verdict)] += 1;
+            verdicts.push(d.verdict);
+        }
+        theirs.1[index(verdict::selection_verdict(
+            &page.selection_policy,
+            &verdicts,
+        ))] += 1;
+    }
+    let theirs_time = t0.elapsed();
+    let counts = |c: &Counts| {
+        format!(
+            "targets at 2/1/0: {}/{}/{}; sources at 2/1/0: {}/{}/{}",
+            c.0[2], c.0[1], c.0[0], c.1[2], c.1[1], c.1[0]
+        )
+    };
+    let mut out = format!(
+        "rulebench bench --compare: {sources} sources × {targets} targets × {rules} rules ({} rule·pairs), {} threads\n",
+        pairs * rules,
+        rayon::current_num_threads()
+    );
+    out.push_str(&format!(
+        "  rulebench, every source:          {:>10.3} s   {}   ({computed} of {sources} sources computed, the rest grouped)\n",
+        ours_time.as_secs_f64(),
+        counts(&ours)
+    ));
+    out.push_str(&format!(
+        "  datalogic-rs loop, every pair:    {:>10.3} s   {}   (one thread)\n",
+        theirs_time.as_secs_f64(),
+        counts(&theirs)
+    ));
+    if ours != theirs {
+        return Err(crate::AppError::Usage(format!(
+            "{out}bench --compare: the verdict counts differ: the comparison means nothing"
+        )));
+    }
+    out.push_str(&format!(
+        "  verdict counts equal; rulebench is {:.0}× the loop\n",
+        theirs_time.as_secs_f64() / ours_time.as_secs_f64().max(1e-9)
+    ));
+    Ok(out)
+}
+
 /// `rulebench bench --import ROWS`: ROWS synthetic rows of 8 columns (an id, a name, a
 /// provider, two numbers, two booleans and a JSON array) written as CSV and as the same
 /// rows in Parquet, each imported into a new dataset of a new scratch database; the
@@ -399,6 +529,23 @@ mod tests {
             "worst case",
         ] {
             assert!(report.contains(needle), "{report}");
+        }
+    }
+
+    /// The comparison counts the same verdicts both ways (else it refuses to report),
+    /// on a page whose sources repeat (40 of them) and on a small one.
+    #[test]
+    fn the_comparison_counts_equal_verdicts_both_ways() {
+        for (targets, rules, sources) in [(300, 12, 40), (50, 3, 7)] {
+            let report = compare(targets, rules, sources).unwrap_or_else(|e| panic!("{e}"));
+            assert!(report.contains("verdict counts equal"), "{report}");
+            let counts: Vec<&str> = report
+                .lines()
+                .filter_map(|l| l.split("targets at").nth(1))
+                .map(|c| c.split("   (").next().unwrap())
+                .collect();
+            assert_eq!(counts.len(), 2, "{report}");
+            assert_eq!(counts[0], counts[1], "{report}");
         }
     }
 

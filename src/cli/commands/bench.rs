@@ -41,6 +41,11 @@ pub struct Args {
     /// the same rows in Parquet, each into a new dataset of a scratch database
     #[arg(long, value_name = "ROWS", conflicts_with_all = ["write_page", "workbench"])]
     pub import: Option<usize>,
+    /// Evaluate every source of the synthetic page twice in this process, by rulebench
+    /// and by a plain datalogic-rs loop over every pair, check that the verdict counts
+    /// are equal, and print both times and their ratio
+    #[arg(long, conflicts_with_all = ["write_page", "workbench", "import"])]
+    pub compare: bool,
 }
 
 pub fn run(args: Args) -> Result<Exit, Failure> {
@@ -48,6 +53,13 @@ pub fn run(args: Args) -> Result<Exit, Failure> {
         Args {
             import: Some(rows), ..
         } => write_text(&crate::app::bench::imports(rows)?)?,
+        Args {
+            compare: true,
+            targets,
+            rules,
+            sources,
+            ..
+        } => write_text(&crate::app::bench::compare(targets, rules, sources)?)?,
         Args {
             workbench: Some(file),
             rounds,

@@ -60,7 +60,10 @@ pub fn timestamp() -> String {
 
 /// The evaluations of every source row of a page, in row order ([`App::evaluate_all`]).
 pub struct Evaluations {
+    /// The page, without the rows of either side (they are in the matrix).
     page: Page,
+    /// The source rows' keys, in order.
+    keys: Vec<String>,
     revision: i64,
     matrix: Matrix,
     names: Arc<Names>,
@@ -69,7 +72,7 @@ pub struct Evaluations {
 }
 
 impl Evaluations {
-    /// The page evaluated.
+    /// The page evaluated, without its rows (`len` says how many sources it has).
     pub fn page(&self) -> &Page {
         &self.page
     }
@@ -81,7 +84,7 @@ impl Evaluations {
 
     /// How many selections there are.
     pub fn len(&self) -> usize {
-        self.page.source.rows.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -94,19 +97,28 @@ impl Iterator for Evaluations {
 
     fn next(&mut self) -> Option<SelectionResult> {
         let s = self.next;
-        if s >= self.page.source.rows.len() {
-            return None;
-        }
+        let key = self.keys.get(s)?.clone();
         self.next += 1;
-        let eval = self.matrix.evaluate(s);
-        Some(SelectionResult::new(
-            &self.page,
-            self.names.clone(),
-            eval,
-            self.revision,
-            &self.at,
-        ))
+        Some(SelectionResult {
+            revision: self.revision,
+            cache: rulebench_core::result::CacheState::Miss,
+            selection_key: key,
+            evaluated_at: self.at.clone(),
+            names: self.names.clone(),
+            eval: self.matrix.evaluate(s),
+        })
     }
+}
+
+/// The label of a source row of `page` from its stored text.
+fn source_label(page: &Page, key: &str, text: &str) -> Result<String> {
+    let row: rulebench_core::model::Row = serde_json::from_str(text).map_err(|e| {
+        AppError::Store(StoreError::Unreadable {
+            what: format!("source row {key}"),
+            message: e.to_string(),
+        })
+    })?;
+    Ok(page.source.row_label(&row))
 }
 
 /// What an import did.
@@ -606,6 +618,16 @@ impl App {
     /// The matrix and names of a page loaded without its target rows: the rows are read
     /// from their stored texts into the engine's form, never as JSON trees.
     pub(crate) fn lean_matrix(&self, head: &Page) -> Result<(Matrix, Arc<Names>)> {
+        self.lean_matrix_with(head, None)
+    }
+
+    /// [`App::lean_matrix`], with the source rows given in the engine's form with their
+    /// keyHashes (`None`: the page's own).
+    fn lean_matrix_with(
+        &self,
+        head: &Page,
+        sources: Option<(ArenaRows, Vec<String>)>,
+    ) -> Result<(Matrix, Arc<Names>)> {
         let stored = self.store.stored_rows(&head.id, Side::Target)?;
         let rows = ArenaRows::parse(
             &head.target,
@@ -621,7 +643,12 @@ impl App {
             .into_iter()
             .map(|(key, hash, _)| (key, hash))
             .collect();
-        let matrix = Matrix::with_targets(head, rows, keys)?;
+        let matrix = match sources {
+            Some((sources, hashes)) => {
+                Matrix::with_rows(head, (sources, Some(hashes)), rows, keys)?
+            }
+            None => Matrix::with_targets(head, rows, keys)?,
+        };
         let names = Arc::new(Names::of_matrix(head, &matrix));
         Ok((matrix, names))
     }
@@ -638,41 +665,88 @@ impl App {
         else {
             return Ok(None);
         };
-        let row: rulebench_core::model::Row = serde_json::from_str(&text).map_err(|e| {
-            AppError::Store(StoreError::Unreadable {
-                what: format!("source row {key}"),
-                message: e.to_string(),
-            })
-        })?;
-        Ok(Some(head.page.source.row_label(&row)))
+        source_label(&head.page, key, &text).map(Some)
     }
 
     /// The labels of a page's source rows, by row (a tidy result's `selectionLabel`).
+    /// Read row by row from the stored texts: no page of rows is held.
     pub fn source_labels(&self, page_id: &str) -> Result<Vec<String>> {
-        let (page, _) = self.page_without(page_id, Side::Target)?;
-        Ok(page
-            .source
-            .rows
+        let Some(head) = self.store.load_head(page_id)? else {
+            let (page, _) = self.page(page_id)?;
+            return Ok(page
+                .source
+                .rows
+                .iter()
+                .map(|r| page.source.row_label(r))
+                .collect());
+        };
+        self.store
+            .stored_rows(page_id, Side::Source)?
             .iter()
-            .map(|r| page.source.row_label(r))
-            .collect())
+            .map(|(key, _, text)| source_label(&head.page, key, text))
+            .collect()
     }
 
     /// Every source row's evaluation, one at a time on one shared matrix (not cached):
     /// memory stays bounded by one selection.
     pub fn evaluate_all(&self, page_id: &str) -> Result<Evaluations> {
+        Ok(self.evaluate_all_labelled(page_id, false)?.0)
+    }
+
+    /// [`App::evaluate_all`], and (with `labels`) the source rows' labels read from the
+    /// same stored rows (a tidy result's `selectionLabel`), row by row.
+    pub fn evaluate_all_labelled(
+        &self,
+        page_id: &str,
+        labels: bool,
+    ) -> Result<(Evaluations, Vec<String>)> {
+        // Neither side's rows become JSON trees: both go from their stored texts into
+        // the engine's arena, the sources with their keys and keyHashes.
         let snapshot = self.store.read_snapshot()?;
-        let (page, revision) = self.page_without(page_id, Side::Target)?;
-        let (matrix, names) = self.lean_matrix(&page)?;
+        let Some(head) = self.store.load_head(page_id)? else {
+            return Err(self
+                .page(page_id)
+                .err()
+                .unwrap_or_else(|| AppError::NotFound {
+                    what: "page",
+                    id: page_id.to_owned(),
+                    hint: None,
+                }));
+        };
+        let (page, revision) = (head.page, head.revision);
+        let stored = self.store.stored_rows(page_id, Side::Source)?;
+        let sources = ArenaRows::parse(
+            &page.source,
+            stored.iter().map(|(_, _, text)| text.as_str()),
+        )
+        .map_err(|message| {
+            AppError::Store(StoreError::Unreadable {
+                what: "source row".into(),
+                message,
+            })
+        })?;
+        let labels = if labels {
+            stored
+                .iter()
+                .map(|(key, _, text)| source_label(&page, key, text))
+                .collect::<Result<_>>()?
+        } else {
+            vec![]
+        };
+        let (keys, hashes): (Vec<String>, Vec<String>) =
+            stored.into_iter().map(|(key, hash, _)| (key, hash)).unzip();
+        let (matrix, names) = self.lean_matrix_with(&page, Some((sources, hashes)))?;
         drop(snapshot);
-        Ok(Evaluations {
+        let evaluations = Evaluations {
             page,
+            keys,
             revision,
             matrix,
             names,
             at: timestamp(),
             next: 0,
-        })
+        };
+        Ok((evaluations, labels))
     }
 
     /// A page without the rows of one side (their count is still known to the store).

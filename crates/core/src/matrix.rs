@@ -507,8 +507,8 @@ struct Base {
 /// Emptied whenever a rule, a weight, a policy or a row changes.
 #[derive(Default)]
 struct Memo {
-    /// Every source path some rule reads (computed on first use).
-    paths: Option<Vec<FieldPath>>,
+    /// The encoding of every source path some rule reads (made on first use).
+    paths: Option<Vec<Arc<Encoded>>>,
     evals: HashMap<Vec<u32>, Arc<Base>>,
     /// What the kept evaluations hold, roughly, in bytes.
     bytes: usize,
@@ -548,6 +548,8 @@ pub struct Matrix {
     /// The keyHash of every target row, when the matrix was built without the page's
     /// target rows (else they are computed from the page when overrides need them).
     target_hashes: Option<Vec<String>>,
+    /// The same of every source row, when built without the page's source rows.
+    source_hashes: Option<Vec<String>>,
     /// The device policy and the rules' weights as scores sum them: remade when a
     /// rule's weight, the rule list or the policy changes (not per evaluation).
     scoring: Scoring,
@@ -567,7 +569,13 @@ impl Matrix {
     pub fn new(page: &Page) -> Result<Matrix, CompileError> {
         let d = &page.target;
         let ids = d.rows.iter().map(|r| d.row_id(r)).collect();
-        Self::build(page, ArenaRows::of(d), ids, None)
+        Self::build(
+            page,
+            (ArenaRows::of(&page.source), None),
+            ArenaRows::of(d),
+            ids,
+            None,
+        )
     }
 
     /// Compiles every rule of a page whose target rows are given in the engine's form
@@ -576,6 +584,18 @@ impl Matrix {
     /// read, so a page loaded without them serves.
     pub fn with_targets(
         page: &Page,
+        targets: ArenaRows,
+        keys: Vec<(String, String)>,
+    ) -> Result<Matrix, CompileError> {
+        let sources = (ArenaRows::of(&page.source), None);
+        Self::with_rows(page, sources, targets, keys)
+    }
+
+    /// [`Matrix::with_targets`] with the source rows given the same way too, with their
+    /// keyHashes: neither side's `rows` of the page is read.
+    pub fn with_rows(
+        page: &Page,
+        sources: (ArenaRows, Option<Vec<String>>),
         targets: ArenaRows,
         keys: Vec<(String, String)>,
     ) -> Result<Matrix, CompileError> {
@@ -594,11 +614,12 @@ impl Matrix {
                 (id, hash)
             })
             .unzip();
-        Self::build(page, targets, ids, Some(hashes))
+        Self::build(page, sources, targets, ids, Some(hashes))
     }
 
     fn build(
         page: &Page,
+        (sources, source_hashes): (ArenaRows, Option<Vec<String>>),
         targets: ArenaRows,
         target_ids: Vec<String>,
         target_hashes: Option<Vec<String>>,
@@ -608,7 +629,7 @@ impl Matrix {
         let target_priority = targets.rows().iter().map(|r| priority.of(r)).collect();
         let mut m = Matrix {
             rules: Vec::with_capacity(page.rules.len()),
-            source: RowSet::new(ArenaRows::of(&page.source)),
+            source: RowSet::new(sources),
             target: RowSet::new(targets),
             groupings: HashMap::new(),
             target_ids,
@@ -619,6 +640,7 @@ impl Matrix {
             scoring: Scoring::new(&page.device_policy, &[]),
             selection_policy: page.selection_policy.clone(),
             target_hashes,
+            source_hashes,
         };
         m.set_overrides(page);
         for rule in &page.rules {
@@ -749,13 +771,16 @@ impl Matrix {
             // No key hashes to compute when there is nothing to look up.
             return;
         }
-        let sources: HashMap<String, usize> = page
-            .source
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (super::model::key_hash(&page.source.row_key(r)), i))
-            .collect();
+        let sources: HashMap<String, usize> = match &self.source_hashes {
+            Some(hashes) => hashes.iter().cloned().zip(0..).collect(),
+            None => page
+                .source
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (super::model::key_hash(&page.source.row_key(r)), i))
+                .collect(),
+        };
         let targets: HashMap<String, usize> = match &self.target_hashes {
             Some(hashes) => hashes.iter().cloned().zip(0..).collect(),
             None => page
@@ -800,6 +825,14 @@ impl Matrix {
         };
         set.rows.replace(i, d, row);
         set.encoded.retain(|p, _| !reads(p));
+        // A key field edited: the row's keyHash (where it is kept) with it.
+        let hashes = match side {
+            super::model::Side::Source => &mut self.source_hashes,
+            super::model::Side::Target => &mut self.target_hashes,
+        };
+        if let Some(hash) = hashes.as_mut().and_then(|h| h.get_mut(i)) {
+            *hash = super::model::key_hash(&d.row_key(row));
+        }
         // Re-encoded paths number their values anew: the memo's keys mean nothing now.
         self.memo.clear();
         if side == super::model::Side::Target {
@@ -884,20 +917,18 @@ impl Matrix {
     /// Source `selection`'s projection on every source path the rules read: two
     /// sources with the same key get the same columns.
     fn memo_key(&mut self, selection: usize) -> Vec<u32> {
-        let paths = match &self.memo.paths {
-            Some(p) => p.clone(),
-            None => {
-                let mut paths: Vec<FieldPath> = Vec::new();
-                for p in self.rules.iter().flat_map(|r| &r.source_paths) {
-                    if !paths.contains(p) {
-                        paths.push(p.clone());
-                    }
+        if self.memo.paths.is_none() {
+            let mut paths: Vec<FieldPath> = Vec::new();
+            for p in self.rules.iter().flat_map(|r| &r.source_paths) {
+                if !paths.contains(p) {
+                    paths.push(p.clone());
                 }
-                self.memo.paths = Some(paths.clone());
-                paths
             }
-        };
-        self.source.projection(&paths, selection)
+            let encoded = paths.iter().map(|p| self.source.encode(p)).collect();
+            self.memo.paths = Some(encoded);
+        }
+        let encoded = self.memo.paths.as_ref().expect("made above");
+        encoded.iter().map(|e| e.ids[selection]).collect()
     }
 
     /// Every rule's column for a selection, computing only what the caches lack.
@@ -1105,8 +1136,7 @@ impl Matrix {
                 priority: self.target_priority[t],
             })
             .collect();
-        let recommended = verdict::recommend(selection_verdict, &candidates)
-            .and_then(|id| self.target_ids.iter().position(|t| t == id));
+        let recommended = verdict::recommend_at(selection_verdict, &candidates);
         (selection_verdict, recommended)
     }
 

@@ -499,20 +499,26 @@ pub struct Candidate<'a> {
 /// priority (extension; 0 when a page declares none), then the smallest id — a
 /// total order. No recommendation when the selection verdict is 0.
 pub fn recommend<'a>(selection: Verdict, candidates: &[Candidate<'a>]) -> Option<&'a str> {
+    recommend_at(selection, candidates).map(|i| candidates[i].id)
+}
+
+/// [`recommend`], as the index of the recommended candidate.
+pub fn recommend_at(selection: Verdict, candidates: &[Candidate<'_>]) -> Option<usize> {
     if selection == NONE {
         return None;
     }
     candidates
         .iter()
-        .filter(|c| c.verdict > NONE)
-        .min_by(|a, b| {
+        .enumerate()
+        .filter(|(_, c)| c.verdict > NONE)
+        .min_by(|(_, a), (_, b)| {
             b.verdict
                 .cmp(&a.verdict)
                 .then(b.score.total_cmp(&a.score))
                 .then(b.priority.total_cmp(&a.priority))
                 .then(a.id.cmp(b.id))
         })
-        .map(|c| c.id)
+        .map(|(i, _)| i)
 }
 
 #[cfg(test)]

@@ -99,11 +99,12 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
             "Parquet is binary: write it to a file (-o verdicts.parquet) or a pipe",
         ));
     }
-    // Every source: the labels come from the page the evaluations read (one snapshot).
-    let evaluations = if all {
-        Some(app.evaluate_all(&page)?)
+    // Every source: the labels come from the rows the evaluations read (one snapshot).
+    let (evaluations, all_labels) = if all {
+        let (e, labels) = app.evaluate_all_labelled(&page, format.is_tidy(all))?;
+        (Some(e), labels)
     } else {
-        None
+        (None, vec![])
     };
     let one = match (&evaluations, &select) {
         (None, Some(select)) => Some(app.evaluate(&page, select)?),
@@ -130,10 +131,7 @@ pub fn run(db: &Db, args: Args) -> Result<Exit, Failure> {
     }
     let labels = Arc::new(match (&evaluations, format.is_tidy(all)) {
         (_, false) => vec![],
-        (Some(e), true) => {
-            let d = &e.page().source;
-            d.rows.iter().map(|r| d.row_label(r)).collect()
-        }
+        (Some(_), true) => all_labels,
         // One selection: its own label, at its index (one row read, not every row).
         (None, true) => {
             let r = one.as_ref().expect("clap requires --select without --all");

@@ -351,11 +351,6 @@ impl RowSet {
         self.encoded.insert(path.clone(), e.clone());
         e
     }
-
-    /// The ids of row `i` on `paths`.
-    fn projection(&mut self, paths: &[FieldPath], i: usize) -> Vec<u32> {
-        paths.iter().map(|p| self.encode(p).ids[i]).collect()
-    }
 }
 
 /// The value at a path in a row, typed: finer than what the engine can tell apart.
@@ -481,6 +476,9 @@ struct Slot {
     target_paths: Vec<FieldPath>,
     /// Columns by the selected source's projection on `source_paths`.
     cache: HashMap<Vec<u32>, Arc<Column>>,
+    /// The encodings of `source_paths` (made on first use; dropped with the cache when
+    /// a source row's edit re-encodes one).
+    source_encoded: Option<Vec<Arc<Encoded>>>,
 }
 
 /// The bytes of columns kept per rule (one column per distinct source projection, a
@@ -684,6 +682,7 @@ impl Matrix {
                 weight: rule.weight,
             },
             cache: HashMap::new(),
+            source_encoded: None,
         }
     }
 
@@ -845,6 +844,7 @@ impl Matrix {
             };
             if paths.iter().any(reads) {
                 slot.cache.clear();
+                slot.source_encoded = None;
             }
         }
         if side == super::model::Side::Target {
@@ -951,8 +951,7 @@ impl Matrix {
         let mut slots = Vec::new();
         let mut columns: Vec<Option<Arc<Column>>> = Vec::with_capacity(which.len());
         for (slot, &i) in which.iter().enumerate() {
-            let source_paths = self.rules[i].source_paths.clone();
-            let key = self.source.projection(&source_paths, selection);
+            let key = self.slot_key(i, selection);
             if let Some(c) = self.rules[i].cache.get(&key) {
                 columns.push(Some(c.clone()));
                 continue;
@@ -984,6 +983,16 @@ impl Matrix {
             .into_iter()
             .map(|c| c.expect("every column computed"))
             .collect()
+    }
+
+    /// Source `selection`'s projection on the paths rule `i` reads: its columns' key.
+    fn slot_key(&mut self, i: usize, selection: usize) -> Vec<u32> {
+        let slot = &mut self.rules[i];
+        let source = &mut self.source;
+        let encoded = slot
+            .source_encoded
+            .get_or_insert_with(|| slot.source_paths.iter().map(|p| source.encode(p)).collect());
+        encoded.iter().map(|e| e.ids[selection]).collect()
     }
 
     fn grouping(&mut self, paths: &[FieldPath]) -> Arc<Grouping> {

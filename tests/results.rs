@@ -795,3 +795,46 @@ fn a_corrupt_cache_page_is_an_error_not_a_panic() {
     let text = pages[0].replacen("\"passes\":[\"", "\"passes\":[\"zz", 1);
     assert!(SelectionResult::from_cache_pages(&[text], 0).is_err());
 }
+
+/// A summary printer handed results of two pages in turn writes each with its own
+/// names: what it makes once per run (target ids, rule ids) is made again for other
+/// names. (A tidy printer is one table: its columns are the first page's.)
+#[test]
+fn one_printer_writes_two_pages_each_with_its_own_names() {
+    let (_dir, mut app) = open();
+    let llm = app.evaluate("llm-chat-clients", "opencode").unwrap();
+    let loan = app.evaluate("loan-eligibility", "app-001").unwrap();
+    let format = Format::Summary;
+    {
+        let together = {
+            let mut out = Vec::new();
+            let mut p = PrinterBuilder::new(format).all(true).build(&mut out);
+            p.selection(&llm).unwrap();
+            p.selection(&loan).unwrap();
+            p.finish().unwrap();
+            drop(p);
+            String::from_utf8(out).unwrap()
+        };
+        let alone = |r: &SelectionResult| {
+            let mut out = Vec::new();
+            let mut p = PrinterBuilder::new(format).all(true).build(&mut out);
+            p.selection(r).unwrap();
+            p.finish().unwrap();
+            drop(p);
+            String::from_utf8(out).unwrap()
+        };
+        let loan_alone = alone(&loan);
+        // The second page's lines are those it prints alone.
+        let tail: Vec<&str> = loan_alone.lines().collect();
+        let together: Vec<&str> = together.lines().collect();
+        assert!(
+            together.ends_with(&tail),
+            "{format:?}:\n{}",
+            together.join("\n")
+        );
+        assert!(
+            !tail.is_empty() && tail[0].contains("app-001"),
+            "{format:?}: {tail:?}"
+        );
+    }
+}

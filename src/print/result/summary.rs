@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use super::json::{json_string, number, write_str};
+use super::json::{json_string, number};
 use super::sink::ResultSink;
 use crate::app::types::{Outcome, SelectionResult};
 
@@ -34,6 +34,8 @@ impl SummaryBuilder {
         Summary {
             w,
             per_selection: self.per_selection,
+            fixed: None,
+            out: Vec::new(),
         }
     }
 }
@@ -44,18 +46,59 @@ impl SummaryBuilder {
 pub struct Summary<W> {
     w: W,
     per_selection: bool,
+    /// What the names give, made once per run: per target `{"id":…,"verdict":`, per
+    /// rule its id as a JSON string.
+    fixed: Option<Fixed>,
+    /// The selection being written (one `write_all` per selection).
+    out: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct Fixed {
+    /// The names they were made from.
+    names: std::sync::Arc<crate::app::types::Names>,
+    targets: Vec<Vec<u8>>,
+    rules: Vec<Vec<u8>>,
 }
 
 impl<W: Write> ResultSink for Summary<W> {
     fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
-        summary(&mut self.w, r, self.per_selection)
+        if self
+            .fixed
+            .as_ref()
+            .is_some_and(|f| !std::sync::Arc::ptr_eq(&f.names, &r.names))
+        {
+            self.fixed = None;
+        }
+        let fixed = self.fixed.get_or_insert_with(|| Fixed {
+            names: r.names.clone(),
+            targets: r
+                .names
+                .targets
+                .iter()
+                .map(|t| {
+                    let mut b = b"{\"id\":".to_vec();
+                    b.extend_from_slice(&json_string(&t.id));
+                    b.extend_from_slice(b",\"verdict\":");
+                    b
+                })
+                .collect(),
+            rules: r.names.rules.iter().map(|x| json_string(&x.id)).collect(),
+        });
+        self.out.clear();
+        summary(&mut self.out, r, fixed, self.per_selection)?;
+        self.w.write_all(&self.out)
     }
 }
 
 /// The summary of one selection as compact JSON: the header and, per target, its id,
 /// verdict, score, reason and failing rule ids (one target per line unless `one_line`).
-fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::Result<()> {
-    let rule_ids: Vec<Vec<u8>> = r.names.rules.iter().map(|x| json_string(&x.id)).collect();
+fn summary(
+    out: &mut Vec<u8>,
+    r: &SelectionResult,
+    fixed: &Fixed,
+    one_line: bool,
+) -> io::Result<()> {
     let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
     let nl: &[u8] = if one_line { b"" } else { b"\n" };
     let mut head = serde_json::Map::new();
@@ -73,33 +116,36 @@ fn summary<W: Write>(w: &mut W, r: &SelectionResult, one_line: bool) -> io::Resu
     );
     head.insert("evaluatedAt".into(), Value::from(r.evaluated_at.clone()));
     let text = serde_json::to_string(&head).map_err(io::Error::other)?;
-    let text = crate::app::text::json_safe(&text).into_owned();
+    let text = crate::app::text::json_safe(&text);
     // `{…}` → `{…,"targets":[`
-    w.write_all(&text.as_bytes()[..text.len() - 1])?;
-    w.write_all(b",\"targets\":[")?;
+    out.extend_from_slice(&text.as_bytes()[..text.len() - 1]);
+    out.extend_from_slice(b",\"targets\":[");
     for t in 0..r.target_count() {
         if t > 0 {
-            w.write_all(b",")?;
+            out.push(b',');
         }
-        w.write_all(nl)?;
+        out.extend_from_slice(nl);
         let d = r.device(t);
-        w.write_all(b"{\"id\":")?;
-        write_str(w, &r.names.targets[t].id)?;
-        write!(w, ",\"verdict\":{},\"score\":", d.verdict)?;
-        number(w, d.score)?;
-        write!(w, ",\"reason\":\"{}\",\"failing\":[", d.reason.as_str())?;
+        out.extend_from_slice(&fixed.targets[t]);
+        out.push(b'0' + d.verdict.number());
+        out.extend_from_slice(b",\"score\":");
+        number(out, d.score)?;
+        out.extend_from_slice(b",\"reason\":\"");
+        out.extend_from_slice(d.reason.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"failing\":[");
         let mut first = true;
-        for (id, column) in rule_ids.iter().zip(&columns) {
+        for (id, column) in fixed.rules.iter().zip(&columns) {
             if column[t].counted() == Some(false) {
                 if !first {
-                    w.write_all(b",")?;
+                    out.push(b',');
                 }
                 first = false;
-                w.write_all(id)?;
+                out.extend_from_slice(id);
             }
         }
-        w.write_all(b"]}")?;
+        out.extend_from_slice(b"]}");
     }
-    w.write_all(nl)?;
-    w.write_all(b"]}\n")
+    out.extend_from_slice(nl);
+    out.extend_from_slice(b"]}\n");
+    Ok(())
 }

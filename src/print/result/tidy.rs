@@ -275,8 +275,9 @@ impl<R: RowWriter> ResultSink for Tidy<R> {
 pub struct CsvRows<W: Write> {
     pub w: csv::Writer<W>,
     pub guard: bool,
-    /// The cells that depend on the target alone, made once per run.
-    targets: Option<Vec<Vec<String>>>,
+    /// The cells that depend on the target alone, made once per run (by the names
+    /// they were made from).
+    targets: Option<(Arc<Names>, Vec<Vec<String>>)>,
 }
 
 impl<W: Write> CsvRows<W> {
@@ -348,13 +349,17 @@ impl<W: Write> RowWriter for CsvRows<W> {
         n: usize,
         selection_label: &str,
     ) -> io::Result<bool> {
-        if self.targets.is_none() {
+        if self
+            .targets
+            .as_ref()
+            .is_none_or(|(n, _)| !Arc::ptr_eq(n, &r.names))
+        {
             let targets = fixed_cells(shape, r)
                 .map(|cells| cells.iter().map(|c| self.text(c)).collect())
                 .collect();
-            self.targets = Some(targets);
+            self.targets = Some((r.names.clone(), targets));
         }
-        let targets = self.targets.as_ref().expect("made above");
+        let (_, targets) = self.targets.as_ref().expect("made above");
         let key = crate::print::csv_text(&r.selection_key, self.guard);
         let label = crate::print::csv_text(selection_label, self.guard);
         let selection_verdict = digit(r.selection_verdict().number());
@@ -438,6 +443,8 @@ pub struct JsonRows<W: Write> {
 }
 
 struct JsonFixed {
+    /// The names they were made from.
+    names: Arc<Names>,
     targets: Vec<(Vec<u8>, Vec<u8>)>,
     rule_keys: Vec<Vec<u8>>,
 }
@@ -491,7 +498,11 @@ impl<W: Write> RowWriter for JsonRows<W> {
         n: usize,
         selection_label: &str,
     ) -> io::Result<bool> {
-        if self.fixed.is_none() {
+        if self
+            .fixed
+            .as_ref()
+            .is_none_or(|f| !Arc::ptr_eq(&f.names, &r.names))
+        {
             // The header names the members: `targetId` is the fourth, then after the
             // selection's label come the target's label and summary fields.
             let own = &self.header[9..10 + shape.summary.len()];
@@ -516,7 +527,11 @@ impl<W: Write> RowWriter for JsonRows<W> {
                     key
                 })
                 .collect();
-            self.fixed = Some(JsonFixed { targets, rule_keys });
+            self.fixed = Some(JsonFixed {
+                names: r.names.clone(),
+                targets,
+                rule_keys,
+            });
         }
         let fixed = self.fixed.as_ref().expect("made above");
         let mut head = b"{".to_vec();

@@ -21,7 +21,11 @@ impl MarkdownBuilder {
 
     /// The printer, writing to `w`.
     pub fn build<W: Write>(&self, w: W) -> Markdown<W> {
-        Markdown { w }
+        Markdown {
+            w,
+            line: Vec::new(),
+            scores: std::collections::HashMap::new(),
+        }
     }
 }
 
@@ -30,6 +34,11 @@ impl MarkdownBuilder {
 #[derive(Debug)]
 pub struct Markdown<W> {
     w: W,
+    /// The row being written (one `write_all` per row).
+    line: Vec<u8>,
+    /// Each score's cell text (`{:.2}`) by its bits: scores take few values, and
+    /// formatting one costs more than the rest of its cell.
+    scores: std::collections::HashMap<u64, Box<str>>,
 }
 
 impl<W: Write> ResultSink for Markdown<W> {
@@ -38,7 +47,9 @@ impl<W: Write> ResultSink for Markdown<W> {
     }
 
     fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
-        markdown_row(&mut self.w, r)
+        self.line.clear();
+        markdown_row(&mut self.line, &mut self.scores, r)?;
+        self.w.write_all(&self.line)
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -69,7 +80,11 @@ fn markdown_head<W: Write>(
 }
 
 /// One selection as a row of the Markdown table.
-fn markdown_row<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> {
+fn markdown_row(
+    w: &mut Vec<u8>,
+    scores: &mut std::collections::HashMap<u64, Box<str>>,
+    r: &SelectionResult,
+) -> io::Result<()> {
     let v = r.selection_verdict();
     write!(
         w,
@@ -78,9 +93,19 @@ fn markdown_row<W: Write>(w: &mut W, r: &SelectionResult) -> io::Result<()> {
         glyph(v),
         md_cell(r.recommended_id().unwrap_or("—")),
     )?;
+    if scores.len() > 4096 {
+        scores.clear();
+    }
     for t in 0..r.target_count() {
         let d = r.device(t);
-        write!(w, " {} {:.2} |", glyph(d.verdict), d.score)?;
+        let score = scores
+            .entry(d.score.to_bits())
+            .or_insert_with(|| format!("{:.2}", d.score).into());
+        w.push(b' ');
+        w.extend_from_slice(glyph(d.verdict).as_bytes());
+        w.push(b' ');
+        w.extend_from_slice(score.as_bytes());
+        w.extend_from_slice(b" |");
     }
     w.write_all(b"\n")
 }

@@ -60,12 +60,47 @@ fn page(seed: u64, sources: usize, distinct: usize, overrides: usize) -> Page {
 fn check_all(label: &str, page: &Page, grouped: &mut Matrix) {
     for s in 0..page.source.rows.len() {
         let alone = Matrix::new(page).expect("compiles").evaluate(s);
-        assert_same(
-            &format!("{label}, source {s}"),
-            &grouped.evaluate(s),
-            &alone,
-        );
+        let label = format!("{label}, source {s}");
+        let e = grouped.evaluate(s);
+        assert_same(&label, &e, &alone);
+        assert_decided(&label, page, &e);
     }
+}
+
+/// The selection's verdict and recommendation decided from its targets' verdicts as
+/// the policy says, from scratch (the matrix mends them for a selection's overrides).
+fn assert_decided(label: &str, page: &Page, e: &SelectionEval) {
+    use rulebench_core::verdict::{self, Candidate};
+    let verdicts: Vec<_> = e.devices.iter().map(|d| d.verdict).collect();
+    let selection = verdict::selection_verdict(&page.selection_policy, &verdicts);
+    assert_eq!(e.selection_verdict, selection, "{label}: selection verdict");
+    assert!(
+        page.target.priority.is_none(),
+        "synthetic pages have no priority"
+    );
+    let ids: Vec<String> = page
+        .target
+        .rows
+        .iter()
+        .map(|r| page.target.row_id(r))
+        .collect();
+    let candidates: Vec<Candidate> = e
+        .devices
+        .iter()
+        .zip(&ids)
+        .map(|(d, id)| Candidate {
+            id,
+            verdict: d.verdict,
+            score: d.score,
+            priority: 0.0,
+        })
+        .collect();
+    let recommended = verdict::recommend(selection, &candidates);
+    assert_eq!(
+        e.recommended.map(|t| ids[t].as_str()),
+        recommended,
+        "{label}: recommendation"
+    );
 }
 
 proptest! {

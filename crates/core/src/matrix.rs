@@ -495,8 +495,15 @@ const PARALLEL_FROM: usize = 2048;
 struct Base {
     columns: Vec<Arc<Column>>,
     devices: Vec<DeviceVerdict>,
-    selection_verdict: Verdict,
-    recommended: Option<usize>,
+    decided: Decided,
+}
+
+/// What decides a selection from its targets' verdicts: how many are at each verdict
+/// (the selection's verdict follows), and the target a recommendation would name.
+#[derive(Clone, Copy)]
+struct Decided {
+    counts: [usize; 3],
+    best: Option<usize>,
 }
 
 /// Evaluations without overrides, by the selected source's projection on every
@@ -1122,55 +1129,77 @@ impl Matrix {
                 verdict::device_verdict(scoring, &tally, None)
             })
             .collect();
-        let (selection_verdict, recommended) = self.decide(&devices);
+        let decided = self.decide(&devices);
         Base {
             columns,
             devices,
-            selection_verdict,
-            recommended,
+            decided,
         }
     }
 
     /// The selection's verdict and recommended target from its targets' verdicts.
-    fn decide(&self, devices: &[DeviceVerdict]) -> (Verdict, Option<usize>) {
-        let verdicts: Vec<Verdict> = devices.iter().map(|d| d.verdict).collect();
-        let selection_verdict = verdict::selection_verdict(&self.selection_policy, &verdicts);
-        let candidates: Vec<Candidate> = devices
-            .iter()
-            .enumerate()
-            .map(|(t, d)| Candidate {
-                id: &self.target_ids[t],
-                verdict: d.verdict,
-                score: d.score,
-                priority: self.target_priority[t],
-            })
+    fn decide(&self, devices: &[DeviceVerdict]) -> Decided {
+        let mut counts = [0usize; 3];
+        for d in devices {
+            counts[usize::from(d.verdict.number())] += 1;
+        }
+        let candidates: Vec<Candidate> = (0..devices.len())
+            .map(|t| self.candidate(devices, t))
             .collect();
-        let recommended = verdict::recommend_at(selection_verdict, &candidates);
-        (selection_verdict, recommended)
+        Decided {
+            counts,
+            best: verdict::best_at(&candidates),
+        }
+    }
+
+    /// Target `t` as a candidate for the recommendation.
+    fn candidate<'a>(&'a self, devices: &[DeviceVerdict], t: usize) -> Candidate<'a> {
+        Candidate {
+            id: &self.target_ids[t],
+            verdict: devices[t].verdict,
+            score: devices[t].score,
+            priority: self.target_priority[t],
+        }
     }
 
     /// One selection's evaluation from the evaluation without overrides: the
     /// selection's own overrides (read from its index, not the page's) force their
-    /// targets' verdicts, and only then is the selection decided again.
+    /// targets' verdicts; the verdict counts and the best candidate are mended for
+    /// those targets alone (all targets are ranked again only when the override moved
+    /// the best one).
     fn finish(&self, selection: usize, base: &Base) -> SelectionEval {
         let n = base.devices.len();
         let mut devices = base.devices.clone();
         let mut overrides: Vec<Option<bool>> = vec![None; n];
         let mut notes = BTreeMap::new();
-        let (mut selection_verdict, mut recommended) = (base.selection_verdict, base.recommended);
+        let mut decided = base.decided;
         if let Some(of) = self.overrides.get(&selection) {
             for (&t, (value, note)) in of {
                 overrides[t] = Some(*value);
                 // An override decides before any rule; the score stays the rules'.
                 let d = &mut devices[t];
+                decided.counts[usize::from(d.verdict.number())] -= 1;
                 d.verdict = if *value { FULL } else { NONE };
+                decided.counts[usize::from(d.verdict.number())] += 1;
                 d.reason = verdict::Reason::Override;
                 if let Some(note) = note {
                     notes.insert(t, note.clone());
                 }
             }
-            (selection_verdict, recommended) = self.decide(&devices);
+            decided.best = match base.decided.best {
+                Some(best) if of.contains_key(&best) => self.decide(&devices).best,
+                best => of
+                    .keys()
+                    .copied()
+                    .filter(|&t| devices[t].verdict > NONE)
+                    .chain(best)
+                    .min_by(|&a, &b| {
+                        verdict::rank(&self.candidate(&devices, a), &self.candidate(&devices, b))
+                    }),
+            };
         }
+        let selection_verdict =
+            verdict::selection_verdict_of(&self.selection_policy, decided.counts);
         SelectionEval {
             selection,
             columns: base.columns.clone(),
@@ -1178,7 +1207,9 @@ impl Matrix {
             overrides,
             notes,
             selection_verdict,
-            recommended,
+            recommended: (selection_verdict != NONE)
+                .then_some(decided.best)
+                .flatten(),
         }
     }
 }

@@ -468,12 +468,20 @@ pub fn device_verdict(scoring: &Scoring, tally: &Tally, overridden: Option<bool>
 
 /// The selection policy's aggregate: one verdict for the selection from its targets'.
 pub fn selection_verdict(policy: &SelectionPolicy, verdicts: &[Verdict]) -> Verdict {
-    let any = |v: Verdict| verdicts.contains(&v);
+    let mut counts = [0usize; 3];
+    for v in verdicts {
+        counts[usize::from(v.number())] += 1;
+    }
+    selection_verdict_of(policy, counts)
+}
+
+/// [`selection_verdict`] from how many targets are at each verdict (by its number):
+/// the aggregate reads no more than that.
+pub fn selection_verdict_of(policy: &SelectionPolicy, counts: [usize; 3]) -> Verdict {
+    let any = |v: Verdict| counts[usize::from(v.number())] > 0;
     let full = match policy.aggregate.mode {
         AggregateMode::AnyDeviceFullIsCompatible => any(FULL),
-        AggregateMode::AllDevicesFullIsCompatible => {
-            !verdicts.is_empty() && verdicts.iter().all(|&v| v == FULL)
-        }
+        AggregateMode::AllDevicesFullIsCompatible => any(FULL) && !any(PARTIAL) && !any(NONE),
     };
     let partial = match policy.aggregate.else_mode {
         ElseMode::AnyDevicePartialIsPartial => any(PARTIAL) || any(FULL),
@@ -507,18 +515,28 @@ pub fn recommend_at(selection: Verdict, candidates: &[Candidate<'_>]) -> Option<
     if selection == NONE {
         return None;
     }
+    best_at(candidates)
+}
+
+/// The candidate a recommendation would name, whatever the selection's verdict: the
+/// first in [`rank`] order among those above 0.
+pub fn best_at(candidates: &[Candidate<'_>]) -> Option<usize> {
     candidates
         .iter()
         .enumerate()
         .filter(|(_, c)| c.verdict > NONE)
-        .min_by(|(_, a), (_, b)| {
-            b.verdict
-                .cmp(&a.verdict)
-                .then(b.score.total_cmp(&a.score))
-                .then(b.priority.total_cmp(&a.priority))
-                .then(a.id.cmp(b.id))
-        })
+        .min_by(|(_, a), (_, b)| rank(a, b))
         .map(|(i, _)| i)
+}
+
+/// The recommendation's order: `Less` when `a` comes before `b` (higher verdict, then
+/// higher score, then higher priority, then the smaller id).
+pub fn rank(a: &Candidate<'_>, b: &Candidate<'_>) -> std::cmp::Ordering {
+    b.verdict
+        .cmp(&a.verdict)
+        .then(b.score.total_cmp(&a.score))
+        .then(b.priority.total_cmp(&a.priority))
+        .then(a.id.cmp(b.id))
 }
 
 #[cfg(test)]

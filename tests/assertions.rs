@@ -463,6 +463,42 @@ fn pinning_too_much_is_refused_and_changes_nothing() {
     assert!(err.contains("pinned"), "{err}");
 }
 
+/// Pins whose ids two rows share (the slugs of `A` and `a`) replace each other: the size
+/// limit counts each id once, so pinning both is not refused when the merged list fits.
+#[test]
+fn pins_of_rows_with_one_slug_count_once_against_the_limit() {
+    let env = Env::new();
+    let file = env.dir.path().join("big.json");
+    let file = file.to_str().unwrap();
+    expect(
+        &env.db,
+        &[
+            "bench",
+            "--targets",
+            "200",
+            "--rules",
+            "3",
+            "--sources",
+            "2",
+            "--write-page",
+            file,
+        ],
+        0,
+    );
+    let mut page: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    page["source"]["rows"][0]["id"] = json!("A");
+    page["source"]["rows"][1]["id"] = json!("a");
+    std::fs::write(file, page.to_string()).unwrap();
+    expect(&env.db, &["import", file], 0);
+    // One selection's pins fit (about 41 KB); both rows' would not, were their ids
+    // counted twice.
+    let (_, err) = expect(&env.db, &["test", "synthetic-200x3", "--pin"], 0);
+    assert!(err.contains("pinned"), "{err}");
+    let (page, _) = env.app().page("synthetic-200x3").unwrap();
+    let one = env.app().evaluate("synthetic-200x3", "a").unwrap();
+    assert_eq!(page.assertions.len(), one.target_count() + 2, "{err}");
+}
+
 // ---------------------------------------------------------------------------------------
 // The app layer and the store
 // ---------------------------------------------------------------------------------------

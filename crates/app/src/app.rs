@@ -592,12 +592,7 @@ impl App {
             row.insert(field.clone(), Value::String(needle.to_owned()));
             hashes.push(key_hash(&d.row_key(&row)));
         }
-        for hash in hashes {
-            if let Some(hit) = self.store.row_by_hash(&head.id, Side::Source, &hash)? {
-                return Ok(Some(hit));
-            }
-        }
-        Ok(None)
+        Ok(self.store.row_by_hash(&head.id, Side::Source, &hashes)?)
     }
 
     /// The cached result of a selection at a revision. A cache page this version cannot
@@ -661,7 +656,7 @@ impl App {
         };
         let Some((_, _, _, text)) =
             self.store
-                .row_by_hash(page_id, Side::Source, &key_hash(key))?
+                .row_by_hash(page_id, Side::Source, &[key_hash(key)])?
         else {
             return Ok(None);
         };

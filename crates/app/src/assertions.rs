@@ -230,17 +230,21 @@ impl App {
         let mut source = ResultSource::new(&page, revision);
         let mut next = page.clone();
         let mut pins = Vec::new();
-        // The merged list holds every pin: once the pins alone pass the page's limit,
-        // no merge can fit, and the work stops there (not after every selection).
+        // The merged list holds every pin's id: once the pins alone pass the page's
+        // limit, no merge can fit, and the work stops there (not after every selection).
+        // Pins of one id replace each other (ids come from the rows' keys, which two
+        // rows may share once made slugs): each id counts once, at its last size.
         let limits = Limits::default();
+        let mut sizes: std::collections::HashMap<String, usize> = Default::default();
         let mut bytes = 0;
         for (n, &s) in rows.iter().enumerate() {
             let result = source.result(self, s)?;
             let pinned = assertions::pin(&page, &result);
-            bytes += pinned
-                .iter()
-                .map(|p| serde_json::to_string(p).map_or(0, |t| t.len() + 1))
-                .sum::<usize>();
+            for p in &pinned {
+                let size = serde_json::to_string(p).map_or(0, |t| t.len() + 1);
+                bytes += size;
+                bytes -= sizes.insert(p.id.clone(), size).unwrap_or(0);
+            }
             if bytes > limits.max_assertions_bytes {
                 let mut d = assertions::too_large(bytes, &limits);
                 d.message = format!(

@@ -725,6 +725,9 @@ impl Scanner<'_> {
         match *self.bytes.get(self.pos)? {
             b'{' => {
                 self.pos += 1;
+                // A key met again (JSON allows it) is not looked into: a pointer names
+                // the first member with its key, as a scan of its own would find it.
+                let mut met: Vec<String> = Vec::new();
                 loop {
                     self.ws();
                     if self.bytes.get(self.pos) == Some(&b'}') {
@@ -738,7 +741,11 @@ impl Scanner<'_> {
                         return None;
                     }
                     self.pos += 1;
-                    child(self, wanted.children.get(&key), key_at)?;
+                    let node = wanted.children.get(&key).filter(|_| !met.contains(&key));
+                    if node.is_some() {
+                        met.push(key);
+                    }
+                    child(self, node, key_at)?;
                     self.ws();
                     match self.bytes.get(self.pos)? {
                         b',' => self.pos += 1,
@@ -917,6 +924,13 @@ mod tests {
         );
         assert_eq!(locate(text, "/bad/1"), Some((7, 14)));
         assert_eq!(locate(text, "/bad/2"), None, "past the syntax error");
+        // A duplicated key: the first member is the one a pointer names.
+        let dup = "{\"a\": {\"x\": 1}, \"a\": {\"y\": 2}}";
+        assert_eq!(locate(dup, "/a/x"), Some((1, 8)));
+        assert_eq!(locate(dup, "/a/y"), None);
+        let d = Diagnostic::warning(Code::Compile, "/a/y", "m");
+        let d = locate_all(vec![d], dup).remove(0);
+        assert_eq!((d.line, d.column), (Some(1), Some(2)), "at the first `a`");
     }
 
     #[test]

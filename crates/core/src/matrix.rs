@@ -485,6 +485,9 @@ struct Slot {
 /// byte per target), and the fewest columns kept however many targets there are.
 const CACHE_BYTES_PER_RULE: usize = 4 << 20;
 const CACHE_PER_RULE: usize = 32;
+/// What a cached column costs beyond its byte per target (its key, its `Column`, the
+/// map's slot), roughly.
+const COLUMN_OVERHEAD: usize = 256;
 
 /// Below this many evaluations, a piece of work runs on the calling thread: handing it
 /// to the other core costs more than it saves.
@@ -980,7 +983,9 @@ impl Matrix {
             let any_not_applicable = per_group.contains(&NOT_APPLICABLE);
             let column = Arc::new(Column::new(outcome, per_group.len(), any_not_applicable));
             let cache = &mut self.rules[i].cache;
-            if cache.len() >= CACHE_PER_RULE.max(CACHE_BYTES_PER_RULE / self.target.len().max(1)) {
+            if cache.len()
+                >= CACHE_PER_RULE.max(CACHE_BYTES_PER_RULE / (self.target.len() + COLUMN_OVERHEAD))
+            {
                 cache.clear();
             }
             cache.insert(key, column.clone());

@@ -303,37 +303,49 @@ impl Store {
         self.load_but(page_id, &[Side::Source, Side::Target], At::Now)
     }
 
-    /// One side's row whose keyHash is `hash` (lowercase hex), as stored: (its index,
-    /// key, keyHash, JSON text). Rows are not indexed by keyHash (the index doubled the
-    /// time of writing a large dataset, see migration 4): this scans the side once, in
-    /// a small page cache, so that one row read does not keep the side's pages.
+    /// One side's row whose keyHash is the first of `hashes` (lowercase hex) that a row
+    /// has, as stored: (its index, key, keyHash, JSON text). Rows are not indexed by
+    /// keyHash (the index doubled the time of writing a large dataset, see migration
+    /// 4): this scans the side once for all of them, in a small page cache, so that one
+    /// row read does not keep the side's pages.
     pub fn row_by_hash(
         &self,
         page_id: &str,
         side: Side,
-        hash: &str,
+        hashes: &[String],
     ) -> Result<Option<(usize, String, String, String)>> {
+        if hashes.is_empty() {
+            return Ok(None);
+        }
+        let wanted = vec!["?"; hashes.len()].join(", ");
+        let sql = format!(
+            "SELECT ord, row_key, key_hash, row_json FROM dataset_rows
+             WHERE page_id = ? AND side = ? AND key_hash IN ({wanted}) ORDER BY ord"
+        );
         self.conn
             .pragma_update(None, "cache_size", SCAN_CACHE_KIB)?;
-        let found = self
-            .conn
-            .query_row(
-                "SELECT ord, row_key, key_hash, row_json FROM dataset_rows
-                 WHERE page_id = ?1 AND side = ?2 AND key_hash = ?3 ORDER BY ord LIMIT 1",
-                params![page_id, side.name(), hash],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)? as usize,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                    ))
-                },
-            )
-            .optional();
+        let found = (|| -> rusqlite::Result<Vec<(usize, String, String, String)>> {
+            let mut stmt = self.conn.prepare(&sql)?;
+            let params = [page_id, side.name()]
+                .into_iter()
+                .chain(hashes.iter().map(String::as_str));
+            stmt.query_map(rusqlite::params_from_iter(params), |r| {
+                Ok((
+                    r.get::<_, i64>(0)? as usize,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                ))
+            })?
+            .collect()
+        })();
         self.conn
             .pragma_update(None, "cache_size", PAGE_CACHE_KIB)?;
-        Ok(found?)
+        let found = found?;
+        // The first hash asked for wins; among rows of one hash, the first row.
+        Ok(hashes
+            .iter()
+            .find_map(|h| found.iter().find(|(_, _, hash, _)| hash == h).cloned()))
     }
 
     /// One side's row keys with their keyHashes, in order.

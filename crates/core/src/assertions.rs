@@ -1177,6 +1177,10 @@ enum Direct {
         id: String,
         field: String,
     },
+    /// `$.targets[*].field`: that scalar of every target, in order.
+    EveryTarget {
+        field: String,
+    },
 }
 
 impl Direct {
@@ -1185,6 +1189,17 @@ impl Direct {
             "$.selectionVerdict" => return Some(Direct::SelectionVerdict),
             "$.recommendedTargetId" => return Some(Direct::Recommended),
             _ => {}
+        }
+        // `rules` and `override` are objects: the general path handles them.
+        let simple = |field: &str| {
+            !field.is_empty()
+                && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !matches!(field, "rules" | "override")
+        };
+        if let Some(field) = path.strip_prefix("$.targets[*].") {
+            return simple(field).then(|| Direct::EveryTarget {
+                field: field.to_owned(),
+            });
         }
         let rest = path.strip_prefix("$.targets[?@.id==")?;
         let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
@@ -1195,10 +1210,7 @@ impl Direct {
             return None;
         }
         let field = rest[end + 1..].strip_prefix("].")?;
-        let simple =
-            !field.is_empty() && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        // `rules` and `override` are objects: the general path handles them.
-        (simple && !matches!(field, "rules" | "override")).then(|| Direct::TargetField {
+        simple(field).then(|| Direct::TargetField {
             id: id.to_owned(),
             field: field.to_owned(),
         })
@@ -1213,11 +1225,27 @@ impl Direct {
                 .get(id)
                 .into_iter()
                 .flatten()
-                .filter_map(|&t| {
-                    let needs = Needs::of_path(&format!("$.{field}"));
-                    r.target_value(t, &needs).remove(field.as_str())
-                })
+                .filter_map(|&t| target_field(r, t, field))
                 .collect(),
+            Direct::EveryTarget { field } => (0..r.target_count())
+                .filter_map(|t| target_field(r, t, field))
+                .collect(),
+        }
+    }
+}
+
+/// Member `field` of target `t`'s entry in the result JSON, if it has one: the verdict,
+/// score, reason and id read straight from the result, any other from the entry.
+fn target_field(r: &SelectionResult, t: usize, field: &str) -> Option<Value> {
+    let d = r.device(t);
+    match field {
+        "verdict" => Some(Value::from(d.verdict)),
+        "score" => Some(Value::from(d.score)),
+        "reason" => Some(Value::from(d.reason.as_str())),
+        "id" => Some(Value::from(r.names.targets[t].id.as_str())),
+        _ => {
+            let needs = Needs::of_path(&format!("$.{field}"));
+            r.target_value(t, &needs).remove(field)
         }
     }
 }
@@ -2296,7 +2324,16 @@ mod tests {
             Direct::of("$.recommendedTargetId"),
             Some(Direct::Recommended)
         );
+        assert_eq!(
+            Direct::of("$.targets[*].verdict"),
+            Some(Direct::EveryTarget {
+                field: "verdict".into()
+            })
+        );
         for general in [
+            "$.targets[*].rules",
+            "$.targets[*].override",
+            "$.targets[*]",
             "$.targets[?@.id=='a'].rules",
             "$.targets[?@.id=='a'].rules.x",
             "$.targets[?@.id=='it\\'s'].verdict",

@@ -427,9 +427,9 @@ fn pin_round_trip() {
     assert!(out.contains("FAIL  pin-"), "{out}");
 }
 
-#[test]
-fn pinning_too_much_is_refused_and_changes_nothing() {
-    let env = Env::new();
+/// A synthetic page of 200 targets, 3 rules and `sources` sources, as `edit` leaves its
+/// JSON, imported (`synthetic-200x3`).
+fn pin_page(env: &Env, sources: &str, edit: impl FnOnce(&mut Value)) {
     let file = env.dir.path().join("big.json");
     let file = file.to_str().unwrap();
     expect(
@@ -441,13 +441,22 @@ fn pinning_too_much_is_refused_and_changes_nothing() {
             "--rules",
             "3",
             "--sources",
-            "40",
+            sources,
             "--write-page",
             file,
         ],
         0,
     );
+    let mut page: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    edit(&mut page);
+    std::fs::write(file, page.to_string()).unwrap();
     expect(&env.db, &["import", file], 0);
+}
+
+#[test]
+fn pinning_too_much_is_refused_and_changes_nothing() {
+    let env = Env::new();
+    pin_page(&env, "40", |_| {});
     let id = "synthetic-200x3";
     let before = fingerprint(&env.app());
     let (_, err) = expect(&env.db, &["test", id, "--pin"], 2);
@@ -468,28 +477,10 @@ fn pinning_too_much_is_refused_and_changes_nothing() {
 #[test]
 fn pins_of_rows_with_one_slug_count_once_against_the_limit() {
     let env = Env::new();
-    let file = env.dir.path().join("big.json");
-    let file = file.to_str().unwrap();
-    expect(
-        &env.db,
-        &[
-            "bench",
-            "--targets",
-            "200",
-            "--rules",
-            "3",
-            "--sources",
-            "2",
-            "--write-page",
-            file,
-        ],
-        0,
-    );
-    let mut page: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    page["source"]["rows"][0]["id"] = json!("A");
-    page["source"]["rows"][1]["id"] = json!("a");
-    std::fs::write(file, page.to_string()).unwrap();
-    expect(&env.db, &["import", file], 0);
+    pin_page(&env, "2", |page| {
+        page["source"]["rows"][0]["id"] = json!("A");
+        page["source"]["rows"][1]["id"] = json!("a");
+    });
     // One selection's pins fit (about 41 KB); both rows' would not, were their ids
     // counted twice.
     let (_, err) = expect(&env.db, &["test", "synthetic-200x3", "--pin"], 0);

@@ -110,6 +110,20 @@ impl Iterator for Evaluations {
     }
 }
 
+/// A side's stored rows (key, keyHash, JSON text) in the engine's form.
+fn parse_stored(
+    d: &rulebench_core::model::Dataset,
+    stored: &[(String, String, String)],
+    what: &str,
+) -> Result<ArenaRows> {
+    ArenaRows::parse(d, stored.iter().map(|(_, _, text)| text.as_str())).map_err(|message| {
+        AppError::Store(StoreError::Unreadable {
+            what: what.into(),
+            message,
+        })
+    })
+}
+
 /// The label of a source row of `page` from its stored text.
 fn source_label(page: &Page, key: &str, text: &str) -> Result<String> {
     let row: rulebench_core::model::Row = serde_json::from_str(text).map_err(|e| {
@@ -624,16 +638,7 @@ impl App {
         sources: Option<(ArenaRows, Vec<String>)>,
     ) -> Result<(Matrix, Arc<Names>)> {
         let stored = self.store.stored_rows(&head.id, Side::Target)?;
-        let rows = ArenaRows::parse(
-            &head.target,
-            stored.iter().map(|(_, _, text)| text.as_str()),
-        )
-        .map_err(|message| {
-            AppError::Store(StoreError::Unreadable {
-                what: "target row".into(),
-                message,
-            })
-        })?;
+        let rows = parse_stored(&head.target, &stored, "target row")?;
         let keys = stored
             .into_iter()
             .map(|(key, hash, _)| (key, hash))
@@ -699,27 +704,11 @@ impl App {
         // the engine's arena, the sources with their keys and keyHashes.
         let snapshot = self.store.read_snapshot()?;
         let Some(head) = self.store.load_head(page_id)? else {
-            return Err(self
-                .page(page_id)
-                .err()
-                .unwrap_or_else(|| AppError::NotFound {
-                    what: "page",
-                    id: page_id.to_owned(),
-                    hint: None,
-                }));
+            return Err(self.missing_page(page_id));
         };
         let (page, revision) = (head.page, head.revision);
         let stored = self.store.stored_rows(page_id, Side::Source)?;
-        let sources = ArenaRows::parse(
-            &page.source,
-            stored.iter().map(|(_, _, text)| text.as_str()),
-        )
-        .map_err(|message| {
-            AppError::Store(StoreError::Unreadable {
-                what: "source row".into(),
-                message,
-            })
-        })?;
+        let sources = parse_stored(&page.source, &stored, "source row")?;
         let labels = if labels {
             stored
                 .iter()
@@ -742,6 +731,18 @@ impl App {
             next: 0,
         };
         Ok((evaluations, labels))
+    }
+
+    /// The error for a page the store does not have: `page` says so, with a
+    /// did-you-mean.
+    pub(crate) fn missing_page(&self, page_id: &str) -> AppError {
+        self.page(page_id)
+            .err()
+            .unwrap_or_else(|| AppError::NotFound {
+                what: "page",
+                id: page_id.to_owned(),
+                hint: None,
+            })
     }
 
     /// A page without the rows of one side (their count is still known to the store).

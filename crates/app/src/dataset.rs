@@ -513,15 +513,7 @@ impl App {
         // The rows of `side` are replaced: they are not loaded (their keys only when
         // overrides must follow keys that changed case).
         let Some(stored) = self.store.load_without(page_id, side)? else {
-            // Not there: `page` says so, with a did-you-mean.
-            return Err(self
-                .page(page_id)
-                .err()
-                .unwrap_or_else(|| AppError::NotFound {
-                    what: "page",
-                    id: page_id.to_owned(),
-                    hint: None,
-                }));
+            return Err(self.missing_page(page_id));
         };
         let mut page = stored.page;
         let file = absolute(path);

@@ -385,15 +385,7 @@ impl<W: Write> RowWriter for CsvRows<W> {
             serde_json::to_writer(&mut score, &d.score).map_err(crate::print::json_io)?;
             w.write_field(&score).map_err(err)?;
             w.write_field(d.reason.as_str()).map_err(err)?;
-            failing.clear();
-            for (id, column) in rule_ids.iter().zip(&r.eval.columns) {
-                if column.outcome[t].counted() == Some(false) {
-                    if !failing.is_empty() {
-                        failing.push(' ');
-                    }
-                    failing.push_str(id);
-                }
-            }
+            failing_rules(&mut failing, &rule_ids, r, t);
             // The ids are sanitised already; only the formula guard is left to apply.
             if failing.starts_with(GUARDED) {
                 failing = crate::print::csv_text(&failing, self.guard);
@@ -418,6 +410,20 @@ impl<W: Write> RowWriter for CsvRows<W> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.w.flush()
+    }
+}
+
+/// The `failingRules` cell of target `t`: the ids (as given) of the rules that did not
+/// pass, separated by spaces, into `out`.
+fn failing_rules(out: &mut String, ids: &[impl AsRef<str>], r: &SelectionResult, t: usize) {
+    out.clear();
+    for (id, column) in ids.iter().zip(&r.eval.columns) {
+        if column.outcome[t].counted() == Some(false) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(id.as_ref());
+        }
     }
 }
 
@@ -562,15 +568,7 @@ impl<W: Write> RowWriter for JsonRows<W> {
             l.extend_from_slice(b",\"reason\":\"");
             l.extend_from_slice(d.reason.as_str().as_bytes());
             l.extend_from_slice(b"\",");
-            failing.clear();
-            for (rule, column) in rule_ids.iter().zip(&r.eval.columns) {
-                if column.outcome[t].counted() == Some(false) {
-                    if !failing.is_empty() {
-                        failing.push(' ');
-                    }
-                    failing.push_str(rule);
-                }
-            }
+            failing_rules(&mut failing, &rule_ids, r, t);
             member(l, "failingRules", &Value::from(failing.as_str()));
             l.extend_from_slice(&label);
             l.extend_from_slice(own);

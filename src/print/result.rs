@@ -25,6 +25,7 @@ mod json;
 mod jsonl;
 mod markdown;
 mod parquet;
+mod per_names;
 mod sink;
 mod summary;
 mod table;

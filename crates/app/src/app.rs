@@ -124,15 +124,19 @@ fn parse_stored(
     })
 }
 
-/// The label of a source row of `page` from its stored text.
-fn source_label(page: &Page, key: &str, text: &str) -> Result<String> {
-    let row: rulebench_core::model::Row = serde_json::from_str(text).map_err(|e| {
+/// A source row from its stored text (`key` names it in the error).
+fn source_row(key: &str, text: &str) -> Result<rulebench_core::model::Row> {
+    serde_json::from_str(text).map_err(|e| {
         AppError::Store(StoreError::Unreadable {
             what: format!("source row {key}"),
             message: e.to_string(),
         })
-    })?;
-    Ok(page.source.row_label(&row))
+    })
+}
+
+/// The label of a source row of `page` from its stored text.
+fn source_label(page: &Page, key: &str, text: &str) -> Result<String> {
+    Ok(page.source.row_label(&source_row(key, text)?))
 }
 
 /// What an import did.
@@ -550,12 +554,7 @@ impl App {
             if let Some(hit) = self.cached(page_id, &hash, revision, s)? {
                 return Ok(hit);
             }
-            page.source.rows = vec![serde_json::from_str(&text).map_err(|e| {
-                AppError::Store(StoreError::Unreadable {
-                    what: format!("source row {key}"),
-                    message: e.to_string(),
-                })
-            })?];
+            page.source.rows = vec![source_row(&key, &text)?];
             // Only this source's overrides: the others name rows not loaded.
             page.overrides
                 .retain(|o| o.source_hash().as_deref() == Some(hash.as_str()));
@@ -672,13 +671,7 @@ impl App {
     /// Read row by row from the stored texts: no page of rows is held.
     pub fn source_labels(&self, page_id: &str) -> Result<Vec<String>> {
         let Some(head) = self.store.load_head(page_id)? else {
-            let (page, _) = self.page(page_id)?;
-            return Ok(page
-                .source
-                .rows
-                .iter()
-                .map(|r| page.source.row_label(r))
-                .collect());
+            return Err(self.missing_page(page_id));
         };
         self.store
             .stored_rows(page_id, Side::Source)?

@@ -157,6 +157,14 @@ struct Encoded {
     ids: Vec<u32>,
 }
 
+impl Encoded {
+    /// Row `row`'s ids on some encoded paths: two rows with the same key read the
+    /// same values there.
+    fn key(encoded: &[Arc<Encoded>], row: usize) -> Vec<u32> {
+        encoded.iter().map(|e| e.ids[row]).collect()
+    }
+}
+
 self_cell::self_cell!(
     /// A dataset's rows in the engine's own form, in one arena: converted straight from
     /// the page's rows (dataset defaults filled in as they go), with no copy of the
@@ -350,6 +358,11 @@ impl RowSet {
         let e = Arc::new(Encoded { ids });
         self.encoded.insert(path.clone(), e.clone());
         e
+    }
+
+    /// The encodings of `paths`, in order.
+    fn encode_all(&mut self, paths: &[FieldPath]) -> Vec<Arc<Encoded>> {
+        paths.iter().map(|p| self.encode(p)).collect()
     }
 }
 
@@ -934,11 +947,9 @@ impl Matrix {
                     paths.push(p.clone());
                 }
             }
-            let encoded = paths.iter().map(|p| self.source.encode(p)).collect();
-            self.memo.paths = Some(encoded);
+            self.memo.paths = Some(self.source.encode_all(&paths));
         }
-        let encoded = self.memo.paths.as_ref().expect("made above");
-        encoded.iter().map(|e| e.ids[selection]).collect()
+        Encoded::key(self.memo.paths.as_deref().expect("made above"), selection)
     }
 
     /// Every rule's column for a selection, computing only what the caches lack.
@@ -1003,21 +1014,21 @@ impl Matrix {
         let source = &mut self.source;
         let encoded = slot
             .source_encoded
-            .get_or_insert_with(|| slot.source_paths.iter().map(|p| source.encode(p)).collect());
-        encoded.iter().map(|e| e.ids[selection]).collect()
+            .get_or_insert_with(|| source.encode_all(&slot.source_paths));
+        Encoded::key(encoded, selection)
     }
 
     fn grouping(&mut self, paths: &[FieldPath]) -> Arc<Grouping> {
         if let Some(g) = self.groupings.get(paths) {
             return g.clone();
         }
-        let encoded: Vec<Arc<Encoded>> = paths.iter().map(|p| self.target.encode(p)).collect();
+        let encoded = self.target.encode_all(paths);
         let n = self.target.len();
         let mut group_of = Vec::with_capacity(n);
         let mut representatives = Vec::new();
         let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
         for t in 0..n {
-            let key: Vec<u32> = encoded.iter().map(|e| e.ids[t]).collect();
+            let key = Encoded::key(&encoded, t);
             let next = index.len() as u32;
             let g = *index.entry(key).or_insert(next);
             if g == next {

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use serde_json::Value;
 
 use super::json::{json_string, number};
+use super::per_names::PerNames;
 use super::sink::ResultSink;
 use crate::app::types::{Outcome, SelectionResult};
 
@@ -34,7 +35,7 @@ impl SummaryBuilder {
         Summary {
             w,
             per_selection: self.per_selection,
-            fixed: None,
+            fixed: PerNames::default(),
             out: Vec::new(),
         }
     }
@@ -48,30 +49,20 @@ pub struct Summary<W> {
     per_selection: bool,
     /// What the names give, made once per run: per target `{"id":…,"verdict":`, per
     /// rule its id as a JSON string.
-    fixed: Option<Fixed>,
+    fixed: PerNames<Fixed>,
     /// The selection being written (one `write_all` per selection).
     out: Vec<u8>,
 }
 
 #[derive(Debug)]
 struct Fixed {
-    /// The names they were made from.
-    names: std::sync::Arc<crate::app::types::Names>,
     targets: Vec<Vec<u8>>,
     rules: Vec<Vec<u8>>,
 }
 
 impl<W: Write> ResultSink for Summary<W> {
     fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
-        if self
-            .fixed
-            .as_ref()
-            .is_some_and(|f| !std::sync::Arc::ptr_eq(&f.names, &r.names))
-        {
-            self.fixed = None;
-        }
-        let fixed = self.fixed.get_or_insert_with(|| Fixed {
-            names: r.names.clone(),
+        let fixed = self.fixed.of(&r.names, || Fixed {
             targets: r
                 .names
                 .targets

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::per_names::PerNames;
 use super::sink::ResultSink;
 use crate::app::expr::Filter;
 use crate::app::types::{Names, Outcome, SelectionResult};
@@ -275,9 +276,8 @@ impl<R: RowWriter> ResultSink for Tidy<R> {
 pub struct CsvRows<W: Write> {
     pub w: csv::Writer<W>,
     pub guard: bool,
-    /// The cells that depend on the target alone, made once per run (by the names
-    /// they were made from).
-    targets: Option<(Arc<Names>, Vec<Vec<String>>)>,
+    /// The cells that depend on the target alone, made once per run.
+    targets: PerNames<Vec<Vec<String>>>,
 }
 
 impl<W: Write> CsvRows<W> {
@@ -285,21 +285,21 @@ impl<W: Write> CsvRows<W> {
         CsvRows {
             w,
             guard,
-            targets: None,
+            targets: PerNames::default(),
         }
     }
+}
 
-    fn text(&self, c: &Cell<'_>) -> String {
-        let guard = self.guard;
-        match c {
-            Cell::Text(s) => crate::print::csv_text(s, guard),
-            Cell::Int(i) => i.to_string(),
-            Cell::Float(f) => serde_json::to_string(f).expect("numbers serialize"),
-            Cell::Bool(b) => b.to_string(),
-            Cell::Null => String::new(),
-            Cell::Json(Value::String(s)) => crate::print::csv_text(s, guard),
-            Cell::Json(v) => crate::print::csv_text(&v.to_string(), guard),
-        }
+/// A cell as CSV text: text escaped and, with `guard`, guarded against formulas.
+fn cell_text(c: &Cell<'_>, guard: bool) -> String {
+    match c {
+        Cell::Text(s) => crate::print::csv_text(s, guard),
+        Cell::Int(i) => i.to_string(),
+        Cell::Float(f) => serde_json::to_string(f).expect("numbers serialize"),
+        Cell::Bool(b) => b.to_string(),
+        Cell::Null => String::new(),
+        Cell::Json(Value::String(s)) => crate::print::csv_text(s, guard),
+        Cell::Json(v) => crate::print::csv_text(&v.to_string(), guard),
     }
 }
 
@@ -336,7 +336,7 @@ impl<W: Write> RowWriter for CsvRows<W> {
     }
 
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
-        let record: Vec<String> = cells.iter().map(|c| self.text(c)).collect();
+        let record: Vec<String> = cells.iter().map(|c| cell_text(c, self.guard)).collect();
         self.w.write_record(&record).map_err(crate::print::csv_io)
     }
 
@@ -349,17 +349,12 @@ impl<W: Write> RowWriter for CsvRows<W> {
         n: usize,
         selection_label: &str,
     ) -> io::Result<bool> {
-        if self
-            .targets
-            .as_ref()
-            .is_none_or(|(n, _)| !Arc::ptr_eq(n, &r.names))
-        {
-            let targets = fixed_cells(shape, r)
-                .map(|cells| cells.iter().map(|c| self.text(c)).collect())
-                .collect();
-            self.targets = Some((r.names.clone(), targets));
-        }
-        let (_, targets) = self.targets.as_ref().expect("made above");
+        let guard = self.guard;
+        let targets = self.targets.of(&r.names, || {
+            fixed_cells(shape, r)
+                .map(|cells| cells.iter().map(|c| cell_text(c, guard)).collect())
+                .collect()
+        });
         let key = crate::print::csv_text(&r.selection_key, self.guard);
         let label = crate::print::csv_text(selection_label, self.guard);
         let selection_verdict = digit(r.selection_verdict().number());
@@ -444,13 +439,11 @@ pub struct JsonRows<W: Write> {
     pub header: Vec<String>,
     /// Per target, its own members (`"targetId":…` and `"targetLabel":…,"target.f":…`),
     /// and each rule's key: made once per run.
-    fixed: Option<JsonFixed>,
+    fixed: PerNames<JsonFixed>,
     line: Vec<u8>,
 }
 
 struct JsonFixed {
-    /// The names they were made from.
-    names: Arc<Names>,
     targets: Vec<(Vec<u8>, Vec<u8>)>,
     rule_keys: Vec<Vec<u8>>,
 }
@@ -460,7 +453,7 @@ impl<W: Write> JsonRows<W> {
         JsonRows {
             w,
             header: vec![],
-            fixed: None,
+            fixed: PerNames::default(),
             line: Vec::new(),
         }
     }
@@ -504,18 +497,15 @@ impl<W: Write> RowWriter for JsonRows<W> {
         n: usize,
         selection_label: &str,
     ) -> io::Result<bool> {
-        if self
-            .fixed
-            .as_ref()
-            .is_none_or(|f| !Arc::ptr_eq(&f.names, &r.names))
-        {
+        let header = &self.header;
+        let fixed = self.fixed.of(&r.names, || {
             // The header names the members: `targetId` is the fourth, then after the
             // selection's label come the target's label and summary fields.
-            let own = &self.header[9..10 + shape.summary.len()];
+            let own = &header[9..10 + shape.summary.len()];
             let targets = fixed_cells(shape, r)
                 .map(|cells| {
                     let mut id = Vec::new();
-                    member(&mut id, &self.header[3], &cells[0].to_json());
+                    member(&mut id, &header[3], &cells[0].to_json());
                     let mut rest = Vec::new();
                     for (key, cell) in own.iter().zip(&cells[1..]) {
                         rest.push(b',');
@@ -524,7 +514,7 @@ impl<W: Write> RowWriter for JsonRows<W> {
                     (id, rest)
                 })
                 .collect();
-            let rule_keys = self.header[10 + shape.summary.len()..]
+            let rule_keys = header[10 + shape.summary.len()..]
                 .iter()
                 .map(|k| {
                     let mut key = b",".to_vec();
@@ -533,13 +523,8 @@ impl<W: Write> RowWriter for JsonRows<W> {
                     key
                 })
                 .collect();
-            self.fixed = Some(JsonFixed {
-                names: r.names.clone(),
-                targets,
-                rule_keys,
-            });
-        }
-        let fixed = self.fixed.as_ref().expect("made above");
+            JsonFixed { targets, rule_keys }
+        });
         let mut head = b"{".to_vec();
         member(
             &mut head,

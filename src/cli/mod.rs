@@ -161,9 +161,10 @@ Examples:
         after_help = "Examples:\n  rulebench policy set llm fullThreshold=0.9\n  rulebench policy set llm requiredMode=ignore-required mode=all-devices-full-is-compatible"
     )]
     Policy(policy::Args),
-    /// Run a page's verdict assertions (a stored page or a page file); exit 1 on a failure
+    /// Run a page's verdict assertions, or check a table of expected outcomes (a stored
+    /// page or a page file); exit 1 on a failure
     #[command(
-        after_help = "Examples:\n  rulebench test llm\n  rulebench test my-page.json --format junit > junit.xml\n  rulebench test llm --pin --select agent   # pin today's verdicts"
+        after_help = "Examples:\n  rulebench test llm\n  rulebench test my-page.json --format junit > junit.xml\n  rulebench test llm --pin --select agent   # pin today's verdicts\n  rulebench test llm --pin-to expected.csv  # today's outcomes as a table\n  rulebench test llm --expect expected.csv --format junit > junit.xml\n  rulebench test llm --expect expected.xlsx --sheet Expected"
     )]
     Test(test::Args),
     /// Add, remove or list a page's verdict assertions

@@ -87,7 +87,7 @@ pub fn junit(report: &Report) -> String {
 /// Escapes text for XML attributes and content; characters XML 1.0 cannot hold and
 /// those that must not reach a terminal raw (bidi, zero-width) are written escaped
 /// (`\u{1b}`).
-fn xml(text: &str) -> String {
+pub(crate) fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -175,7 +175,7 @@ pub enum DataInput<'a> {
 }
 
 impl DataInput<'_> {
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match self {
             DataInput::File(p) | DataInput::Linked(p) => p.display().to_string(),
             DataInput::Bytes { name, .. } => (*name).to_owned(),

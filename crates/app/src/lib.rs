@@ -8,6 +8,7 @@ pub mod bench;
 pub mod conflict;
 pub use conflict::{Choice, Conflict, ConflictOn};
 pub mod dataset;
+pub mod expectations;
 pub mod explain;
 pub mod export;
 pub mod expr;

@@ -7,6 +7,9 @@ pub use rulebench_core::dataset::{ColumnType, DataError, DataFormat, ReadOptions
 pub use rulebench_core::diag::{Code, Diagnostic, MAX_TEXT_DEPTH, Severity};
 pub use rulebench_core::diff::{Flip, ItemChanges, Moved, PageDiff};
 pub use rulebench_core::engine::Reads;
+pub use rulebench_core::expect::{
+    Actual, ExpectReport, Mismatch, PINNED_COLUMNS, Pinned, RowOutcome,
+};
 pub use rulebench_core::explain::{Explanation, Kind, Node};
 pub use rulebench_core::matrix::{ERROR, NOT_APPLICABLE, Outcome, PASS};
 pub use rulebench_core::model::{

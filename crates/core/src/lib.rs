@@ -7,6 +7,7 @@ pub mod dataset;
 pub mod diag;
 pub mod diff;
 pub mod engine;
+pub mod expect;
 pub mod explain;
 pub mod family;
 pub mod infix;

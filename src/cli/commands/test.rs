@@ -1,14 +1,19 @@
 //! `rulebench test PAGE|FILE [--format text|json|junit] [--pin [--select KEY]]`: runs a
 //! page's verdict assertions. Exit 0 when every one passes, 1 when one fails, 2 on bad
 //! input (an invalid assertion is reported with its pointer).
+//!
+//! `--expect TABLE` checks a table of expected outcomes instead (every row; exit as
+//! above), and `--pin-to TABLE [--select KEY]` writes the current outcomes as one.
 
 use std::path::Path;
 
 use clap::ValueEnum;
 
 use crate::app::App;
+use crate::app::dataset::DataInput;
 use crate::app::text::sanitize;
 use crate::cli::io::{Exit, Failure, pretty, usage};
+use crate::print::expect as print_expect;
 use crate::print::report;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,16 +35,47 @@ pub struct Args {
     /// First pin the current verdicts, selection verdict and recommendation as assertions
     #[arg(long)]
     pub pin: bool,
-    /// With --pin: only this source row (else every source row)
-    #[arg(long, value_name = "KEY", requires = "pin")]
+    /// With --pin or --pin-to: only this source row (else every source row)
+    #[arg(long, value_name = "KEY")]
     pub select: Option<String>,
+    /// Check a table of expected outcomes instead of the page's assertions: one row per
+    /// pair, with `source` and `target` columns (a key, id or label; or the key fields
+    /// themselves) and any of `verdict`, `score`, `reason` and `rule.ID` (CSV, TSV, JSON,
+    /// JSON Lines, Parquet, Arrow, Excel; - reads stdin)
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["pin", "pin_to"])]
+    pub expect: Option<std::path::PathBuf>,
+    /// Write the current outcome of every pair (of --select's source row alone, with
+    /// it) as a table of expectations: .csv, .tsv or .jsonl by the extension; - is CSV
+    /// on stdout
+    #[arg(long, value_name = "FILE|-", conflicts_with = "pin")]
+    pub pin_to: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub read: crate::cli::common::ReadArgs,
     /// Write to FILE (whole or not at all) instead of stdout; - is stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
 }
 
 pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
+    if args.select.is_some() && !args.pin && args.pin_to.is_none() {
+        return Err(usage(
+            "--select names the source row to pin (hint: with --pin or --pin-to)",
+        ));
+    }
+    if let Some(file) = &args.pin_to {
+        return pin_to(db, &args.target, args.select.as_deref(), file);
+    }
     let to = crate::cli::io::To::new(db, args.output)?;
+    if let Some(file) = &args.expect {
+        return expect(
+            db,
+            &args.target,
+            file,
+            &args.read.options(),
+            args.format,
+            &to,
+        );
+    }
     test_page(
         db,
         &args.target,
@@ -108,4 +144,92 @@ fn test_page(
     } else {
         Exit::Problems
     })
+}
+
+/// `--expect FILE`: checks a table of expected outcomes against the page (a stored one
+/// at its current revision, or a page file in memory).
+fn expect(
+    db: &crate::cli::io::Db,
+    target: &str,
+    file: &Path,
+    read: &crate::app::types::ReadOptions,
+    format: TestFormat,
+    to: &crate::cli::io::To,
+) -> Result<Exit, Failure> {
+    let stdin;
+    let input = if file == Path::new("-") {
+        if target == "-" {
+            return Err(usage(
+                "the page and --expect cannot both be read from stdin",
+            ));
+        }
+        stdin = crate::cli::io::read_stdin_bytes(crate::cli::io::MAX_PAGE_BYTES)?;
+        DataInput::Bytes {
+            name: "<stdin>",
+            bytes: &stdin,
+        }
+    } else {
+        DataInput::File(file)
+    };
+    let path = Path::new(target);
+    let (report, stored) = if target == "-" || path.is_file() {
+        let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
+        (
+            App::check_expectations_text(&text, &origin, input, read)?,
+            false,
+        )
+    } else {
+        (db.read()?.check_expectations(target, input, read)?, true)
+    };
+    match format {
+        TestFormat::Text => to.text(&print_expect::text(&report, stored))?,
+        TestFormat::Json => to.json(&pretty(&report))?,
+        TestFormat::Junit => to.text(&print_expect::junit(&report))?,
+    }
+    Ok(if report.all_passed() {
+        Exit::Ok
+    } else {
+        Exit::Problems
+    })
+}
+
+/// `--pin-to FILE`: writes the current outcomes as a table of expectations.
+fn pin_to(
+    db: &crate::cli::io::Db,
+    target: &str,
+    select: Option<&str>,
+    file: &Path,
+) -> Result<Exit, Failure> {
+    let format = print_expect::TableFormat::of(file).ok_or_else(|| {
+        usage(format!(
+            "--pin-to {}: writes .csv, .tsv or .jsonl (told by the extension)",
+            sanitize(&file.display().to_string())
+        ))
+    })?;
+    // The database file (or SQLite's beside it) is never an output.
+    crate::cli::io::To::new(db, Some(file.to_path_buf()))?;
+    let path = Path::new(target);
+    let (pins, app) = if target == "-" || path.is_file() {
+        let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
+        (App::pin_expectations_text(&text, &origin, select)?, None)
+    } else {
+        let app = db.read()?;
+        (app.pin_expectations(target, select)?, Some(app))
+    };
+    let mut bytes = Vec::new();
+    print_expect::table(&pins, format, &mut bytes).map_err(|e| usage(format!("--pin-to: {e}")))?;
+    if file == Path::new("-") {
+        crate::cli::io::write_out(&String::from_utf8_lossy(&bytes))?;
+    } else {
+        match app {
+            Some(app) => app.export_file(file, &bytes)?,
+            None => crate::app::export::write_atomic(file, &bytes)?,
+        }
+        eprintln!(
+            "wrote {} expectation(s) to {}",
+            pins.len(),
+            sanitize(&file.display().to_string())
+        );
+    }
+    Ok(Exit::Ok)
 }

@@ -8,7 +8,7 @@ use super::listing::glyph;
 use crate::app::explain::{CellExplanation, RuleReport};
 use crate::app::text::fmt_value;
 use crate::app::text::sanitize;
-use crate::app::types::{Kind, Node};
+use crate::app::types::{Kind, Node, WhyNotReport};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExplainFormat {
@@ -134,4 +134,125 @@ fn line(out: &mut String, indent: usize, text: &str) {
     out.push_str(&" ".repeat(indent));
     out.push_str(&sanitize(text));
     out.push('\n');
+}
+
+/// The counterfactuals as text (`explain … --why-not V`): the smallest sets of rule
+/// outcomes that move the target to the asked verdict, the threshold values past which
+/// its verdict changes, and the single edits that change the selection's
+/// recommendation.
+pub fn why_not(r: &WhyNotReport) -> String {
+    let w = &r.why;
+    let mut out = String::new();
+    let who = |id: &str, label: &str| {
+        if id == label {
+            sanitize(id)
+        } else {
+            format!("{} ({})", sanitize(id), sanitize(label))
+        }
+    };
+    out.push_str(&format!(
+        "{} for {}: {} {} ({}), score {:.2}; asked: {}\n",
+        who(&r.target, &r.target_label),
+        sanitize(&r.selection_label),
+        glyph(w.verdict),
+        w.verdict,
+        w.reason.as_str(),
+        w.score,
+        w.asked
+    ));
+    if let Some(value) = w.overridden {
+        out.push_str(&format!(
+            "  an override forces it ({}): no rule outcome moves it; without the override:\n",
+            if value { "compatible" } else { "incompatible" }
+        ));
+    }
+    let rules_give = w.without_override.unwrap_or(w.verdict);
+    match (w.changes_needed, w.sets.is_empty()) {
+        _ if rules_give == w.asked => {
+            out.push_str("  it has that verdict already\n");
+        }
+        (Some(k), false) => {
+            let n = w.sets.len() + w.more_sets;
+            out.push_str(&format!(
+                "  the smallest changes: {k} rule outcome{} ({n} way{}):\n",
+                if k == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "s" }
+            ));
+            for set in &w.sets {
+                let changes: Vec<String> = set
+                    .changes
+                    .iter()
+                    .map(|c| {
+                        let kind = if c.required {
+                            "required".to_owned()
+                        } else {
+                            format!("weight {}", c.weight)
+                        };
+                        format!("{} ({kind}) {} → {}", sanitize(&c.rule), c.from, c.to)
+                    })
+                    .collect();
+                out.push_str(&format!(
+                    "    {}  ⇒ {} · {}\n",
+                    changes.join(", "),
+                    set.verdict,
+                    set.arithmetic
+                ));
+            }
+            if w.more_sets > 0 {
+                out.push_str(&format!("    … and {} more\n", w.more_sets));
+            }
+        }
+        _ if w.incomplete => {
+            out.push_str("  unknown: the search stopped before trying every set of rule outcomes\n")
+        }
+        _ => out.push_str(&format!(
+            "  no set of up to {} rule outcomes moves it to {}\n",
+            crate::app::types::MAX_CHANGES,
+            w.asked
+        )),
+    }
+    if !w.thresholds.is_empty() {
+        out.push_str("  thresholds (this target):\n");
+        for t in &w.thresholds {
+            out.push_str(&format!(
+                "    {} {} {:.4} ({}) ⇒ {}\n",
+                t.threshold,
+                if t.comparison == "<=" { "≤" } else { ">" },
+                t.value,
+                t.exact,
+                t.verdict
+            ));
+        }
+    }
+    let recommended = r.recommended.as_deref().map_or("none".to_owned(), sanitize);
+    if r.recommendation_moves.is_empty() {
+        out.push_str(&format!(
+            "  the selection's recommendation ({recommended}): no single rule edit or threshold changes it\n"
+        ));
+    } else {
+        out.push_str(&format!(
+            "  the selection's recommendation ({recommended}) changes with:\n"
+        ));
+        for m in &r.recommendation_moves {
+            let edit = match (&m.rule, m.comparison, m.value) {
+                (Some(rule), _, _) if m.edit == "without rule" => {
+                    format!("without rule {}", sanitize(rule))
+                }
+                (Some(rule), _, _) => format!("rule {} {}", sanitize(rule), m.edit),
+                (None, Some(c), Some(v)) => {
+                    format!("{} {} {v:.4}", m.edit, if c == "<=" { "≤" } else { ">" })
+                }
+                _ => m.edit.to_owned(),
+            };
+            let to = m
+                .recommended
+                .as_deref()
+                .map_or("no recommendation".to_owned(), sanitize);
+            out.push_str(&format!(
+                "    {edit}  ⇒ {to} (selection {})\n",
+                m.selection_verdict
+            ));
+        }
+    }
+    out
 }

@@ -12,6 +12,7 @@ use rulebench_core::matrix::{ERROR, Matrix};
 use rulebench_core::model::{Page, Side};
 use rulebench_core::predicates::{self, PredicateList};
 use rulebench_core::verdict::Verdict;
+use rulebench_core::whatif::{self, WhyNotReport};
 
 /// Why one (selection, target) cell is what it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -288,6 +289,38 @@ impl App {
         let mut matrix = Matrix::new(&page)?;
         let eval = matrix.evaluate(s);
         Ok(explain_cell(&page, revision, &eval, t, only))
+    }
+
+    /// What would move `target` to the verdict `asked` for `selection`: the smallest
+    /// sets of rule outcomes, the threshold values past which its verdict changes, and
+    /// which single rule edit or threshold value changes the selection's
+    /// recommendation.
+    pub fn why_not(
+        &self,
+        page_id: &str,
+        selection: &str,
+        target: &str,
+        asked: Verdict,
+    ) -> Result<WhyNotReport> {
+        let (page, revision) = self.page(page_id)?;
+        let s = Self::find_row(&page, Side::Source, selection)?;
+        let t = Self::find_row(&page, Side::Target, target)?;
+        let mut matrix = Matrix::new(&page)?;
+        let eval = matrix.evaluate(s);
+        let why = whatif::why_not(&page, &eval, t, asked);
+        let recommendation_moves = whatif::recommendation_moves(&page, &mut matrix, s);
+        let (source_row, target_row) = (&page.source.rows[s], &page.target.rows[t]);
+        Ok(WhyNotReport {
+            page_id: page.id.clone(),
+            revision,
+            selection_key: page.source.row_key(source_row),
+            selection_label: page.source.row_label(source_row),
+            target: page.target.row_id(target_row),
+            target_label: page.target.row_label(target_row),
+            why,
+            recommended: eval.recommended.map(|r| matrix.target_ids()[r].clone()),
+            recommendation_moves,
+        })
     }
 }
 

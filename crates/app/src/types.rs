@@ -21,3 +21,6 @@ pub use rulebench_core::sql::{Dialect, OverrideKeys};
 pub use rulebench_core::validate::DatasetSchema;
 pub use rulebench_core::validate::PAGE_SCHEMA;
 pub use rulebench_core::verdict::{DeviceVerdict, FULL, Reason, Verdict};
+pub use rulebench_core::whatif::{
+    Change, FlipSet, MAX_CHANGES, RecommendationMove, ThresholdMove, WhyNot, WhyNotReport,
+};

@@ -24,3 +24,4 @@ pub mod sql;
 pub mod text;
 pub mod validate;
 pub mod verdict;
+pub mod whatif;

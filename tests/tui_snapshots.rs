@@ -306,3 +306,27 @@ fn a_rule_family_is_shown_as_a_group() {
         "{status}"
     );
 }
+
+/// `w` in the Explanation pane: what would move the cell's target to each other verdict
+/// (the smallest rule outcome changes), then the threshold values; `w` again hides it.
+#[test]
+fn what_would_change_it() {
+    let (_d, mut ui) = ui(Some("llm-chat-clients"));
+    // Tool Calling × Llama 3.3 70B for t3.chat: 0, low score.
+    press(&mut ui, KeyCode::Char('3'));
+    for _ in 0..2 {
+        press(&mut ui, KeyCode::Down);
+    }
+    for _ in 0..8 {
+        press(&mut ui, KeyCode::Right);
+    }
+    press(&mut ui, KeyCode::Char('5'));
+    let before = pane(&ui, PaneId::Explain, 100, 40);
+    press(&mut ui, KeyCode::Char('w'));
+    let shown = pane(&ui, PaneId::Explain, 100, 40);
+    assert!(shown.contains("What would change it"), "{shown}");
+    insta::assert_snapshot!("explain_why_not", shown);
+    press(&mut ui, KeyCode::Char('w'));
+    press(&mut ui, KeyCode::Home);
+    assert_eq!(pane(&ui, PaneId::Explain, 100, 40), before);
+}

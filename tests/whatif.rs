@@ -256,3 +256,42 @@ fn the_command_prints_the_sets_thresholds_and_recommendation_edits() {
     assert_eq!(code, 2);
     assert!(err.contains("0, 1 or 2"), "{err}");
 }
+
+#[test]
+fn threshold_flips_count_what_the_engine_moves() {
+    use rulebench_core::model::PolicyField;
+    use rulebench_core::whatif::threshold_flips;
+    let (_dir, app) = app();
+    let mut nonzero = 0;
+    for id in PAGES {
+        let (page, _) = app.page(id).unwrap();
+        let mut m = Matrix::new(&page).unwrap();
+        for s in 0..page.source.rows.len() {
+            let eval = m.evaluate(s);
+            let asked: Vec<(PolicyField, f64)> = [0.0, 0.35, 0.4, 0.45, 0.6, 0.95, 1.0]
+                .iter()
+                .flat_map(|&v| {
+                    [
+                        (PolicyField::FullThreshold, v),
+                        (PolicyField::PartialThreshold, v),
+                    ]
+                })
+                .collect();
+            let counts = threshold_flips(&page, &eval, &asked);
+            for (&(field, value), &count) in asked.iter().zip(&counts) {
+                let mut p = page.clone();
+                match field {
+                    PolicyField::FullThreshold => p.device_policy.full_threshold = value,
+                    _ => p.device_policy.partial_threshold = value,
+                }
+                let moved = Matrix::new(&p).unwrap().evaluate(s);
+                let engine = (0..eval.devices.len())
+                    .filter(|&t| moved.devices[t].verdict != eval.devices[t].verdict)
+                    .count();
+                assert_eq!(count, engine, "{id} source {s}: {field:?} = {value}");
+                nonzero += usize::from(count > 0);
+            }
+        }
+    }
+    assert!(nonzero > 20, "{nonzero}");
+}

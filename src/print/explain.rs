@@ -8,7 +8,7 @@ use super::listing::glyph;
 use crate::app::explain::{CellExplanation, RuleReport};
 use crate::app::text::fmt_value;
 use crate::app::text::sanitize;
-use crate::app::types::{Kind, Node, WhyNotReport};
+use crate::app::types::{Kind, Node, WhyNot, WhyNotReport};
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExplainFormat {
@@ -160,69 +160,8 @@ pub fn why_not(r: &WhyNotReport) -> String {
         w.score,
         w.asked
     ));
-    if let Some(value) = w.overridden {
-        out.push_str(&format!(
-            "  an override forces it ({}): no rule outcome moves it; without the override:\n",
-            if value { "compatible" } else { "incompatible" }
-        ));
-    }
-    let rules_give = w.without_override.unwrap_or(w.verdict);
-    match (w.changes_needed, w.sets.is_empty()) {
-        _ if rules_give == w.asked => {
-            out.push_str("  it has that verdict already\n");
-        }
-        (Some(k), false) => {
-            let n = w.sets.len() + w.more_sets;
-            out.push_str(&format!(
-                "  the smallest changes: {k} rule outcome{} ({n} way{}):\n",
-                if k == 1 { "" } else { "s" },
-                if n == 1 { "" } else { "s" }
-            ));
-            for set in &w.sets {
-                let changes: Vec<String> = set
-                    .changes
-                    .iter()
-                    .map(|c| {
-                        let kind = if c.required {
-                            "required".to_owned()
-                        } else {
-                            format!("weight {}", c.weight)
-                        };
-                        format!("{} ({kind}) {} → {}", sanitize(&c.rule), c.from, c.to)
-                    })
-                    .collect();
-                out.push_str(&format!(
-                    "    {}  ⇒ {} · {}\n",
-                    changes.join(", "),
-                    set.verdict,
-                    set.arithmetic
-                ));
-            }
-            if w.more_sets > 0 {
-                out.push_str(&format!("    … and {} more\n", w.more_sets));
-            }
-        }
-        _ if w.incomplete => {
-            out.push_str("  unknown: the search stopped before trying every set of rule outcomes\n")
-        }
-        _ => out.push_str(&format!(
-            "  no set of up to {} rule outcomes moves it to {}\n",
-            crate::app::types::MAX_CHANGES,
-            w.asked
-        )),
-    }
-    if !w.thresholds.is_empty() {
-        out.push_str("  thresholds (this target):\n");
-        for t in &w.thresholds {
-            out.push_str(&format!(
-                "    {} {} {:.4} ({}) ⇒ {}\n",
-                t.threshold,
-                if t.comparison == "<=" { "≤" } else { ">" },
-                t.value,
-                t.exact,
-                t.verdict
-            ));
-        }
+    for l in why_not_lines(w).into_iter().chain(threshold_lines(w)) {
+        out.push_str(&format!("  {l}\n"));
     }
     let recommended = r.recommended.as_deref().map_or("none".to_owned(), sanitize);
     if r.recommendation_moves.is_empty() {
@@ -251,6 +190,82 @@ pub fn why_not(r: &WhyNotReport) -> String {
             out.push_str(&format!(
                 "    {edit}  ⇒ {to} (selection {})\n",
                 m.selection_verdict
+            ));
+        }
+    }
+    out
+}
+
+/// What would move one target to the asked verdict, as lines (without indent or
+/// newline): the override, the smallest sets of rule outcomes. The command's text and
+/// the workbench's Explanation pane both show these.
+pub fn why_not_lines(w: &WhyNot) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(value) = w.overridden {
+        out.push(format!(
+            "an override forces it ({}): no rule outcome moves it; without the override:",
+            if value { "compatible" } else { "incompatible" }
+        ));
+    }
+    let rules_give = w.without_override.unwrap_or(w.verdict);
+    match (w.changes_needed, w.sets.is_empty()) {
+        _ if rules_give == w.asked => out.push("it has that verdict already".to_owned()),
+        (Some(k), false) => {
+            let n = w.sets.len() + w.more_sets;
+            out.push(format!(
+                "the smallest changes: {k} rule outcome{} ({n} way{}):",
+                if k == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "s" }
+            ));
+            for set in &w.sets {
+                let changes: Vec<String> = set
+                    .changes
+                    .iter()
+                    .map(|c| {
+                        let kind = if c.required {
+                            "required".to_owned()
+                        } else {
+                            format!("weight {}", c.weight)
+                        };
+                        format!("{} ({kind}) {} → {}", sanitize(&c.rule), c.from, c.to)
+                    })
+                    .collect();
+                out.push(format!(
+                    "  {}  ⇒ {} · {}",
+                    changes.join(", "),
+                    set.verdict,
+                    set.arithmetic
+                ));
+            }
+            if w.more_sets > 0 {
+                out.push(format!("  … and {} more", w.more_sets));
+            }
+        }
+        _ if w.incomplete => out.push(
+            "unknown: the search stopped before trying every set of rule outcomes".to_owned(),
+        ),
+        _ => out.push(format!(
+            "no set of up to {} rule outcomes moves it to {}",
+            crate::app::types::MAX_CHANGES,
+            w.asked
+        )),
+    }
+    out
+}
+
+/// The threshold values past which a target's verdict changes, as lines.
+pub fn threshold_lines(w: &WhyNot) -> Vec<String> {
+    let mut out = Vec::new();
+    if !w.thresholds.is_empty() {
+        out.push("thresholds (this target):".to_owned());
+        for t in &w.thresholds {
+            out.push(format!(
+                "  {} {} {:.4} ({}) ⇒ {}",
+                t.threshold,
+                if t.comparison == "<=" { "≤" } else { ">" },
+                t.value,
+                t.exact,
+                t.verdict
             ));
         }
     }

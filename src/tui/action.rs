@@ -273,6 +273,8 @@ pub enum Action {
     SqlPage,
     /// Run the assertions again now.
     RerunTests,
+    /// Explanation: show (and hide) what would move the target to each other verdict.
+    WhyNot,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),

@@ -60,6 +60,8 @@ pub struct State {
     /// The pane's lines, built with the explanation.
     pub lines: Vec<Text>,
     pub scroll: usize,
+    /// Whether the pane also shows what would change the verdict (`w`).
+    pub why_not: bool,
     /// The furthest the pane scrolls: its last line at the bottom (set when drawn, where
     /// the height and the wrapping are known).
     pub max_scroll: std::cell::Cell<Option<usize>>,
@@ -90,6 +92,9 @@ impl State {
             safe(&d.row_label(&d.rows[self.target]))
         );
         self.lines = lines(ws, self.rule, self.target, &e);
+        if self.why_not {
+            self.lines.extend(why_not(ws, self.target));
+        }
         self.explanation = Some(e);
         self.scroll = self.scroll.min(self.lines.len().saturating_sub(1));
     }
@@ -181,6 +186,36 @@ fn lines(ws: &Session, rule: usize, target: usize, e: &Explanation) -> Vec<Text>
     out
 }
 
+/// What would move the target to each other verdict (the smallest sets of rule
+/// outcomes), then the threshold values past which its verdict changes.
+fn why_not(ws: &Session, target: usize) -> Vec<Text> {
+    use crate::app::types::Verdict;
+    let mut out: Vec<Text> = vec![
+        vec![],
+        vec![(Tone::Title, "What would change it (w hides):".into())],
+    ];
+    let mut thresholds = Vec::new();
+    for asked in [Verdict::Full, Verdict::Partial, Verdict::None] {
+        let w = ws.why_not(target, asked);
+        // The same for every verdict asked (they are this target's).
+        thresholds = crate::print::explain::threshold_lines(&w);
+        if w.without_override.unwrap_or(w.verdict) == asked {
+            continue;
+        }
+        out.push(vec![(
+            Tone::Verdict(asked),
+            format!("→ {} {asked}:", verdict_glyph(asked)),
+        )]);
+        for l in crate::print::explain::why_not_lines(&w) {
+            out.push(vec![(Tone::Plain, format!("  {l}"))]);
+        }
+    }
+    for l in thresholds {
+        out.push(vec![(Tone::Dim, l)]);
+    }
+    out
+}
+
 /// A tree's lines: each node with its glyph, label and value, indented by depth.
 fn tree(root: &crate::app::types::Node, out: &mut Vec<Text>) {
     for (depth, n) in root.walk() {
@@ -244,6 +279,14 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
         Action::PageDown => state.scroll = (state.scroll + 10).min(max),
         Action::Home => state.scroll = 0,
         Action::End => state.scroll = max,
+        Action::WhyNot => {
+            state.why_not = !state.why_not;
+            state.refresh(ctx.ws);
+            if state.why_not {
+                // The answer is at the end: show it.
+                state.scroll = state.lines.len().saturating_sub(12);
+            }
+        }
 
         _ => {}
     }

@@ -837,6 +837,12 @@ fn build() -> Vec<Binding> {
             "remove the assertion (asks)"
         ),
         bind!(
+            C::Pane(PaneId::Explain),
+            [(K::Char('w'), NONE)],
+            A::WhyNot,
+            "what would change it: the fewest rule outcomes and the threshold values that move the target to each other verdict (and back)"
+        ),
+        bind!(
             C::Pane(PaneId::Policy),
             [(K::Char('+'), NONE), (K::Char('='), NONE)],
             A::Increase,

@@ -1,7 +1,9 @@
 //! Policy pane: the device policy (requiredMode, fullThreshold, partialThreshold) and
 //! the selection policy (aggregate mode, elseMode, recommendation strategy). Every change
-//! is saved as a new revision at once; below the fields, the selection's verdict counts
-//! and a histogram of target scores with the thresholds drawn on it.
+//! is saved as a new revision at once; below the fields, the selection's verdict counts,
+//! how many targets flip per step of each threshold (`F ◂3 ▸0`: lowering
+//! fullThreshold by 0.05 moves 3 targets, raising it none), and a histogram of target
+//! scores with the thresholds drawn on it.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -79,6 +81,57 @@ impl Shown for Field {
 pub struct State {
     /// Index into [`FIELDS`] of the highlighted field.
     pub field: usize,
+    /// How many targets flip per step of each threshold, for the state it was counted
+    /// on (a fingerprint of the selection's columns, overrides and policy): counted
+    /// when that changes, not per frame.
+    pub flips: std::cell::RefCell<Option<(u64, Flips)>>,
+}
+
+/// Targets that change verdict when a threshold moves one step: (lowered, raised) for
+/// `fullThreshold`, then for `partialThreshold`; `None` where the step leaves 0..=1.
+pub type Flips = [(Option<usize>, Option<usize>); 2];
+
+/// What the flip counts depend on: the selection's columns (by identity), its
+/// overrides and the device policy.
+fn fingerprint(ws: &crate::app::workspace::Session) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ws.eval.selection.hash(&mut h);
+    for c in &ws.eval.columns {
+        (std::sync::Arc::as_ptr(c) as usize).hash(&mut h);
+    }
+    ws.eval.overrides.hash(&mut h);
+    let d = &ws.page.device_policy;
+    (d.full_threshold.to_bits(), d.partial_threshold.to_bits()).hash(&mut h);
+    serde_name(&d.required_mode).hash(&mut h);
+    for r in &ws.page.rules {
+        (r.required, r.weight.to_bits()).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// How many targets flip per step (±[`STEP`]) of each threshold.
+fn flips(ws: &crate::app::workspace::Session) -> Flips {
+    let d = &ws.page.device_policy;
+    let mut asked = Vec::new();
+    let mut at = Vec::new();
+    for (field, now) in [
+        (Field::FullThreshold, d.full_threshold),
+        (Field::PartialThreshold, d.partial_threshold),
+    ] {
+        for steps in [-1, 1] {
+            let next = step(now, steps);
+            if next != now {
+                at.push(Some(asked.len()));
+                asked.push((field, next));
+            } else {
+                at.push(None);
+            }
+        }
+    }
+    let counts = ws.threshold_flips(&asked);
+    let get = |i: usize| at[i].map(|k| counts[k]);
+    [(get(0), get(1)), (get(2), get(3))]
 }
 
 /// An enum value's name in the page file (`ANY_REQUIRED_FAIL_IS_0`).
@@ -542,6 +595,21 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     }
     counts.push(Span::styled(format!("of {total} targets"), theme.dim()));
     lines.push(Line::from(counts));
+    if total > 0 {
+        let key = fingerprint(ws);
+        let mut cached = state.flips.borrow_mut();
+        if cached.as_ref().is_none_or(|(k, _)| *k != key) {
+            *cached = Some((key, flips(ws)));
+        }
+        let [(fd, fu), (pd, pu)] = cached.as_ref().expect("counted above").1;
+        let n = |c: Option<usize>| c.map_or("–".to_owned(), |c| c.to_string());
+        lines.push(Line::from(vec![
+            Span::styled(format!("±{STEP} flips "), theme.dim()),
+            Span::styled(format!("F ◂{} ▸{}", n(fd), n(fu)), theme.pass()),
+            Span::raw("  "),
+            Span::styled(format!("P ◂{} ▸{}", n(pd), n(pu)), theme.warn()),
+        ]));
+    }
     // The histogram takes what is left: a label row, the bars (up to 6 rows), the axis.
     let left = usize::from(inner.height).saturating_sub(lines.len());
     if total > 0 && left >= 3 && width >= 21 {

@@ -1629,6 +1629,19 @@ impl Session {
         rulebench_core::explain::target_why(&self.page, &self.eval, target).text
     }
 
+    /// What would move `target` to the verdict `asked` for the selection: the smallest
+    /// sets of rule outcomes and the threshold values past which its verdict changes
+    /// (the recommendation's edits are the CLI's: they re-score the whole selection).
+    pub fn why_not(&self, target: usize, asked: Verdict) -> rulebench_core::whatif::WhyNot {
+        rulebench_core::whatif::why_not(&self.page, &self.eval, target, asked)
+    }
+
+    /// How many targets of the selection change verdict when a threshold takes another
+    /// value, for each `(threshold, value)` asked.
+    pub fn threshold_flips(&self, asked: &[(super::policy::PolicyField, f64)]) -> Vec<usize> {
+        rulebench_core::whatif::threshold_flips(&self.page, &self.eval, asked)
+    }
+
     /// Clears the override of any (source, target) pair, saved at once.
     pub fn clear_override_at(&mut self, source: usize, target: usize) -> Result<i64> {
         self.set_override_at(source, target, None)

@@ -510,3 +510,36 @@ pub struct WhyNotReport {
     /// The single edits that change it.
     pub recommendation_moves: Vec<RecommendationMove>,
 }
+
+/// How many targets of `eval` (an evaluation of `page`) change verdict when a
+/// threshold takes another value, for each `(threshold, value)` asked (overridden
+/// targets never do).
+pub fn threshold_flips(
+    page: &Page,
+    eval: &SelectionEval,
+    asked: &[(PolicyField, f64)],
+) -> Vec<usize> {
+    let weights = RuleWeight::of_rules(&page.rules);
+    let targets = eval.devices.len();
+    let outcomes: Vec<Vec<Option<bool>>> = (0..targets)
+        .map(|t| {
+            eval.columns
+                .iter()
+                .map(|c| c.outcome[t].counted())
+                .collect()
+        })
+        .collect();
+    asked
+        .iter()
+        .map(|&(field, value)| {
+            let s = Scoring::new(&with_threshold(&page.device_policy, field, value), &weights);
+            (0..targets)
+                .filter(|&t| {
+                    eval.overrides[t].is_none()
+                        && device_verdict(&s, &s.tally_of(&outcomes[t]), None).verdict
+                            != eval.devices[t].verdict
+                })
+                .count()
+        })
+        .collect()
+}

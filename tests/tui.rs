@@ -1577,3 +1577,37 @@ fn targets_sort_by_a_rule_and_reverse() {
     let n = p.ws.page.target.rows.len();
     assert_eq!(targets, (0..n).rev().collect::<Vec<_>>());
 }
+
+/// The editor says, as the rule is typed, when no row the schema allows passes it (the
+/// analysis over any row), and stops saying so once it can pass.
+#[test]
+fn the_editor_warns_live_when_no_row_can_pass_the_rule() {
+    let mut b = open("llm-chat-clients");
+    b.go_to_rule("tool-calling");
+    b.press(KeyCode::Char('e'));
+    b.press(KeyCode::F(2));
+    // Replace the infix text with a window no number falls in.
+    b.alt('>');
+    for _ in 0..200 {
+        b.press(KeyCode::Backspace);
+    }
+    b.alt('<');
+    for _ in 0..200 {
+        b.press(KeyCode::Delete);
+    }
+    assert_eq!(b.ui.page().unwrap().editor.text(), "");
+    b.chars("target.contextWindow > 100 AND target.contextWindow < 50");
+    let warned = |b: &Bench| match &b.ui.page().unwrap().editor.draft {
+        Some(Draft::Valid { warnings, .. }) => warnings.iter().any(|d| d.code == Code::NeverTrue),
+        other => panic!("{other:?}"),
+    };
+    assert!(warned(&b));
+    let screen = b.screen(200, 50);
+    assert!(screen.contains("never-true"), "{screen}");
+    // A window that holds values: no warning.
+    for _ in 0..2 {
+        b.press(KeyCode::Backspace);
+    }
+    b.chars("500");
+    assert!(!warned(&b));
+}

@@ -125,6 +125,13 @@ Examples:
         after_help = "Examples:\n  rulebench check my-page.json\n  rulebench check llm --sql duckdb          # also: which rules translate\n  rulebench check llm --format json"
     )]
     Check(check::Args),
+    /// What can be decided about a page's rules for any row (never true, always true,
+    /// implied, equivalent) and its current rows (vetoes, unreachable thresholds, stale
+    /// overrides), each with a witness
+    #[command(
+        after_help = "Examples:\n  rulebench analyze llm\n  rulebench analyze my-page.json --format json"
+    )]
+    Analyze(analyze::Args),
     /// A page's rules and policies as one SQL query over a source and a target table
     /// (or, with --data, the tables' DDL and rows)
     #[command(
@@ -290,6 +297,7 @@ fn run_command(cli: Cli, command: Command) -> Result<Exit, Failure> {
         Command::Diff(args) => diff::run(&db, args),
         Command::Matrix(args) => matrix::run(&db, args),
         Command::Check(args) => check::run(&db, args),
+        Command::Analyze(args) => analyze::run(&db, args),
         Command::Sql(args) => sql::run(&db, args),
         Command::Eval(args) => eval::run(args),
         Command::Explain(args) => explain::run(&db, args),

@@ -2,6 +2,7 @@
 //! exports with the same ones (the matrix grid, aligned tables, CSV cells guarded
 //! against formulas). They render the typed result; nothing here reads or writes.
 
+pub mod analysis;
 pub mod diff;
 pub mod expect;
 pub mod explain;

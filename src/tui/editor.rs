@@ -537,7 +537,15 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let text = st.textarea.lines();
     // What the background work found over every pair of the current rows.
     let mut list = list.to_vec();
-    if !st.is_invalid() {
+    // Never or always true for any row (the draft's warnings) says more than constant
+    // over the current rows.
+    let decided = list.iter().any(|d| {
+        matches!(
+            d.code,
+            crate::app::types::Code::NeverTrue | crate::app::types::Code::AlwaysTrue
+        )
+    });
+    if !st.is_invalid() && !decided {
         // A lookup (not the whole lint, which walks the rule) on every frame.
         list.extend(ws.constant_lint(st.rule));
     }

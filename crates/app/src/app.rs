@@ -41,9 +41,30 @@ pub(crate) fn with_data_lint(page: &Page, mut diags: Vec<Diagnostic>) -> Vec<Dia
     if !diags.iter().any(Diagnostic::is_error)
         && let Ok(mut matrix) = Matrix::new(page)
     {
-        diags.extend(rulebench_core::lint::constant_over_data(page, &mut matrix));
+        diags.extend(data_lints(page, &mut matrix));
     }
     diags
+}
+
+/// The warnings that need the page evaluated: rules constant over the current rows,
+/// and the analysis (`rulebench analyze`) — a rule the analysis finds constant over any
+/// row is said so once, by the analysis.
+pub(crate) fn data_lints(page: &Page, matrix: &mut Matrix) -> Vec<Diagnostic> {
+    use rulebench_core::analyze;
+    let schema = rulebench_core::schema::Schema::of(page);
+    let analysis = analyze::analyze(page, &schema, matrix);
+    let constant: Vec<String> = analysis
+        .findings
+        .iter()
+        .filter(|f| matches!(f.kind, analyze::Kind::NeverTrue | analyze::Kind::AlwaysTrue))
+        .filter_map(|f| f.rule_index.map(|r| format!("/rules/{r}/logic")))
+        .collect();
+    let mut out: Vec<Diagnostic> = rulebench_core::lint::constant_over_data(page, matrix)
+        .into_iter()
+        .filter(|d| !constant.contains(&d.pointer))
+        .collect();
+    out.extend(analyze::diagnostics(&analysis));
+    out
 }
 
 /// Where the database lives when neither `--db` nor `$RULEBENCH_DB` says.

@@ -1,6 +1,7 @@
 //! The use cases: open a database, import and export pages, edit rules, overrides and
 //! policies, evaluate. The CLI and the TUI call these and nothing below them.
 
+pub mod analysis;
 mod app;
 pub mod assertions;
 pub mod authoring;

@@ -573,12 +573,12 @@ impl App {
                 if let Ok(mut matrix) = Matrix::new(&page) {
                     // Pointed at the file's rules (a family's members at their family).
                     let written = rulebench_core::family::written_indexes(&page.rules);
-                    diags.extend(
-                        rulebench_core::lint::constant_over_data(&page, &mut matrix)
-                            .into_iter()
-                            .map(|d| rulebench_core::family::at_written(d, &page.rules, &written))
-                            .map(|d| d.locate_in(text)),
-                    );
+                    // Placed in one pass over the text (not one per warning).
+                    let lints = crate::app::data_lints(&page, &mut matrix)
+                        .into_iter()
+                        .map(|d| rulebench_core::family::at_written(d, &page.rules, &written))
+                        .collect();
+                    diags.extend(rulebench_core::diag::locate_all(lints, text));
                 }
                 Checked::of(Some(&page), diags, sql)
             }

@@ -2,6 +2,7 @@
 //! alone, and what they need to *do* with the core is a use case here (`App`,
 //! `Session`, [`crate::expr`], [`crate::text`]), never a core function re-exported.
 
+pub use rulebench_core::analyze::{Analysis, Finding, Kind as FindingKind, Unknown, Witness};
 pub use rulebench_core::assertions::{Assertion, AssertionResult, PathMatch, Report};
 pub use rulebench_core::dataset::{ColumnType, DataError, DataFormat, ReadOptions, RowPlace};
 pub use rulebench_core::diag::{Code, Diagnostic, MAX_TEXT_DEPTH, Severity};

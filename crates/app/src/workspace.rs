@@ -766,7 +766,8 @@ impl Session {
         self.unsaved.iter().any(|&u| u) || self.policies_since.is_some()
     }
 
-    /// The type-aware lint's warnings on rule `rule` over this page's data, with
+    /// The type-aware lint's warnings on rule `rule` over this page's data, the
+    /// analysis of the rule alone over any row (`never-true`, `always-true`), else
     /// `constant-over-data` when the background work found the rule has one outcome for
     /// every pair of the current rows.
     pub fn rule_lint(&self, rule: usize) -> Vec<rulebench_core::diag::Diagnostic> {
@@ -775,7 +776,12 @@ impl Session {
         };
         let condition = r.applies_when.as_ref().map(|c| &c.logic);
         let mut out = rulebench_core::lint::lint_rule(&r.logic, condition, &self.schema);
-        out.extend(self.constant_lint(rule));
+        // Never or always true for any row: said instead of constant over the data.
+        let alone = self.live_analysis(rule);
+        if alone.is_empty() {
+            out.extend(self.constant_lint(rule));
+        }
+        out.extend(alone);
         out
     }
 
@@ -898,8 +904,10 @@ impl Session {
             return Draft::Invalid { diagnostics: diags };
         }
         if self.page.rules[i].logic == logic {
+            let mut warnings = diags;
+            warnings.extend(self.live_analysis(i));
             return Draft::Valid {
-                warnings: diags,
+                warnings,
                 changed: false,
             };
         }
@@ -927,10 +935,26 @@ impl Session {
         }
         self.unsaved[i] = true;
         self.recompute();
+        let mut warnings = diags;
+        warnings.extend(self.live_analysis(i));
         Draft::Valid {
-            warnings: diags,
+            warnings,
             changed: true,
         }
+    }
+
+    /// The analysis of rule `i` alone over any row the schema allows (`never-true`,
+    /// `always-true`), as the editor's warnings: at most
+    /// [`rulebench_core::analyze::LIVE_PAIRS`] made pairs, so it keeps up with typing.
+    pub fn live_analysis(&self, i: usize) -> Vec<Diagnostic> {
+        rulebench_core::analyze::rule_alone(&self.page, &self.schema, i)
+            .iter()
+            .map(|f| {
+                let mut d = f.diagnostic();
+                d.pointer.clear();
+                d
+            })
+            .collect()
     }
 
     /// Saves rule `i` as a new revision.

@@ -1,6 +1,7 @@
 //! The pure core: page model, engine, validation, verdicts, the matrix and results.
 //! No I/O, no terminal, no SQLite.
 
+pub mod analyze;
 pub mod assertions;
 pub mod check;
 pub mod dataset;

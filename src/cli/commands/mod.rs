@@ -1,5 +1,6 @@
 //! One file per command, its arguments beside its code.
 
+pub mod analyze;
 pub mod assertion;
 pub mod bench;
 pub mod bench_workbench;

@@ -111,6 +111,22 @@ pub enum Code {
     /// A rule that, over the current rows, passes for every pair or fails for every pair.
     ConstantOverData,
 
+    // The analysis (`rulebench analyze`; warnings).
+    /// A rule no row the schema allows passes.
+    NeverTrue,
+    /// A rule every row the schema allows passes (wherever it applies).
+    AlwaysTrue,
+    /// A rule that passes wherever another passes.
+    ImpliedRule,
+    /// Two rules with the same outcome on every row.
+    EquivalentRules,
+    /// A required rule that fails every target for a source of the page.
+    RequiredVetoes,
+    /// A threshold no pair of the current rows (or no row at all) reaches.
+    UnreachableThreshold,
+    /// An override that forces what the rules alone give.
+    StaleOverride,
+
     // Other forms of a rule.
     /// A rule with both `logic` and `predicates` (or `expression` and `predicates`), or
     /// with neither.
@@ -263,6 +279,13 @@ mod tests {
                 "in-mixed",
                 "one-sided",
                 "constant-over-data",
+                "never-true",
+                "always-true",
+                "implied-rule",
+                "equivalent-rules",
+                "required-vetoes",
+                "unreachable-threshold",
+                "stale-override",
                 "logic-or-predicates",
                 "predicate",
                 "predicate-operator",

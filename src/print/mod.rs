@@ -3,6 +3,7 @@
 //! against formulas). They render the typed result; nothing here reads or writes.
 
 pub mod analysis;
+pub mod coverage;
 pub mod diff;
 pub mod expect;
 pub mod explain;

@@ -13,6 +13,18 @@ use rulebench_core::model::{Page, Side, key_hash};
 use rulebench_core::result::{Names, SelectionResult};
 use rulebench_store::{self as store, StoredAssertionResult};
 
+/// The coverage of a page's rules by its assertions, with the page and how long it
+/// took.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoverageReport {
+    pub page_id: String,
+    pub revision: i64,
+    pub took_ms: f64,
+    #[serde(flatten)]
+    pub coverage: rulebench_core::coverage::Coverage,
+}
+
 /// What pinning did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pinned {
@@ -72,6 +84,40 @@ impl App {
         let (page, _) = Self::parse_page(text, origin)?;
         assertions::run_in_memory(&page, 0, &timestamp(), limits)
             .map_err(|d| invalid(origin, d.into_iter().map(|d| d.locate_in(text)).collect()))
+    }
+
+    /// The coverage of a stored page's rules by its assertions (conditions over the
+    /// pairs they look at, then mutants), at its current revision.
+    pub fn coverage(&self, page_id: &str) -> Result<CoverageReport> {
+        let (page, revision) = self.page(page_id)?;
+        Self::coverage_of(&page, revision, &page.id)
+    }
+
+    /// [`App::coverage`] of a page file (revision 0).
+    pub fn coverage_text(text: &str, origin: &str) -> Result<CoverageReport> {
+        let (page, _) = Self::parse_page(text, origin)?;
+        Self::coverage_of(&page, 0, origin).map_err(|e| match e {
+            AppError::Invalid {
+                origin,
+                diagnostics,
+            } => AppError::Invalid {
+                diagnostics: diagnostics.into_iter().map(|d| d.locate_in(text)).collect(),
+                origin,
+            },
+            e => e,
+        })
+    }
+
+    fn coverage_of(page: &Page, revision: i64, origin: &str) -> Result<CoverageReport> {
+        let started = std::time::Instant::now();
+        let coverage = rulebench_core::coverage::coverage(page, &Limits::default())
+            .map_err(|d| invalid(origin, d))?;
+        Ok(CoverageReport {
+            page_id: page.id.clone(),
+            revision,
+            took_ms: started.elapsed().as_secs_f64() * 1000.0,
+            coverage,
+        })
     }
 
     /// The persisted results of a page's latest assertion run.

@@ -4,6 +4,7 @@
 
 pub use rulebench_core::analyze::{Analysis, Finding, Kind as FindingKind, Unknown, Witness};
 pub use rulebench_core::assertions::{Assertion, AssertionResult, PathMatch, Report};
+pub use rulebench_core::coverage::{ConditionCoverage, Coverage, Fate, Mutant, RuleCoverage};
 pub use rulebench_core::dataset::{ColumnType, DataError, DataFormat, ReadOptions, RowPlace};
 pub use rulebench_core::diag::{Code, Diagnostic, MAX_TEXT_DEPTH, Severity};
 pub use rulebench_core::diff::{Flip, ItemChanges, Moved, PageDiff};

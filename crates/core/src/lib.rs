@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod assertions;
 pub mod check;
+pub mod coverage;
 pub mod dataset;
 pub mod diag;
 pub mod diff;

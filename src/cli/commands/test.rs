@@ -22,6 +22,8 @@ pub enum TestFormat {
     Text,
     Json,
     Junit,
+    /// Markdown (--coverage)
+    Md,
 }
 
 #[derive(clap::Args, Debug)]
@@ -51,6 +53,14 @@ pub struct Args {
     pub pin_to: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub read: crate::cli::common::ReadArgs,
+    /// Report how the assertions cover the rules: each condition over the pairs they look
+    /// at (evaluated, both outcomes, decisive), then mutants of each rule and whether an
+    /// assertion notices (text, json or md)
+    #[arg(long, conflicts_with_all = ["pin", "pin_to", "expect"])]
+    pub coverage: bool,
+    /// With --coverage: exit 1 when the mutation score is below PCT
+    #[arg(long, value_name = "PCT", requires = "coverage", value_parser = parse_percent)]
+    pub fail_under: Option<f64>,
     /// Write to FILE (whole or not at all) instead of stdout; - is stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
@@ -66,6 +76,14 @@ pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
         return pin_to(db, &args.target, args.select.as_deref(), file);
     }
     let to = crate::cli::io::To::new(db, args.output)?;
+    if args.coverage {
+        return coverage(db, &args.target, args.format, args.fail_under, &to);
+    }
+    if args.format == TestFormat::Md {
+        return Err(usage(
+            "--format md is for --coverage (hint: text, json or junit)",
+        ));
+    }
     if let Some(file) = &args.expect {
         return expect(
             db,
@@ -138,6 +156,7 @@ fn test_page(
         TestFormat::Text => to.text(&report::text(&report, stored))?,
         TestFormat::Json => to.json(&pretty(&report))?,
         TestFormat::Junit => to.text(&report::junit(&report))?,
+        TestFormat::Md => unreachable!("refused before"),
     }
     Ok(if report.all_passed() {
         Exit::Ok
@@ -185,6 +204,7 @@ fn expect(
         TestFormat::Text => to.text(&print_expect::text(&report, stored))?,
         TestFormat::Json => to.json(&pretty(&report))?,
         TestFormat::Junit => to.text(&print_expect::junit(&report))?,
+        TestFormat::Md => unreachable!("refused before"),
     }
     Ok(if report.all_passed() {
         Exit::Ok
@@ -232,4 +252,50 @@ fn pin_to(
         );
     }
     Ok(Exit::Ok)
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a percentage"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("`{s}`: a percentage from 0 to 100"))
+    }
+}
+
+/// `--coverage`: how the page's assertions cover its rules.
+fn coverage(
+    db: &crate::cli::io::Db,
+    target: &str,
+    format: TestFormat,
+    fail_under: Option<f64>,
+    to: &crate::cli::io::To,
+) -> Result<Exit, Failure> {
+    let path = Path::new(target);
+    let report = if target == "-" || path.is_file() {
+        let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
+        App::coverage_text(&text, &origin)?
+    } else {
+        db.read()?.coverage(target)?
+    };
+    match format {
+        TestFormat::Text => to.text(&crate::print::coverage::text(&report))?,
+        TestFormat::Md => to.text(&crate::print::coverage::md(&report))?,
+        TestFormat::Json => to.json(&pretty(&report))?,
+        TestFormat::Junit => {
+            return Err(usage("--coverage prints text, json or md (not junit)"));
+        }
+    }
+    let score = report.coverage.mutation_score;
+    Ok(match fail_under {
+        Some(pct) if score < pct => {
+            eprintln!("mutation score {score:.1}% is under {pct}%");
+            Exit::Problems
+        }
+        _ => Exit::Ok,
+    })
 }

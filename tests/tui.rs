@@ -1611,3 +1611,40 @@ fn the_editor_warns_live_when_no_row_can_pass_the_rule() {
     b.chars("500");
     assert!(!warned(&b));
 }
+
+/// The Tests pane's `c`: the background work's coverage of the rules by the
+/// assertions, the score in the title and the mutants no assertion notices.
+#[test]
+fn the_tests_pane_lists_the_coverage_from_the_background_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let app = common::open_app(&db);
+    let ui = Ui::workbench(app, Some("llm-chat-clients"), Theme::mono(), None).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
+    b.ui.settle();
+    let coverage =
+        b.ui.page()
+            .unwrap()
+            .tests
+            .coverage
+            .clone()
+            .expect("computed");
+    assert!(coverage.mutants.len() > 10);
+    b.press(KeyCode::Char('7'));
+    b.press(KeyCode::Char('z'));
+    let screen = b.screen(200, 50);
+    assert!(
+        screen.contains(&format!("mutants {:.0}% (c)", coverage.mutation_score)),
+        "{screen}"
+    );
+    b.press(KeyCode::Char('c'));
+    let screen = b.screen(200, 50);
+    assert!(screen.contains("conditions "), "{screen}");
+    assert!(
+        screen.contains(&format!("{} survived", coverage.survived)),
+        "{screen}"
+    );
+    if coverage.survived > 0 {
+        assert!(screen.contains("survived "), "{screen}");
+    }
+}

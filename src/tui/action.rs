@@ -275,6 +275,8 @@ pub enum Action {
     RerunTests,
     /// Explanation: show (and hide) what would move the target to each other verdict.
     WhyNot,
+    /// Tests: list how the assertions cover the rules (and back).
+    ToggleCoverage,
     // ── events: broadcast to every pane ──
     /// The selection (source row) changed.
     SourceSelected(usize),

@@ -736,6 +736,12 @@ fn build() -> Vec<Binding> {
         ),
         bind!(
             C::Pane(PaneId::Tests),
+            [(K::Char('c'), NONE)],
+            A::ToggleCoverage,
+            "coverage: the conditions the assertions leave uncovered and the mutants no assertion notices, each with a pair that shows it (and back)"
+        ),
+        bind!(
+            C::Pane(PaneId::Tests),
             [(K::Char('f'), NONE)],
             A::CycleShow,
             "only the failing assertions (and back); failures are always listed first"

@@ -1,7 +1,9 @@
 //! Tests pane: the page's verdict assertions with pass/fail chips, re-run on the live
 //! state after every change, so a broken assertion lights up the moment an edit breaks
 //! it. Failures come first; `f` shows only them. `p` pins the selection's verdicts;
-//! `a` / `e` add or edit one (as JSON), `d` removes.
+//! `a` / `e` add or edit one (as JSON), `d` removes. `c` lists how the assertions cover
+//! the rules (conditions left uncovered, mutants no assertion notices), computed by the
+//! background work after each change on pages small enough.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -28,6 +30,11 @@ pub struct State {
     pub only_failures: bool,
     /// The results listed, in order (indexes into the report): failures first.
     order: Vec<usize>,
+    /// How the assertions cover the rules, from the background work (a page small
+    /// enough; else `rulebench test --coverage`).
+    pub coverage: Option<Box<crate::app::types::Coverage>>,
+    /// The pane lists the coverage (`c`) instead of the assertions.
+    pub show_coverage: bool,
 }
 
 impl State {
@@ -121,6 +128,14 @@ pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Acti
             } else {
                 "every assertion, failures first".to_owned()
             });
+        }
+        Action::ToggleCoverage => {
+            state.show_coverage = !state.show_coverage;
+            if state.show_coverage && state.coverage.is_none() {
+                ctx.status.info(
+                    "no coverage here yet: the page has no assertions, or is too large for the background work (`rulebench test PAGE --coverage`)",
+                );
+            }
         }
         Action::FindText(q) | Action::FindFrom(q, _) => {
             let listed: Vec<String> = state
@@ -245,9 +260,14 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     } else {
         ""
     };
+    let covered = st
+        .coverage
+        .as_ref()
+        .map(|c| format!(" · mutants {:.0}% (c)", c.mutation_score))
+        .unwrap_or_default();
     let title = match &st.report {
         Some(r) => format!(
-            "Tests ({} passed, {} failed){only}{running}",
+            "Tests ({} passed, {} failed){only}{running}{covered}",
             r.passed, r.failed
         ),
         None => format!("Tests ({}){running}", look.ws.page.assertions.len()),
@@ -268,6 +288,17 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             ),
         };
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), inner);
+        return;
+    }
+    if st.show_coverage {
+        let lines = match &st.coverage {
+            Some(c) => coverage_lines(c, theme),
+            None => vec![Line::styled(
+                "coverage is computed here for pages of up to 200,000 pairs × rules: `rulebench test PAGE --coverage`",
+                theme.dim(),
+            )],
+        };
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         return;
     }
     let selected = st.listed().nth(st.cursor);
@@ -326,8 +357,12 @@ impl Pane for State {
 
     fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
         if let Action::JobDone(done) = action {
-            if let JobResult::Tests { report, .. } = done.0.as_ref() {
+            if let JobResult::Tests {
+                report, coverage, ..
+            } = done.0.as_ref()
+            {
                 self.set_report(report.clone());
+                self.coverage = coverage.clone();
             }
             return vec![];
         }
@@ -337,4 +372,66 @@ impl Pane for State {
     fn render(&self, frame: &mut Frame, area: Rect, look: &Look<'_>) {
         render(frame, area, self, look)
     }
+}
+
+/// The coverage as the pane lists it: the conditions not covered, then the mutants no
+/// assertion noticed with the pair to pin.
+fn coverage_lines(
+    c: &crate::app::types::Coverage,
+    theme: &super::theme::Theme,
+) -> Vec<Line<'static>> {
+    use crate::app::types::Fate;
+    let mut out = vec![Line::styled(
+        format!(
+            "conditions {} of {} covered · mutants {} killed, {} survived, {} equivalent · score {:.1}%",
+            c.conditions_covered,
+            c.conditions,
+            c.killed,
+            c.survived,
+            c.equivalent,
+            c.mutation_score
+        ),
+        theme.title(),
+    )];
+    for r in &c.rules {
+        for cond in r.conditions.iter().filter(|c| !c.covered()) {
+            let why = if cond.evaluated == 0 {
+                "never evaluated"
+            } else if cond.falsy == 0 {
+                "never false"
+            } else if cond.truthy == 0 {
+                "never true"
+            } else {
+                "never decisive"
+            };
+            out.push(Line::styled(
+                format!("✗ {}: {} — {why}", safe(&r.rule), safe(&cond.text)),
+                theme.warn(),
+            ));
+        }
+    }
+    for m in &c.mutants {
+        if let Fate::Survived {
+            source,
+            target,
+            outcome,
+            mutant_outcome,
+            verdict,
+            mutant_verdict,
+        } = &m.fate
+        {
+            out.push(Line::styled(
+                format!(
+                    "survived {} {}: {} — changes {} × {} ({outcome} → {mutant_outcome}, verdict {verdict} → {mutant_verdict})",
+                    safe(&m.rule),
+                    m.kind,
+                    safe(&m.change),
+                    safe(source),
+                    safe(target)
+                ),
+                theme.fail(),
+            ));
+        }
+    }
+    out
 }

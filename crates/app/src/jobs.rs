@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rulebench_core::assertions::{self, Limits, Report};
+use rulebench_core::coverage::Coverage;
 use rulebench_core::matrix::Matrix;
 use rulebench_core::model::{Page, Row, Side};
 use rulebench_core::result::{Names, SelectionResult};
@@ -55,9 +56,16 @@ pub enum JobResult {
     Tests {
         generation: u64,
         report: Option<Result<Report, String>>,
+        /// How the assertions cover the rules (`test --coverage`), on a page small
+        /// enough ([`COVERAGE_BUDGET`]) with assertions that compile.
+        coverage: Option<Box<Coverage>>,
         took: Duration,
     },
 }
+
+/// The most pairs × rules whose coverage the background work computes after each
+/// change (past it, `rulebench test --coverage` does): the sample pages are far below.
+pub const COVERAGE_BUDGET: usize = 200_000;
 
 impl JobResult {
     pub fn generation(&self) -> u64 {
@@ -237,6 +245,7 @@ impl Worker {
             return Some(vec![JobResult::Tests {
                 generation,
                 report: Some(Err(e)),
+                coverage: None,
                 took: started.elapsed(),
             }]);
         }
@@ -252,13 +261,30 @@ impl Worker {
         }
         let started = std::time::Instant::now();
         let report = self.tests(snap.revision);
+        let coverage = match (&report, &self.page) {
+            (Some(Ok(_)), Some(page)) if !stop() => coverage_of(page),
+            _ => None,
+        };
         out.push(JobResult::Tests {
             generation,
             report,
+            coverage,
             took: started.elapsed(),
         });
         Some(out)
     }
+}
+
+/// The coverage of a page's rules by its assertions, when the page is within
+/// [`COVERAGE_BUDGET`].
+fn coverage_of(page: &Page) -> Option<Box<Coverage>> {
+    let pairs = page.source.rows.len() * page.target.rows.len();
+    if pairs.saturating_mul(page.rules.len().max(1)) > COVERAGE_BUDGET {
+        return None;
+    }
+    rulebench_core::coverage::coverage(page, &Limits::default())
+        .ok()
+        .map(Box::new)
 }
 
 /// The background work of one open page.

@@ -264,3 +264,39 @@ fn fail_under_sets_the_exit_code_and_the_formats_print() {
     let (code, _, err) = rb(&db, &["test", "cov", "--coverage", "--fail-under", "120"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A page whose assertions pin every verdict of a one-rule page: every mutant that
+/// changes an outcome changes a verdict, so none survives, and every condition is
+/// covered — no false finding.
+#[test]
+fn pinning_every_verdict_of_a_one_rule_page_leaves_nothing_uncovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut v = page();
+    v["id"] = json!("one");
+    v["rules"] = json!([{"id": "speed", "name": "Speed", "weight": 1,
+        "logic": {">=": [{"var": "target.speed"}, {"var": "source.minSpeed"}]}}]);
+    let file = dir.path().join("one.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    assert_eq!(rb(&db, &["import", file.to_str().unwrap()]).0, 0);
+    let (code, _, err) = rb(&db, &["test", "one", "--pin"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = rb(
+        &db,
+        &[
+            "test",
+            "one",
+            "--coverage",
+            "--format",
+            "json",
+            "--fail-under",
+            "100",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["survived"], 0, "{r}");
+    assert!(r["killed"].as_u64().unwrap() >= 3, "{r}");
+    assert_eq!(r["mutationScore"], 100.0);
+    assert_eq!(r["conditionsCovered"], r["conditions"]);
+}

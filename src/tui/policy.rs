@@ -595,7 +595,9 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     }
     counts.push(Span::styled(format!("of {total} targets"), theme.dim()));
     lines.push(Line::from(counts));
-    if total > 0 {
+    // Counted while the pane is focused (thresholds are being tuned): a frame elsewhere
+    // does not pay for it.
+    if total > 0 && focused {
         let key = fingerprint(ws);
         let mut cached = state.flips.borrow_mut();
         if cached.as_ref().is_none_or(|(k, _)| *k != key) {

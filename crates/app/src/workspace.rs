@@ -52,6 +52,14 @@ pub struct NewRule {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// One rule's live analysis and what it was made for.
+struct Analysed {
+    logic: Value,
+    condition: Option<Value>,
+    schema_stamp: u64,
+    warnings: Vec<Diagnostic>,
+}
+
 /// The live session of one page.
 pub struct Session {
     pub page: Page,
@@ -89,6 +97,12 @@ pub struct Session {
     editing_base: Option<Value>,
     /// Counts conflicts found ([`Session::conflicts_raised`]).
     conflicts_raised: u64,
+    /// The live analysis of each rule (by id) for the logic, condition and schema it was
+    /// made for ([`Session::live_analysis`]): a frame that redraws a rule's warnings does
+    /// not analyse it again.
+    analysed: std::cell::RefCell<std::collections::HashMap<String, Analysed>>,
+    /// Names this state of the schema (a new one whenever it is recomputed).
+    schema_stamp: u64,
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
     /// Rows changed by cell edits, not yet handed to the background work.
@@ -167,6 +181,8 @@ impl Session {
         let unsaved = vec![false; page.rules.len()];
         Ok(Session {
             schema: Schema::of(&page),
+            analysed: Default::default(),
+            schema_stamp: 0,
             saved_columns: eval.columns.clone(),
             last_recompute: started.elapsed(),
             page,
@@ -947,14 +963,36 @@ impl Session {
     /// `always-true`), as the editor's warnings: at most
     /// [`rulebench_core::analyze::LIVE_PAIRS`] made pairs, so it keeps up with typing.
     pub fn live_analysis(&self, i: usize) -> Vec<Diagnostic> {
-        rulebench_core::analyze::rule_alone(&self.page, &self.schema, i)
-            .iter()
-            .map(|f| {
-                let mut d = f.diagnostic();
-                d.pointer.clear();
-                d
-            })
-            .collect()
+        let Some(rule) = self.page.rules.get(i) else {
+            return vec![];
+        };
+        let condition = rule.applies_when.as_ref().map(|c| c.logic.clone());
+        if let Some(a) = self.analysed.borrow().get(&rule.id)
+            && a.logic == rule.logic
+            && a.condition == condition
+            && a.schema_stamp == self.schema_stamp
+        {
+            return a.warnings.clone();
+        }
+        let warnings: Vec<Diagnostic> =
+            rulebench_core::analyze::rule_alone(&self.page, &self.schema, i)
+                .iter()
+                .map(|f| {
+                    let mut d = f.diagnostic();
+                    d.pointer.clear();
+                    d
+                })
+                .collect();
+        self.analysed.borrow_mut().insert(
+            rule.id.clone(),
+            Analysed {
+                logic: rule.logic.clone(),
+                condition,
+                schema_stamp: self.schema_stamp,
+                warnings: warnings.clone(),
+            },
+        );
+        warnings
     }
 
     /// Saves rule `i` as a new revision.
@@ -1554,6 +1592,7 @@ impl Session {
             .replace_row(side, row, self.page.dataset(side), &new_row, &changed);
         self.page.dataset_mut(side).rows[row] = new_row.clone();
         self.schema = Schema::of(&self.page);
+        self.schema_stamp += 1;
         self.cell_edits.push((side, row, new_row));
         self.recompute();
         self.saved_columns = self.eval.columns.clone();

@@ -513,7 +513,8 @@ pub struct WhyNotReport {
 
 /// How many targets of `eval` (an evaluation of `page`) change verdict when a
 /// threshold takes another value, for each `(threshold, value)` asked (overridden
-/// targets never do).
+/// targets never do). The targets are tallied once, column by column; a value that
+/// changes the scoring's units (more decimal places) tallies them again.
 pub fn threshold_flips(
     page: &Page,
     eval: &SelectionEval,
@@ -521,23 +522,45 @@ pub fn threshold_flips(
 ) -> Vec<usize> {
     let weights = RuleWeight::of_rules(&page.rules);
     let targets = eval.devices.len();
-    let outcomes: Vec<Vec<Option<bool>>> = (0..targets)
-        .map(|t| {
-            eval.columns
-                .iter()
-                .map(|c| c.outcome[t].counted())
-                .collect()
-        })
-        .collect();
+    // Column by column, each rule's weight in the scoring's units where it is scored.
+    let tallies = |scoring: &Scoring| {
+        let mut out = vec![Tally::default(); targets];
+        for (&w, c) in scoring.rules.iter().zip(&eval.columns) {
+            let weight = if Tally::scores(&scoring.policy, w) { w.weight } else { 0.0 };
+            for (tally, o) in out.iter_mut().zip(&c.outcome) {
+                match o.counted() {
+                    Some(true) => {
+                        tally.passed_weight += weight;
+                        tally.total_weight += weight;
+                    }
+                    Some(false) => {
+                        tally.total_weight += weight;
+                        tally.required_failed |= w.required;
+                    }
+                    None => {}
+                }
+            }
+        }
+        out
+    };
+    // Tallied once per distinct units of the scorings asked.
+    let mut by_units: Vec<(Option<crate::verdict::Exact>, Vec<Tally>)> = Vec::new();
     asked
         .iter()
         .map(|&(field, value)| {
             let s = Scoring::new(&with_threshold(&page.device_policy, field, value), &weights);
+            let at = match by_units.iter().position(|(u, _)| *u == s.exact()) {
+                Some(i) => i,
+                None => {
+                    by_units.push((s.exact(), tallies(&s)));
+                    by_units.len() - 1
+                }
+            };
+            let these = &by_units[at].1;
             (0..targets)
                 .filter(|&t| {
                     eval.overrides[t].is_none()
-                        && device_verdict(&s, &s.tally_of(&outcomes[t]), None).verdict
-                            != eval.devices[t].verdict
+                        && device_verdict(&s, &these[t], None).verdict != eval.devices[t].verdict
                 })
                 .count()
         })

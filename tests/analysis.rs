@@ -481,3 +481,81 @@ fn the_command_and_check_report_the_findings() {
     // The analysis's never-true replaces constant-over-data for that rule.
     assert!(!out.contains("constant-over-data] at /rules/0"), "{out}");
 }
+
+/// Claims a review found the abstraction could make wrongly: none is made, and what is
+/// claimed holds on sampled rows.
+#[test]
+fn no_wrong_claim_on_the_cases_a_review_found() {
+    let rules = json!([
+        // Two literals looked for in one string field: "ab" passes.
+        {"id": "both-letters", "name": "A", "weight": 1,
+         "logic": {"and": [{"in": ["a", {"var": "source.s"}]}, {"in": ["b", {"var": "source.s"}]}]}},
+        // A number looked for in a string: "A5" passes.
+        {"id": "five-in", "name": "B", "weight": 1, "logic": {"in": [5, {"var": "source.s"}]}},
+        // Loose and strict equality to 5 and "5" differ (" 5").
+        {"id": "loose-five", "name": "C", "weight": 1, "logic": {"==": [{"var": "target.t"}, 5]}},
+        {"id": "loose-text-five", "name": "D", "weight": 1, "logic": {"==": [{"var": "target.t"}, "5"]}},
+        {"id": "loose-not-strict", "name": "E", "weight": 1,
+         "logic": {"and": [{"==": [{"var": "target.t"}, 5]}, {"!==": [{"var": "target.t"}, "5"]}]}},
+        // A default that is logic: outside the fragment.
+        {"id": "default-logic", "name": "F", "weight": 1,
+         "logic": {"==": [{"var": ["source.x", {"var": "target.t"}]}, 5]}},
+        // Beyond a huge bound.
+        {"id": "huge", "name": "G", "weight": 1, "logic": {">": [{"var": "source.n"}, 1e17]}},
+        // A patched value of another type.
+        {"id": "not-unlimited", "name": "H", "weight": 1,
+         "logic": {"!=": [{"var": "target.maxTokens"}, "unlimited"]}}
+    ]);
+    let page = parse(&json!({
+        "format": "rulebench.page/v1", "id": "review", "name": "Review",
+        "source": {"name": "S", "key": ["id"], "rows": [
+            {"id": "s1", "s": "x", "x": 1, "n": 3}, {"id": "s2", "s": "y", "x": 2, "n": 4}
+        ]},
+        "target": {"name": "T", "key": ["id"], "rows": [
+            {"id": "t1", "t": "5", "maxTokens": 10}, {"id": "t2", "t": "6", "maxTokens": 20}
+        ], "patches": [{"key": "id=t2", "set": {"maxTokens": "unlimited"}}]},
+        "rules": rules
+    }));
+    let a = run(&page);
+    let k = kinds(&a);
+    for (kind, rule, _) in &k {
+        assert!(
+            !matches!(kind, Kind::NeverTrue | Kind::AlwaysTrue),
+            "{kind:?} {rule:?} in {k:?}"
+        );
+    }
+    assert!(
+        !k.contains(&(
+            Kind::Equivalent,
+            Some("loose-text-five"),
+            Some("loose-five")
+        )),
+        "{k:?}"
+    );
+    assert!(
+        a.unknown.iter().any(|u| u.rule == "default-logic"),
+        "{:?}",
+        a.unknown
+    );
+    check_any_row(&page, &a, 0..4);
+    // Weights in exact units: the never-passing rule (0.15) leaves 0.6 of 0.75 = 0.8,
+    // which meets fullThreshold 0.8 exactly — no unreachable claim.
+    let page = parse(&json!({
+        "format": "rulebench.page/v1", "id": "units", "name": "Units",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s1", "x": 1}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t1", "y": 1}]},
+        "rules": [
+            {"id": "never", "name": "Never", "weight": 0.15,
+             "logic": {"and": [{">": [{"var": "target.y"}, 5]}, {"<": [{"var": "target.y"}, 2]}]}},
+            {"id": "ok", "name": "OK", "weight": 0.6, "logic": {">=": [{"var": "target.y"}, {"var": "source.x"}]}}
+        ],
+        "devicePolicy": {"requiredMode": "ANY_REQUIRED_FAIL_IS_0", "fullThreshold": 0.8, "partialThreshold": 0.4}
+    }));
+    let a = run(&page);
+    assert!(find(&a, Kind::NeverTrue).len() == 1, "{:?}", a.findings);
+    assert!(
+        find(&a, Kind::UnreachableThreshold).is_empty(),
+        "{:?}",
+        a.findings
+    );
+}

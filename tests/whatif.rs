@@ -116,15 +116,15 @@ fn check(page: &Page, r: &WhyNotReport) {
     // Each threshold value gives the verdict it claims.
     for m in &w.thresholds {
         let mut p = alone.clone();
-        let value = if m.comparison == "<=" {
-            m.value
-        } else {
-            f64::from_bits(m.value.to_bits() + 1)
-        };
+        // The value as reported (at most nine places), as a user would set it; a page
+        // could hold it (partial at most full).
+        let value = m.value;
+        assert_eq!(value, (value * 1e9).round() / 1e9, "{m:?}");
         match m.threshold {
             "fullThreshold" => p.device_policy.full_threshold = value,
             _ => p.device_policy.partial_threshold = value,
         }
+        assert!(p.device_policy.partial_threshold <= p.device_policy.full_threshold);
         assert_eq!(engine(&p, s, t).0, m.verdict, "{m:?}");
     }
     // Each recommendation edit, made on the page, gives the recommendation it claims.
@@ -141,12 +141,7 @@ fn check(page: &Page, r: &WhyNotReport) {
                 p.rules[i].required = m.edit == "required";
             }
             (field, None) => {
-                let v = m.value.unwrap();
-                let value = if m.comparison == Some("<=") {
-                    v
-                } else {
-                    f64::from_bits(v.to_bits() + 1)
-                };
+                let value = m.value.unwrap();
                 match field {
                     "fullThreshold" => p.device_policy.full_threshold = value,
                     _ => p.device_policy.partial_threshold = value,
@@ -210,8 +205,8 @@ fn the_command_prints_the_sets_thresholds_and_recommendation_edits() {
          the smallest changes: 1 rule outcome (1 way):\n    \
          price-budget (weight 2) fail → pass  ⇒ 2 · score 10/10 = 1.00 ≥ full 1\n  \
          thresholds (this target):\n    \
-         fullThreshold ≤ 0.8000 (8/10) ⇒ 2\n    \
-         partialThreshold > 0.8000 (8/10) ⇒ 0\n  \
+         fullThreshold ≤ 0.8 (score 8/10) ⇒ 2\n    \
+         partialThreshold ≥ 0.800000001 (score 8/10) ⇒ 0\n  \
          the selection's recommendation (gpt-4.1): no single rule edit or threshold changes it\n"
     );
     let (code, out, err) = common::rb(
@@ -294,4 +289,34 @@ fn threshold_flips_count_what_the_engine_moves() {
         }
     }
     assert!(nonzero > 20, "{nonzero}");
+}
+
+/// A threshold move is decided exactly (0.3 of 0.4 is 0.75, not 0.7500000000000001) and
+/// is one the page could hold (partial at most full).
+#[test]
+fn threshold_moves_are_exact_and_keep_partial_at_most_full() {
+    let v = serde_json::json!({
+        "format": "rulebench.page/v1", "id": "exact", "name": "Exact",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s1"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "t1", "a": true, "b": true, "c": false}]},
+        "rules": [
+            {"id": "a", "name": "A", "weight": 0.1, "logic": {"var": "target.a"}},
+            {"id": "b", "name": "B", "weight": 0.2, "logic": {"var": "target.b"}},
+            {"id": "c", "name": "C", "weight": 0.1, "logic": {"var": "target.c"}}
+        ],
+        "devicePolicy": {"requiredMode": "ANY_REQUIRED_FAIL_IS_0", "fullThreshold": 1, "partialThreshold": 0.8}
+    });
+    let (page, _) = rulebench_core::read::page_all(&v.to_string());
+    let page = page.unwrap();
+    let mut m = Matrix::new(&page).unwrap();
+    let eval = m.evaluate(0);
+    assert_eq!(eval.devices[0].verdict, Verdict::None);
+    let w = rulebench_core::whatif::why_not(&page, &eval, 0, Verdict::Partial);
+    let moves: Vec<(&str, &str, f64, Verdict)> = w
+        .thresholds
+        .iter()
+        .map(|t| (t.threshold, t.comparison, t.value, t.verdict))
+        .collect();
+    // fullThreshold ≤ 0.75 would put full below partial 0.8: not a move.
+    assert_eq!(moves, [("partialThreshold", "<=", 0.75, Verdict::Partial)]);
 }

@@ -179,7 +179,12 @@ pub fn why_not(r: &WhyNotReport) -> String {
                 }
                 (Some(rule), _, _) => format!("rule {} {}", sanitize(rule), m.edit),
                 (None, Some(c), Some(v)) => {
-                    format!("{} {} {v:.4}", m.edit, if c == "<=" { "≤" } else { ">" })
+                    format!(
+                        "{} {} {}",
+                        m.edit,
+                        if c == "<=" { "≤" } else { "≥" },
+                        threshold(v)
+                    )
                 }
                 _ => m.edit.to_owned(),
             };
@@ -260,14 +265,20 @@ pub fn threshold_lines(w: &WhyNot) -> Vec<String> {
         out.push("thresholds (this target):".to_owned());
         for t in &w.thresholds {
             out.push(format!(
-                "  {} {} {:.4} ({}) ⇒ {}",
+                "  {} {} {} (score {}) ⇒ {}",
                 t.threshold,
-                if t.comparison == "<=" { "≤" } else { ">" },
-                t.value,
+                if t.comparison == "<=" { "≤" } else { "≥" },
+                threshold(t.value),
                 t.exact,
                 t.verdict
             ));
         }
     }
     out
+}
+
+/// A threshold as a user types it: up to nine decimal places, no trailing zeros.
+fn threshold(v: f64) -> String {
+    let text = format!("{v:.9}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }

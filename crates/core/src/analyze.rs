@@ -242,6 +242,12 @@ fn collect(logic: &Value, fields: &mut Fields) -> Result<(), String> {
                 }
             }
             let keys: Vec<(Side, String)> = vars.iter().map(|(s, p, _)| (*s, p.clone())).collect();
+            if vars
+                .iter()
+                .any(|(_, _, d)| d.as_ref().is_some_and(|d| !literal(d)))
+            {
+                return Err("a `var` default that is not a literal".to_owned());
+            }
             for (side, path, default) in vars {
                 let l = fields.entry((side, path.clone())).or_default();
                 l.compared = true;
@@ -265,6 +271,9 @@ fn collect(logic: &Value, fields: &mut Fields) -> Result<(), String> {
                 return Err("`in` without two arguments".to_owned());
             };
             match (var_of(needle), var_of(hay)) {
+                (Some((_, _, Some(d))), _) | (_, Some((_, _, Some(d)))) if !literal(&d) => {
+                    Err("a `var` default that is not a literal".to_owned())
+                }
                 (Some((side, path, default)), None) => {
                     let Value::Array(items) = hay else {
                         return Err("`in` of a field in a computed value".to_owned());
@@ -309,29 +318,37 @@ fn representatives(
             out.push(Some(v));
         }
     };
-    if types.contains("number") {
-        let mut b: Vec<f64> = l.numbers.clone();
-        b.extend([0.0, 1.0]);
-        b.sort_by(f64::total_cmp);
-        b.dedup();
-        // `density` values in each gap (fields compared with each other can fall in one
-        // gap in any order) and beyond each end.
-        let mut reps = Vec::new();
-        for k in 1..=density {
-            reps.push(b[0] - k as f64);
-            reps.push(b[b.len() - 1] + k as f64);
-            for w in b.windows(2) {
-                reps.push(w[0] + (w[1] - w[0]) * k as f64 / (density + 1) as f64);
-            }
+    // The numbers: every literal, `density` values in each gap (fields compared with
+    // each other can fall in one gap in any order) and beyond each end (by steps that
+    // stay apart from the end at any magnitude).
+    let mut b: Vec<f64> = l.numbers.clone();
+    b.extend([0.0, 1.0]);
+    b.sort_by(f64::total_cmp);
+    b.dedup();
+    let mut reps = Vec::new();
+    for k in 1..=density {
+        let (lo, hi) = (b[0], b[b.len() - 1]);
+        reps.push(lo - k as f64 * lo.abs().max(1.0));
+        reps.push(hi + k as f64 * hi.abs().max(1.0));
+        for w in b.windows(2) {
+            reps.push(w[0] + (w[1] - w[0]) * k as f64 / (density + 1) as f64);
         }
-        reps.extend(&b);
-        for x in reps {
-            let v = if x.fract() == 0.0 && x.abs() < 9e15 {
+    }
+    reps.extend(&b);
+    let numbers: Vec<Value> = reps
+        .iter()
+        .filter(|x| x.is_finite())
+        .map(|&x| {
+            if x.fract() == 0.0 && x.abs() < 9e15 {
                 Value::from(x as i64)
             } else {
                 serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
-            };
-            push(&mut out, v);
+            }
+        })
+        .collect();
+    if types.contains("number") {
+        for v in &numbers {
+            push(&mut out, v.clone());
         }
     }
     if types.contains("string") {
@@ -341,11 +358,36 @@ fn representatives(
         let mut s: Vec<String> = l.strings.clone();
         s.extend(["", "0", "1", " ", "true", "false"].map(str::to_owned));
         s.extend((0..density).map(|k| format!("~other{k}~")));
-        for n in &l.needles {
-            if let Value::String(n) = n {
-                s.push(n.clone());
-                s.push(format!("~{n}~"));
-            }
+        // Every number's text, and a second text of it that equals it loosely but not
+        // strictly (`" 5" == 5`, `" 5" !== "5"`).
+        for v in &numbers {
+            s.push(v.to_string());
+            s.push(format!(" {v}"));
+        }
+        // Strings holding every subset of the literals looked for in them (`"a" in
+        // field and "b" in field` needs `"ab"`), apart by a character none holds.
+        if l.needles.len() > MAX_NEEDLES {
+            return Err(format!(
+                "more than {MAX_NEEDLES} values looked for in one field"
+            ));
+        }
+        let texts: Vec<String> = l
+            .needles
+            .iter()
+            .map(|n| match n {
+                Value::String(t) => t.clone(),
+                other => other.to_string(),
+            })
+            .collect();
+        for mask in 1u32..(1 << texts.len()) {
+            let parts: Vec<&str> = texts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, t)| t.as_str())
+                .collect();
+            s.push(parts.join("\u{2}"));
+            s.push(format!("~{}~", parts.join("\u{2}")));
         }
         for x in s {
             push(&mut out, Value::String(x));
@@ -384,17 +426,32 @@ fn representatives(
 
 /// The kinds of value a field holds in the rows (integers as numbers); a field no row
 /// holds a value of may hold any scalar.
-fn kinds(schema: &Schema, side: Side, path: &str) -> BTreeSet<&'static str> {
+fn kinds(page: &Page, schema: &Schema, side: Side, path: &str) -> BTreeSet<&'static str> {
     let d = match side {
         Side::Source => &schema.source,
         Side::Target => &schema.target,
     };
     let mut out: BTreeSet<&'static str> = BTreeSet::new();
-    if !path.contains('.')
-        && let Some(f) = d.fields.get(path)
-    {
+    if path.contains('.') {
+        // Under an object: any value a row may hold there.
+        out.extend(["number", "string", "boolean", "array"]);
+        return out;
+    }
+    if let Some(f) = d.fields.get(path) {
         for (kind, _, _) in f.kinds() {
             out.insert(kind);
+        }
+    }
+    // What the dataset's patches set it to (the matrix applies them to rows).
+    for p in &page.dataset(side).patches {
+        match p.set.get(path).map(crate::dataset::value_type) {
+            Some("integer") => {
+                out.insert("number");
+            }
+            Some("null") | None => {}
+            Some(kind) => {
+                out.insert(kind);
+            }
         }
     }
     if out.is_empty() {
@@ -529,8 +586,13 @@ fn evaluate_made(
             merged.numbers.extend(&o.numbers);
             merged.strings.extend(o.strings.iter().cloned());
             merged.ordered |= o.ordered;
+            for n in &o.needles {
+                if !merged.needles.contains(n) {
+                    merged.needles.push(n.clone());
+                }
+            }
         }
-        let types = kinds(schema, key.0, &key.1);
+        let types = kinds(page, schema, key.0, &key.1);
         reps.push((key, representatives(&merged, &types, group.len())?));
     }
     let sources = made_rows(Side::Source, &reps)?;
@@ -800,11 +862,25 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
     let lost_weight: f64 = lost.iter().map(|&r| weights[r].weight).sum();
     if total > 0.0 && !lost.is_empty() {
         let cap = (total - lost_weight) / total;
-        for (name, t) in [
-            ("fullThreshold", policy.full_threshold),
-            ("partialThreshold", policy.partial_threshold),
+        // The best any row can do: the lost rules fail, every other rule passes —
+        // decided by the page's own scoring (exact units), not by a quotient.
+        let best: Vec<Option<bool>> = (0..page.rules.len())
+            .map(|r| Some(!lost.contains(&r)))
+            .collect();
+        let tally = scoring.tally_of(&best);
+        for (name, t, meets) in [
+            (
+                "fullThreshold",
+                policy.full_threshold,
+                scoring.meets_full(&tally),
+            ),
+            (
+                "partialThreshold",
+                policy.partial_threshold,
+                scoring.meets_partial(&tally),
+            ),
         ] {
-            if cap < t {
+            if !meets {
                 let ids: Vec<&str> = lost.iter().map(|&r| page.rules[r].id.as_str()).collect();
                 out.findings.push(Finding {
                     kind: Kind::UnreachableThreshold,
@@ -857,9 +933,9 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
             full |= d.reason == Reason::Full;
             partial |= matches!(d.reason, Reason::Full | Reason::Partial)
                 || (d.reason == Reason::RequiredFail && d.verdict == Verdict::Partial);
-            let zeroed = d.reason == Reason::RequiredFail
-                && policy.required_mode == RequiredMode::AnyRequiredFailIs0;
-            if !zeroed && best.is_none_or(|(b, _, _)| d.score > b) {
+            // The witness: the best score among pairs whose required rules pass (a
+            // failed one zeroes or caps the verdict, whatever the score).
+            if d.reason != Reason::RequiredFail && best.is_none_or(|(b, _, _)| d.score > b) {
                 best = Some((d.score, s, t));
             }
         }
@@ -935,7 +1011,7 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
             other_index: None,
             any_row: false,
             message: format!(
-                "{name} {t}: no pair of the current rows reaches it by its score; the best is {score:.4}"
+                "{name} {t}: no pair of the current rows reaches it; the best score where every required rule passes is {score:.4}"
             ),
             witnesses: vec![Witness {
                 source_key: Some(key(Side::Source, s)),

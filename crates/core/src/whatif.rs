@@ -72,7 +72,7 @@ pub struct FlipSet {
 pub struct ThresholdMove {
     /// `fullThreshold` or `partialThreshold`.
     pub threshold: &'static str,
-    /// `<=` (the threshold at most `value`) or `>` (above it).
+    /// `<=` (the threshold at most `value`) or `>=` (at least `value`).
     pub comparison: &'static str,
     pub value: f64,
     /// The value as a fraction of weights (`4/6`).
@@ -329,6 +329,29 @@ fn just_above(x: f64) -> f64 {
     }
 }
 
+/// The thresholds on each side of a tally's score a user can set: the largest value of
+/// at most nine decimal places the score meets, and the next one above (which it does
+/// not). Exact in the scoring's units; in double precision (a page whose weights are
+/// not decimals of nine places) the score itself and the next double.
+fn bounds(scoring: &Scoring, tally: &Tally) -> (f64, f64) {
+    const PLACES: f64 = 1e9;
+    if scoring.exact().is_none() || tally.total_weight <= 0.0 {
+        let score = tally.score();
+        return (score, just_above(score));
+    }
+    let (p, q) = (tally.passed_weight as u128, tally.total_weight as u128);
+    let n = p * PLACES as u128 / q;
+    (n as f64 / PLACES, (n + 1) as f64 / PLACES)
+}
+
+/// Whether a device policy keeps `partialThreshold ≤ fullThreshold` (what validation
+/// asks of a page).
+fn valid(policy: &DevicePolicy) -> bool {
+    policy.partial_threshold <= policy.full_threshold
+        && (0.0..=1.0).contains(&policy.full_threshold)
+        && (0.0..=1.0).contains(&policy.partial_threshold)
+}
+
 fn with_threshold(policy: &DevicePolicy, field: PolicyField, value: f64) -> DevicePolicy {
     let mut p = policy.clone();
     match field {
@@ -356,22 +379,23 @@ fn threshold_moves(
     let policy = &page.device_policy;
     let scoring = Scoring::new(policy, weights);
     let tally = scoring.tally_of(outcomes);
-    let score = tally.score();
     let exact = fraction(&scoring, &tally);
+    let (at_most, above) = bounds(&scoring, &tally);
     let mut out = Vec::new();
     for field in [PolicyField::FullThreshold, PolicyField::PartialThreshold] {
-        for (comparison, value) in [("<=", score), (">", just_above(score))] {
-            if value > 1.0 {
+        for (comparison, value) in [("<=", at_most), (">=", above)] {
+            let p = with_threshold(policy, field, value);
+            // A move the page could not hold (partial above full) is not one.
+            if !valid(&p) {
                 continue;
             }
-            let p = with_threshold(policy, field, value);
             let s = Scoring::new(&p, weights);
             let v = device_verdict(&s, &s.tally_of(outcomes), None).verdict;
             if v != now {
                 out.push(ThresholdMove {
                     threshold: field_name(field),
                     comparison,
-                    value: score,
+                    value,
                     exact: exact.clone(),
                     verdict: v,
                 });
@@ -389,7 +413,7 @@ pub struct RecommendationMove {
     pub edit: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
-    /// For a threshold: `<=` or `>` and the value.
+    /// For a threshold: `<=` or `>=` and the value (at most nine decimal places).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -442,33 +466,50 @@ pub fn recommendation_moves(
     }
     // The thresholds: the target scores are where verdicts change; the nearest value on
     // each side of the current threshold that changes the recommendation.
-    let mut scores: Vec<f64> = base.devices.iter().map(|d| d.score).collect();
-    scores.sort_by(f64::total_cmp);
-    scores.dedup();
+    // The thresholds a user can set on each side of every target's score (exact).
     let policy = page.device_policy.clone();
+    let scoring = Scoring::new(&policy, &RuleWeight::of_rules(&page.rules));
+    let mut at_most: Vec<f64> = Vec::new();
+    let mut above_all: Vec<f64> = Vec::new();
+    for t in 0..base.devices.len() {
+        let outcomes: Vec<Option<bool>> = base
+            .columns
+            .iter()
+            .map(|c| c.outcome[t].counted())
+            .collect();
+        let (lo, hi) = bounds(&scoring, &scoring.tally_of(&outcomes));
+        at_most.push(lo);
+        above_all.push(hi);
+    }
+    for v in [&mut at_most, &mut above_all] {
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+    }
     for field in [PolicyField::FullThreshold, PolicyField::PartialThreshold] {
         let current = match field {
             PolicyField::FullThreshold => policy.full_threshold,
             _ => policy.partial_threshold,
         };
-        let below = scores
+        let below = at_most
             .iter()
             .rev()
             .filter(|&&s| s < current)
-            .map(|&s| ("<=", s, s));
-        let above = scores
+            .map(|&s| ("<=", s));
+        let above = above_all
             .iter()
-            .filter(|&&s| s >= current && just_above(s) <= 1.0)
-            .map(|&s| (">", s, just_above(s)));
+            .filter(|&&s| s > current)
+            .map(|&s| (">=", s));
         for side in [
             below.take(MAX_STEPS).collect::<Vec<_>>(),
             above.take(MAX_STEPS).collect(),
         ] {
-            for (comparison, shown, value) in side {
-                matrix.set_policies(
-                    &with_threshold(&policy, field, value),
-                    &page.selection_policy,
-                );
+            for (comparison, value) in side {
+                let moved = with_threshold(&policy, field, value);
+                if !valid(&moved) {
+                    break;
+                }
+                let shown = value;
+                matrix.set_policies(&moved, &page.selection_policy);
                 let e = matrix.verdicts(selection, columns.clone());
                 if e.recommended != base.recommended {
                     out.push(RecommendationMove {
@@ -526,7 +567,11 @@ pub fn threshold_flips(
     let tallies = |scoring: &Scoring| {
         let mut out = vec![Tally::default(); targets];
         for (&w, c) in scoring.rules.iter().zip(&eval.columns) {
-            let weight = if Tally::scores(&scoring.policy, w) { w.weight } else { 0.0 };
+            let weight = if Tally::scores(&scoring.policy, w) {
+                w.weight
+            } else {
+                0.0
+            };
             for (tally, o) in out.iter_mut().zip(&c.outcome) {
                 match o.counted() {
                     Some(true) => {

@@ -96,6 +96,53 @@ fn condition_counts_are_what_the_explanations_say() {
     let r = report(&db);
     assert_eq!(r["selections"], 1);
     assert_eq!(r["pairs"], 4);
+    let checked = cross_check(&page, &r);
+    // The branching rule's conditions: the rule, both arguments of `and`, both of `or`.
+    assert_eq!(checked, 1 + 4 + 1 + 1, "{r}");
+    // Short-circuits show: `source.relaxed` is reached only where the speed holds.
+    let relaxed = &r["rules"][0]["conditions"][3];
+    assert_eq!(relaxed["pointer"], "/and/1/or/0");
+    assert!(relaxed["evaluated"].as_u64() < r["rules"][0]["conditions"][1]["evaluated"].as_u64());
+}
+
+/// Literal arguments decide short-circuits too (`false and X` never reaches X), and a
+/// per-item argument (`some`'s test) is not measured on pairs.
+#[test]
+fn literal_arguments_and_per_item_tests_are_counted_as_the_engine_runs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let mut v = page();
+    v["rules"] = json!([
+        {"id": "never-reached", "name": "A", "weight": 1,
+         "logic": {"and": [false, {"==": [{"var": "target.region"}, "eu"]}]}},
+        {"id": "short-or", "name": "B", "weight": 1,
+         "logic": {"or": [true, {"==": [{"var": "target.region"}, "eu"]}]}},
+        {"id": "any-fast", "name": "C", "weight": 1,
+         "logic": {"some": [[10, 60], {">=": [{"var": ""}, {"var": "target.speed"}]}]}}
+    ]);
+    let file = dir.path().join("cov.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    assert_eq!(rb(&db, &["import", file.to_str().unwrap()]).0, 0);
+    let (code, _, err) = rb(&db, &["test", "cov", "--pin", "--select", "s1"]);
+    assert_eq!(code, 0, "{err}");
+    let page = stored(&db);
+    let r = report(&db);
+    cross_check(&page, &r);
+    assert_eq!(r["rules"][0]["conditions"][1]["evaluated"], 0, "{r}");
+    assert_eq!(r["rules"][1]["conditions"][1]["evaluated"], 0, "{r}");
+    // `some`: the rule alone (its test reads the item, not the pair).
+    let some: Vec<&str> = r["rules"][2]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["pointer"].as_str().unwrap())
+        .collect();
+    assert_eq!(some, [""], "{r}");
+}
+
+/// Checks every condition's counts against the explanation trees of the first source's
+/// pairs (the one the assertions select); returns how many conditions it checked.
+fn cross_check(page: &Page, r: &Value) -> usize {
     let s1 = page.source.rows[0].clone();
     let mut checked = 0;
     for (i, rule) in page.rules.iter().enumerate() {
@@ -149,12 +196,7 @@ fn condition_counts_are_what_the_explanations_say() {
             checked += 1;
         }
     }
-    // The branching rule's conditions: the rule, both arguments of `and`, both of `or`.
-    assert_eq!(checked, 1 + 4 + 1 + 1, "{r}");
-    // Short-circuits show: `source.relaxed` is reached only where the speed holds.
-    let relaxed = &r["rules"][0]["conditions"][3];
-    assert_eq!(relaxed["pointer"], "/and/1/or/0");
-    assert!(relaxed["evaluated"].as_u64() < r["rules"][0]["conditions"][1]["evaluated"].as_u64());
+    checked
 }
 
 #[test]

@@ -88,7 +88,7 @@ fn check(page: &Page, r: &WhyNotReport) {
         }
         device_verdict(&scoring, &scoring.tally_of(&o), None).verdict == w.asked
     };
-    let smaller = w.changes_needed.map_or(3, |k| k - 1);
+    let smaller = w.changes_needed.map_or(3, |k| k.saturating_sub(1));
     let mut subsets: Vec<Vec<usize>> = vec![vec![]];
     for _ in 0..smaller {
         let mut next = Vec::new();

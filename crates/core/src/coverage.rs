@@ -95,6 +95,9 @@ pub enum Fate {
     },
     /// It changes no rule outcome on any pair of the current rows.
     Equivalent,
+    /// No assertion notices it, and no pair of the first `searched` sources (of a page
+    /// with more) shows a change: counted as survived.
+    Unshown { searched: usize },
 }
 
 /// A small change to a rule.
@@ -178,6 +181,11 @@ fn nodes(logic: &Value) -> Vec<Node> {
             one => (vec![one.clone()], false),
         };
         for (k, child) in children.into_iter().enumerate() {
+            // The per-item argument of `some`, `all`, `map`…: its `var`s name the item,
+            // not the pair, so it is not measured on pairs.
+            if crate::engine::item_scoped(&op, k) {
+                continue;
+            }
             let is_op = op_of(&child).is_some();
             let branching = BRANCHING.contains(&op.as_str());
             let child_op = op_of(&child).map(|(o, _)| o.to_owned());
@@ -242,12 +250,20 @@ fn reached(nodes: &[Node], n: usize, evaluated: &[bool], truth: &[Option<bool>])
     let Some((op, k)) = &nodes[n].slot else {
         return true;
     };
-    // The truthiness of the parent's argument `j`, by its node.
-    let arg = |j: usize| {
-        nodes
-            .iter()
-            .position(|m| m.parent == Some(p) && m.slot.as_ref().is_some_and(|s| s.1 == j))
-            .and_then(|m| truth[m])
+    // The truthiness of the parent's argument `j`: by its node, or a literal's own.
+    let arg = |j: usize| match nodes
+        .iter()
+        .position(|m| m.parent == Some(p) && m.slot.as_ref().is_some_and(|s| s.1 == j))
+    {
+        Some(m) => truth[m],
+        None => op_of(&nodes[p].value)
+            .and_then(|(_, args)| match args {
+                Value::Array(a) => a.get(j),
+                one if j == 0 => Some(one),
+                _ => None,
+            })
+            .filter(|v| op_of(v).is_none())
+            .map(literal_truthy),
     };
     match op.as_str() {
         "and" => (0..*k).all(|j| arg(j) != Some(false)),
@@ -264,6 +280,18 @@ fn reached(nodes: &[Node], n: usize, evaluated: &[bool], truth: &[Option<bool>])
             }
         }
         _ => true,
+    }
+}
+
+/// JSONLogic's truthiness of a literal: `null`, `false`, 0, `""` and `[]` are falsy.
+fn literal_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0 && !x.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(_) => true,
     }
 }
 
@@ -521,6 +549,7 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
                         }
                     }
                     match found {
+                        None if page.source.rows.len() > ns => Fate::Unshown { searched: ns },
                         None => Fate::Equivalent,
                         Some((s, t, was, now)) => {
                             let mutant_verdict = matrix.evaluate(s).devices[t].verdict.number();
@@ -555,7 +584,7 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
     }
     let count = |f: fn(&Fate) -> bool| mutants.iter().filter(|m| f(&m.fate)).count();
     let killed = count(|f| matches!(f, Fate::Killed { .. }));
-    let survived = count(|f| matches!(f, Fate::Survived { .. }));
+    let survived = count(|f| matches!(f, Fate::Survived { .. } | Fate::Unshown { .. }));
     let equivalent = count(|f| matches!(f, Fate::Equivalent));
     Ok(Coverage {
         assertions: compiled.len(),

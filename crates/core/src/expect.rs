@@ -76,8 +76,10 @@ impl Score {
         if self.places >= 17 {
             return actual == self.value;
         }
-        let scale = 10f64.powi(self.places as i32);
-        (actual * scale).round() == (self.value * scale).round()
+        // As scores are shown: the same digits at these places (ties to even, as
+        // `{:.2}` prints 0.625 as 0.62).
+        let p = self.places as usize;
+        format!("{actual:.p$}") == format!("{:.p$}", self.value)
     }
 
     /// A score as written: a number, its text, or a percentage (`67%`).
@@ -146,7 +148,11 @@ impl RuleExpect {
             Value::Null => return Ok(None),
             Value::Bool(b) => return Ok(Some(RuleExpect::of(Some(*b)))),
             Value::String(s) => s.trim().to_lowercase(),
-            Value::Number(n) => n.to_string(),
+            // A whole number written as a float (`1.0`, from a float column) is one.
+            Value::Number(n) => match n.as_f64() {
+                Some(x) if x == 0.0 || x == 1.0 => (x as u8).to_string(),
+                _ => n.to_string(),
+            },
             other => other.to_string(),
         };
         Ok(Some(match text.as_str() {
@@ -166,7 +172,11 @@ impl RuleExpect {
 fn parse_verdict(cell: &Value) -> Result<Option<Verdict>, String> {
     let text = match cell {
         Value::Null => return Ok(None),
-        Value::Number(n) => n.to_string(),
+        // A whole number written as a float (`2.0`, from a float column) is one.
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 && (0.0..=2.0).contains(&x) => (x as u8).to_string(),
+            _ => n.to_string(),
+        },
         Value::String(s) => s.trim().to_lowercase(),
         other => other.to_string(),
     };
@@ -780,6 +790,9 @@ mod tests {
         assert!(s("1").matches(1.0));
         assert!(!s("1").matches(0.9));
         assert!(s("0.6666666666666666").matches(2.0 / 3.0));
+        // As shown: 5 of 8 is 0.625, shown 0.62 (ties to even).
+        assert!(s("0.62").matches(0.625));
+        assert!(!s("0.63").matches(0.625));
         assert!(!s("0.6666666666666667").matches(0.6666666666666666));
         assert!(Score::parse(&Value::String("1.5".into())).is_err());
         assert!(Score::parse(&Value::String("1e-1".into())).is_err());
@@ -796,6 +809,15 @@ mod tests {
             Ok(Some(Verdict::Partial))
         );
         assert!(v("3").is_err());
+        assert_eq!(
+            parse_verdict(&serde_json::json!(2.0)),
+            Ok(Some(Verdict::Full))
+        );
+        assert!(parse_verdict(&serde_json::json!(1.5)).is_err());
+        assert_eq!(
+            RuleExpect::parse(&serde_json::json!(1.0)),
+            Ok(Some(RuleExpect::Pass))
+        );
         let r = |t: &str| RuleExpect::parse(&Value::String(t.into()));
         assert_eq!(r("N/A"), Ok(Some(RuleExpect::NotApplicable)));
         assert_eq!(r("fail"), Ok(Some(RuleExpect::Fail)));

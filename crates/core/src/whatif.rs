@@ -213,7 +213,10 @@ pub fn why_not(page: &Page, eval: &SelectionEval, target: usize, asked: Verdict)
     let mut tried = 0usize;
     let mut incomplete = false;
     let mut needed = None;
-    if alone.verdict != asked {
+    if alone.verdict == asked {
+        // The rules alone give it (only an override, if any, stands between).
+        needed = Some(0);
+    } else {
         for k in 1..=MAX_CHANGES.min(outcomes.len()) {
             let mut chosen = Vec::with_capacity(k);
             search(&moves, k, 0, base, &mut chosen, &mut |set, sums| {

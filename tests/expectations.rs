@@ -396,6 +396,10 @@ fn bad_tables_are_refused_with_every_bad_row_located() {
     assert!(err.contains("did you mean `rule.vision`?"), "{err}");
     let err = refused("empty.csv", "source,target,verdict\n");
     assert!(err.contains("no rows"), "{err}");
+    // Reading flags read the table: alone they are a usage error.
+    let (code, _, err) = env.rb(&["test", "na", "--sheet", "Expected"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--expect"), "{err}");
     // Both from stdin cannot be.
     let (code, _, err) = env.rb(&["test", "-", "--expect", "-"]);
     assert_eq!(code, 2);

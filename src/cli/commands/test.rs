@@ -72,6 +72,11 @@ pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
             "--select names the source row to pin (hint: with --pin or --pin-to)",
         ));
     }
+    if args.expect.is_none() && !args.read.options().is_default() {
+        return Err(usage(
+            "--input-format, --sheet, --type and --name-field say how to read the --expect table (hint: add --expect FILE)",
+        ));
+    }
     if let Some(file) = &args.pin_to {
         return pin_to(db, &args.target, args.select.as_deref(), file);
     }

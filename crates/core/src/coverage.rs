@@ -524,6 +524,17 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
                     .collect()
             })
             .collect();
+        // Its outcome on the sources the assertions select.
+        let selected: Vec<Vec<Option<bool>>> = sources
+            .iter()
+            .map(|&s| {
+                matrix.columns_of(s, &[i])[0]
+                    .outcome
+                    .iter()
+                    .map(|o| o.counted())
+                    .collect()
+            })
+            .collect();
         for (kind, pointer, change, logic) in mutants_of(rule) {
             let mut m = rule.clone();
             m.logic = logic.clone();
@@ -531,12 +542,25 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
             if matrix.replace_rule(i, &m).is_err() {
                 continue;
             }
-            let after = run(&mut matrix);
-            let killer = before
-                .iter()
-                .zip(&after)
-                .find(|(b, a)| b.passed && !a.passed)
-                .map(|(b, _)| b.assertion_id.clone());
+            // The assertions read only the selected sources: a mutant that changes no
+            // outcome there cannot fail one (and is not run against them).
+            let changes_selected = sources.iter().zip(&selected).any(|(&s, was)| {
+                matrix.columns_of(s, &[i])[0]
+                    .outcome
+                    .iter()
+                    .zip(was)
+                    .any(|(o, w)| o.counted() != *w)
+            });
+            let killer = if changes_selected {
+                let after = run(&mut matrix);
+                before
+                    .iter()
+                    .zip(&after)
+                    .find(|(b, a)| b.passed && !a.passed)
+                    .map(|(b, _)| b.assertion_id.clone())
+            } else {
+                None
+            };
             let fate = match killer {
                 Some(assertion_id) => Fate::Killed { assertion_id },
                 None => {

@@ -405,3 +405,139 @@ fn bad_tables_are_refused_with_every_bad_row_located() {
     assert_eq!(code, 2);
     assert!(err.contains("stdin"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Linked tables
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_linked_table_is_checked_with_the_assertions_and_unlinked() {
+    let env = Env::new();
+    let table = env.path("linked.csv");
+    assert_eq!(env.rb(&["test", "na", "--pin-to", &table]).0, 0);
+    let (code, _, err) = env.rb(&["test", "na", "--expect", &table, "--link"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("linked ") && err.contains("(revision 2)"),
+        "{err}"
+    );
+    // In the page (absolute), its log and its export; the revision before has none.
+    let page = common::export_page(&env.db, "na");
+    assert_eq!(page["expectations"], json!([{"file": table}]));
+    let (_, log, _) = env.rb(&["page", "log", "na"]);
+    assert!(
+        log.contains(&format!("linked expectations {table}")),
+        "{log}"
+    );
+    let (_, before, _) = env.rb(&["export", "na@1"]);
+    assert!(!before.contains("\"expectations\""), "{before}");
+    // `test PAGE` checks it after the assertions: all as expected.
+    let (code, out, err) = env.rb(&["test", "na"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("9 expectations: 9 passed, 0 failed"), "{out}");
+    // A row edited: `test` fails, in every format.
+    let text = std::fs::read_to_string(&table).unwrap();
+    let edited = text.replacen(",full\n", ",partial\n", 1);
+    assert_ne!(text, edited);
+    std::fs::write(&table, edited).unwrap();
+    let (code, out, _) = env.rb(&["test", "na"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("reason: expected partial, got full"), "{out}");
+    let (code, out, _) = env.rb(&["test", "na", "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["expectations"][0]["file"], table.as_str());
+    assert_eq!(v["expectations"][0]["report"]["failed"], 1);
+    let (code, xml, _) = env.rb(&["test", "na", "--format", "junit"]);
+    assert_eq!(code, 1);
+    assert_eq!(xml.matches("<testsuite ").count(), 2, "{xml}");
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    // A linked table that is gone fails the run and says so.
+    std::fs::remove_file(&table).unwrap();
+    let (code, out, _) = env.rb(&["test", "na"]);
+    assert_eq!(code, 1);
+    assert!(out.contains(&format!("linked table {table}: ")), "{out}");
+    // Unlinked: one revision; a second time, not found with what is linked.
+    let (code, _, err) = env.rb(&["test", "na", "--unlink", &table]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        common::export_page(&env.db, "na")
+            .get("expectations")
+            .is_none()
+    );
+    let (code, _, err) = env.rb(&["test", "na", "--unlink", &table]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the page links no table"), "{err}");
+}
+
+#[test]
+fn a_bad_table_is_not_linked_and_page_files_link_relative_tables() {
+    let env = Env::new();
+    let bad = env.file("bad.csv", "source,target,verdict\nnobody,both,2\n");
+    let (code, _, err) = env.rb(&["test", "na", "--expect", &bad, "--link"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no source row `nobody`"), "{err}");
+    assert!(
+        common::export_page(&env.db, "na")
+            .get("expectations")
+            .is_none()
+    );
+    let (_, log, _) = env.rb(&["page", "log", "na"]);
+    assert!(!log.contains("linked"), "{log}");
+    // --link needs a stored page.
+    let page_file = env.file("page.json", &page().to_string());
+    let (code, _, err) = env.rb(&["test", &page_file, "--expect", &bad, "--link"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("stored page"), "{err}");
+    // A page file's relative table: checked from the file's directory, in memory, and
+    // stored absolute when the page is imported.
+    let sub = env.dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("t.csv"), "source,target,verdict\nphoto,both,2\n").unwrap();
+    let mut v = page();
+    v["id"] = json!("na2");
+    v["expectations"] = json!([{"file": "t.csv"}]);
+    let file = sub.join("na2.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let (code, out, err) = rb_as_is(&env.db, &["test", file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 expectation: 1 passed, 0 failed"), "{out}");
+    assert_eq!(env.rb(&["import", file]).0, 0);
+    let stored = common::export_page(&env.db, "na2");
+    let linked = sub.join("t.csv");
+    assert_eq!(
+        stored["expectations"][0]["file"],
+        std::fs::canonicalize(&linked).unwrap().to_str().unwrap()
+    );
+    // An unknown key in a linked table's entry is the page file's error, located.
+    let mut v = page();
+    v["id"] = json!("na3");
+    v["expectations"] = json!([{"file": "t.csv", "sheet": "x"}]);
+    let bad_page = env.file("na3.json", &v.to_string());
+    let (code, out, _) = rb_as_is(&env.db, &["check", &bad_page]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("unknown key `sheet`"), "{out}");
+}
+
+#[test]
+fn the_watcher_tells_when_a_linked_table_changes() {
+    use rulebench::app::watch::{Reload, Watcher};
+    use std::time::Duration;
+    let env = Env::new();
+    let table = env.path("watched.csv");
+    assert_eq!(env.rb(&["test", "na", "--pin-to", &table]).0, 0);
+    assert_eq!(env.rb(&["test", "na", "--expect", &table, "--link"]).0, 0);
+    let watcher = Watcher::start(&env.db, "na").unwrap();
+    assert_eq!(watcher.tables(), &[std::path::PathBuf::from(&table)]);
+    assert!(watcher.files().is_empty());
+    assert_eq!(watcher.recv_timeout(Duration::from_millis(400)), None);
+    let text = std::fs::read_to_string(&table).unwrap();
+    std::fs::write(&table, text.replacen(",full\n", ",partial\n", 1)).unwrap();
+    assert_eq!(
+        watcher.recv_timeout(Duration::from_secs(5)),
+        Some(Reload::Expectations {
+            file: std::path::PathBuf::from(&table)
+        })
+    );
+}

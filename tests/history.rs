@@ -253,6 +253,7 @@ fn an_older_database_starts_its_history_at_the_upgrade() {
              ALTER TABLE rules DROP COLUMN family_json;
              DROP TABLE drafts;
              DROP TABLE views;
+             ALTER TABLE pages DROP COLUMN expectations_json;
              ALTER TABLE dataset_rows DROP COLUMN revision;
              PRAGMA user_version = 4;",
         )

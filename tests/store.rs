@@ -673,6 +673,7 @@ fn shipped_migrations_never_change() {
         "3f94bbe9827fede48fa1af93406c6297d83c8c0ef5ee8afde0c9f4f1837d02c7",
         "c5505c0ccaf738f535d5e4afdf5e9c8128c5c17ba893b1955d307dfd47030aed",
         "2f91f19a23d279350c7f4781cac0f3d93a0bcfcc363cfb14ba99e990fe2a0c82",
+        "7f26d471398a61400decb071f7b529f9dbc49890dec60082ac00d4a63c5d10c4",
     ];
     assert_eq!(
         MIGRATIONS.len(),

@@ -1648,3 +1648,43 @@ fn the_tests_pane_lists_the_coverage_from_the_background_work() {
         assert!(screen.contains("survived "), "{screen}");
     }
 }
+
+/// A linked table of expected outcomes is checked by the background work and listed in
+/// the Tests pane with its first rows that differ.
+#[test]
+fn the_tests_pane_lists_a_linked_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let table = dir.path().join("t.csv");
+    std::fs::write(
+        &table,
+        "source,target,verdict\nt3-chat,gpt-4.1,1\nt3-chat,o3,\n",
+    )
+    .unwrap();
+    let mut app = common::open_app(&db);
+    // (The second row expects nothing: refused; a table that reads is linked.)
+    assert!(
+        app.link_expectations("llm-chat-clients", &table, &Default::default())
+            .is_err()
+    );
+    std::fs::write(&table, "source,target,verdict\nt3-chat,gpt-4.1,1\n").unwrap();
+    app.link_expectations("llm-chat-clients", &table, &Default::default())
+        .unwrap();
+    let ui = Ui::workbench(app, Some("llm-chat-clients"), Theme::mono(), None).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
+    b.ui.settle();
+    let linked = b.ui.page().unwrap().tests.linked.clone();
+    assert_eq!(linked.len(), 1);
+    assert_eq!(linked[0].report.as_ref().unwrap().failed, 1);
+    b.press(KeyCode::Char('7'));
+    b.press(KeyCode::Char('z'));
+    let screen = b.screen(160, 40);
+    assert!(
+        screen.contains("✗ table t.csv: 1 of 1 rows differ"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("row 2: t3.chat × GPT-4.1 — verdict 1 ≠ 2"),
+        "{screen}"
+    );
+}

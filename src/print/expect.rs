@@ -76,17 +76,25 @@ pub fn text(report: &ExpectReport, stored: bool) -> String {
 /// The JUnit XML report: one `testsuite` for the table, one `testcase` per row, named
 /// by its place in the file and its pair.
 pub fn junit(report: &ExpectReport) -> String {
+    let n = report.results.len();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rulebench\" tests=\"{n}\" failures=\"{f}\" errors=\"0\">\n{}</testsuites>\n",
+        junit_suite(report),
+        f = report.failed,
+    )
+}
+
+/// The table's `testsuite` element.
+pub fn junit_suite(report: &ExpectReport) -> String {
     let xml = super::report::xml;
     let suite = xml(&format!("{} · {}", report.page_id, report.file));
     let n = report.results.len();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    out.push_str(&format!(
-        "<testsuites name=\"rulebench\" tests=\"{n}\" failures=\"{f}\" errors=\"0\">\n  \
-         <testsuite name=\"{suite}\" tests=\"{n}\" failures=\"{f}\" errors=\"0\" skipped=\"0\">\n    \
+    let mut out = format!(
+        "  <testsuite name=\"{suite}\" tests=\"{n}\" failures=\"{f}\" errors=\"0\" skipped=\"0\">\n    \
          <properties>\n      <property name=\"revision\" value=\"{rev}\"/>\n    </properties>\n",
         f = report.failed,
         rev = report.revision,
-    ));
+    );
     for r in &report.results {
         let name = format!("{}: {} × {}", r.at, r.source_label, r.target_label);
         out.push_str(&format!(
@@ -115,8 +123,21 @@ pub fn junit(report: &ExpectReport) -> String {
             xml(&body)
         ));
     }
-    out.push_str("  </testsuite>\n</testsuites>\n");
+    out.push_str("  </testsuite>\n");
     out
+}
+
+/// A linked table's run as text (`rulebench test PAGE`): its report, or why it could
+/// not be read.
+pub fn linked_text(run: &crate::app::expectations::LinkedRun, stored: bool) -> String {
+    match (&run.report, &run.error) {
+        (Some(r), _) => format!("\n{}", text(r, stored)),
+        (None, error) => format!(
+            "\nlinked table {}: {}\n",
+            sanitize(&run.file),
+            sanitize(error.as_deref().unwrap_or("cannot be read"))
+        ),
+    }
 }
 
 /// The formats `--pin-to` writes.

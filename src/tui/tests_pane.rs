@@ -35,6 +35,8 @@ pub struct State {
     pub coverage: Option<Box<crate::app::types::Coverage>>,
     /// The pane lists the coverage (`c`) instead of the assertions.
     pub show_coverage: bool,
+    /// The page's linked tables of expected outcomes, checked by the background work.
+    pub linked: Vec<crate::app::expectations::LinkedRun>,
 }
 
 impl State {
@@ -279,6 +281,14 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    // The linked tables, at the bottom: a line each, and their first failed rows.
+    let tables = linked_lines(&st.linked, theme);
+    let [inner, tables_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length((tables.len() as u16).min(inner.height / 2)),
+    ])
+    .areas(inner);
+    frame.render_widget(Paragraph::new(tables), tables_area);
     if st.report.is_none() {
         let text = match &st.error {
             Some(e) => Line::styled(safe(e), theme.fail()),
@@ -358,11 +368,15 @@ impl Pane for State {
     fn update(&mut self, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
         if let Action::JobDone(done) = action {
             if let JobResult::Tests {
-                report, coverage, ..
+                report,
+                coverage,
+                linked,
+                ..
             } = done.0.as_ref()
             {
                 self.set_report(report.clone());
                 self.coverage = coverage.clone();
+                self.linked = linked.clone();
             }
             return vec![];
         }
@@ -431,6 +445,64 @@ fn coverage_lines(
                 ),
                 theme.fail(),
             ));
+        }
+    }
+    out
+}
+
+/// The linked tables as the pane lists them: per table its count, then its first
+/// failed rows (what differs), or why it cannot be read.
+fn linked_lines(
+    linked: &[crate::app::expectations::LinkedRun],
+    theme: &super::theme::Theme,
+) -> Vec<Line<'static>> {
+    const ROWS_SHOWN: usize = 3;
+    let mut out = Vec::new();
+    for run in linked {
+        let name = std::path::Path::new(&run.file)
+            .file_name()
+            .map_or(run.file.clone(), |n| n.to_string_lossy().into_owned());
+        match (&run.report, &run.error) {
+            (Some(r), _) if r.failed == 0 => out.push(Line::styled(
+                format!("✓ table {}: {} rows as expected", safe(&name), r.passed),
+                theme.pass(),
+            )),
+            (Some(r), _) => {
+                out.push(Line::styled(
+                    format!(
+                        "✗ table {}: {} of {} rows differ",
+                        safe(&name),
+                        r.failed,
+                        r.results.len()
+                    ),
+                    theme.fail(),
+                ));
+                for row in r.results.iter().filter(|x| !x.passed).take(ROWS_SHOWN) {
+                    let differs: Vec<String> = row
+                        .mismatches
+                        .iter()
+                        .map(|m| format!("{} {} ≠ {}", m.what, m.expected, m.actual))
+                        .collect();
+                    out.push(Line::styled(
+                        format!(
+                            "    row {}: {} × {} — {}",
+                            row.row,
+                            safe(&row.source_label),
+                            safe(&row.target_label),
+                            safe(&differs.join(", "))
+                        ),
+                        theme.fail(),
+                    ));
+                }
+            }
+            (None, error) => out.push(Line::styled(
+                format!(
+                    "! table {}: {}",
+                    safe(&name),
+                    safe(error.as_deref().unwrap_or("cannot be read"))
+                ),
+                theme.warn(),
+            )),
         }
     }
     out

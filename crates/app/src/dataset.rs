@@ -984,6 +984,10 @@ impl App {
         if !replace && self.store.revision(&page.id)?.is_some() {
             return Err(AppError::PageExists(page.id));
         }
+        // Linked expectation tables are stored absolute, like linked data files.
+        for t in &mut page.expectations {
+            t.file = absolute(&base.join(&t.file)).display().to_string();
+        }
         let mut read_any = false;
         for side in [Side::Source, Side::Target] {
             let d = dataset_mut(&mut page, side);

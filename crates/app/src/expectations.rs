@@ -4,14 +4,60 @@
 
 use std::sync::Arc;
 
+use std::path::Path;
+
+use serde::Serialize;
+
 use rulebench_core::dataset::{KeyCase, ReadOptions};
 use rulebench_core::expect::{self, ExpectReport, Pinned, TableRows};
 use rulebench_core::matrix::Matrix;
-use rulebench_core::model::{Page, Side};
+use rulebench_core::model::{ExpectationTable, Page, Side};
 use rulebench_core::result::{Names, SelectionResult};
+use rulebench_store as store;
 
-use super::dataset::{DataInput, Reading, read_rows};
-use super::{App, Result, timestamp};
+use super::dataset::{DataInput, Reading, absolute, link_base, read_rows};
+use super::{App, AppError, Result, timestamp};
+
+/// One linked table checked: its file, and its report — or why it could not be read
+/// (gone, or no longer a table of this page's rows).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkedRun {
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<ExpectReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl LinkedRun {
+    /// Read, and every row as expected.
+    pub fn passed(&self) -> bool {
+        self.report.as_ref().is_some_and(ExpectReport::all_passed)
+    }
+}
+
+/// Checks every table linked to `page` (`base`: where a relative path points from).
+pub(crate) fn check_linked(page: &Page, revision: i64, base: &Path) -> Vec<LinkedRun> {
+    page.expectations
+        .iter()
+        .map(|t| {
+            let path = base.join(&t.file);
+            match check(page, revision, DataInput::Linked(&path), &t.read) {
+                Ok(report) => LinkedRun {
+                    file: t.file.clone(),
+                    report: Some(report),
+                    error: None,
+                },
+                Err(e) => LinkedRun {
+                    file: t.file.clone(),
+                    report: None,
+                    error: Some(e.to_string()),
+                },
+            }
+        })
+        .collect()
+}
 
 /// Which source rows `--pin-to` writes: one, or every one.
 fn selected(page: &Page, select: Option<&str>) -> Result<Vec<usize>> {
@@ -125,6 +171,94 @@ fn pinned(page: &Page, revision: i64, select: Option<&str>) -> Result<Vec<Pinned
 }
 
 impl App {
+    /// Links a table of expected outcomes to a stored page (one revision): it is checked
+    /// first — a table that does not read against the page is refused and nothing is
+    /// linked — then kept (absolute) with how it is read, replacing an earlier link of
+    /// the same file. Returns the check and the revision.
+    pub fn link_expectations(
+        &mut self,
+        page_id: &str,
+        file: &Path,
+        read: &ReadOptions,
+    ) -> Result<(ExpectReport, i64)> {
+        let path = absolute(file);
+        let report = self.check_expectations(page_id, DataInput::Linked(&path), read)?;
+        let shown = path.display().to_string();
+        let what = format!("linked expectations {shown}");
+        let table = ExpectationTable {
+            file: shown.clone(),
+            read: read.clone(),
+        };
+        let revision = self
+            .store
+            .change_checked(page_id, &what, |tx, _| -> Result<()> {
+                let mut tables = store::ops::expectation_tables(tx, page_id)?;
+                match tables.iter_mut().find(|t| t.file == shown) {
+                    Some(t) => *t = table,
+                    None => tables.push(table),
+                }
+                store::ops::write_expectation_tables(tx, page_id, &tables)?;
+                Ok(())
+            })?;
+        Ok((report, revision))
+    }
+
+    /// Unlinks a table from a stored page (one revision); `file` as linked or as a path
+    /// to it.
+    pub fn unlink_expectations(&mut self, page_id: &str, file: &Path) -> Result<i64> {
+        let shown = absolute(file).display().to_string();
+        let given = file.display().to_string();
+        let what = format!("unlinked expectations {shown}");
+        self.store
+            .change_checked(page_id, &what, |tx, _| -> Result<()> {
+                let mut tables = store::ops::expectation_tables(tx, page_id)?;
+                let Some(i) = tables
+                    .iter()
+                    .position(|t| t.file == shown || t.file == given)
+                else {
+                    let linked: Vec<&str> = tables.iter().map(|t| t.file.as_str()).collect();
+                    return Err(AppError::NotFound {
+                        what: "linked table",
+                        id: given.clone(),
+                        hint: Some(if linked.is_empty() {
+                            "the page links no table".to_owned()
+                        } else {
+                            format!("linked: {}", linked.join(", "))
+                        }),
+                    });
+                };
+                tables.remove(i);
+                store::ops::write_expectation_tables(tx, page_id, &tables)?;
+                Ok(())
+            })
+    }
+
+    /// The tables of expected outcomes a stored page links (as stored: absolute).
+    pub fn linked_tables(&self, page_id: &str) -> Result<Vec<std::path::PathBuf>> {
+        let Some(head) = self.store.load_head(page_id)? else {
+            return Err(self.missing_page(page_id));
+        };
+        Ok(head
+            .page
+            .expectations
+            .iter()
+            .map(|t| std::path::PathBuf::from(&t.file))
+            .collect())
+    }
+
+    /// Checks every table linked to a stored page, at its current revision.
+    pub fn check_linked(&self, page_id: &str) -> Result<Vec<LinkedRun>> {
+        let (page, revision) = self.page(page_id)?;
+        Ok(check_linked(&page, revision, Path::new("")))
+    }
+
+    /// Checks every table a page file links (a relative path from the file's
+    /// directory).
+    pub fn check_linked_text(text: &str, origin: &str) -> Result<Vec<LinkedRun>> {
+        let (page, _) = Self::parse_page(text, origin)?;
+        Ok(check_linked(&page, 0, &link_base(origin)))
+    }
+
     /// Checks a table of expected outcomes against a stored page's current revision:
     /// every row, each source evaluated once. A row that names no row of the page, or
     /// holds what its column cannot, refuses the table (every such row listed).

@@ -128,6 +128,7 @@ impl App {
             selection_policy: Default::default(),
             overrides: vec![],
             assertions: vec![],
+            expectations: vec![],
         };
         let diags = rulebench_core::check::page(&page);
         if diags.iter().any(Diagnostic::is_error) {

@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use rulebench_core::assertions::{self, Limits, Report};
 use rulebench_core::coverage::Coverage;
+
+use super::expectations::LinkedRun;
 use rulebench_core::matrix::Matrix;
 use rulebench_core::model::{Page, Row, Side};
 use rulebench_core::result::{Names, SelectionResult};
@@ -59,6 +61,9 @@ pub enum JobResult {
         /// How the assertions cover the rules (`test --coverage`), on a page small
         /// enough ([`COVERAGE_BUDGET`]) with assertions that compile.
         coverage: Option<Box<Coverage>>,
+        /// The page's linked tables of expected outcomes, each checked (read again
+        /// from its file: an edit of the table shows at the next run).
+        linked: Vec<LinkedRun>,
         took: Duration,
     },
 }
@@ -246,6 +251,7 @@ impl Worker {
                 generation,
                 report: Some(Err(e)),
                 coverage: None,
+                linked: Vec::new(),
                 took: started.elapsed(),
             }]);
         }
@@ -265,10 +271,17 @@ impl Worker {
             (Some(Ok(_)), Some(page)) if !stop() => coverage_of(page),
             _ => None,
         };
+        let linked = match &self.page {
+            Some(page) if !stop() => {
+                super::expectations::check_linked(page, snap.revision, std::path::Path::new(""))
+            }
+            _ => Vec::new(),
+        };
         out.push(JobResult::Tests {
             generation,
             report,
             coverage,
+            linked,
             took: started.elapsed(),
         });
         Some(out)
@@ -477,6 +490,7 @@ fn page_meta(page: &Page) -> Page {
         selection_policy: page.selection_policy.clone(),
         overrides: page.overrides.clone(),
         assertions: page.assertions.clone(),
+        expectations: page.expectations.clone(),
     }
 }
 

@@ -149,6 +149,7 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
         selection_policy: SelectionPolicy::default(),
         overrides: vec![],
         assertions: vec![],
+        expectations: vec![],
     }
 }
 

@@ -55,12 +55,15 @@ pub enum Reload {
         file: PathBuf,
         fraction: f64,
     },
+    /// A linked table of expected outcomes changed (or went): check it again.
+    Expectations { file: PathBuf },
 }
 
 /// Watches the linked files of one page until dropped.
 pub struct Watcher {
     page_id: String,
     files: Vec<(Side, PathBuf)>,
+    tables: Vec<PathBuf>,
     events: Receiver<Reload>,
     stop: Arc<AtomicBool>,
     notify: Option<RecommendedWatcher>,
@@ -74,15 +77,21 @@ impl Watcher {
     pub fn start(db: &Path, page_id: &str) -> Result<Watcher> {
         let app = App::open(db)?;
         let files = app.linked_files(page_id)?;
-        if files.is_empty() {
+        let tables = app.linked_tables(page_id)?;
+        if files.is_empty() && tables.is_empty() {
             return Err(AppError::Usage(format!(
-                "page `{page_id}` links no dataset file (hint: `rulebench dataset import {page_id} target FILE --link`, or \"file\" on a dataset in the page file)"
+                "page `{page_id}` links no dataset file and no table of expected outcomes (hint: `rulebench dataset import {page_id} target FILE --link`, `rulebench test {page_id} --expect FILE --link`, or \"file\" on a dataset in the page file)"
             )));
         }
         let (raw_tx, raw_rx) = mpsc::channel();
         let mut notify = notify::recommended_watcher(raw_tx)
             .map_err(|e| AppError::Usage(format!("cannot watch files: {e}")))?;
-        let mut dirs: Vec<PathBuf> = files.iter().map(|(_, f)| parent_dir(f)).collect::<Vec<_>>();
+        let mut dirs: Vec<PathBuf> = files
+            .iter()
+            .map(|(_, f)| f)
+            .chain(&tables)
+            .map(|f| parent_dir(f))
+            .collect::<Vec<_>>();
         dirs.sort();
         dirs.dedup();
         for dir in &dirs {
@@ -94,15 +103,16 @@ impl Watcher {
         let stop = Arc::new(AtomicBool::new(false));
         let worker = {
             let (stop, page_id) = (stop.clone(), page_id.to_owned());
-            let files = files.clone();
+            let (files, tables) = (files.clone(), tables.clone());
             std::thread::Builder::new()
                 .name(format!("watch {page_id}"))
-                .spawn(move || Worker::new(app, page_id, files, tx).run(&raw_rx, &stop))
+                .spawn(move || Worker::new(app, page_id, files, tables, tx).run(&raw_rx, &stop))
                 .map_err(|e| AppError::Usage(format!("cannot start the watcher: {e}")))?
         };
         Ok(Watcher {
             page_id: page_id.to_owned(),
             files,
+            tables,
             events,
             stop,
             notify: Some(notify),
@@ -117,6 +127,11 @@ impl Watcher {
     /// The watched files, by side.
     pub fn files(&self) -> &[(Side, PathBuf)] {
         &self.files
+    }
+
+    /// The watched tables of expected outcomes.
+    pub fn tables(&self) -> &[PathBuf] {
+        &self.tables
     }
 
     /// The next event, if one is waiting.
@@ -171,26 +186,46 @@ struct Watched {
 
 impl Watched {
     fn matches(&self, path: &Path) -> bool {
-        if path == self.file {
-            return true;
-        }
-        if path.file_name() != self.file.file_name() {
-            return false;
-        }
-        path.parent()
-            .is_some_and(|p| p == self.dir || parent_dir(path) == self.dir)
+        same_file(path, &self.file, &self.dir)
     }
+}
+
+/// Whether an event's `path` is `file` (in `dir`, its directory as watched).
+fn same_file(path: &Path, file: &Path, dir: &Path) -> bool {
+    if path == file {
+        return true;
+    }
+    if path.file_name() != file.file_name() {
+        return false;
+    }
+    path.parent()
+        .is_some_and(|p| p == dir || parent_dir(path) == dir)
 }
 
 struct Worker {
     app: App,
     page_id: String,
     files: Vec<Watched>,
+    /// The tables of expected outcomes: (file, its directory).
+    tables: Vec<(PathBuf, PathBuf)>,
     out: Sender<Reload>,
 }
 
 impl Worker {
-    fn new(app: App, page_id: String, files: Vec<(Side, PathBuf)>, out: Sender<Reload>) -> Self {
+    fn new(
+        app: App,
+        page_id: String,
+        files: Vec<(Side, PathBuf)>,
+        tables: Vec<PathBuf>,
+        out: Sender<Reload>,
+    ) -> Self {
+        let tables = tables
+            .into_iter()
+            .map(|f| {
+                let dir = parent_dir(&f);
+                (f, dir)
+            })
+            .collect();
         let files = files
             .into_iter()
             .map(|(side, file)| Watched {
@@ -204,6 +239,7 @@ impl Worker {
             app,
             page_id,
             files,
+            tables,
             out,
         }
     }
@@ -215,10 +251,13 @@ impl Worker {
             }
         }
         let mut due: HashMap<usize, Instant> = HashMap::new();
+        // Tables that changed, by index, and when they are quiet enough to check.
+        let mut tables_due: HashMap<usize, Instant> = HashMap::new();
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             let wait = due
                 .values()
+                .chain(tables_due.values())
                 .map(|t| t.saturating_duration_since(now))
                 .min()
                 .map_or(TICK, |d| d.min(TICK));
@@ -228,6 +267,11 @@ impl Worker {
                         for (i, w) in self.files.iter().enumerate() {
                             if event.paths.iter().any(|p| w.matches(p)) {
                                 due.insert(i, Instant::now() + DEBOUNCE);
+                            }
+                        }
+                        for (i, (file, dir)) in self.tables.iter().enumerate() {
+                            if event.paths.iter().any(|p| same_file(p, file, dir)) {
+                                tables_due.insert(i, Instant::now() + DEBOUNCE);
                             }
                         }
                     }
@@ -259,6 +303,18 @@ impl Worker {
             for i in ready {
                 due.remove(&i);
                 if self.sync(i).is_err() {
+                    return;
+                }
+            }
+            let ready: Vec<usize> = tables_due
+                .iter()
+                .filter(|(_, t)| **t <= now)
+                .map(|(i, _)| *i)
+                .collect();
+            for i in ready {
+                tables_due.remove(&i);
+                let file = self.tables[i].0.clone();
+                if self.send(Reload::Expectations { file }).is_err() {
                     return;
                 }
             }

@@ -686,6 +686,7 @@ fn shell_of(page: &Page) -> Page {
         selection_policy: page.selection_policy.clone(),
         overrides: Vec::new(),
         assertions: Vec::new(),
+        expectations: Vec::new(),
     }
 }
 

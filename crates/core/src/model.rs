@@ -43,6 +43,20 @@ pub struct Page {
     /// Extension: verdict assertions over the evaluation results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<Assertion>,
+    /// Extension: tables of expected outcomes linked to the page, checked with the
+    /// assertions (see [`crate::expect`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expectations: Vec<ExpectationTable>,
+}
+
+/// A table of expected outcomes linked to a page: its file (stored absolute) and how
+/// it is read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectationTable {
+    pub file: String,
+    #[serde(default, skip_serializing_if = "ReadOptions::is_default")]
+    pub read: ReadOptions,
 }
 
 impl Page {

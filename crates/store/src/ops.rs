@@ -480,3 +480,33 @@ pub fn rekey_overrides(
     }
     Ok(())
 }
+
+/// A page's linked tables of expected outcomes, as stored.
+pub fn expectation_tables(
+    tx: &Transaction<'_>,
+    page_id: &str,
+) -> Result<Vec<rulebench_core::model::ExpectationTable>> {
+    let text: Option<String> = tx.query_row(
+        "SELECT expectations_json FROM pages WHERE id = ?1",
+        [page_id],
+        |r| r.get(0),
+    )?;
+    Ok(text
+        .map(|t| serde_json::from_str(&t))
+        .transpose()
+        .map_err(corrupt("expectation tables"))?
+        .unwrap_or_default())
+}
+
+/// Writes a page's linked tables of expected outcomes (none: `NULL`).
+pub fn write_expectation_tables(
+    tx: &Transaction<'_>,
+    page_id: &str,
+    tables: &[rulebench_core::model::ExpectationTable],
+) -> Result<()> {
+    tx.execute(
+        "UPDATE pages SET expectations_json = ?2 WHERE id = ?1",
+        params![page_id, (!tables.is_empty()).then(|| to_json(&tables))],
+    )?;
+    Ok(())
+}

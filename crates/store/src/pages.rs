@@ -378,35 +378,45 @@ impl Store {
         without: &[Side],
         at: At,
     ) -> Result<Option<StoredPage>> {
+        // A database before migration 12 (read without migrating) links no tables.
+        let tables = if self.schema >= crate::schema::EXPECTATION_TABLES {
+            "expectations_json"
+        } else {
+            "NULL"
+        };
         let sql = match at {
-            At::Now => {
+            At::Now => format!(
                 "SELECT name, description, organization_json, source_json, target_json,
-                        device_policy_json, selection_policy_json, revision
+                        device_policy_json, selection_policy_json, revision, {tables}
                  FROM pages WHERE id = ?1 AND ?2 IS NULL"
-            }
-            At::Revision(_) => {
+            ),
+            At::Revision(_) => format!(
                 "SELECT name, description, organization_json, source_json, target_json,
-                        device_policy_json, selection_policy_json, ?2
+                        device_policy_json, selection_policy_json, ?2, {tables}
                  FROM page_log WHERE page_id = ?1 AND revision <= ?2
                  ORDER BY revision DESC LIMIT 1"
-            }
+            ),
         };
         let head = self
             .conn
-            .query_row(sql, params![page_id, at.revision()], |r| {
+            .query_row(&sql, params![page_id, at.revision()], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, Option<String>>(2)?,
+                    (
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                    ),
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
                     r.get::<_, String>(5)?,
                     r.get::<_, String>(6)?,
                     r.get::<_, i64>(7)?,
+                    r.get::<_, Option<String>>(8)?,
                 ))
             })
             .optional()?;
-        let Some((name, description, org, source, target, device, selection, revision)) = head
+        let Some(((name, description, org), source, target, device, selection, revision, tables)) =
+            head
         else {
             return Ok(None);
         };
@@ -435,6 +445,11 @@ impl Store {
                 .map_err(corrupt("selection policy"))?,
             overrides: self.overrides(page_id, at)?,
             assertions: read_assertions(&self.conn, page_id, at)?,
+            expectations: tables
+                .map(|t| serde_json::from_str(&t))
+                .transpose()
+                .map_err(corrupt("expectation tables"))?
+                .unwrap_or_default(),
         };
         Ok(Some(StoredPage { page, revision }))
     }
@@ -563,29 +578,55 @@ impl Store {
         }
         let at = now();
         let meta = |d: &Dataset| to_json(&d.without_rows());
-        tx.execute(
+        // Before migration 12 (a store opened at an older schema, in tests) a page links
+        // no tables.
+        let linked = self.schema >= crate::schema::EXPECTATION_TABLES;
+        let (column, value, set) = if linked {
+            (
+                ", expectations_json",
+                ", ?11",
+                ", expectations_json = excluded.expectations_json",
+            )
+        } else {
+            ("", "", "")
+        };
+        let sql = format!(
             "INSERT INTO pages (id, name, description, organization_json, source_json, target_json,
-                device_policy_json, selection_policy_json, revision, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+                device_policy_json, selection_policy_json, revision, created_at, updated_at
+                {column})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10 {value})
              ON CONFLICT (id) DO UPDATE SET name = excluded.name,
                 description = excluded.description, organization_json = excluded.organization_json,
                 source_json = excluded.source_json, target_json = excluded.target_json,
                 device_policy_json = excluded.device_policy_json,
-                selection_policy_json = excluded.selection_policy_json,
-                revision = excluded.revision, updated_at = excluded.updated_at",
-            params![
-                page.id,
-                page.name,
-                page.description,
-                page.organization.as_ref().map(to_json),
-                meta(&page.source),
-                meta(&page.target),
-                to_json(&page.device_policy),
-                to_json(&page.selection_policy),
-                revision,
-                at
-            ],
-        )?;
+                selection_policy_json = excluded.selection_policy_json{set},
+                revision = excluded.revision, updated_at = excluded.updated_at"
+        );
+        let tables_json = (!page.expectations.is_empty()).then(|| to_json(&page.expectations));
+        let mut args: Vec<&dyn rusqlite::ToSql> = Vec::new();
+        let (org, source, target, device, selection) = (
+            page.organization.as_ref().map(to_json),
+            meta(&page.source),
+            meta(&page.target),
+            to_json(&page.device_policy),
+            to_json(&page.selection_policy),
+        );
+        args.extend([
+            &page.id as &dyn rusqlite::ToSql,
+            &page.name,
+            &page.description,
+            &org,
+            &source,
+            &target,
+            &device,
+            &selection,
+            &revision,
+            &at,
+        ]);
+        if linked {
+            args.push(&tables_json);
+        }
+        tx.execute(&sql, args.as_slice())?;
         for side in [Side::Source, Side::Target] {
             insert_rows(&tx, &page.id, side, page.dataset(side), &mut |_| {})?;
         }

@@ -75,7 +75,14 @@ pub const MIGRATIONS: &[&str] = &[
     // the matrix's order, filters and folds…), restored on the next open. Not part of a
     // page (no revision, no history), like drafts.
     include_str!("migrations/011_views.sql"),
+    // 12: a page may link tables of expected outcomes (`expectations_json`: each table's
+    // file and how it is read), in the page and its log; the page triggers are remade to
+    // carry it.
+    include_str!("migrations/012_expectation_tables.sql"),
 ];
+
+/// The first schema whose pages carry their linked expectation tables (migration 12).
+pub const EXPECTATION_TABLES: i64 = 12;
 
 /// The first schema that keeps the workbench's views (migration 11).
 pub const VIEWS: i64 = 11;

@@ -11,6 +11,7 @@ use clap::ValueEnum;
 
 use crate::app::App;
 use crate::app::dataset::DataInput;
+use crate::app::expectations::LinkedRun;
 use crate::app::text::sanitize;
 use crate::cli::io::{Exit, Failure, pretty, usage};
 use crate::print::expect as print_expect;
@@ -58,6 +59,13 @@ pub struct Args {
     /// assertion notices (text, json or md)
     #[arg(long, conflicts_with_all = ["pin", "pin_to", "expect"])]
     pub coverage: bool,
+    /// With --expect: link the table to the stored page (checked first): `rulebench test
+    /// PAGE` then checks it with the assertions, and the workbench watches it
+    #[arg(long, requires = "expect")]
+    pub link: bool,
+    /// Unlink a table linked with --link (as linked, or a path to it)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["expect", "pin", "pin_to", "coverage"])]
+    pub unlink: Option<std::path::PathBuf>,
     /// With --coverage: exit 1 when the mutation score is below PCT
     #[arg(long, value_name = "PCT", requires = "coverage", value_parser = parse_percent)]
     pub fail_under: Option<f64>,
@@ -80,6 +88,15 @@ pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
     if let Some(file) = &args.pin_to {
         return pin_to(db, &args.target, args.select.as_deref(), file);
     }
+    if let Some(file) = &args.unlink {
+        let revision = db.open()?.unlink_expectations(&args.target, file)?;
+        eprintln!(
+            "unlinked {} from {} (revision {revision})",
+            sanitize(&file.display().to_string()),
+            sanitize(&args.target)
+        );
+        return Ok(Exit::Ok);
+    }
     let to = crate::cli::io::To::new(db, args.output)?;
     if args.coverage {
         return coverage(db, &args.target, args.format, args.fail_under, &to);
@@ -94,7 +111,7 @@ pub fn run(db: &crate::cli::io::Db, args: Args) -> Result<Exit, Failure> {
             db,
             &args.target,
             file,
-            &args.read.options(),
+            (&args.read.options(), args.link),
             args.format,
             &to,
         );
@@ -119,6 +136,7 @@ fn test_page(
     to: &crate::cli::io::To,
 ) -> Result<Exit, Failure> {
     let path = Path::new(target);
+    let linked: Vec<LinkedRun>;
     let (report, stored) = if target == "-" || path.is_file() {
         if pin {
             return Err(usage(format!(
@@ -126,7 +144,9 @@ fn test_page(
             )));
         }
         let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
-        (App::test_text(&text, &origin)?, false)
+        let report = App::test_text(&text, &origin)?;
+        linked = App::check_linked_text(&text, &origin)?;
+        (report, false)
     } else {
         let mut app = db.read()?;
         if pin {
@@ -149,25 +169,41 @@ fn test_page(
                 );
             }
         }
-        (app.run_assertions(target)?, true)
+        let report = app.run_assertions(target)?;
+        linked = app.check_linked(target)?;
+        (report, true)
     };
-    if report.results.is_empty() {
+    if report.results.is_empty() && linked.is_empty() {
         eprintln!(
             "{}: no assertions (hint: `rulebench test PAGE --pin` pins the current verdicts)",
             sanitize(target)
         );
     }
     match format {
-        TestFormat::Text => to.text(&report::text(&report, stored))?,
-        TestFormat::Json => to.json(&pretty(&report))?,
-        TestFormat::Junit => to.text(&report::junit(&report))?,
+        TestFormat::Text => {
+            let mut text = report::text(&report, stored);
+            for run in &linked {
+                text.push_str(&print_expect::linked_text(run, stored));
+            }
+            to.text(&text)?
+        }
+        TestFormat::Json if linked.is_empty() => to.json(&pretty(&report))?,
+        // The report with the linked tables' runs beside its assertions.
+        TestFormat::Json => {
+            let mut v = serde_json::to_value(&report).map_err(|e| usage(e.to_string()))?;
+            v["expectations"] = serde_json::to_value(&linked).map_err(|e| usage(e.to_string()))?;
+            to.json(&pretty(&v))?
+        }
+        TestFormat::Junit => to.text(&report::junit_with(&report, &linked))?,
         TestFormat::Md => unreachable!("refused before"),
     }
-    Ok(if report.all_passed() {
-        Exit::Ok
-    } else {
-        Exit::Problems
-    })
+    Ok(
+        if report.all_passed() && linked.iter().all(LinkedRun::passed) {
+            Exit::Ok
+        } else {
+            Exit::Problems
+        },
+    )
 }
 
 /// `--expect FILE`: checks a table of expected outcomes against the page (a stored one
@@ -176,10 +212,17 @@ fn expect(
     db: &crate::cli::io::Db,
     target: &str,
     file: &Path,
-    read: &crate::app::types::ReadOptions,
+    (read, link): (&crate::app::types::ReadOptions, bool),
     format: TestFormat,
     to: &crate::cli::io::To,
 ) -> Result<Exit, Failure> {
+    let path = Path::new(target);
+    let page_file = target == "-" || path.is_file();
+    if link && (page_file || file == Path::new("-")) {
+        return Err(usage(
+            "--link links a table file to a stored page (hint: `rulebench import` the page first; a table from stdin cannot be linked)",
+        ));
+    }
     let stdin;
     let input = if file == Path::new("-") {
         if target == "-" {
@@ -195,13 +238,21 @@ fn expect(
     } else {
         DataInput::File(file)
     };
-    let path = Path::new(target);
-    let (report, stored) = if target == "-" || path.is_file() {
+    let (report, stored) = if page_file {
         let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
         (
             App::check_expectations_text(&text, &origin, input, read)?,
             false,
         )
+    } else if link {
+        let (report, revision) = db.open()?.link_expectations(target, file, read)?;
+        eprintln!(
+            "linked {} to {} (revision {revision}): `rulebench test {}` checks it with the assertions",
+            sanitize(&file.display().to_string()),
+            sanitize(target),
+            sanitize(target)
+        );
+        (report, true)
     } else {
         (db.read()?.check_expectations(target, input, read)?, true)
     };

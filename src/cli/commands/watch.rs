@@ -33,6 +33,12 @@ fn watch(db: &crate::cli::io::Db, page: &str) -> Result<Exit, Failure> {
             sanitize(&file.display().to_string())
         ));
     }
+    for file in watcher.tables() {
+        text.push_str(&format!(
+            "watching expectations of {page}: {}\n",
+            sanitize(&file.display().to_string())
+        ));
+    }
     text.push_str("(Ctrl-C stops)");
     db.status(&text);
     // SIGINT and SIGTERM stop watching (stdin is not read: `watch … </dev/null &` runs
@@ -67,6 +73,25 @@ fn watch(db: &crate::cli::io::Db, page: &str) -> Result<Exit, Failure> {
                 sanitize_lines(&message)
             ),
             Reload::Progress { .. } => {}
+            Reload::Expectations { file } => {
+                let shown = file.display().to_string();
+                let runs = db.read()?.check_linked(page)?;
+                for run in runs.iter().filter(|r| r.file == shown) {
+                    match (&run.report, &run.error) {
+                        (Some(r), _) => write_text(&format!(
+                            "checked {}: {} passed, {} failed\n",
+                            sanitize(&shown),
+                            r.passed,
+                            r.failed
+                        ))?,
+                        (None, error) => eprintln!(
+                            "error: {}: {}",
+                            sanitize(&shown),
+                            sanitize_lines(error.as_deref().unwrap_or("cannot be read"))
+                        ),
+                    }
+                }
+            }
             Reload::Deleted { side, file } => eprintln!(
                 "error: {} was deleted; {} keeps the last good data",
                 sanitize(&file.display().to_string()),

@@ -411,7 +411,8 @@ impl Ui {
         self.watcher = None;
         let id = p.ws.page.id.clone();
         if let Some(db) = &self.db
-            && p.ws.app().linked_files(&id).is_ok_and(|f| !f.is_empty())
+            && (!p.ws.page.expectations.is_empty()
+                || p.ws.app().linked_files(&id).is_ok_and(|f| !f.is_empty()))
         {
             match Watcher::start(db, &id) {
                 Ok(w) => self.watcher = Some(w),
@@ -551,6 +552,17 @@ impl Ui {
                         "the linked {} file is invalid; the last good rows stay",
                         side.name()
                     ));
+                }
+                Reload::Expectations { file } => {
+                    // A linked table changed: the tests run again (they read it anew).
+                    if let (Some(jobs), Screen::Page(p)) = (&mut self.jobs, &mut self.screen) {
+                        jobs.submit(&p.ws.page, p.ws.revision, false);
+                        p.tests.pending = true;
+                        self.status.info(format!(
+                            "{} changed: checking it again",
+                            crate::tui::theme::safe(&file.display().to_string())
+                        ));
+                    }
                 }
                 Reload::Deleted { side, file } => {
                     let text = format!(

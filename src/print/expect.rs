@@ -86,7 +86,7 @@ pub fn junit(report: &ExpectReport) -> String {
 
 /// The table's `testsuite` element.
 pub fn junit_suite(report: &ExpectReport) -> String {
-    let xml = super::report::xml;
+    let xml = super::xml::xml;
     let suite = xml(&format!("{} · {}", report.page_id, report.file));
     let n = report.results.len();
     let mut out = format!(

@@ -12,6 +12,7 @@ pub mod matrix;
 pub mod report;
 pub mod result;
 pub mod view;
+pub mod xml;
 
 use std::io::Write;
 

@@ -227,6 +227,10 @@ fn check_any_row(page: &Page, analysis: &Analysis, seeds: std::ops::Range<u64>) 
                     let other = e.columns[f.other_index.unwrap()].outcome[0].counted();
                     assert_eq!((got, other == Some(true)), (Some(true), false), "{f:?}");
                 }
+                Kind::Equivalent => {
+                    let other = e.columns[f.other_index.unwrap()].outcome[0].counted();
+                    assert_eq!((got, other), (Some(true), Some(true)), "{f:?}");
+                }
                 _ => {}
             }
         }

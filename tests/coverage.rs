@@ -271,6 +271,19 @@ fn every_mutant_fate_holds_by_the_engine() {
             other => panic!("{other}"),
         }
     }
+    // Every kind of mutant is made.
+    let kinds: std::collections::BTreeSet<&str> = r["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["boundary", "drop", "flip", "negate", "shift"]
+            .into_iter()
+            .collect()
+    );
     // The page holds each fate (not a vacuous pass).
     assert!(fates.get("killed").is_some_and(|&n| n > 0), "{fates:?}");
     assert!(fates.get("survived").is_some_and(|&n| n > 0), "{fates:?}");

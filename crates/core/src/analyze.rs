@@ -803,6 +803,8 @@ fn over_any_row(
                 override_index: None,
             };
             if same {
+                // A pair both pass (the witness of what they share).
+                let both = oa.iter().position(|&x| x == Some(true));
                 out.findings.push(finding(
                     Kind::Equivalent,
                     b,
@@ -812,7 +814,9 @@ fn over_any_row(
                         ra.id,
                         made.pairs()
                     ),
-                    vec![],
+                    both.map(|p| made.witness(p, "both rules pass".to_owned()))
+                        .into_iter()
+                        .collect(),
                 ));
             } else {
                 // (the implied rule, the rule implying it, a pair only the first passes)

@@ -13,8 +13,9 @@
 //! per condition for the rule with that condition negated.
 //!
 //! **Mutants.** Per rule: each comparison flipped (`<` → `>=`, `==` → `!=`, …), each
-//! bound moved (`<` ↔ `<=`, `>` ↔ `>=`), each argument of an `and`/`or` dropped, and the
-//! rule negated. A mutant is *killed* when an assertion that passes on the page fails on
+//! bound moved (`<` ↔ `<=`, `>` ↔ `>=`), each constant compared with shifted to either
+//! side of its boundary (`>= 8` → `>= 9`, `>= 7`), each argument of an `and`/`or`
+//! dropped, and the rule negated. A mutant is *killed* when an assertion that passes on the page fails on
 //! the page with the mutant; it *survives* otherwise, listed with a pair of the page
 //! where it changes the rule's outcome (and the verdict, if it does) — the pair to pin;
 //! it is *equivalent here* when it changes no outcome on any pair of the current rows
@@ -105,7 +106,7 @@ pub enum Fate {
 #[serde(rename_all = "camelCase")]
 pub struct Mutant {
     pub rule: String,
-    /// `flip`, `boundary`, `drop`, `negate`.
+    /// `flip`, `boundary`, `shift`, `drop`, `negate`.
     pub kind: &'static str,
     /// Where in the rule's logic.
     pub pointer: String,
@@ -448,6 +449,38 @@ fn mutants_of(rule: &Rule) -> Vec<(&'static str, String, String, Value)> {
                         kind,
                         n.pointer.clone(),
                         format!("{op} → {to} in {}", text_of(&n.value)),
+                        logic,
+                    ));
+                }
+            }
+        }
+        // A constant compared with shifted to either side of its boundary (`>= 8`
+        // becomes `>= 9` and `>= 7`; a fraction moves by 1% of itself).
+        if matches!(op, "<" | "<=" | ">" | ">=")
+            && let Value::Array(items) = args
+        {
+            for (k, item) in items.iter().enumerate() {
+                let Some(c) = item.as_f64().filter(|_| item.is_number()) else {
+                    continue;
+                };
+                let step = if c.fract() == 0.0 {
+                    1.0
+                } else {
+                    (c.abs() * 0.01).max(f64::EPSILON)
+                };
+                for shifted in [c + step, c - step] {
+                    let v = if shifted.fract() == 0.0 && shifted.abs() < 9e15 {
+                        json!(shifted as i64)
+                    } else {
+                        json!(shifted)
+                    };
+                    let mut moved = items.clone();
+                    moved[k] = v.clone();
+                    let logic = replaced(&rule.logic, &n.pointer, json!({op: moved}));
+                    out.push((
+                        "shift",
+                        n.pointer.clone(),
+                        format!("{item} → {v} in {}", text_of(&n.value)),
                         logic,
                     ));
                 }

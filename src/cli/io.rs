@@ -173,6 +173,22 @@ pub fn read_arg(arg: &str, limit: u64) -> Result<(String, String), Failure> {
     }
 }
 
+/// Where a data file argument's bytes come from: the file, or (for `-`) stdin, read
+/// into `stdin` (which the input borrows).
+pub fn data_input<'a>(
+    file: &'a Path,
+    stdin: &'a mut Vec<u8>,
+) -> Result<crate::app::dataset::DataInput<'a>, Failure> {
+    if file != Path::new("-") {
+        return Ok(crate::app::dataset::DataInput::File(file));
+    }
+    *stdin = read_stdin_bytes(MAX_PAGE_BYTES)?;
+    Ok(crate::app::dataset::DataInput::Bytes {
+        name: "<stdin>",
+        bytes: stdin,
+    })
+}
+
 /// Stdin's bytes (a data file), up to `limit`.
 pub fn read_stdin_bytes(limit: u64) -> Result<Vec<u8>, Failure> {
     let mut bytes = Vec::new();

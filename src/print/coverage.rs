@@ -7,17 +7,7 @@ use crate::app::text::sanitize;
 use crate::app::types::{ConditionCoverage, Fate, Mutant};
 
 fn condition_line(c: &ConditionCoverage) -> String {
-    let missing = if c.evaluated == 0 {
-        "  (never evaluated)"
-    } else if c.falsy == 0 {
-        "  (never false)"
-    } else if c.truthy == 0 {
-        "  (never true)"
-    } else if c.decisive == 0 {
-        "  (never decisive)"
-    } else {
-        ""
-    };
+    let missing = c.gap().map(|g| format!("  ({g})")).unwrap_or_default();
     format!(
         "{} {}   evaluated {} · true {} · false {} · decisive {}{missing}",
         if c.covered() { "✓" } else { "✗" },

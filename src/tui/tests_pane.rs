@@ -408,16 +408,7 @@ fn coverage_lines(
         theme.title(),
     )];
     for r in &c.rules {
-        for cond in r.conditions.iter().filter(|c| !c.covered()) {
-            let why = if cond.evaluated == 0 {
-                "never evaluated"
-            } else if cond.falsy == 0 {
-                "never false"
-            } else if cond.truthy == 0 {
-                "never true"
-            } else {
-                "never decisive"
-            };
+        for (cond, why) in r.conditions.iter().filter_map(|c| Some((c, c.gap()?))) {
             out.push(Line::styled(
                 format!("✗ {}: {} — {why}", safe(&r.rule), safe(&cond.text)),
                 theme.warn(),

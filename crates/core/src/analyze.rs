@@ -91,6 +91,19 @@ pub struct Witness {
     pub shows: String,
 }
 
+impl Witness {
+    /// A pair of the page's rows, by key.
+    fn pair(source_key: String, target_key: String, shows: String) -> Witness {
+        Witness {
+            source_key: Some(source_key),
+            target_key: Some(target_key),
+            source: None,
+            target: None,
+            shows,
+        }
+    }
+}
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -723,15 +736,8 @@ fn over_any_row(
         let pass = o.iter().position(|&x| x == Some(true));
         let fail = o.iter().position(|&x| x == Some(false));
         let finding = |kind, message: String, witness: Witness| Finding {
-            kind,
-            rule: Some(rule.id.clone()),
-            rule_index: Some(r),
-            other: None,
-            other_index: None,
-            any_row: true,
-            message,
             witnesses: vec![witness],
-            override_index: None,
+            ..Finding::about(page, kind, r, None, message)
         };
         match (pass, fail) {
             (None, _) => {
@@ -792,15 +798,8 @@ fn over_any_row(
             let same = oa == ob;
             let ra = &page.rules[a];
             let finding = |kind, rule: usize, other: usize, message: String, witnesses| Finding {
-                kind,
-                rule: Some(page.rules[rule].id.clone()),
-                rule_index: Some(rule),
-                other: Some(page.rules[other].id.clone()),
-                other_index: Some(other),
-                any_row: true,
-                message,
                 witnesses,
-                override_index: None,
+                ..Finding::about(page, kind, rule, Some(other), message)
             };
             if same {
                 // A pair both pass (the witness of what they share).
@@ -887,22 +886,16 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
         ] {
             if !meets {
                 let ids: Vec<&str> = lost.iter().map(|&r| page.rules[r].id.as_str()).collect();
-                out.findings.push(Finding {
-                    kind: Kind::UnreachableThreshold,
-                    rule: None,
-                    rule_index: None,
-                    other: None,
-                    other_index: None,
-                    any_row: true,
-                    message: format!(
+                out.findings.push(Finding::of(
+                    Kind::UnreachableThreshold,
+                    true,
+                    format!(
                         "{name} {t} cannot be reached by any row: {} never pass, so no score exceeds {cap:.4} ({} of {} weight)",
                         ids.join(", "),
                         total - lost_weight,
                         total
                     ),
-                    witnesses: vec![],
-                    override_index: None,
-                });
+                ));
             }
         }
     }
@@ -953,7 +946,6 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
         if sources.is_empty() {
             continue;
         }
-        let rule = &page.rules[r];
         let effect = match policy.required_mode {
             RequiredMode::AnyRequiredFailCapsAtPartial => "caps every target at partial",
             _ => "makes every target 0",
@@ -974,25 +966,25 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
             )
         };
         out.findings.push(Finding {
-            kind: Kind::RequiredVetoes,
-            rule: Some(rule.id.clone()),
-            rule_index: Some(r),
-            other: None,
-            other_index: None,
             any_row: false,
-            message: format!("this required rule fails every target {whom}: it {effect}"),
             witnesses: sources
                 .iter()
                 .take(3)
-                .map(|&s| Witness {
-                    source_key: Some(key(Side::Source, s)),
-                    target_key: Some(key(Side::Target, 0)),
-                    source: None,
-                    target: None,
-                    shows: "the rule fails on every target of this source".to_owned(),
+                .map(|&s| {
+                    Witness::pair(
+                        key(Side::Source, s),
+                        key(Side::Target, 0),
+                        "the rule fails on every target of this source".to_owned(),
+                    )
                 })
                 .collect(),
-            override_index: None,
+            ..Finding::about(
+                page,
+                Kind::RequiredVetoes,
+                r,
+                None,
+                format!("this required rule fails every target {whom}: it {effect}"),
+            )
         });
     }
     // Thresholds the current rows do not reach (said once: not again when no row at
@@ -1009,23 +1001,18 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
             continue;
         };
         out.findings.push(Finding {
-            kind: Kind::UnreachableThreshold,
-            rule: None,
-            rule_index: None,
-            other: None,
-            other_index: None,
-            any_row: false,
-            message: format!(
-                "{name} {t}: no pair of the current rows reaches it; the best score where every required rule passes is {score:.4}"
-            ),
-            witnesses: vec![Witness {
-                source_key: Some(key(Side::Source, s)),
-                target_key: Some(key(Side::Target, tt)),
-                source: None,
-                target: None,
-                shows: format!("score {score:.4}, the best of the current rows"),
-            }],
-            override_index: None,
+            witnesses: vec![Witness::pair(
+                key(Side::Source, s),
+                key(Side::Target, tt),
+                format!("score {score:.4}, the best of the current rows"),
+            )],
+            ..Finding::of(
+                Kind::UnreachableThreshold,
+                false,
+                format!(
+                    "{name} {t}: no pair of the current rows reaches it; the best score where every required rule passes is {score:.4}"
+                ),
+            )
         });
     }
     // Overrides that force what the rules alone give.
@@ -1060,30 +1047,26 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
                 || (!value && alone.verdict == Verdict::None);
             if agrees {
                 out.findings.push(Finding {
-                    kind: Kind::StaleOverride,
-                    rule: None,
-                    rule_index: None,
-                    other: None,
-                    other_index: None,
-                    any_row: false,
-                    message: format!(
-                        "the override forces {} and the rules alone give {} ({}): it can go",
-                        if value {
-                            "compatible (2)"
-                        } else {
-                            "incompatible (0)"
-                        },
-                        alone.verdict,
-                        alone.reason.as_str()
-                    ),
-                    witnesses: vec![Witness {
-                        source_key: Some(key(Side::Source, s)),
-                        target_key: Some(key(Side::Target, t)),
-                        source: None,
-                        target: None,
-                        shows: format!("the rules alone give {}", alone.verdict),
-                    }],
+                    witnesses: vec![Witness::pair(
+                        key(Side::Source, s),
+                        key(Side::Target, t),
+                        format!("the rules alone give {}", alone.verdict),
+                    )],
                     override_index: Some(i),
+                    ..Finding::of(
+                        Kind::StaleOverride,
+                        false,
+                        format!(
+                            "the override forces {} and the rules alone give {} ({}): it can go",
+                            if value {
+                                "compatible (2)"
+                            } else {
+                                "incompatible (0)"
+                            },
+                            alone.verdict,
+                            alone.reason.as_str()
+                        ),
+                    )
                 });
             }
         }
@@ -1126,6 +1109,32 @@ pub fn rule_alone(page: &Page, schema: &Schema, rule: usize) -> Vec<Finding> {
 }
 
 impl Finding {
+    /// A finding about no rule or override in particular (set those after).
+    fn of(kind: Kind, any_row: bool, message: String) -> Finding {
+        Finding {
+            kind,
+            rule: None,
+            rule_index: None,
+            other: None,
+            other_index: None,
+            any_row,
+            message,
+            witnesses: Vec::new(),
+            override_index: None,
+        }
+    }
+
+    /// A finding about rule `r` of `page` (and `other`, when it names another).
+    fn about(page: &Page, kind: Kind, r: usize, other: Option<usize>, message: String) -> Finding {
+        Finding {
+            rule: Some(page.rules[r].id.clone()),
+            rule_index: Some(r),
+            other: other.map(|o| page.rules[o].id.clone()),
+            other_index: other,
+            ..Finding::of(kind, true, message)
+        }
+    }
+
     /// The finding as a warning of `check` (and the editor): its code, where it points
     /// (the rule's logic, the threshold, the override) and its message.
     pub fn diagnostic(&self) -> crate::diag::Diagnostic {

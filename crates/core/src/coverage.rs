@@ -60,6 +60,21 @@ impl ConditionCoverage {
     pub fn covered(&self) -> bool {
         self.truthy > 0 && self.falsy > 0 && self.decisive > 0
     }
+
+    /// What keeps it from being covered, in words (`None`: covered).
+    pub fn gap(&self) -> Option<&'static str> {
+        if self.evaluated == 0 {
+            Some("never evaluated")
+        } else if self.falsy == 0 {
+            Some("never false")
+        } else if self.truthy == 0 {
+            Some("never true")
+        } else if self.decisive == 0 {
+            Some("never decisive")
+        } else {
+            None
+        }
+    }
 }
 
 /// One rule's conditions.
@@ -513,6 +528,15 @@ fn mutants_of(rule: &Rule) -> Vec<(&'static str, String, String, Value)> {
     out
 }
 
+/// Rule `i`'s outcome on every target for source `s` (`None`: does not apply).
+fn rule_outcomes(matrix: &mut Matrix, s: usize, i: usize) -> Vec<Option<bool>> {
+    matrix.columns_of(s, &[i])[0]
+        .outcome
+        .iter()
+        .map(|o| o.counted())
+        .collect()
+}
+
 /// The coverage of a page's rules by its assertions.
 pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic>> {
     let compiled = assertions::compile_all(page, limits)?;
@@ -547,26 +571,13 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
     let mut mutants = Vec::new();
     let ns = page.source.rows.len().min(MAX_SOURCES_SEARCHED);
     for (i, rule) in page.rules.iter().enumerate() {
-        // The rule's outcome on every pair searched, before any mutant.
-        let original: Vec<Vec<Option<bool>>> = (0..ns)
-            .map(|s| {
-                matrix.columns_of(s, &[i])[0]
-                    .outcome
-                    .iter()
-                    .map(|o| o.counted())
-                    .collect()
-            })
-            .collect();
-        // Its outcome on the sources the assertions select.
+        // The rule's outcome on every pair searched, before any mutant, and on the
+        // sources the assertions select.
+        let original: Vec<Vec<Option<bool>>> =
+            (0..ns).map(|s| rule_outcomes(&mut matrix, s, i)).collect();
         let selected: Vec<Vec<Option<bool>>> = sources
             .iter()
-            .map(|&s| {
-                matrix.columns_of(s, &[i])[0]
-                    .outcome
-                    .iter()
-                    .map(|o| o.counted())
-                    .collect()
-            })
+            .map(|&s| rule_outcomes(&mut matrix, s, i))
             .collect();
         for (kind, pointer, change, logic) in mutants_of(rule) {
             let mut m = rule.clone();
@@ -577,13 +588,10 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
             }
             // The assertions read only the selected sources: a mutant that changes no
             // outcome there cannot fail one (and is not run against them).
-            let changes_selected = sources.iter().zip(&selected).any(|(&s, was)| {
-                matrix.columns_of(s, &[i])[0]
-                    .outcome
-                    .iter()
-                    .zip(was)
-                    .any(|(o, w)| o.counted() != *w)
-            });
+            let changes_selected = sources
+                .iter()
+                .zip(&selected)
+                .any(|(&s, was)| rule_outcomes(&mut matrix, s, i) != *was);
             let killer = if changes_selected {
                 let after = run(&mut matrix);
                 before
@@ -599,9 +607,9 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
                 None => {
                     let mut found = None;
                     for (s, was) in original.iter().enumerate() {
-                        let now = &matrix.columns_of(s, &[i])[0].outcome;
-                        if let Some(t) = (0..was.len()).find(|&t| now[t].counted() != was[t]) {
-                            found = Some((s, t, was[t], now[t].counted()));
+                        let now = rule_outcomes(&mut matrix, s, i);
+                        if let Some(t) = (0..was.len()).find(|&t| now[t] != was[t]) {
+                            found = Some((s, t, was[t], now[t]));
                             break;
                         }
                     }

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
 use crate::app::AppError;
-use crate::app::dataset::{DataInput, ImportOptions, Progress};
+use crate::app::dataset::{ImportOptions, Progress};
 use crate::app::text::sanitize;
 use crate::app::text::sanitize_lines;
 use crate::app::types::DataError;
@@ -238,16 +238,8 @@ fn import(
 ) -> Result<Exit, Failure> {
     let mut app = db.open()?;
     let mut bar = Bar::new();
-    let stdin;
-    let input = if file == Path::new("-") {
-        stdin = crate::cli::io::read_stdin_bytes(crate::cli::io::MAX_PAGE_BYTES)?;
-        DataInput::Bytes {
-            name: "<stdin>",
-            bytes: &stdin,
-        }
-    } else {
-        DataInput::File(file)
-    };
+    let mut stdin = Vec::new();
+    let input = crate::cli::io::data_input(file, &mut stdin)?;
     let outcome = app.import_dataset_from(page, side, input, opts, &mut |p| bar.update(p));
     bar.bar.finish_and_clear();
     let done = outcome.map_err(|e| {

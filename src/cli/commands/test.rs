@@ -10,7 +10,6 @@ use std::path::Path;
 use clap::ValueEnum;
 
 use crate::app::App;
-use crate::app::dataset::DataInput;
 use crate::app::expectations::LinkedRun;
 use crate::app::text::sanitize;
 use crate::cli::io::{Exit, Failure, pretty, usage};
@@ -223,21 +222,13 @@ fn expect(
             "--link links a table file to a stored page (hint: `rulebench import` the page first; a table from stdin cannot be linked)",
         ));
     }
-    let stdin;
-    let input = if file == Path::new("-") {
-        if target == "-" {
-            return Err(usage(
-                "the page and --expect cannot both be read from stdin",
-            ));
-        }
-        stdin = crate::cli::io::read_stdin_bytes(crate::cli::io::MAX_PAGE_BYTES)?;
-        DataInput::Bytes {
-            name: "<stdin>",
-            bytes: &stdin,
-        }
-    } else {
-        DataInput::File(file)
-    };
+    if file == Path::new("-") && target == "-" {
+        return Err(usage(
+            "the page and --expect cannot both be read from stdin",
+        ));
+    }
+    let mut stdin = Vec::new();
+    let input = crate::cli::io::data_input(file, &mut stdin)?;
     let (report, stored) = if page_file {
         let (text, origin) = crate::cli::io::read_arg(target, crate::cli::io::MAX_PAGE_BYTES)?;
         (

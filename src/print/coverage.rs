@@ -19,17 +19,35 @@ fn condition_line(c: &ConditionCoverage) -> String {
     )
 }
 
-fn survivor(m: &Mutant) -> Option<String> {
-    let Fate::Survived {
-        source,
-        target,
-        outcome,
-        mutant_outcome,
-        verdict,
-        mutant_verdict,
-    } = &m.fate
-    else {
-        return None;
+/// A mutant no assertion notices, in a line: what changed and the pair that shows it
+/// (`None` for a killed or equivalent one). The text report and the Tests pane list
+/// these.
+pub fn survivor(m: &Mutant) -> Option<String> {
+    let (source, target, outcome, mutant_outcome, verdict, mutant_verdict) = match &m.fate {
+        Fate::Survived {
+            source,
+            target,
+            outcome,
+            mutant_outcome,
+            verdict,
+            mutant_verdict,
+        } => (
+            source,
+            target,
+            outcome,
+            mutant_outcome,
+            verdict,
+            mutant_verdict,
+        ),
+        Fate::Unshown { searched } => {
+            return Some(format!(
+                "{} {} `{}`: no pair of the first {searched} sources shows a change",
+                sanitize(&m.rule),
+                m.kind,
+                sanitize(&m.change)
+            ));
+        }
+        Fate::Killed { .. } | Fate::Equivalent => return None,
     };
     let verdict = if verdict == mutant_verdict {
         format!(

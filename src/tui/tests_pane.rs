@@ -394,7 +394,6 @@ fn coverage_lines(
     c: &crate::app::types::Coverage,
     theme: &super::theme::Theme,
 ) -> Vec<Line<'static>> {
-    use crate::app::types::Fate;
     let mut out = vec![Line::styled(
         format!(
             "conditions {} of {} covered · mutants {} killed, {} survived, {} equivalent · score {:.1}%",
@@ -415,28 +414,12 @@ fn coverage_lines(
             ));
         }
     }
-    for m in &c.mutants {
-        if let Fate::Survived {
-            source,
-            target,
-            outcome,
-            mutant_outcome,
-            verdict,
-            mutant_verdict,
-        } = &m.fate
-        {
-            out.push(Line::styled(
-                format!(
-                    "survived {} {}: {} — changes {} × {} ({outcome} → {mutant_outcome}, verdict {verdict} → {mutant_verdict})",
-                    safe(&m.rule),
-                    m.kind,
-                    safe(&m.change),
-                    safe(source),
-                    safe(target)
-                ),
-                theme.fail(),
-            ));
-        }
+    for line in c
+        .mutants
+        .iter()
+        .filter_map(crate::print::coverage::survivor)
+    {
+        out.push(Line::styled(format!("survived {line}"), theme.fail()));
     }
     out
 }

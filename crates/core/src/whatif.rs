@@ -566,30 +566,37 @@ pub fn threshold_flips(
 ) -> Vec<usize> {
     let weights = RuleWeight::of_rules(&page.rules);
     let targets = eval.devices.len();
-    // Column by column, each rule's weight in the scoring's units where it is scored.
+    // Column by column and branch-free (they vectorize), each rule's weight in the
+    // scoring's units where it is scored: the sums of `Tally::add`, in its order (adding
+    // 0 changes no sum).
     let tallies = |scoring: &Scoring| {
-        let mut out = vec![Tally::default(); targets];
+        use crate::matrix::{NOT_APPLICABLE, PASS};
+        let mut passed = vec![0.0f64; targets];
+        let mut total = vec![0.0f64; targets];
+        let mut required_failed = vec![false; targets];
         for (&w, c) in scoring.rules.iter().zip(&eval.columns) {
             let weight = if Tally::scores(&scoring.policy, w) {
                 w.weight
             } else {
                 0.0
             };
-            for (tally, o) in out.iter_mut().zip(&c.outcome) {
-                match o.counted() {
-                    Some(true) => {
-                        tally.passed_weight += weight;
-                        tally.total_weight += weight;
-                    }
-                    Some(false) => {
-                        tally.total_weight += weight;
-                        tally.required_failed |= w.required;
-                    }
-                    None => {}
+            for ((p, o), t) in passed.iter_mut().zip(&c.outcome).zip(total.iter_mut()) {
+                *p += weight * f64::from(u8::from(*o == PASS));
+                *t += weight * f64::from(u8::from(*o != NOT_APPLICABLE));
+            }
+            if w.required {
+                for (f, o) in required_failed.iter_mut().zip(&c.outcome) {
+                    *f |= *o != PASS && *o != NOT_APPLICABLE;
                 }
             }
         }
-        out
+        (0..targets)
+            .map(|t| Tally {
+                passed_weight: passed[t],
+                total_weight: total[t],
+                required_failed: required_failed[t],
+            })
+            .collect::<Vec<_>>()
     };
     // Tallied once per distinct units of the scorings asked.
     let mut by_units: Vec<(Option<crate::verdict::Exact>, Vec<Tally>)> = Vec::new();

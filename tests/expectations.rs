@@ -431,6 +431,13 @@ fn a_linked_table_is_checked_with_the_assertions_and_unlinked() {
     );
     let (_, before, _) = env.rb(&["export", "na@1"]);
     assert!(!before.contains("\"expectations\""), "{before}");
+    // `diff` says so (and History's "the same as at this revision" is not said).
+    let (code, diff, err) = env.rb(&["diff", "na@1", "na"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        diff.contains("linked tables") && diff.contains(&table),
+        "{diff}"
+    );
     // `test PAGE` checks it after the assertions: all as expected.
     let (code, out, err) = env.rb(&["test", "na"]);
     assert_eq!(code, 0, "{err}");
@@ -457,8 +464,9 @@ fn a_linked_table_is_checked_with_the_assertions_and_unlinked() {
     let (code, out, _) = env.rb(&["test", "na"]);
     assert_eq!(code, 1);
     assert!(out.contains(&format!("linked table {table}: ")), "{out}");
-    // Unlinked: one revision; a second time, not found with what is linked.
-    let (code, _, err) = env.rb(&["test", "na", "--unlink", &table]);
+    // Unlinked — by its name alone, the file gone: one revision; a second time, not
+    // found with what is linked.
+    let (code, _, err) = env.rb(&["test", "na", "--unlink", "linked.csv"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         common::export_page(&env.db, "na")
@@ -518,6 +526,21 @@ fn a_bad_table_is_not_linked_and_page_files_link_relative_tables() {
     let (code, out, _) = rb_as_is(&env.db, &["check", &bad_page]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("unknown key `sheet`"), "{out}");
+    // A link without a file, and one file linked twice, are errors where they are.
+    let mut v = page();
+    v["id"] = json!("na4");
+    v["expectations"] = json!([{"file": ""}, {"file": "t.csv"}, {"file": "t.csv"}]);
+    let twice = env.file("na4.json", &v.to_string());
+    let (code, out, _) = rb_as_is(&env.db, &["check", &twice]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("error[linked-file]") && out.contains("/expectations/0/file"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/expectations/2/file") && out.contains("linked twice"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -528,8 +551,19 @@ fn the_watcher_tells_when_a_linked_table_changes() {
     let table = env.path("watched.csv");
     assert_eq!(env.rb(&["test", "na", "--pin-to", &table]).0, 0);
     assert_eq!(env.rb(&["test", "na", "--expect", &table, "--link"]).0, 0);
+    // A table whose directory is gone does not keep the others from being watched.
+    let gone = env.dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let lost = gone.join("lost.csv");
+    std::fs::copy(&table, &lost).unwrap();
+    assert_eq!(
+        env.rb(&["test", "na", "--expect", lost.to_str().unwrap(), "--link"])
+            .0,
+        0
+    );
+    std::fs::remove_dir_all(&gone).unwrap();
     let watcher = Watcher::start(&env.db, "na").unwrap();
-    assert_eq!(watcher.tables(), &[std::path::PathBuf::from(&table)]);
+    assert_eq!(watcher.tables()[0], std::path::PathBuf::from(&table));
     assert!(watcher.files().is_empty());
     assert_eq!(watcher.recv_timeout(Duration::from_millis(400)), None);
     let text = std::fs::read_to_string(&table).unwrap();

@@ -76,6 +76,7 @@ fn definition_lines(d: &PageDiff, code: impl Fn(&str) -> String) -> Vec<String> 
     }
     out.extend(items_lines("overrides", &d.overrides, &code));
     out.extend(items_lines("assertions", &d.assertions, &code));
+    out.extend(items_lines("linked tables", &d.expectations, &code));
     out.extend(items_lines("source rows", &d.source_rows, &code));
     out.extend(items_lines("target rows", &d.target_rows, &code));
     out

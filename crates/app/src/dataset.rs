@@ -112,6 +112,23 @@ pub fn absolute(path: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_owned())
 }
 
+/// A linked file's path as it is stored and compared: the file itself made canonical
+/// when it exists, else its directory made canonical and its name joined (a table
+/// deleted, or not made yet, still compares equal to the one linked).
+pub fn link_path(path: &Path) -> String {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p.display().to_string();
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name).display().to_string(),
+        _ => absolute(path).display().to_string(),
+    }
+}
+
 /// Where a page file's relative links point from: the directory of `origin` when it
 /// names a file, else the current directory.
 pub fn link_base(origin: &str) -> PathBuf {
@@ -984,10 +1001,13 @@ impl App {
         if !replace && self.store.revision(&page.id)?.is_some() {
             return Err(AppError::PageExists(page.id));
         }
-        // Linked expectation tables are stored absolute, like linked data files.
+        // Linked expectation tables are stored absolute, like linked data files (each
+        // once: two spellings of one file are one link).
         for t in &mut page.expectations {
-            t.file = absolute(&base.join(&t.file)).display().to_string();
+            t.file = link_path(&base.join(&t.file));
         }
+        let mut seen = std::collections::HashSet::new();
+        page.expectations.retain(|t| seen.insert(t.file.clone()));
         let mut read_any = false;
         for side in [Side::Source, Side::Target] {
             let d = dataset_mut(&mut page, side);

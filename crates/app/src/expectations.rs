@@ -15,7 +15,7 @@ use rulebench_core::model::{ExpectationTable, Page, Side};
 use rulebench_core::result::{Names, SelectionResult};
 use rulebench_store as store;
 
-use super::dataset::{DataInput, Reading, absolute, link_base, read_rows};
+use super::dataset::{DataInput, Reading, link_base, link_path, read_rows};
 use super::{App, AppError, Result, timestamp};
 
 /// One linked table checked: its file, and its report — or why it could not be read
@@ -37,13 +37,46 @@ impl LinkedRun {
     }
 }
 
-/// Checks every table linked to `page` (`base`: where a relative path points from).
-pub(crate) fn check_linked(page: &Page, revision: i64, base: &Path) -> Vec<LinkedRun> {
-    page.expectations
-        .iter()
-        .map(|t| {
-            let path = base.join(&t.file);
-            match check(page, revision, DataInput::Linked(&path), &t.read) {
+/// Checks every table linked to `page` (`base`: where a relative path points from) on
+/// `matrix` (the page's; `None`: one made for them all), table by table while `go_on`
+/// says so (the background work stops for a newer state).
+pub(crate) fn check_linked(
+    page: &Page,
+    revision: i64,
+    base: &Path,
+    matrix: Option<&mut Matrix>,
+    go_on: &mut dyn FnMut() -> bool,
+) -> Vec<LinkedRun> {
+    if page.expectations.is_empty() {
+        return Vec::new();
+    }
+    let mut own = None;
+    let matrix = match matrix {
+        Some(m) => Ok(m),
+        None => Matrix::new(page).map(|m| own.insert(m)),
+    };
+    let matrix = match matrix {
+        Ok(m) => m,
+        Err(e) => {
+            return page
+                .expectations
+                .iter()
+                .map(|t| LinkedRun {
+                    file: t.file.clone(),
+                    report: None,
+                    error: Some(e.to_string()),
+                })
+                .collect();
+        }
+    };
+    let mut out = Vec::with_capacity(page.expectations.len());
+    for t in &page.expectations {
+        if !go_on() {
+            break;
+        }
+        let path = base.join(&t.file);
+        out.push(
+            match check(page, revision, DataInput::Linked(&path), &t.read, matrix) {
                 Ok(report) => LinkedRun {
                     file: t.file.clone(),
                     report: Some(report),
@@ -54,9 +87,10 @@ pub(crate) fn check_linked(page: &Page, revision: i64, base: &Path) -> Vec<Linke
                     report: None,
                     error: Some(e.to_string()),
                 },
-            }
-        })
-        .collect()
+            },
+        );
+    }
+    out
 }
 
 /// Which source rows `--pin-to` writes: one, or every one.
@@ -71,25 +105,24 @@ fn selected(page: &Page, select: Option<&str>) -> Result<Vec<usize>> {
 
 /// Evaluates a page's selections one at a time on one matrix (sources that read the
 /// same values share an evaluation).
-struct Selections<'p> {
+struct Selections<'p, 'm> {
     page: &'p Page,
-    matrix: Matrix,
+    matrix: &'m mut Matrix,
     names: Arc<Names>,
     revision: i64,
     at: String,
 }
 
-impl<'p> Selections<'p> {
-    fn new(page: &'p Page, revision: i64) -> Result<Self> {
-        let matrix = Matrix::new(page)?;
-        let names = Arc::new(Names::of_matrix(page, &matrix));
-        Ok(Selections {
+impl<'p, 'm> Selections<'p, 'm> {
+    fn new(page: &'p Page, revision: i64, matrix: &'m mut Matrix) -> Self {
+        let names = Arc::new(Names::of_matrix(page, matrix));
+        Selections {
             page,
             matrix,
             names,
             revision,
             at: timestamp(),
-        })
+        }
     }
 
     fn result(&mut self, s: usize) -> SelectionResult {
@@ -103,12 +136,14 @@ impl<'p> Selections<'p> {
     }
 }
 
-/// Checks the table at `input` against `page` at `revision`.
+/// Checks the table at `input` against `page` at `revision`, evaluated on `matrix`
+/// (the page's).
 fn check(
     page: &Page,
     revision: i64,
     input: DataInput<'_>,
     read: &ReadOptions,
+    matrix: &mut Matrix,
 ) -> Result<ExpectReport> {
     let how = Reading {
         key: &[],
@@ -130,7 +165,7 @@ fn check(
     // Each source is evaluated once, for every row that names it.
     let mut order: Vec<usize> = (0..expectations.rows.len()).collect();
     order.sort_by_key(|&i| expectations.rows[i].source);
-    let mut selections = Selections::new(page, revision)?;
+    let mut selections = Selections::new(page, revision, matrix);
     let mut outcomes = vec![None; order.len()];
     let mut current: Option<SelectionResult> = None;
     for i in order {
@@ -162,7 +197,8 @@ fn check(
 
 fn pinned(page: &Page, revision: i64, select: Option<&str>) -> Result<Vec<Pinned>> {
     let rows = selected(page, select)?;
-    let mut selections = Selections::new(page, revision)?;
+    let mut matrix = Matrix::new(page)?;
+    let mut selections = Selections::new(page, revision, &mut matrix);
     let mut out = Vec::with_capacity(rows.len() * page.target.rows.len());
     for s in rows {
         out.extend(Pinned::of(page, &selections.result(s)));
@@ -181,9 +217,10 @@ impl App {
         file: &Path,
         read: &ReadOptions,
     ) -> Result<(ExpectReport, i64)> {
-        let path = absolute(file);
+        let shown = link_path(file);
+        let path = std::path::PathBuf::from(&shown);
         let report = self.check_expectations(page_id, DataInput::Linked(&path), read)?;
-        let shown = path.display().to_string();
+        let checked_at = report.revision;
         let what = format!("linked expectations {shown}");
         let table = ExpectationTable {
             file: shown.clone(),
@@ -191,7 +228,16 @@ impl App {
         };
         let revision = self
             .store
-            .change_checked(page_id, &what, |tx, _| -> Result<()> {
+            .change_checked(page_id, &what, |tx, revision| -> Result<()> {
+                // Linked only at the revision it was checked at: a change made meanwhile
+                // may leave it no longer reading against the page.
+                if revision != checked_at + 1 {
+                    return Err(AppError::Usage(format!(
+                        "{}: the page changed while the table was checked (revision {}); link it again",
+                        shown,
+                        revision - 1
+                    )));
+                }
                 let mut tables = store::ops::expectation_tables(tx, page_id)?;
                 match tables.iter_mut().find(|t| t.file == shown) {
                     Some(t) => *t = table,
@@ -206,15 +252,31 @@ impl App {
     /// Unlinks a table from a stored page (one revision); `file` as linked or as a path
     /// to it.
     pub fn unlink_expectations(&mut self, page_id: &str, file: &Path) -> Result<i64> {
-        let shown = absolute(file).display().to_string();
+        let shown = link_path(file);
         let given = file.display().to_string();
         let what = format!("unlinked expectations {shown}");
         self.store
             .change_checked(page_id, &what, |tx, _| -> Result<()> {
                 let mut tables = store::ops::expectation_tables(tx, page_id)?;
+                // As linked, as a path to it, or (else) by its name when one table has
+                // that name.
+                let by_name = || {
+                    let name = file.file_name()?;
+                    let mut hits = tables
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| Path::new(&t.file).file_name() == Some(name));
+                    match (hits.next(), hits.next()) {
+                        (Some((i, _)), None) => Some(i),
+                        _ => None,
+                    }
+                };
                 let Some(i) = tables
                     .iter()
-                    .position(|t| t.file == shown || t.file == given)
+                    .position(|t| {
+                        t.file == shown || t.file == given || link_path(Path::new(&t.file)) == shown
+                    })
+                    .or_else(by_name)
                 else {
                     let linked: Vec<&str> = tables.iter().map(|t| t.file.as_str()).collect();
                     return Err(AppError::NotFound {
@@ -248,15 +310,34 @@ impl App {
 
     /// Checks every table linked to a stored page, at its current revision.
     pub fn check_linked(&self, page_id: &str) -> Result<Vec<LinkedRun>> {
+        // A page that links no table is not loaded (its rows may be many).
+        let Some(head) = self.store.load_head(page_id)? else {
+            return Err(self.missing_page(page_id));
+        };
+        if head.page.expectations.is_empty() {
+            return Ok(Vec::new());
+        }
         let (page, revision) = self.page(page_id)?;
-        Ok(check_linked(&page, revision, Path::new("")))
+        Ok(check_linked(
+            &page,
+            revision,
+            Path::new(""),
+            None,
+            &mut || true,
+        ))
     }
 
     /// Checks every table a page file links (a relative path from the file's
     /// directory).
     pub fn check_linked_text(text: &str, origin: &str) -> Result<Vec<LinkedRun>> {
         let (page, _) = Self::parse_page(text, origin)?;
-        Ok(check_linked(&page, 0, &link_base(origin)))
+        Ok(check_linked(
+            &page,
+            0,
+            &link_base(origin),
+            None,
+            &mut || true,
+        ))
     }
 
     /// Checks a table of expected outcomes against a stored page's current revision:
@@ -269,7 +350,7 @@ impl App {
         read: &ReadOptions,
     ) -> Result<ExpectReport> {
         let (page, revision) = self.page(page_id)?;
-        check(&page, revision, input, read)
+        check(&page, revision, input, read, &mut Matrix::new(&page)?)
     }
 
     /// [`App::check_expectations`] on a page file (revision 0, nothing stored).
@@ -280,7 +361,7 @@ impl App {
         read: &ReadOptions,
     ) -> Result<ExpectReport> {
         let (page, _) = Self::parse_page(text, origin)?;
-        check(&page, 0, input, read)
+        check(&page, 0, input, read, &mut Matrix::new(&page)?)
     }
 
     /// The current outcome of every target for one source row (`select`), or for every

@@ -271,10 +271,15 @@ impl Worker {
             (Some(Ok(_)), Some(page)) if !stop() => coverage_of(page),
             _ => None,
         };
-        let linked = match &self.page {
-            Some(page) if !stop() => {
-                super::expectations::check_linked(page, snap.revision, std::path::Path::new(""))
-            }
+        // On the worker's own matrix, table by table while no newer state waits.
+        let linked = match (&self.page, &mut self.matrix) {
+            (Some(page), matrix) if !stop() => super::expectations::check_linked(
+                page,
+                snap.revision,
+                std::path::Path::new(""),
+                matrix.as_mut(),
+                &mut || !stop(),
+            ),
             _ => Vec::new(),
         };
         out.push(JobResult::Tests {

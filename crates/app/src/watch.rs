@@ -86,18 +86,21 @@ impl Watcher {
         let (raw_tx, raw_rx) = mpsc::channel();
         let mut notify = notify::recommended_watcher(raw_tx)
             .map_err(|e| AppError::Usage(format!("cannot watch files: {e}")))?;
-        let mut dirs: Vec<PathBuf> = files
-            .iter()
-            .map(|(_, f)| f)
-            .chain(&tables)
-            .map(|f| parent_dir(f))
-            .collect::<Vec<_>>();
+        let mut dirs: Vec<PathBuf> = files.iter().map(|(_, f)| parent_dir(f)).collect();
         dirs.sort();
         dirs.dedup();
         for dir in &dirs {
             notify
                 .watch(dir, RecursiveMode::NonRecursive)
                 .map_err(|e| AppError::Usage(format!("cannot watch {}: {e}", dir.display())))?;
+        }
+        // A table whose directory cannot be watched (gone, another machine's path) is
+        // not watched; the rest are (its check says what is wrong with it).
+        let mut table_dirs: Vec<PathBuf> = tables.iter().map(|f| parent_dir(f)).collect();
+        table_dirs.sort();
+        table_dirs.dedup();
+        for dir in table_dirs.iter().filter(|d| !dirs.contains(d)) {
+            let _ = notify.watch(dir, RecursiveMode::NonRecursive);
         }
         let (tx, events) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));

@@ -82,6 +82,8 @@ pub struct PageDiff {
     pub overrides: ItemChanges,
     /// Verdict assertions, by id.
     pub assertions: ItemChanges,
+    /// Linked tables of expected outcomes, by file.
+    pub expectations: ItemChanges,
     pub source_rows: ItemChanges,
     pub target_rows: ItemChanges,
     /// The selections compared (on both sides), and those whose outcomes moved.
@@ -101,6 +103,7 @@ impl PageDiff {
             && self.policies.is_empty()
             && self.overrides.is_empty()
             && self.assertions.is_empty()
+            && self.expectations.is_empty()
             && self.source_rows.is_empty()
             && self.target_rows.is_empty()
             && self.selections.is_empty()
@@ -240,6 +243,17 @@ fn assertions(page: &Page) -> Vec<(String, serde_json::Map<String, Value>)> {
             let mut fields = serde_json::to_value(a).map(object).unwrap_or_default();
             fields.remove("id");
             (a.id.clone(), fields)
+        })
+        .collect()
+}
+
+fn tables(page: &Page) -> Vec<(String, serde_json::Map<String, Value>)> {
+    page.expectations
+        .iter()
+        .map(|t| {
+            let mut fields = serde_json::to_value(t).map(object).unwrap_or_default();
+            fields.remove("file");
+            (t.file.clone(), fields)
         })
         .collect()
 }
@@ -425,6 +439,7 @@ pub fn diff(old: &Page, new: &Page, which: &Selections) -> Result<PageDiff, Stri
         policies: policies(old, new),
         overrides: items(&overrides(old), &overrides(new)),
         assertions: items(&assertions(old), &assertions(new)),
+        expectations: items(&tables(old), &tables(new)),
         source_rows: items(&rows(old, Side::Source), &rows(new, Side::Source)),
         target_rows: items(&rows(old, Side::Target), &rows(new, Side::Target)),
         selections_compared: pairs.len(),

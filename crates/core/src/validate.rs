@@ -577,6 +577,23 @@ pub fn validate_page_with(
     for side in [Side::Source, Side::Target] {
         validate_dataset(page.dataset(side), side, &mut out);
     }
+    // Linked tables of expected outcomes: each names a file, once.
+    for (i, t) in page.expectations.iter().enumerate() {
+        let at = format!("/expectations/{i}/file");
+        if t.file.trim().is_empty() {
+            out.push(Diagnostic::error(
+                Code::LinkedFile,
+                at,
+                "a linked table of expected outcomes names no file",
+            ));
+        } else if page.expectations[..i].iter().any(|o| o.file == t.file) {
+            out.push(Diagnostic::error(
+                Code::LinkedFile,
+                at,
+                format!("the table `{}` is linked twice", t.file),
+            ));
+        }
+    }
     let schema = Schema::of_with(page, facts);
     for side in [Side::Source, Side::Target] {
         mixed_types(schema.side(side), side, &mut out);

@@ -75,7 +75,19 @@ fn watch(db: &crate::cli::io::Db, page: &str) -> Result<Exit, Failure> {
             Reload::Progress { .. } => {}
             Reload::Expectations { file } => {
                 let shown = file.display().to_string();
-                let runs = db.read()?.check_linked(page)?;
+                // A page or database that cannot be read now is said, and watching goes
+                // on (as for the other events).
+                let runs = match db
+                    .read()
+                    .map_err(|f| f.message)
+                    .and_then(|app| app.check_linked(page).map_err(|e| e.to_string()))
+                {
+                    Ok(runs) => runs,
+                    Err(message) => {
+                        eprintln!("error: {}: {}", sanitize(&shown), sanitize_lines(&message));
+                        continue;
+                    }
+                };
                 for run in runs.iter().filter(|r| r.file == shown) {
                     match (&run.report, &run.error) {
                         (Some(r), _) => write_text(&format!(

@@ -71,6 +71,7 @@ impl Ui {
                         self.status.info(reopened_message(&what, &p.ws));
                         self.queue.push_back(Action::Changed(Changed::all()));
                         self.ask_about_orphans();
+                        self.rewatch_if_links_changed();
                     }
                     Err(e) => self.status.app_error(&e),
                 }
@@ -175,8 +176,42 @@ impl Ui {
                     self.status.info(reopened_message(&what, &p.ws));
                     self.queue.push_back(Action::Changed(Changed::all()));
                     self.ask_about_orphans();
+                    self.rewatch_if_links_changed();
                 }
                 Ok(_) => {}
+                Err(e) => self.status.app_error(&e),
+            }
+        }
+    }
+
+    /// After the page was reopened: when the files it links (datasets' data files,
+    /// tables of expected outcomes) are not those watched — linked or unlinked
+    /// elsewhere — the watcher starts again on them.
+    pub(super) fn rewatch_if_links_changed(&mut self) {
+        let Screen::Page(p) = &self.screen else {
+            return;
+        };
+        let id = p.ws.page.id.clone();
+        let tables: Vec<std::path::PathBuf> =
+            p.ws.page
+                .expectations
+                .iter()
+                .map(|t| std::path::PathBuf::from(&t.file))
+                .collect();
+        let files = p.ws.app().linked_files(&id).unwrap_or_default();
+        let watched = match &self.watcher {
+            Some(w) => (w.files().to_vec(), w.tables().to_vec()),
+            None => (Vec::new(), Vec::new()),
+        };
+        if watched == (files.clone(), tables.clone()) {
+            return;
+        }
+        self.watcher = None;
+        if let Some(db) = &self.db
+            && (!files.is_empty() || !tables.is_empty())
+        {
+            match Watcher::start(db, &id) {
+                Ok(w) => self.watcher = Some(w),
                 Err(e) => self.status.app_error(&e),
             }
         }

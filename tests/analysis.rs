@@ -563,3 +563,26 @@ fn no_wrong_claim_on_the_cases_a_review_found() {
         a.findings
     );
 }
+
+/// The analysis over any row has a budget of made pairs in all: past it, the rules left
+/// are unknown and the pairs of rules not looked at are said — nothing claimed of them.
+#[test]
+fn past_its_budget_the_analysis_says_what_it_left_undecided() {
+    let page = parse(&findings_page());
+    let mut m = Matrix::new(&page).unwrap();
+    let a = analyze::analyze_within(&page, &Schema::of(&page), &mut m, 30);
+    assert!(
+        a.unknown
+            .iter()
+            .any(|u| u.why.contains("budget of 30 made pairs")),
+        "{:?}",
+        a.unknown
+    );
+    // What was decided before the budget ran out still holds.
+    check_any_row(&page, &a, 0..3);
+    let full = run(&page);
+    assert!(
+        a.findings.iter().filter(|f| f.any_row).count()
+            < full.findings.iter().filter(|f| f.any_row).count()
+    );
+}

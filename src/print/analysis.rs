@@ -53,6 +53,9 @@ pub fn text(r: &AnalysisReport) -> String {
             out.push_str(&format!("    witness: {}\n", witness(w)));
         }
     }
+    if let Some(stopped) = &a.stopped {
+        out.push_str(&format!("stopped: {}\n", sanitize(stopped)));
+    }
     for u in &a.unknown {
         out.push_str(&format!(
             "unknown rule {}: {} (nothing is claimed over any row)\n",

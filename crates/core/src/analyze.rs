@@ -144,7 +144,15 @@ pub struct Analysis {
     pub unknown: Vec<Unknown>,
     /// Made pairs evaluated over any row.
     pub pairs_evaluated: usize,
+    /// Where the analysis over any row stopped at its budget ([`TOTAL_PAIRS`]): what
+    /// was left undecided (nothing is claimed about it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
+
+/// The most made pairs one analysis evaluates in all (a page of many rules, each with
+/// many literals): past it, the rest is left undecided, and the analysis says so.
+pub const TOTAL_PAIRS: usize = 20_000_000;
 
 // ---------------------------------------------------------------------------------------
 // The abstraction
@@ -710,7 +718,7 @@ fn over_any_row(
     schema: &Schema,
     rules: &[usize],
     pairs: bool,
-    max_pairs: usize,
+    (max_pairs, total): (usize, usize),
     out: &mut Analysis,
 ) {
     let shell = shell_of(page);
@@ -718,6 +726,13 @@ fn over_any_row(
     let mut constant = vec![false; page.rules.len()];
     for &r in rules {
         let rule = &page.rules[r];
+        if out.pairs_evaluated > total {
+            out.unknown.push(Unknown {
+                rule: rule.id.clone(),
+                why: format!("the analysis's budget of {total} made pairs is spent"),
+            });
+            continue;
+        }
         let made = match evaluate_made(page, &shell, schema, &[r], max_pairs) {
             Ok(m) => m,
             // A rule that reads no field is `constant-logic`'s to report.
@@ -786,6 +801,13 @@ fn over_any_row(
         for &b in &exact[i + 1..] {
             if constant[a] || constant[b] || read[&a].is_disjoint(&read[&b]) {
                 continue;
+            }
+            if out.pairs_evaluated > total {
+                out.stopped = Some(format!(
+                    "rules implied by or equal to another were looked for until the budget of {total} made pairs was spent: the pairs after `{}` and `{}` were not",
+                    page.rules[a].id, page.rules[b].id
+                ));
+                return;
             }
             let Ok(made) = evaluate_made(page, &shell, schema, &[a, b], max_pairs) else {
                 continue;
@@ -1076,13 +1098,19 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
 /// Analyses a page: over any row its schema allows (the rules' logic), and over its
 /// current rows (through `matrix`, the page's).
 pub fn analyze(page: &Page, schema: &Schema, matrix: &mut Matrix) -> Analysis {
+    analyze_within(page, schema, matrix, TOTAL_PAIRS)
+}
+
+/// [`analyze`] with another budget of made pairs in all.
+pub fn analyze_within(page: &Page, schema: &Schema, matrix: &mut Matrix, total: usize) -> Analysis {
     let mut out = Analysis {
         findings: Vec::new(),
         unknown: Vec::new(),
         pairs_evaluated: 0,
+        stopped: None,
     };
     let all: Vec<usize> = (0..page.rules.len()).collect();
-    over_any_row(page, schema, &all, true, MAX_PAIRS, &mut out);
+    over_any_row(page, schema, &all, true, (MAX_PAIRS, total), &mut out);
     let never: Vec<usize> = out
         .findings
         .iter()
@@ -1103,8 +1131,16 @@ pub fn rule_alone(page: &Page, schema: &Schema, rule: usize) -> Vec<Finding> {
         findings: Vec::new(),
         unknown: Vec::new(),
         pairs_evaluated: 0,
+        stopped: None,
     };
-    over_any_row(page, schema, &[rule], false, LIVE_PAIRS, &mut out);
+    over_any_row(
+        page,
+        schema,
+        &[rule],
+        false,
+        (LIVE_PAIRS, LIVE_PAIRS),
+        &mut out,
+    );
     out.findings
 }
 

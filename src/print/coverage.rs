@@ -23,7 +23,8 @@ fn condition_line(c: &ConditionCoverage) -> String {
 /// (`None` for a killed or equivalent one). The text report and the Tests pane list
 /// these.
 pub fn survivor(m: &Mutant) -> Option<String> {
-    let (source, target, outcome, mutant_outcome, verdict, mutant_verdict) = match &m.fate {
+    let what = format!("{} {} `{}`", sanitize(&m.rule), m.kind, sanitize(&m.change));
+    match &m.fate {
         Fate::Survived {
             source,
             target,
@@ -31,40 +32,26 @@ pub fn survivor(m: &Mutant) -> Option<String> {
             mutant_outcome,
             verdict,
             mutant_verdict,
-        } => (
-            source,
-            target,
-            outcome,
-            mutant_outcome,
-            verdict,
-            mutant_verdict,
-        ),
-        Fate::Unshown { searched } => {
-            return Some(format!(
-                "{} {} `{}`: no pair of the first {searched} sources shows a change",
-                sanitize(&m.rule),
-                m.kind,
-                sanitize(&m.change)
-            ));
+        } => {
+            let verdict = if verdict == mutant_verdict {
+                format!(
+                    "verdict stays {verdict}: expect the rule's outcome (`rule.{}`)",
+                    sanitize(&m.rule)
+                )
+            } else {
+                format!("verdict {verdict} → {mutant_verdict}: pin it")
+            };
+            Some(format!(
+                "{what}: changes {} × {} ({outcome} → {mutant_outcome}, {verdict})",
+                sanitize(source),
+                sanitize(target)
+            ))
         }
-        Fate::Killed { .. } | Fate::Equivalent => return None,
-    };
-    let verdict = if verdict == mutant_verdict {
-        format!(
-            "verdict stays {verdict}: expect the rule's outcome (`rule.{}`)",
-            sanitize(&m.rule)
-        )
-    } else {
-        format!("verdict {verdict} → {mutant_verdict}: pin it")
-    };
-    Some(format!(
-        "{} {} `{}`: changes {} × {} ({outcome} → {mutant_outcome}, {verdict})",
-        sanitize(&m.rule),
-        m.kind,
-        sanitize(&m.change),
-        sanitize(source),
-        sanitize(target)
-    ))
+        Fate::Unshown { searched } => Some(format!(
+            "{what}: no pair of the first {searched} sources shows a change"
+        )),
+        Fate::Killed { .. } | Fate::Equivalent => None,
+    }
 }
 
 fn head(r: &CoverageReport) -> Vec<String> {

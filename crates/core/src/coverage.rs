@@ -22,6 +22,8 @@
 //! (left out of the score).
 
 use serde::Serialize;
+
+use crate::expect::RuleExpect;
 use serde_json::{Value, json};
 
 use crate::assertions::{self, Limits};
@@ -308,14 +310,6 @@ fn literal_truthy(v: &Value) -> bool {
         Value::String(s) => !s.is_empty(),
         Value::Array(a) => !a.is_empty(),
         Value::Object(_) => true,
-    }
-}
-
-fn word(o: Option<bool>) -> &'static str {
-    match o {
-        Some(true) => "pass",
-        Some(false) => "fail",
-        None => "n/a",
     }
 }
 
@@ -625,8 +619,8 @@ pub fn coverage(page: &Page, limits: &Limits) -> Result<Coverage, Vec<Diagnostic
                             Fate::Survived {
                                 source: page.source.row_key(&page.source.rows[s]),
                                 target: page.target.row_id(&page.target.rows[t]),
-                                outcome: word(was),
-                                mutant_outcome: word(now),
+                                outcome: RuleExpect::of(was).word(),
+                                mutant_outcome: RuleExpect::of(now).word(),
                                 verdict,
                                 mutant_verdict,
                             }

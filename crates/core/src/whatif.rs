@@ -15,6 +15,8 @@
 
 use serde::Serialize;
 
+use crate::expect::RuleExpect;
+
 use crate::matrix::{Matrix, SelectionEval};
 use crate::model::{DevicePolicy, Page, PolicyField, RequiredMode};
 use crate::verdict::{DeviceVerdict, Reason, RuleWeight, Scoring, Tally, Verdict, device_verdict};
@@ -27,15 +29,6 @@ pub const MAX_SETS: usize = 12;
 const BUDGET: usize = 4_000_000;
 /// The most threshold values tried on each side of the current one.
 const MAX_STEPS: usize = 256;
-
-/// An outcome as results write it: `pass`, `fail`, `n/a`.
-pub fn outcome_word(o: Option<bool>) -> &'static str {
-    match o {
-        Some(true) => "pass",
-        Some(false) => "fail",
-        None => "n/a",
-    }
-}
 
 /// One rule outcome changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -254,8 +247,8 @@ pub fn why_not(page: &Page, eval: &SelectionEval, target: usize, asked: Verdict)
                         rule: page.rules[i].id.clone(),
                         weight: page.rules[i].weight,
                         required: page.rules[i].required,
-                        from: outcome_word(outcomes[i]),
-                        to: outcome_word(to),
+                        from: RuleExpect::of(outcomes[i]).word(),
+                        to: RuleExpect::of(to).word(),
                         to_outcome: to,
                     }
                 })

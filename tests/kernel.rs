@@ -61,10 +61,36 @@ fn check_all(label: &str, page: &Page, grouped: &mut Matrix) {
     for s in 0..page.source.rows.len() {
         let alone = Matrix::new(page).expect("compiles").evaluate(s);
         let label = format!("{label}, source {s}");
+        // Verdicts alone, before or after the full evaluation: the memo's two tiers
+        // are filled in either order.
+        let verdicts_first = s % 2 == 0;
+        let early = verdicts_first.then(|| grouped.evaluate_verdicts(s));
         let e = grouped.evaluate(s);
         assert_same(&label, &e, &alone);
         assert_decided(&label, page, &e);
+        assert_eq!(
+            alone.verdict_counts,
+            SelectionEval::count_verdicts(&alone.devices),
+            "{label}: verdict counts"
+        );
+        let v = early.unwrap_or_else(|| grouped.evaluate_verdicts(s));
+        assert_verdicts(&label, &v, &alone);
     }
+}
+
+/// What [`Matrix::evaluate_verdicts`] gives equals the full evaluation's: the
+/// selection's verdict, recommendation, verdict counts and columns.
+fn assert_verdicts(label: &str, v: &SelectionEval, full: &SelectionEval) {
+    assert_eq!(v.verdict_counts, full.verdict_counts, "{label}: counts");
+    assert_eq!(
+        v.selection_verdict, full.selection_verdict,
+        "{label}: verdict"
+    );
+    assert_eq!(v.recommended, full.recommended, "{label}: recommendation");
+    let outcomes = |e: &SelectionEval| -> Vec<Vec<_>> {
+        e.columns.iter().map(|c| c.outcome.clone()).collect()
+    };
+    assert_eq!(outcomes(v), outcomes(full), "{label}: columns");
 }
 
 /// The selection's verdict and recommendation decided from its targets' verdicts as

@@ -90,9 +90,18 @@ pub struct Evaluations {
     names: Arc<Names>,
     at: String,
     next: usize,
+    /// Results without their targets' verdicts ([`Evaluations::verdicts_only`]).
+    verdicts_only: bool,
 }
 
 impl Evaluations {
+    /// Whether to yield results without their targets' verdicts: each selection's
+    /// verdict, recommendation and verdict counts, with `devices` and `overrides`
+    /// empty (what an aggregate reads; far faster on a page of many sources).
+    pub fn verdicts_only(&mut self, yes: bool) {
+        self.verdicts_only = yes;
+    }
+
     /// The page evaluated, without its rows (`len` says how many sources it has).
     pub fn page(&self) -> &Page {
         &self.page
@@ -126,7 +135,11 @@ impl Iterator for Evaluations {
             selection_key: key,
             evaluated_at: self.at.clone(),
             names: self.names.clone(),
-            eval: self.matrix.evaluate(s),
+            eval: if self.verdicts_only {
+                self.matrix.evaluate_verdicts(s)
+            } else {
+                self.matrix.evaluate(s)
+            },
         })
     }
 }
@@ -743,6 +756,7 @@ impl App {
             names,
             at: timestamp(),
             next: 0,
+            verdicts_only: false,
         };
         Ok((evaluations, labels))
     }

@@ -189,7 +189,7 @@ pub fn compare(targets: usize, rules: usize, sources: usize) -> crate::Result<St
     let mut ours: Counts = ([0; 3], [0; 3]);
     for s in 0..sources {
         let eval = matrix.evaluate(s);
-        for d in &eval.devices {
+        for d in eval.devices.iter() {
             ours.0[index(d.verdict)] += 1;
         }
         ours.1[index(eval.selection_verdict)] += 1;

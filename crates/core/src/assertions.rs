@@ -1676,17 +1676,19 @@ mod tests {
                 .collect(),
             ..Names::default()
         };
+        let devices: Vec<DeviceVerdict> = verdicts
+            .iter()
+            .map(|&verdict| DeviceVerdict {
+                verdict: crate::verdict::Verdict::from_number(u64::from(verdict)).unwrap(),
+                score: 1.0,
+                reason: Reason::Full,
+            })
+            .collect();
         let eval = SelectionEval {
             selection: s,
             columns: vec![],
-            devices: verdicts
-                .iter()
-                .map(|&verdict| DeviceVerdict {
-                    verdict: crate::verdict::Verdict::from_number(u64::from(verdict)).unwrap(),
-                    score: 1.0,
-                    reason: Reason::Full,
-                })
-                .collect(),
+            verdict_counts: SelectionEval::count_verdicts(&devices),
+            devices: devices.into(),
             overrides: vec![None; ids.len()],
             notes: Default::default(),
             selection_verdict: crate::verdict::Verdict::from_number(u64::from(selection_verdict))

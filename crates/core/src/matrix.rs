@@ -141,15 +141,31 @@ pub struct SelectionEval {
     pub selection: usize,
     /// One column per rule, in rule order.
     pub columns: Vec<Arc<Column>>,
-    /// One verdict per target, in row order.
-    pub devices: Vec<DeviceVerdict>,
-    /// The override of each target for this selection, if any.
+    /// One verdict per target, in row order (empty when only the selection's verdicts
+    /// were asked for: [`Matrix::evaluate_verdicts`]).
+    pub devices: Arc<[DeviceVerdict]>,
+    /// How many targets are at each verdict (`[none, partial, full]`), overrides
+    /// applied.
+    pub verdict_counts: [usize; 3],
+    /// The override of each target for this selection, if any (empty, like
+    /// `devices`, when only the verdicts were asked for).
     pub overrides: Vec<Option<bool>>,
     /// The notes of this selection's overrides, by target.
     pub notes: std::collections::BTreeMap<usize, String>,
     pub selection_verdict: Verdict,
     /// Index of the recommended target.
     pub recommended: Option<usize>,
+}
+
+impl SelectionEval {
+    /// How many of `devices` are at each verdict (`[none, partial, full]`).
+    pub fn count_verdicts(devices: &[DeviceVerdict]) -> [usize; 3] {
+        let mut counts = [0usize; 3];
+        for d in devices {
+            counts[usize::from(d.verdict.number())] += 1;
+        }
+        counts
+    }
 }
 
 /// Dictionary-encoded values of one field path over the rows of a dataset.
@@ -510,7 +526,16 @@ const PARALLEL_FROM: usize = 2048;
 /// the same values gets.
 struct Base {
     columns: Vec<Arc<Column>>,
-    devices: Vec<DeviceVerdict>,
+    devices: Arc<[DeviceVerdict]>,
+    decided: Decided,
+}
+
+/// What the memo keeps of every evaluation it has seen: its columns (shared with the
+/// rules' caches) and what decides the selection, a few hundred bytes. The targets'
+/// verdicts are kept apart, within [`MEMO_BYTES`].
+#[derive(Clone)]
+struct Lean {
+    columns: Vec<Arc<Column>>,
     decided: Decided,
 }
 
@@ -525,20 +550,28 @@ struct Decided {
 /// Evaluations without overrides, by the selected source's projection on every
 /// source path the rules read (after defaults and patches): a page of 100,000 sources
 /// whose rules read a few source fields is evaluated once per distinct projection.
-/// Emptied whenever a rule, a weight, a policy or a row changes.
+/// Two tiers: what decides each selection ([`Lean`], small, for every projection
+/// seen), and the targets' verdicts of as many as fit in [`MEMO_BYTES`]. Emptied
+/// whenever a rule, a weight, a policy or a row changes, and when a rule's column
+/// cache is emptied (so the memo never holds the only copy of a column).
 #[derive(Default)]
 struct Memo {
     /// The encoding of every source path some rule reads (made on first use).
     paths: Option<Vec<Arc<Encoded>>>,
-    evals: HashMap<Vec<u32>, Arc<Base>>,
-    /// What the kept evaluations hold, roughly, in bytes.
+    lean: HashMap<Vec<u32>, Lean>,
+    /// What the lean tier holds, roughly, in bytes.
+    lean_bytes: usize,
+    devices: HashMap<Vec<u32>, Arc<[DeviceVerdict]>>,
+    /// What the verdicts tier holds, in bytes.
     bytes: usize,
     /// How many evaluations were computed rather than found (kept across clears).
     computed: usize,
 }
 
-/// The memory the memo may hold before it is emptied.
-const MEMO_BYTES: usize = 64 << 20;
+/// The memory the memo's targets' verdicts may hold: past it, new ones are not kept.
+const MEMO_BYTES: usize = 32 << 20;
+/// The memory the memo's lean tier may hold before it is emptied.
+const LEAN_BYTES: usize = 32 << 20;
 
 impl Memo {
     fn clear(&mut self) {
@@ -546,6 +579,33 @@ impl Memo {
             computed: self.computed,
             ..Memo::default()
         };
+    }
+
+    /// Forgets every evaluation (the encodings stay).
+    fn forget(&mut self) {
+        *self = Memo {
+            paths: self.paths.take(),
+            computed: self.computed,
+            ..Memo::default()
+        };
+    }
+
+    fn keep_lean(&mut self, key: Vec<u32>, lean: Lean) {
+        let bytes = 96 + 4 * key.len() + 8 * lean.columns.len();
+        if self.lean_bytes + bytes > LEAN_BYTES {
+            self.lean.clear();
+            self.lean_bytes = 0;
+        }
+        self.lean_bytes += bytes;
+        self.lean.insert(key, lean);
+    }
+
+    fn keep_devices(&mut self, key: Vec<u32>, devices: Arc<[DeviceVerdict]>) {
+        let bytes = 64 + 4 * key.len() + std::mem::size_of_val(&*devices);
+        if self.bytes + bytes <= MEMO_BYTES {
+            self.bytes += bytes;
+            self.devices.insert(key, devices);
+        }
     }
 }
 
@@ -911,24 +971,76 @@ impl Matrix {
             return self.verdicts(selection, columns);
         }
         let key = self.memo_key(selection);
-        let base = match self.memo.evals.get(&key) {
-            Some(base) => base.clone(),
-            None => {
-                let columns = self.columns(selection);
-                let base = Arc::new(self.base(columns));
-                let bytes = base.devices.len()
-                    * (std::mem::size_of::<DeviceVerdict>() + base.columns.len());
-                if self.memo.bytes + bytes > MEMO_BYTES {
-                    self.memo.evals.clear();
-                    self.memo.bytes = 0;
+        let base = match self.memo.lean.get(&key).cloned() {
+            Some(lean) => {
+                let devices = match self.memo.devices.get(&key) {
+                    Some(devices) => devices.clone(),
+                    None => {
+                        let devices: Arc<[DeviceVerdict]> = self.devices(&lean.columns).into();
+                        self.memo.keep_devices(key, devices.clone());
+                        devices
+                    }
+                };
+                Base {
+                    columns: lean.columns,
+                    devices,
+                    decided: lean.decided,
                 }
-                self.memo.bytes += bytes;
-                self.memo.computed += 1;
-                self.memo.evals.insert(key, base.clone());
-                base
             }
+            None => self.remember(key, selection, true),
         };
         self.finish(selection, &base)
+    }
+
+    /// The selection's verdict, its recommendation and its verdict counts, with its
+    /// columns but without its targets' verdicts (`devices` and `overrides` are empty):
+    /// for aggregates, which a memo of what decides each distinct projection answers
+    /// without a target's verdict. A selection with overrides is evaluated in full.
+    pub fn evaluate_verdicts(&mut self, selection: usize) -> SelectionEval {
+        if selection >= self.source.len() || self.overrides.contains_key(&selection) {
+            return self.evaluate(selection);
+        }
+        let key = self.memo_key(selection);
+        let (columns, decided) = match self.memo.lean.get(&key) {
+            Some(lean) => (lean.columns.clone(), lean.decided),
+            None => {
+                let base = self.remember(key, selection, false);
+                (base.columns, base.decided)
+            }
+        };
+        let selection_verdict =
+            verdict::selection_verdict_of(&self.selection_policy, decided.counts);
+        SelectionEval {
+            selection,
+            columns,
+            devices: Arc::new([]),
+            verdict_counts: decided.counts,
+            overrides: Vec::new(),
+            notes: BTreeMap::new(),
+            selection_verdict,
+            recommended: (selection_verdict != NONE)
+                .then_some(decided.best)
+                .flatten(),
+        }
+    }
+
+    /// Computes a selection's evaluation without overrides and keeps it in the memo
+    /// (its targets' verdicts too with `devices`).
+    fn remember(&mut self, key: Vec<u32>, selection: usize, devices: bool) -> Base {
+        let columns = self.columns(selection);
+        let base = self.base(columns);
+        self.memo.computed += 1;
+        self.memo.keep_lean(
+            key.clone(),
+            Lean {
+                columns: base.columns.clone(),
+                decided: base.decided,
+            },
+        );
+        if devices {
+            self.memo.keep_devices(key, base.devices.clone());
+        }
+        base
     }
 
     /// How many selections' verdicts were computed since the matrix was built; the
@@ -998,6 +1110,9 @@ impl Matrix {
                 >= CACHE_PER_RULE.max(CACHE_BYTES_PER_RULE / (self.target.len() + COLUMN_OVERHEAD))
             {
                 cache.clear();
+                // The memo shares its columns with these caches: emptied with them, it
+                // never holds a column nobody else does.
+                self.memo.forget();
             }
             cache.insert(key, column.clone());
             columns[slot] = Some(column);
@@ -1053,6 +1168,17 @@ impl Matrix {
     /// The evaluation without overrides (what every source sharing these columns
     /// gets before its own overrides).
     fn base(&self, columns: Vec<Arc<Column>>) -> Base {
+        let devices = self.devices(&columns);
+        let decided = self.decide(&devices);
+        Base {
+            columns,
+            devices: devices.into(),
+            decided,
+        }
+    }
+
+    /// Every target's verdict from the rules' columns, before overrides.
+    fn devices(&self, columns: &[Arc<Column>]) -> Vec<DeviceVerdict> {
         let n = self.target.len();
         let scoring = &self.scoring;
         let policy = &scoring.policy;
@@ -1071,7 +1197,7 @@ impl Matrix {
         }
         let mut by_weight: Vec<ByWeight> = Vec::new();
         let mut required_failed = vec![false; n];
-        for (&w, column) in scoring.rules.iter().zip(&columns) {
+        for (&w, column) in scoring.rules.iter().zip(columns) {
             if Tally::scores(policy, w) {
                 let i = match by_weight.iter().position(|b| b.weight == w.weight) {
                     Some(i) => i,
@@ -1135,7 +1261,7 @@ impl Matrix {
                 .map(|b| b.weight * f64::from(b.passes[t]))
                 .sum()
         };
-        let devices: Vec<DeviceVerdict> = (0..n)
+        (0..n)
             .map(|t| {
                 let tally = Tally {
                     passed_weight: passed_weight(t),
@@ -1144,27 +1270,36 @@ impl Matrix {
                 };
                 verdict::device_verdict(scoring, &tally, None)
             })
-            .collect();
-        let decided = self.decide(&devices);
-        Base {
-            columns,
-            devices,
-            decided,
-        }
+            .collect()
     }
 
-    /// The selection's verdict and recommended target from its targets' verdicts.
+    /// The selection's verdict and recommended target from its targets' verdicts: one
+    /// pass, the first best in [`verdict::rank`]'s order (as [`verdict::best_at`]).
     fn decide(&self, devices: &[DeviceVerdict]) -> Decided {
         let mut counts = [0usize; 3];
-        for d in devices {
+        let mut best: Option<(usize, Candidate)> = None;
+        for (t, d) in devices.iter().enumerate() {
             counts[usize::from(d.verdict.number())] += 1;
+            if d.verdict == NONE {
+                continue;
+            }
+            // Cheap tests first: most targets lose on their verdict or their score.
+            if let Some((_, b)) = &best
+                && (d.verdict < b.verdict || (d.verdict == b.verdict && d.score < b.score))
+            {
+                continue;
+            }
+            let c = self.candidate(devices, t);
+            if best
+                .as_ref()
+                .is_none_or(|(_, b)| verdict::rank(&c, b) == std::cmp::Ordering::Less)
+            {
+                best = Some((t, c));
+            }
         }
-        let candidates: Vec<Candidate> = (0..devices.len())
-            .map(|t| self.candidate(devices, t))
-            .collect();
         Decided {
             counts,
-            best: verdict::best_at(&candidates),
+            best: best.map(|(t, _)| t),
         }
     }
 
@@ -1185,11 +1320,13 @@ impl Matrix {
     /// the best one).
     fn finish(&self, selection: usize, base: &Base) -> SelectionEval {
         let n = base.devices.len();
-        let mut devices = base.devices.clone();
         let mut overrides: Vec<Option<bool>> = vec![None; n];
         let mut notes = BTreeMap::new();
         let mut decided = base.decided;
+        let mut shared = base.devices.clone();
         if let Some(of) = self.overrides.get(&selection) {
+            let mut forced = base.devices.to_vec();
+            let devices = &mut forced;
             for (&t, (value, note)) in of {
                 overrides[t] = Some(*value);
                 // An override decides before any rule; the score stays the rules'.
@@ -1203,23 +1340,25 @@ impl Matrix {
                 }
             }
             decided.best = match base.decided.best {
-                Some(best) if of.contains_key(&best) => self.decide(&devices).best,
+                Some(best) if of.contains_key(&best) => self.decide(devices).best,
                 best => of
                     .keys()
                     .copied()
                     .filter(|&t| devices[t].verdict > NONE)
                     .chain(best)
                     .min_by(|&a, &b| {
-                        verdict::rank(&self.candidate(&devices, a), &self.candidate(&devices, b))
+                        verdict::rank(&self.candidate(devices, a), &self.candidate(devices, b))
                     }),
             };
+            shared = forced.into();
         }
         let selection_verdict =
             verdict::selection_verdict_of(&self.selection_policy, decided.counts);
         SelectionEval {
             selection,
             columns: base.columns.clone(),
-            devices,
+            devices: shared,
+            verdict_counts: decided.counts,
             overrides,
             notes,
             selection_verdict,

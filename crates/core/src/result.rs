@@ -348,10 +348,12 @@ impl SelectionResult {
                 ))
             })
             .collect();
+        let devices: Arc<[DeviceVerdict]> = targets.iter().map(|&t| self.eval.devices[t]).collect();
         let eval = super::matrix::SelectionEval {
             selection: self.eval.selection,
             columns,
-            devices: targets.iter().map(|&t| self.eval.devices[t]).collect(),
+            verdict_counts: super::matrix::SelectionEval::count_verdicts(&devices),
+            devices,
             overrides: targets.iter().map(|&t| self.eval.overrides[t]).collect(),
             notes: targets
                 .iter()
@@ -1091,7 +1093,8 @@ impl SelectionResult {
             eval: SelectionEval {
                 selection,
                 columns,
-                devices,
+                verdict_counts: SelectionEval::count_verdicts(&devices),
+                devices: devices.into(),
                 overrides,
                 notes,
                 selection_verdict,

@@ -184,7 +184,7 @@ fn evaluate_one(r: &SelectionResult, printer: &mut dyn ResultSink) -> std::io::R
 /// Prints every selection of a page, one at a time: memory stays bounded by one
 /// selection. A progress bar goes to stderr when it is a terminal.
 fn evaluate_all(
-    evaluations: crate::app::Evaluations,
+    mut evaluations: crate::app::Evaluations,
     printer: &mut dyn ResultSink,
 ) -> std::io::Result<()> {
     let progress = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -195,6 +195,7 @@ fn evaluate_all(
     let write = || -> std::io::Result<()> {
         let p = evaluations.page();
         printer.begin(evaluations.names(), &p.name, &p.source.name)?;
+        evaluations.verdicts_only(printer.verdicts_only());
         for r in evaluations {
             printer.selection(&r)?;
             progress.inc(1);

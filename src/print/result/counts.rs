@@ -138,13 +138,7 @@ impl<W: Write> ResultSink for Counts<W> {
     fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
         let index = |v: Verdict| usize::from(v.number());
         match self.groups.take() {
-            None => {
-                let mut tally = [0usize; 3];
-                for d in &r.eval.devices {
-                    tally[index(d.verdict)] += 1;
-                }
-                self.line(r, None, tally)
-            }
+            None => self.line(r, None, r.eval.verdict_counts),
             Some(groups) => {
                 let mut tallies = vec![[0usize; 3]; groups.heads.len()];
                 for (d, &g) in r.eval.devices.iter().zip(&groups.of) {
@@ -163,5 +157,10 @@ impl<W: Write> ResultSink for Counts<W> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.w.flush()
+    }
+
+    /// Without `--by`, a line needs the selection's counts alone.
+    fn verdicts_only(&self) -> bool {
+        self.by.is_none()
     }
 }

@@ -31,4 +31,12 @@ pub trait ResultSink {
     fn wants_more(&self) -> bool {
         true
     }
+
+    /// Whether this printer reads only each selection's verdict, recommendation and
+    /// verdict counts, never a target's verdict: then results may come without them
+    /// (`SelectionEval::devices` empty), which a page of many sources computes far
+    /// faster. Asked once, after [`begin`](ResultSink::begin).
+    fn verdicts_only(&self) -> bool {
+        false
+    }
 }

@@ -845,3 +845,58 @@ fn one_printer_writes_two_pages_each_with_its_own_names() {
         );
     }
 }
+
+/// Sources that read the same values share one evaluation, and the summary printer
+/// writes their targets from the bytes it made for the first of them: every
+/// selection's summary equals what a fresh printer writes for it alone, shared or not,
+/// with overrides or not.
+#[test]
+fn summaries_of_sources_sharing_an_evaluation_are_written_exactly() {
+    use rulebench::app::synth::{self, Spread};
+    let (_dir, mut app) = open();
+    let mut page = synth::page(30, 8, 90, Spread::Realistic, 11);
+    synth::repeat_sources(&mut page, 4);
+    // Overrides on some of the repeated sources: their verdicts are their own.
+    for (s, t) in [(10, 3), (11, 0), (40, 7)] {
+        page.overrides.push(rulebench_core::model::Override {
+            source_key: Some(page.source.row_key(&page.source.rows[s])),
+            target_key: Some(page.target.row_key(&page.target.rows[t])),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: s % 2 == 0,
+            note: None,
+        });
+    }
+    app.import(&serde_json::to_string(&page).unwrap(), "repeat.json", false)
+        .unwrap();
+    let mut kept = Vec::new();
+    let mut printer = SummaryBuilder::new().per_selection(true).build(&mut kept);
+    let mut shared = 0;
+    let mut alone = Vec::new();
+    for r in app.evaluate_all(&page.id).unwrap() {
+        shared += usize::from(r.eval.shared);
+        printer.selection(&r).unwrap();
+        let mut one = Vec::new();
+        SummaryBuilder::new()
+            .per_selection(true)
+            .build(&mut one)
+            .selection(&r)
+            .unwrap();
+        alone.push(String::from_utf8(one).unwrap());
+    }
+    printer.finish().unwrap();
+    drop(printer);
+    assert!(
+        shared > 80,
+        "most selections share an evaluation ({shared})"
+    );
+    let kept = String::from_utf8(kept).unwrap();
+    let lines: Vec<String> = kept.lines().map(|l| format!("{l}\n")).collect();
+    assert_eq!(lines.len(), 90);
+    for (s, (line, one)) in lines.iter().zip(&alone).enumerate() {
+        assert_eq!(line, one, "source {s}");
+    }
+    // And the overridden ones do show their overrides.
+    let line: Value = serde_json::from_str(&lines[10]).unwrap();
+    assert_eq!(line["targets"][3]["reason"], "override");
+}

@@ -153,6 +153,24 @@ pub fn page(targets: usize, rules: usize, sources: usize, spread: Spread, seed: 
     }
 }
 
+/// Makes every source after the first `distinct` a copy of one of those, under its own
+/// id and name, scattered through the rows: a page whose sources collapse to `distinct`
+/// profiles, as real clients do (a few hundred kinds among 100,000 rows).
+pub fn repeat_sources(page: &mut Page, distinct: usize) {
+    let distinct = distinct.max(1);
+    let rows = &mut page.source.rows;
+    for i in distinct..rows.len() {
+        let of = ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as usize % distinct;
+        let mut row = rows[of].clone();
+        for own in ["id", "displayName"] {
+            if let Some(v) = rows[i].get(own) {
+                row.insert(own.into(), v.clone());
+            }
+        }
+        rows[i] = row;
+    }
+}
+
 fn rule(i: usize, spread: Spread, rng: &mut Rng) -> Rule {
     let cap = rng.pick(CAPS);
     let logic = match i % 6 {
@@ -290,6 +308,35 @@ pub fn engine_contexts<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_sources_keep_their_ids_and_copy_a_profile() {
+        let mut p = page(4, 3, 50, Spread::Realistic, 7);
+        let before = p.source.rows.clone();
+        repeat_sources(&mut p, 5);
+        let profile = |r: &Map<String, Value>| {
+            let mut r = r.clone();
+            r.remove("id");
+            r.remove("displayName");
+            r
+        };
+        let profiles: Vec<_> = before[..5].iter().map(profile).collect();
+        for (i, (row, was)) in p.source.rows.iter().zip(&before).enumerate() {
+            assert_eq!(row["id"], was["id"], "row {i} keeps its id");
+            assert_eq!(row["displayName"], was["displayName"]);
+            assert!(
+                profiles.contains(&profile(row)),
+                "row {i} has one of 5 profiles"
+            );
+        }
+        let used: std::collections::HashSet<String> = p
+            .source
+            .rows
+            .iter()
+            .map(|r| serde_json::to_string(&profile(r)).unwrap())
+            .collect();
+        assert_eq!(used.len(), 5, "every profile is used");
+    }
 
     #[test]
     fn synthetic_pages_are_reproducible_and_valid() {

@@ -13,7 +13,7 @@ pub use rulebench_core::expect::{
     Actual, ExpectReport, Mismatch, PINNED_COLUMNS, Pinned, RowOutcome,
 };
 pub use rulebench_core::explain::{Explanation, Kind, Node};
-pub use rulebench_core::matrix::{ERROR, NOT_APPLICABLE, Outcome, PASS};
+pub use rulebench_core::matrix::{Column, ERROR, NOT_APPLICABLE, Outcome, PASS};
 pub use rulebench_core::model::{
     AggregateMode, Dataset, DevicePolicy, ElseMode, Override, Page, PolicyField,
     RecommendationStrategy, RequiredMode, Row, Rule, SelectionPolicy, Side,

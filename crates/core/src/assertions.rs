@@ -1691,6 +1691,7 @@ mod tests {
             devices: devices.into(),
             overrides: vec![None; ids.len()],
             notes: Default::default(),
+            shared: false,
             selection_verdict: crate::verdict::Verdict::from_number(u64::from(selection_verdict))
                 .unwrap(),
             recommended: None,

@@ -360,6 +360,7 @@ impl SelectionResult {
                 .enumerate()
                 .filter_map(|(i, t)| Some((i, self.eval.notes.get(t)?.clone())))
                 .collect(),
+            shared: false,
             selection_verdict: self.eval.selection_verdict,
             recommended: self
                 .eval
@@ -1097,6 +1098,7 @@ impl SelectionResult {
                 devices: devices.into(),
                 overrides,
                 notes,
+                shared: false,
                 selection_verdict,
                 recommended,
             },

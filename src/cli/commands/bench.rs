@@ -30,6 +30,10 @@ pub struct Args {
     /// With --write-page: the worst case, every rule reads a value unique per target
     #[arg(long, requires = "write_page")]
     pub unique: bool,
+    /// With --write-page: the sources after the first N copy one of those N (under
+    /// their own id and name), so the page's sources collapse to N distinct profiles
+    #[arg(long, value_name = "N", requires = "write_page")]
+    pub distinct_sources: Option<usize>,
     /// Drive the workbench on this page file instead (keys, panes, render, background
     /// work) and report the whole frame of each kind of edit
     #[arg(long, value_name = "FILE", conflicts_with = "write_page")]
@@ -72,6 +76,7 @@ pub fn run(args: Args) -> Result<Exit, Failure> {
             write_page: Some(path),
             assertions,
             unique,
+            distinct_sources,
             ..
         } => {
             let spread = if unique {
@@ -80,6 +85,9 @@ pub fn run(args: Args) -> Result<Exit, Failure> {
                 crate::app::synth::Spread::Realistic
             };
             let mut page = crate::app::synth::page(targets, rules, sources, spread, 42);
+            if let Some(n) = distinct_sources {
+                crate::app::synth::repeat_sources(&mut page, n);
+            }
             page.assertions = crate::app::synth::assertions(&page, assertions);
             crate::app::export::write_atomic(&path, pretty(&page).as_bytes())
                 .map_err(|e| usage(e.to_string()))?;

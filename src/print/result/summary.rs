@@ -3,14 +3,16 @@
 //! For one selection each target is on a line of its own; with `--all` each selection
 //! is one line.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::json::{json_string, number};
 use super::per_names::PerNames;
 use super::sink::ResultSink;
-use crate::app::types::{Outcome, SelectionResult};
+use crate::app::types::{Column, DeviceVerdict, Names, Outcome, SelectionResult};
 
 /// Builds a [`Summary`] printer.
 #[derive(Clone, Debug, Default)]
@@ -37,6 +39,7 @@ impl SummaryBuilder {
             per_selection: self.per_selection,
             fixed: PerNames::default(),
             out: Vec::new(),
+            bodies: Bodies::default(),
         }
     }
 }
@@ -52,6 +55,63 @@ pub struct Summary<W> {
     fixed: PerNames<Fixed>,
     /// The selection being written (one `write_all` per selection).
     out: Vec<u8>,
+    bodies: Bodies,
+}
+
+/// The bytes of a selection's targets already written, by the evaluation they were
+/// made from: sources that read the same values get the very same verdicts and columns
+/// from the matrix (shared, not copied), so they share these bytes too, and a page of
+/// 100,000 sources with a few hundred distinct projections is written at the speed of
+/// its bytes. Each entry holds what it was made from, so an address is never reused
+/// while its bytes are kept.
+#[derive(Debug, Default)]
+struct Bodies {
+    kept: HashMap<*const DeviceVerdict, Body>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Body {
+    names: Arc<Names>,
+    devices: Arc<[DeviceVerdict]>,
+    columns: Vec<Arc<Column>>,
+    text: Vec<u8>,
+}
+
+/// The bytes of bodies kept (past it, new ones are written and not kept).
+const BODY_BYTES: usize = 64 << 20;
+
+impl Bodies {
+    /// The kept body of `r`'s evaluation.
+    fn of(&self, r: &SelectionResult) -> Option<&[u8]> {
+        let b = self.kept.get(&r.eval.devices.as_ptr())?;
+        let same = Arc::ptr_eq(&b.names, &r.names)
+            && Arc::ptr_eq(&b.devices, &r.eval.devices)
+            && b.columns.len() == r.eval.columns.len()
+            && b.columns
+                .iter()
+                .zip(&r.eval.columns)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        same.then_some(&b.text[..])
+    }
+
+    fn keep(&mut self, r: &SelectionResult, text: &[u8]) {
+        // Kept only when the matrix shares its evaluation: a selection evaluated on
+        // its own (a page whose sources each read their own values) will not recur.
+        if !r.eval.shared || r.eval.devices.is_empty() || self.bytes + text.len() > BODY_BYTES {
+            return;
+        }
+        self.bytes += text.len();
+        self.kept.insert(
+            r.eval.devices.as_ptr(),
+            Body {
+                names: r.names.clone(),
+                devices: r.eval.devices.clone(),
+                columns: r.eval.columns.clone(),
+                text: text.to_vec(),
+            },
+        );
+    }
 }
 
 #[derive(Debug)]
@@ -77,21 +137,20 @@ impl<W: Write> ResultSink for Summary<W> {
             rules: r.names.rules.iter().map(|x| json_string(&x.id)).collect(),
         });
         self.out.clear();
-        summary(&mut self.out, r, fixed, self.per_selection)?;
+        head(&mut self.out, r)?;
+        if let Some(body) = self.bodies.of(r) {
+            self.w.write_all(&self.out)?;
+            return self.w.write_all(body);
+        }
+        let at = self.out.len();
+        body(&mut self.out, r, fixed, self.per_selection)?;
+        self.bodies.keep(r, &self.out[at..]);
         self.w.write_all(&self.out)
     }
 }
 
-/// The summary of one selection as compact JSON: the header and, per target, its id,
-/// verdict, score, reason and failing rule ids (one target per line unless `one_line`).
-fn summary(
-    out: &mut Vec<u8>,
-    r: &SelectionResult,
-    fixed: &Fixed,
-    one_line: bool,
-) -> io::Result<()> {
-    let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
-    let nl: &[u8] = if one_line { b"" } else { b"\n" };
+/// The summary's header of one selection: `{…,"targets":[`.
+fn head(out: &mut Vec<u8>, r: &SelectionResult) -> io::Result<()> {
     let mut head = serde_json::Map::new();
     head.insert("pageId".into(), Value::from(r.page_id()));
     head.insert("revisionId".into(), Value::from(r.revision));
@@ -111,6 +170,14 @@ fn summary(
     // `{…}` → `{…,"targets":[`
     out.extend_from_slice(&text.as_bytes()[..text.len() - 1]);
     out.extend_from_slice(b",\"targets\":[");
+    Ok(())
+}
+
+/// The rest of one selection's summary: per target, its id, verdict, score, reason and
+/// failing rule ids (one target per line unless `one_line`), and the end.
+fn body(out: &mut Vec<u8>, r: &SelectionResult, fixed: &Fixed, one_line: bool) -> io::Result<()> {
+    let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
+    let nl: &[u8] = if one_line { b"" } else { b"\n" };
     for t in 0..r.target_count() {
         if t > 0 {
             out.push(b',');

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use super::tidy::{CsvRows, LEADING, Tidy};
 use crate::app::expr::Filter;
-use crate::print::csv_writer;
 
 /// Builds a [`Csv`] printer.
 #[derive(Clone, Debug)]
@@ -70,7 +69,7 @@ impl CsvBuilder {
     /// [`super::ResultSink::finish`]).
     pub fn build<W: Write>(&self, w: W) -> Csv<W> {
         Tidy::new(
-            CsvRows::new(csv_writer(w, self.tabs), self.formula_guard),
+            CsvRows::new(w, self.tabs, self.formula_guard),
             self.filter.clone(),
             self.limit,
             self.labels.clone(),

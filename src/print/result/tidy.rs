@@ -273,21 +273,101 @@ impl<R: RowWriter> ResultSink for Tidy<R> {
 /// CSV or TSV rows: text cells escaped and guarded against formulas, booleans
 /// `true`/`false`, numbers as JSON writes them, a null as an empty cell, any other
 /// value as its JSON text.
+///
+/// The header and filtered rows go through the csv crate's writer; a selection's rows
+/// without a filter are put together by hand from cells quoted once by that same
+/// writer (the target's own per run, the selection's per selection) and cells that
+/// never need quoting (digits, `true`, `false`, reasons), at the speed of their bytes.
+/// Both append to one spool, in order, written out in large pieces.
 pub struct CsvRows<W: Write> {
-    pub w: csv::Writer<W>,
-    pub guard: bool,
-    /// The cells that depend on the target alone, made once per run.
-    targets: PerNames<Vec<Vec<String>>>,
+    w: csv::Writer<Spool>,
+    spool: Spool,
+    out: W,
+    tabs: bool,
+    guard: bool,
+    /// The cells that depend on the target alone, quoted, made once per run.
+    targets: PerNames<Vec<Vec<Vec<u8>>>>,
 }
 
+/// The bytes a [`CsvRows`] has made and not yet written out.
+#[derive(Clone, Default)]
+struct Spool(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The spool is written out once it holds this much.
+const SPOOL_BYTES: usize = 1 << 16;
+
 impl<W: Write> CsvRows<W> {
-    pub fn new(w: csv::Writer<W>, guard: bool) -> CsvRows<W> {
+    pub fn new(out: W, tabs: bool, guard: bool) -> CsvRows<W> {
+        let spool = Spool::default();
         CsvRows {
-            w,
+            w: crate::print::csv_writer(spool.clone(), tabs),
+            spool,
+            out,
+            tabs,
             guard,
             targets: PerNames::default(),
         }
     }
+
+    /// Writes the spool out when it is large (or, with `all`, whatever it holds).
+    fn drain(&mut self, all: bool) -> io::Result<()> {
+        drain(&mut self.w, &self.spool, &mut self.out, all)
+    }
+}
+
+/// Writes what the csv writer holds to the spool, and the spool out when it is large
+/// (or, with `all`, whatever it holds).
+fn drain<W: Write>(
+    w: &mut csv::Writer<Spool>,
+    spool: &Spool,
+    out: &mut W,
+    all: bool,
+) -> io::Result<()> {
+    w.flush()?;
+    let mut spool = spool.0.borrow_mut();
+    if all || spool.len() >= SPOOL_BYTES {
+        out.write_all(&spool)?;
+        spool.clear();
+    }
+    Ok(())
+}
+
+/// A field as the csv writer (of CSV, or with `tabs` of TSV) writes it: quoted where it
+/// must be.
+fn quoted(field: &str, tabs: bool) -> Vec<u8> {
+    if field.is_empty() {
+        // Alone in a record an empty field is written `""`; among others, as nothing.
+        return Vec::new();
+    }
+    let mut w = crate::print::csv_writer(Vec::new(), tabs);
+    // Writing to memory fails only on a full allocation, which aborts anyway. A quoted
+    // field's closing quote is written when its record ends: the record is ended, and
+    // its line end taken off.
+    w.write_field(field).expect("writes to memory");
+    w.write_record(None::<&[u8]>).expect("writes to memory");
+    let mut bytes = w.into_inner().expect("writes to memory");
+    assert_eq!(bytes.pop(), Some(b'\n'), "records end with a line feed");
+    bytes
+}
+
+/// Whether the csv writer would quote `field`: it holds the delimiter, a quote or a
+/// line end.
+fn needs_quotes(field: &[u8], tabs: bool) -> bool {
+    let delimiter = if tabs { b'\t' } else { b',' };
+    field
+        .iter()
+        .any(|&b| b == delimiter || b == b'"' || b == b'\n' || b == b'\r')
 }
 
 /// A cell as CSV text: text escaped and, with `guard`, guarded against formulas.
@@ -332,16 +412,18 @@ impl<W: Write> RowWriter for CsvRows<W> {
             .iter()
             .map(|h| crate::print::csv_text(h, self.guard))
             .collect();
-        self.w.write_record(&header).map_err(crate::print::csv_io)
+        self.w.write_record(&header).map_err(crate::print::csv_io)?;
+        self.drain(false)
     }
 
     fn row(&mut self, cells: &[Cell<'_>]) -> io::Result<()> {
         let record: Vec<String> = cells.iter().map(|c| cell_text(c, self.guard)).collect();
-        self.w.write_record(&record).map_err(crate::print::csv_io)
+        self.w.write_record(&record).map_err(crate::print::csv_io)?;
+        self.drain(false)
     }
 
-    /// Every row of a selection written field by field, with the target's own cells
-    /// made once per run: no allocation per cell.
+    /// Every row of a selection put together by hand from cells quoted once: no
+    /// allocation and no quoting per cell.
     fn selection_rows(
         &mut self,
         shape: &Shape,
@@ -350,13 +432,20 @@ impl<W: Write> RowWriter for CsvRows<W> {
         selection_label: &str,
     ) -> io::Result<bool> {
         let guard = self.guard;
+        let tabs = self.tabs;
+        self.drain(false)?;
         let targets = self.targets.of(&r.names, || {
             fixed_cells(shape, r)
-                .map(|cells| cells.iter().map(|c| cell_text(c, guard)).collect())
+                .map(|cells| {
+                    cells
+                        .iter()
+                        .map(|c| quoted(&cell_text(c, guard), tabs))
+                        .collect()
+                })
                 .collect()
         });
-        let key = crate::print::csv_text(&r.selection_key, self.guard);
-        let label = crate::print::csv_text(selection_label, self.guard);
+        let key = quoted(&crate::print::csv_text(&r.selection_key, guard), tabs);
+        let label = quoted(&crate::print::csv_text(selection_label, guard), tabs);
         let selection_verdict = digit(r.selection_verdict().number());
         let rule_ids: Vec<String> = r
             .names
@@ -364,47 +453,74 @@ impl<W: Write> RowWriter for CsvRows<W> {
             .iter()
             .map(|x| crate::app::text::sanitize(&x.id))
             .collect();
+        let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
+        let delimiter = if tabs { b'\t' } else { b',' };
         let mut failing = String::new();
-        let mut score = Vec::with_capacity(24);
-        let w = &mut self.w;
-        let err = crate::print::csv_io;
+        let mut outcomes = Vec::with_capacity(6 * columns.len());
+        let spool = &self.spool;
         for (t, own) in targets.iter().enumerate().take(n) {
             let d = r.device(t);
-            w.write_field(&key).map_err(err)?;
-            w.write_field(selection_verdict).map_err(err)?;
-            w.write_field(boolean(r.eval.recommended == Some(t)))
-                .map_err(err)?;
-            w.write_field(&own[0]).map_err(err)?;
-            w.write_field(digit(d.verdict.number())).map_err(err)?;
-            score.clear();
-            serde_json::to_writer(&mut score, &d.score).map_err(crate::print::json_io)?;
-            w.write_field(&score).map_err(err)?;
-            w.write_field(d.reason.as_str()).map_err(err)?;
-            failing_rules(&mut failing, &rule_ids, r, t);
-            // The ids are sanitised already; only the formula guard is left to apply.
-            if failing.starts_with(GUARDED) {
-                failing = crate::print::csv_text(&failing, self.guard);
+            // One pass over the rules: the failing ids, and each rule's cell.
+            failing.clear();
+            outcomes.clear();
+            for (id, column) in rule_ids.iter().zip(&columns) {
+                let o = column[t];
+                if o.counted() == Some(false) {
+                    if !failing.is_empty() {
+                        failing.push(' ');
+                    }
+                    failing.push_str(id);
+                }
+                outcomes.push(delimiter);
+                outcomes.extend_from_slice(match o {
+                    Outcome::Pass => b"true",
+                    Outcome::Fail => b"false",
+                    Outcome::Error | Outcome::NotApplicable => b"",
+                });
             }
-            w.write_field(&failing).map_err(err)?;
-            w.write_field(&label).map_err(err)?;
+            // The ids are sanitised already; the formula guard and quoting are left.
+            let failing_cell: Cow<'_, [u8]> = if failing.starts_with(GUARDED) {
+                Cow::Owned(quoted(&crate::print::csv_text(&failing, guard), tabs))
+            } else if needs_quotes(failing.as_bytes(), tabs) {
+                Cow::Owned(quoted(&failing, tabs))
+            } else {
+                Cow::Borrowed(failing.as_bytes())
+            };
+            let mut line = spool.0.borrow_mut();
+            line.extend_from_slice(&key);
+            line.push(delimiter);
+            line.extend_from_slice(selection_verdict.as_bytes());
+            line.push(delimiter);
+            line.extend_from_slice(boolean(r.eval.recommended == Some(t)).as_bytes());
+            line.push(delimiter);
+            line.extend_from_slice(&own[0]);
+            line.push(delimiter);
+            line.extend_from_slice(digit(d.verdict.number()).as_bytes());
+            line.push(delimiter);
+            serde_json::to_writer(&mut *line, &d.score).map_err(crate::print::json_io)?;
+            line.push(delimiter);
+            line.extend_from_slice(d.reason.as_str().as_bytes());
+            line.push(delimiter);
+            line.extend_from_slice(&failing_cell);
+            line.push(delimiter);
+            line.extend_from_slice(&label);
             for cell in &own[1..] {
-                w.write_field(cell).map_err(err)?;
+                line.push(delimiter);
+                line.extend_from_slice(cell);
             }
-            for column in &r.eval.columns {
-                w.write_field(match column.outcome[t] {
-                    Outcome::Pass => "true",
-                    Outcome::Fail => "false",
-                    Outcome::Error | Outcome::NotApplicable => "",
-                })
-                .map_err(err)?;
+            line.extend_from_slice(&outcomes);
+            line.push(b'\n');
+            if line.len() >= SPOOL_BYTES {
+                self.out.write_all(&line)?;
+                line.clear();
             }
-            w.write_record(None::<&[u8]>).map_err(err)?;
         }
         Ok(true)
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.w.flush()
+        self.drain(true)?;
+        self.out.flush()
     }
 }
 

@@ -8,7 +8,11 @@
 //! reused for every selection, and an edit recomputes only the edited rule's column.
 //! Columns are computed in parallel (rayon).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+// A fast hasher (seeded per process) for the matrix's own maps of a page's values:
+// encodings, projections, memo keys. SipHash was a tenth of a cold open.
+use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datalogic_rs::DataValue;
@@ -282,7 +286,7 @@ impl ArenaRows {
                 })
                 .collect();
             let mut scratch = Bump::new();
-            let mut keys = std::collections::HashSet::new();
+            let mut keys = Keys::default();
             texts
                 .into_iter()
                 .enumerate()
@@ -312,12 +316,52 @@ impl ArenaRows {
     }
 }
 
+/// Object keys copied once into an arena and shared: rows of one dataset mostly have
+/// the same keys in the same order, so the key at the same place in the last top-level
+/// object is tried first, then every key seen.
+#[derive(Default)]
+struct Keys<'a> {
+    seen: HashSet<&'a str>,
+    last: Vec<&'a str>,
+}
+
+impl<'a> Keys<'a> {
+    /// `key` in the arena: the top-level object's key at place `at`, or any other.
+    fn get(&mut self, key: &str, at: Option<usize>, arena: &'a Bump) -> &'a str {
+        if let Some(at) = at
+            && let Some(&last) = self.last.get(at)
+            && last == key
+        {
+            return last;
+        }
+        let shared = match self.seen.get(key) {
+            Some(&shared) => shared,
+            None => {
+                let shared: &'a str = arena.alloc_str(key);
+                self.seen.insert(shared);
+                shared
+            }
+        };
+        if let Some(at) = at {
+            self.last.truncate(at);
+            self.last.resize(at, "");
+            self.last.push(shared);
+        }
+        shared
+    }
+}
+
 /// A copy of `v` in `arena`, each array and object at its exact length, and object keys
 /// shared through `keys` (rows of one dataset mostly have the same ones).
-fn compact_in<'a>(
+fn compact_in<'a>(v: &DataValue<'_>, arena: &'a Bump, keys: &mut Keys<'a>) -> DataValue<'a> {
+    compact_at(v, arena, keys, true)
+}
+
+fn compact_at<'a>(
     v: &DataValue<'_>,
     arena: &'a Bump,
-    keys: &mut std::collections::HashSet<&'a str>,
+    keys: &mut Keys<'a>,
+    top: bool,
 ) -> DataValue<'a> {
     match *v {
         DataValue::Null => DataValue::Null,
@@ -325,21 +369,14 @@ fn compact_in<'a>(
         DataValue::Number(n) => DataValue::Number(n),
         DataValue::String(text) => DataValue::String(arena.alloc_str(text)),
         DataValue::Array(items) => DataValue::Array(
-            arena.alloc_slice_fill_iter(items.iter().map(|x| compact_in(x, arena, keys))),
+            arena.alloc_slice_fill_iter(items.iter().map(|x| compact_at(x, arena, keys, false))),
         ),
-        DataValue::Object(fields) => {
-            DataValue::Object(arena.alloc_slice_fill_iter(fields.iter().map(|(k, x)| {
-                let key = match keys.get(*k) {
-                    Some(&key) => key,
-                    None => {
-                        let key: &'a str = arena.alloc_str(k);
-                        keys.insert(key);
-                        key
-                    }
-                };
-                (key, compact_in(x, arena, keys))
-            })))
-        }
+        DataValue::Object(fields) => DataValue::Object(arena.alloc_slice_fill_iter(
+            fields.iter().enumerate().map(|(i, (k, x))| {
+                let key = keys.get(k, top.then_some(i), arena);
+                (key, compact_at(x, arena, keys, false))
+            }),
+        )),
         #[allow(unreachable_patterns)]
         DataValue::DateTime(t) => DataValue::DateTime(t),
         #[allow(unreachable_patterns)]
@@ -394,7 +431,7 @@ impl RowSet {
     fn new(rows: ArenaRows) -> Self {
         RowSet {
             rows,
-            encoded: HashMap::new(),
+            encoded: HashMap::default(),
         }
     }
 
@@ -407,7 +444,7 @@ impl RowSet {
             return e.clone();
         }
         let rows = self.rows.rows();
-        let mut dict: HashMap<Projection<'_>, u32> = HashMap::new();
+        let mut dict: HashMap<Projection<'_>, u32> = HashMap::default();
         let ids = rows
             .iter()
             .map(|row| {
@@ -759,10 +796,10 @@ impl Matrix {
             rules: Vec::with_capacity(page.rules.len()),
             source: RowSet::new(sources),
             target: RowSet::new(targets),
-            groupings: HashMap::new(),
+            groupings: HashMap::default(),
             target_ids,
             target_priority,
-            overrides: HashMap::new(),
+            overrides: HashMap::default(),
             memo: Memo::default(),
             orphaned: Vec::new(),
             scoring: Scoring::new(&page.device_policy, &[]),
@@ -811,7 +848,7 @@ impl Matrix {
                 required: rule.required,
                 weight: rule.weight,
             },
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             source_encoded: None,
         }
     }
@@ -1190,7 +1227,7 @@ impl Matrix {
         let n = self.target.len();
         let mut group_of = Vec::with_capacity(n);
         let mut representatives = Vec::new();
-        let mut index: HashMap<Vec<u32>, u32> = HashMap::new();
+        let mut index: HashMap<Vec<u32>, u32> = HashMap::default();
         for t in 0..n {
             let key = Encoded::key(&encoded, t);
             let next = index.len() as u32;

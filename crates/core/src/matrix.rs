@@ -8,6 +8,7 @@
 //! reused for every selection, and an edit recomputes only the edited rule's column.
 //! Columns are computed in parallel (rayon).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 // A fast hasher (seeded per process) for the matrix's own maps of a page's values:
@@ -703,7 +704,7 @@ pub struct Matrix {
     target_priority: Vec<f64>,
     /// Source index → target index → the override's value and note: a selection
     /// reads its own overrides, never the whole page's.
-    overrides: HashMap<usize, BTreeMap<usize, (bool, Option<String>)>>,
+    overrides: HashMap<usize, Vec<Forced>>,
     /// Evaluations without overrides by the selected source's projection on every
     /// source path some rule reads: sources that agree there share one ([`Memo`]).
     memo: Memo,
@@ -720,6 +721,10 @@ pub struct Matrix {
     scoring: Scoring,
     selection_policy: SelectionPolicy,
 }
+
+/// One override of a selection: its target, its value and its note. A selection's are
+/// kept in a `Vec` by target (most selections have one or two).
+type Forced = (usize, bool, Option<String>);
 
 /// A rule that does not compile.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -937,39 +942,54 @@ impl Matrix {
             // No key hashes to compute when there is nothing to look up.
             return;
         }
-        let sources: HashMap<String, usize> = match &self.source_hashes {
-            Some(hashes) => hashes.iter().cloned().zip(0..).collect(),
-            None => page
-                .source
-                .rows
+        let hashes_of = |d: &super::model::Dataset| -> Vec<String> {
+            d.rows
                 .iter()
-                .enumerate()
-                .map(|(i, r)| (super::model::key_hash(&page.source.row_key(r)), i))
-                .collect(),
+                .map(|r| super::model::key_hash(&d.row_key(r)))
+                .collect()
         };
-        let targets: HashMap<String, usize> = match &self.target_hashes {
-            Some(hashes) => hashes.iter().cloned().zip(0..).collect(),
-            None => page
-                .target
-                .rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (super::model::key_hash(&page.target.row_key(r)), i))
-                .collect(),
+        let (source_hashes, target_hashes) = (
+            self.source_hashes
+                .as_ref()
+                .map_or_else(|| Cow::Owned(hashes_of(&page.source)), Cow::Borrowed),
+            self.target_hashes
+                .as_ref()
+                .map_or_else(|| Cow::Owned(hashes_of(&page.target)), Cow::Borrowed),
+        );
+        fn index(hashes: &[String]) -> HashMap<&str, usize> {
+            hashes.iter().map(String::as_str).zip(0..).collect()
+        }
+        let (sources, targets) = (index(&source_hashes), index(&target_hashes));
+        // A key's hash is a SHA-256: each key is hashed once (overrides share targets).
+        let mut hashed: HashMap<String, String> = HashMap::default();
+        let mut hash = |key: Option<&str>, hash: Option<&str>| -> Option<String> {
+            match (hash, key) {
+                (Some(h), _) => Some(h.to_ascii_lowercase()),
+                (None, Some(k)) => Some(match hashed.get(k) {
+                    Some(h) => h.clone(),
+                    None => {
+                        let h = super::model::key_hash(k);
+                        hashed.insert(k.to_owned(), h.clone());
+                        h
+                    }
+                }),
+                (None, None) => None,
+            }
         };
-        self.orphaned.clear();
         for (i, o) in page.overrides.iter().enumerate() {
-            let (Some(s), Some(t)) = (
-                o.source_hash().and_then(|h| sources.get(&h).copied()),
-                o.target_hash().and_then(|h| targets.get(&h).copied()),
-            ) else {
+            let s = hash(o.source_key.as_deref(), o.source_key_hash.as_deref())
+                .and_then(|h| sources.get(h.as_str()).copied());
+            let t = hash(o.target_key.as_deref(), o.target_key_hash.as_deref())
+                .and_then(|h| targets.get(h.as_str()).copied());
+            let (Some(s), Some(t)) = (s, t) else {
                 self.orphaned.push(i);
                 continue;
             };
-            self.overrides
-                .entry(s)
-                .or_default()
-                .insert(t, (o.value, o.note.clone()));
+            force(
+                self.overrides.entry(s).or_default(),
+                t,
+                Some((o.value, o.note.clone())),
+            );
         }
     }
 
@@ -1029,21 +1049,10 @@ impl Matrix {
         target: usize,
         value: Option<(bool, Option<String>)>,
     ) {
-        match value {
-            Some((v, note)) => {
-                self.overrides
-                    .entry(source)
-                    .or_default()
-                    .insert(target, (v, note));
-            }
-            None => {
-                if let Some(of) = self.overrides.get_mut(&source) {
-                    of.remove(&target);
-                    if of.is_empty() {
-                        self.overrides.remove(&source);
-                    }
-                }
-            }
+        let of = self.overrides.entry(source).or_default();
+        force(of, target, value);
+        if of.is_empty() {
+            self.overrides.remove(&source);
         }
     }
 
@@ -1415,7 +1424,7 @@ impl Matrix {
         if let Some(of) = own {
             let mut forced = base.devices.to_vec();
             let devices = &mut forced;
-            for (&t, (value, note)) in of {
+            for &(t, ref value, ref note) in of {
                 overrides[t] = Some(*value);
                 // An override decides before any rule; the score stays the rules'.
                 let d = &mut devices[t];
@@ -1428,10 +1437,12 @@ impl Matrix {
                 }
             }
             decided.best = match base.decided.best {
-                Some(best) if of.contains_key(&best) => self.decide(devices).best,
+                Some(best) if of.binary_search_by_key(&best, |f| f.0).is_ok() => {
+                    self.decide(devices).best
+                }
                 best => of
-                    .keys()
-                    .copied()
+                    .iter()
+                    .map(|f| f.0)
                     .filter(|&t| devices[t].verdict > NONE)
                     .chain(best)
                     .min_by(|&a, &b| {
@@ -1455,6 +1466,19 @@ impl Matrix {
                 .then_some(decided.best)
                 .flatten(),
         }
+    }
+}
+
+/// Sets (or with `None` removes) the override of `target` among a selection's, kept in
+/// target order; the last one set for a target holds.
+fn force(of: &mut Vec<Forced>, target: usize, value: Option<(bool, Option<String>)>) {
+    match (of.binary_search_by_key(&target, |f| f.0), value) {
+        (Ok(at), Some((v, note))) => of[at] = (target, v, note),
+        (Err(at), Some((v, note))) => of.insert(at, (target, v, note)),
+        (Ok(at), None) => {
+            of.remove(at);
+        }
+        (Err(_), None) => {}
     }
 }
 

@@ -1688,3 +1688,41 @@ fn the_tests_pane_lists_a_linked_table() {
         "{screen}"
     );
 }
+
+/// The sources pane makes only the rows it shows (a page may have 100,000 sources), and
+/// shows the same ones as a list of every row would: the first screen, then the
+/// selection on the last line as it moves down.
+#[test]
+fn the_sources_pane_shows_the_window_around_the_selection() {
+    use rulebench::app::synth::{self, Spread};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = rulebench::app::App::open(&dir.path().join("w.db")).unwrap();
+    let page = synth::page(20, 4, 300, Spread::Realistic, 5);
+    app.import(&serde_json::to_string(&page).unwrap(), "w.json", false)
+        .unwrap();
+    let mut ui = Ui::new(app, Some(&page.id), Theme::mono()).unwrap();
+    let screen = |ui: &Ui| {
+        let mut t = Terminal::new(TestBackend::new(160, 40)).unwrap();
+        t.draw(|f| view::render(f, ui)).unwrap();
+        t.backend().to_string()
+    };
+    let shown = |s: &str| -> Vec<usize> {
+        (0..300)
+            .filter(|i| s.contains(&format!("Client {i} ")) || s.contains(&format!("Client {i}│")))
+            .collect()
+    };
+    let first = shown(&screen(&ui));
+    assert!(first.starts_with(&[0, 1, 2]), "{first:?}");
+    let height = first.len();
+    assert!(height > 5 && height < 40, "{first:?}");
+    // Focus the sources and walk down past the first screen.
+    ui.handle_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+    for _ in 0..150 {
+        ui.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    assert_eq!(ui.page().unwrap().ws.selection, 150);
+    let s = screen(&ui);
+    let now = shown(&s);
+    let expected: Vec<usize> = (151 - height..=150).collect();
+    assert_eq!(now, expected, "the window ends at the selection:\n{s}");
+}

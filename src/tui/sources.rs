@@ -197,8 +197,16 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let (theme, focused) = (look.theme, look.focused);
     let d = &look.ws.page.source;
     let listed = state.listed(d.rows.len());
+    // Only the rows the pane shows are made (a page may have 100,000 sources): the
+    // window a fresh list state scrolls to, the selected row last when it is below the
+    // first screen.
+    let height = usize::from(area.height.saturating_sub(2)).max(1);
+    let selected = listed.iter().position(|&i| i == state.selected);
+    let start = selected.map_or(0, |p| (p + 1).saturating_sub(height));
     let items: Vec<ListItem> = listed
         .iter()
+        .skip(start)
+        .take(height)
         .map(|&i| {
             let row = &d.rows[i];
             let v = state.verdicts.get(i).copied().unwrap_or_default();
@@ -229,8 +237,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             focused,
         ))
         .highlight_style(theme.selected());
-    let selected = listed.iter().position(|&i| i == state.selected);
-    let mut st = ListState::default().with_selected(selected);
+    let mut st = ListState::default().with_selected(selected.map(|p| p - start));
     frame.render_stateful_widget(list, area, &mut st);
 }
 

@@ -188,9 +188,10 @@ pub fn compare(targets: usize, rules: usize, sources: usize) -> crate::Result<St
     let mut matrix = Matrix::new(&page).map_err(crate::AppError::from)?;
     let mut ours: Counts = ([0; 3], [0; 3]);
     for s in 0..sources {
-        let eval = matrix.evaluate(s);
-        for d in eval.devices.iter() {
-            ours.0[index(d.verdict)] += 1;
+        // As `evaluate --format counts` does: the verdicts without each target's.
+        let eval = matrix.evaluate_verdicts(s);
+        for (sum, n) in ours.0.iter_mut().zip(eval.verdict_counts) {
+            *sum += n;
         }
         ours.1[index(eval.selection_verdict)] += 1;
     }

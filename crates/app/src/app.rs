@@ -581,7 +581,7 @@ impl App {
         let snapshot = self.store.read_snapshot()?;
         // A source named by its key, keyHash or id is read alone: a page of 100,000
         // sources is not loaded to evaluate one.
-        if let Some(head) = self.store.load_head(page_id)?
+        if let Some(head) = self.store.load_head_without_overrides(page_id)?
             && let Some((s, key, hash, text)) = self.one_source(&head.page, selection)?
         {
             let (mut page, revision) = (head.page, head.revision);
@@ -590,8 +590,7 @@ impl App {
             }
             page.source.rows = vec![source_row(&key, &text)?];
             // Only this source's overrides: the others name rows not loaded.
-            page.overrides
-                .retain(|o| o.source_hash().as_deref() == Some(hash.as_str()));
+            page.overrides = self.store.source_overrides(page_id, &hash)?;
             let (mut matrix, names) = self.lean_matrix(&page)?;
             drop(snapshot);
             let mut result =

@@ -378,6 +378,25 @@ impl Store {
         without: &[Side],
         at: At,
     ) -> Result<Option<StoredPage>> {
+        self.load_page_in(page_id, without, at, true)
+    }
+
+    /// The page without either side's rows and without its overrides (an empty list):
+    /// for reading one selection, whose own overrides [`Store::source_overrides`] reads
+    /// (a page of 100,000 overrides is not loaded to evaluate one source).
+    pub fn load_head_without_overrides(&self, page_id: &str) -> Result<Option<StoredPage>> {
+        self.read(|store| {
+            store.load_page_in(page_id, &[Side::Source, Side::Target], At::Now, false)
+        })
+    }
+
+    fn load_page_in(
+        &self,
+        page_id: &str,
+        without: &[Side],
+        at: At,
+        overrides: bool,
+    ) -> Result<Option<StoredPage>> {
         // A database before migration 12 (read without migrating) links no tables.
         let tables = if self.schema >= crate::schema::EXPECTATION_TABLES {
             "expectations_json"
@@ -443,7 +462,11 @@ impl Store {
             device_policy: serde_json::from_str(&device).map_err(corrupt("device policy"))?,
             selection_policy: serde_json::from_str(&selection)
                 .map_err(corrupt("selection policy"))?,
-            overrides: self.overrides(page_id, at)?,
+            overrides: if overrides {
+                self.overrides(page_id, at)?
+            } else {
+                vec![]
+            },
             assertions: read_assertions(&self.conn, page_id, at)?,
             expectations: tables
                 .map(|t| serde_json::from_str(&t))
@@ -498,12 +521,33 @@ impl Store {
     }
 
     pub(crate) fn overrides(&self, page_id: &str, at: At) -> Result<Vec<Override>> {
+        self.overrides_where(page_id, at, None)
+    }
+
+    /// The overrides of one source of the page as it is now, by the source's keyHash
+    /// (lowercase hex), in page order: read through the table's key, not a scan.
+    pub fn source_overrides(&self, page_id: &str, source_hash: &str) -> Result<Vec<Override>> {
+        self.overrides_where(page_id, At::Now, Some(source_hash))
+    }
+
+    fn overrides_where(
+        &self,
+        page_id: &str,
+        at: At,
+        source_hash: Option<&str>,
+    ) -> Result<Vec<Override>> {
+        // One source's: a seek on the table's key (page, source keyHash, target keyHash).
+        let one = if source_hash.is_some() {
+            "AND source_key_hash = ?2"
+        } else {
+            "AND ?2 IS NULL"
+        };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT source_key, target_key, source_key_hash, target_key_hash, value, note
-             FROM {} WHERE page_id = ?1 ORDER BY ord",
+             FROM {} WHERE page_id = ?1 {one} ORDER BY ord",
             at.table("overrides")
         ))?;
-        let rows = stmt.query_map([page_id], |r| {
+        let rows = stmt.query_map(params![page_id, source_hash], |r| {
             let source_key: Option<String> = r.get(0)?;
             let target_key: Option<String> = r.get(1)?;
             let source_hash: String = r.get(2)?;

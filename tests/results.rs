@@ -900,3 +900,24 @@ fn summaries_of_sources_sharing_an_evaluation_are_written_exactly() {
     let line: Value = serde_json::from_str(&lines[10]).unwrap();
     assert_eq!(line["targets"][3]["reason"], "override");
 }
+
+/// A CSV printer dropped without `finish` still writes what it made (as the csv crate's
+/// writer flushed itself when dropped).
+#[test]
+fn a_csv_printer_dropped_unfinished_writes_its_rows() {
+    let (_dir, app) = open();
+    let r = app
+        .evaluate_all("llm-chat-clients")
+        .unwrap()
+        .next()
+        .unwrap();
+    let finished = print_one(Format::Csv, &r);
+    let mut out = Vec::new();
+    {
+        let mut printer = PrinterBuilder::new(Format::Csv).build(&mut out);
+        printer.begin(&r.names, r.page_id(), "selection").unwrap();
+        printer.selection(&r).unwrap();
+    }
+    assert_eq!(String::from_utf8(out).unwrap(), finished);
+    assert!(finished.lines().count() > 10, "{finished}");
+}

@@ -344,8 +344,8 @@ impl<'a> Keys<'a> {
             }
         };
         if let Some(at) = at {
+            // Places are visited in order: `last` holds every earlier one.
             self.last.truncate(at);
-            self.last.resize(at, "");
             self.last.push(shared);
         }
         shared
@@ -687,7 +687,7 @@ impl Memo {
 
     fn keep_devices(&mut self, key: Vec<u32>, devices: Arc<[DeviceVerdict]>) {
         let bytes = 64 + 4 * key.len() + std::mem::size_of_val(&*devices);
-        if self.bytes + bytes <= MEMO_BYTES {
+        if !self.devices.contains_key(&key) && self.bytes + bytes <= MEMO_BYTES {
             self.bytes += bytes;
             self.devices.insert(key, devices);
         }
@@ -1102,8 +1102,7 @@ impl Matrix {
                 (base.columns, base.decided)
             }
         };
-        let selection_verdict =
-            verdict::selection_verdict_of(&self.selection_policy, decided.counts);
+        let (selection_verdict, recommended) = self.decided(decided);
         SelectionEval {
             selection,
             columns,
@@ -1113,9 +1112,7 @@ impl Matrix {
             notes: BTreeMap::new(),
             shared: false,
             selection_verdict,
-            recommended: (selection_verdict != NONE)
-                .then_some(decided.best)
-                .flatten(),
+            recommended,
         }
     }
 
@@ -1123,7 +1120,17 @@ impl Matrix {
     /// (its targets' verdicts too with `devices`).
     fn remember(&mut self, key: Vec<u32>, selection: usize, devices: bool) -> Base {
         let columns = self.columns(selection);
-        let base = self.base(columns);
+        // The lean tier may have been emptied while the verdicts were kept: they are
+        // reused (the same allocation, which printers may have made bytes of).
+        let base = match self.memo.devices.get(&key).cloned() {
+            Some(kept) => Base {
+                decided: self.decide(&kept),
+                devices: kept,
+                columns,
+                shared: true,
+            },
+            None => self.base(columns),
+        };
         self.memo.computed += 1;
         self.memo.keep_lean(
             key.clone(),
@@ -1419,7 +1426,7 @@ impl Matrix {
         let mut overrides: Vec<Option<bool>> = vec![None; n];
         let mut notes = BTreeMap::new();
         let mut decided = base.decided;
-        let mut shared = base.devices.clone();
+        let mut devices_out = base.devices.clone();
         let own = self.overrides.get(&selection);
         if let Some(of) = own {
             let mut forced = base.devices.to_vec();
@@ -1449,23 +1456,31 @@ impl Matrix {
                         verdict::rank(&self.candidate(devices, a), &self.candidate(devices, b))
                     }),
             };
-            shared = forced.into();
+            devices_out = forced.into();
         }
-        let selection_verdict =
-            verdict::selection_verdict_of(&self.selection_policy, decided.counts);
+        let (selection_verdict, recommended) = self.decided(decided);
         SelectionEval {
             selection,
             columns: base.columns.clone(),
-            devices: shared,
+            devices: devices_out,
             verdict_counts: decided.counts,
             overrides,
             notes,
             shared: base.shared && own.is_none(),
             selection_verdict,
-            recommended: (selection_verdict != NONE)
-                .then_some(decided.best)
-                .flatten(),
+            recommended,
         }
+    }
+
+    /// The selection's verdict from its counts, and its recommendation (none for an
+    /// incompatible selection).
+    fn decided(&self, decided: Decided) -> (Verdict, Option<usize>) {
+        let selection_verdict =
+            verdict::selection_verdict_of(&self.selection_policy, decided.counts);
+        let recommended = (selection_verdict != NONE)
+            .then_some(decided.best)
+            .flatten();
+        (selection_verdict, recommended)
     }
 }
 

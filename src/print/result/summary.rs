@@ -78,7 +78,9 @@ struct Body {
     text: Vec<u8>,
 }
 
-/// The bytes of bodies kept (past it, new ones are written and not kept).
+/// The memory bodies may hold (past it, new ones are written and not kept): their
+/// bytes, and the verdicts and columns each keeps alive (counted in full, though the
+/// matrix mostly shares them).
 const BODY_BYTES: usize = 64 << 20;
 
 impl Bodies {
@@ -98,10 +100,17 @@ impl Bodies {
     fn keep(&mut self, r: &SelectionResult, text: &[u8]) {
         // Kept only when the matrix shares its evaluation: a selection evaluated on
         // its own (a page whose sources each read their own values) will not recur.
-        if !r.eval.shared || r.eval.devices.is_empty() || self.bytes + text.len() > BODY_BYTES {
+        let held = text.len()
+            + std::mem::size_of_val(&*r.eval.devices)
+            + r.eval
+                .columns
+                .iter()
+                .map(|c| c.outcome.len())
+                .sum::<usize>();
+        if !r.eval.shared || r.eval.devices.is_empty() || self.bytes + held > BODY_BYTES {
             return;
         }
-        self.bytes += text.len();
+        self.bytes += held;
         self.kept.insert(
             r.eval.devices.as_ptr(),
             Body {

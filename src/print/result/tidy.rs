@@ -326,6 +326,14 @@ impl<W: Write> CsvRows<W> {
     }
 }
 
+/// What was made and not written goes out when the printer is dropped without
+/// [`RowWriter::finish`], as the csv writer's own buffer did (errors are lost then).
+impl<W: Write> Drop for CsvRows<W> {
+    fn drop(&mut self) {
+        let _ = self.drain(true);
+    }
+}
+
 /// Writes what the csv writer holds to the spool, and the spool out when it is large
 /// (or, with `all`, whatever it holds).
 fn drain<W: Write>(
@@ -346,9 +354,10 @@ fn drain<W: Write>(
 /// A field as the csv writer (of CSV, or with `tabs` of TSV) writes it: quoted where it
 /// must be.
 fn quoted(field: &str, tabs: bool) -> Vec<u8> {
-    if field.is_empty() {
-        // Alone in a record an empty field is written `""`; among others, as nothing.
-        return Vec::new();
+    if !needs_quotes(field.as_bytes(), tabs) {
+        // As it is (an empty field too: `""` only when alone in a record, and these
+        // records never hold one field).
+        return field.as_bytes().to_vec();
     }
     let mut w = crate::print::csv_writer(Vec::new(), tabs);
     // Writing to memory fails only on a full allocation, which aborts anyway. A quoted

@@ -218,3 +218,24 @@ fn repeated_sources_are_evaluated_once_per_group() {
     }
     assert!((1..=3).contains(&(m.evaluations_computed() - before)));
 }
+
+/// A target whose id is edited is ranked by its new id: the recommendation breaks ties
+/// by id, as a fresh matrix of the edited page does.
+#[test]
+fn an_edited_target_id_breaks_ties_by_the_new_id() {
+    let mut page: Page = serde_json::from_value(json!({
+        "format": "rulebench.page/v1", "id": "ties", "name": "Ties",
+        "source": {"name": "S", "key": ["id"], "rows": [{"id": "s"}]},
+        "target": {"name": "T", "key": ["id"], "rows": [{"id": "a", "x": 1}, {"id": "b", "x": 1}]},
+        "rules": [{"id": "r", "name": "R", "logic": {"==": [{"var": "target.x"}, 1]}}]
+    }))
+    .unwrap();
+    let mut m = Matrix::new(&page).unwrap();
+    assert_eq!(m.evaluate(0).recommended, Some(0), "a before b");
+    page.target.rows[0].insert("id".into(), json!("z"));
+    let row = page.target.rows[0].clone();
+    m.replace_row(Side::Target, 0, &page.target, &row, &["id".to_owned()]);
+    let fresh = Matrix::new(&page).unwrap().evaluate(0);
+    assert_eq!(fresh.recommended, Some(1), "b before z");
+    assert_eq!(m.evaluate(0).recommended, fresh.recommended);
+}

@@ -1035,6 +1035,8 @@ impl Matrix {
             }
         }
         if side == super::model::Side::Target {
+            // Its id too: the recommendation breaks ties by id.
+            self.target_ids[i] = d.row_id(row);
             let priority = super::priority::Compiled::new(d.priority.as_deref());
             if priority.reads_any(changed) {
                 self.target_priority[i] = priority.of_row(&d.effective_row(row));

@@ -660,10 +660,8 @@ const LEAN_BYTES: usize = 32 << 20;
 
 impl Memo {
     fn clear(&mut self) {
-        *self = Memo {
-            computed: self.computed,
-            ..Memo::default()
-        };
+        self.forget();
+        self.paths = None;
     }
 
     /// Forgets every evaluation (the encodings stay).
@@ -960,26 +958,12 @@ impl Matrix {
             hashes.iter().map(String::as_str).zip(0..).collect()
         }
         let (sources, targets) = (index(&source_hashes), index(&target_hashes));
-        // A key's hash is a SHA-256: each key is hashed once (overrides share targets).
-        let mut hashed: HashMap<String, String> = HashMap::default();
-        let mut hash = |key: Option<&str>, hash: Option<&str>| -> Option<String> {
-            match (hash, key) {
-                (Some(h), _) => Some(h.to_ascii_lowercase()),
-                (None, Some(k)) => Some(match hashed.get(k) {
-                    Some(h) => h.clone(),
-                    None => {
-                        let h = super::model::key_hash(k);
-                        hashed.insert(k.to_owned(), h.clone());
-                        h
-                    }
-                }),
-                (None, None) => None,
-            }
-        };
         for (i, o) in page.overrides.iter().enumerate() {
-            let s = hash(o.source_key.as_deref(), o.source_key_hash.as_deref())
+            let s = o
+                .source_hash()
                 .and_then(|h| sources.get(h.as_str()).copied());
-            let t = hash(o.target_key.as_deref(), o.target_key_hash.as_deref())
+            let t = o
+                .target_hash()
                 .and_then(|h| targets.get(h.as_str()).copied());
             let (Some(s), Some(t)) = (s, t) else {
                 self.orphaned.push(i);
@@ -1433,12 +1417,12 @@ impl Matrix {
         if let Some(of) = own {
             let mut forced = base.devices.to_vec();
             let devices = &mut forced;
-            for &(t, ref value, ref note) in of {
-                overrides[t] = Some(*value);
+            for &(t, value, ref note) in of {
+                overrides[t] = Some(value);
                 // An override decides before any rule; the score stays the rules'.
                 let d = &mut devices[t];
                 decided.counts[usize::from(d.verdict.number())] -= 1;
-                d.verdict = if *value { FULL } else { NONE };
+                d.verdict = if value { FULL } else { NONE };
                 decided.counts[usize::from(d.verdict.number())] += 1;
                 d.reason = verdict::Reason::Override;
                 if let Some(note) = note {

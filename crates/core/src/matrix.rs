@@ -218,6 +218,8 @@ impl ArenaRows {
             });
         }
         ArenaRows::new(Bump::new(), |arena| {
+            // Keys shared by every row, as in `parse`.
+            let mut keys = Keys::default();
             d.rows
                 .iter()
                 .map(|row| {
@@ -226,20 +228,20 @@ impl ArenaRows {
                         row.len() + d.defaults.len(),
                         arena,
                     );
-                    for (k, v) in row {
+                    for (i, (k, v)) in row.iter().enumerate() {
                         let v = match d.defaults.get(k) {
                             Some(default) if v.is_null() => default,
                             _ => v,
                         };
                         fields.push((
-                            &*arena.alloc_str(k),
+                            keys.get(k, Some(i), arena),
                             DataValue::from_serde_value_in(v, arena),
                         ));
                     }
                     for (k, v) in &d.defaults {
                         if lacks(k) && !row.contains_key(k) {
                             fields.push((
-                                &*arena.alloc_str(k),
+                                keys.get(k, None, arena),
                                 DataValue::from_serde_value_in(v, arena),
                             ));
                         }

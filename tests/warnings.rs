@@ -153,6 +153,34 @@ fn an_orphaned_override_is_a_warning_of_its_selection() {
     );
     let r: Value = serde_json::from_str(&out).unwrap();
     assert!(r.get("warnings").is_none(), "{r:#}");
+    // Every selection at once (overrides read by keyHash; an orphaned one by its keys):
+    // each result as `--select` gives it, the warning on opencode's alone.
+    let (code, out, err) = rb(&db, &["evaluate", "llm-chat-clients", "--all"]);
+    assert_eq!(code, 0, "{err}");
+    let all: Vec<Value> = serde_json::from_str(&out).unwrap();
+    for r in &all {
+        let alone = rb(
+            &db,
+            &[
+                "evaluate",
+                "llm-chat-clients",
+                "--select",
+                r["selectionKey"].as_str().unwrap(),
+            ],
+        )
+        .1;
+        let mut alone: Value = serde_json::from_str(&alone).unwrap();
+        let mut r = r.clone();
+        for v in [&mut alone, &mut r] {
+            let o = v.as_object_mut().unwrap();
+            o.remove("cache");
+            o.remove("evaluatedAt");
+        }
+        assert_eq!(r, alone, "--all equals --select");
+    }
+    let with: Vec<&Value> = all.iter().filter(|r| r.get("warnings").is_some()).collect();
+    assert_eq!(with.len(), 1, "{out}");
+    assert_eq!(with[0]["warnings"][0]["kind"], "orphaned_override");
 }
 
 /// An orphaned override is removed by naming its gone row as the override names it

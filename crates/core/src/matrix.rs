@@ -936,9 +936,42 @@ impl Matrix {
 
     /// Re-reads the page's overrides (target rows are read from the matrix's own).
     pub fn set_overrides(&mut self, page: &Page) {
+        let forced = page
+            .overrides
+            .iter()
+            .map(|o| (o.source_hash(), o.target_hash(), o.value, o.note.clone()));
+        self.place_overrides(page, forced);
+    }
+
+    /// The page's overrides as the store keeps them (by keyHash), for a matrix built with both sides' keyHashes ([`Matrix::with_rows`]):
+    /// no key is read or hashed. `false` when that matrix was not, or when some
+    /// override names a row the matrix does not have: it has no label here, so the
+    /// caller sets the page's overrides with [`Matrix::set_overrides`] instead.
+    pub fn set_override_hashes(
+        &mut self,
+        page: &Page,
+        forced: Vec<super::model::HashedOverride>,
+    ) -> bool {
+        if self.source_hashes.is_none() || self.target_hashes.is_none() {
+            return false;
+        }
+        let forced = forced
+            .into_iter()
+            .map(|o| (Some(o.source_hash), Some(o.target_hash), o.value, o.note));
+        self.place_overrides(page, forced);
+        self.orphaned.is_empty()
+    }
+
+    /// Places overrides named by (source keyHash, target keyHash, value, note); those
+    /// naming a row the matrix does not have are orphaned (by their place in `forced`).
+    fn place_overrides(
+        &mut self,
+        page: &Page,
+        forced: impl ExactSizeIterator<Item = (Option<String>, Option<String>, bool, Option<String>)>,
+    ) {
         self.overrides.clear();
         self.orphaned.clear();
-        if page.overrides.is_empty() {
+        if forced.len() == 0 {
             // No key hashes to compute when there is nothing to look up.
             return;
         }
@@ -960,22 +993,14 @@ impl Matrix {
             hashes.iter().map(String::as_str).zip(0..).collect()
         }
         let (sources, targets) = (index(&source_hashes), index(&target_hashes));
-        for (i, o) in page.overrides.iter().enumerate() {
-            let s = o
-                .source_hash()
-                .and_then(|h| sources.get(h.as_str()).copied());
-            let t = o
-                .target_hash()
-                .and_then(|h| targets.get(h.as_str()).copied());
+        for (i, (source, target, value, note)) in forced.enumerate() {
+            let s = source.and_then(|h| sources.get(h.as_str()).copied());
+            let t = target.and_then(|h| targets.get(h.as_str()).copied());
             let (Some(s), Some(t)) = (s, t) else {
                 self.orphaned.push(i);
                 continue;
             };
-            force(
-                self.overrides.entry(s).or_default(),
-                t,
-                Some((o.value, o.note.clone())),
-            );
+            force(self.overrides.entry(s).or_default(), t, Some((value, note)));
         }
     }
 

@@ -972,6 +972,16 @@ pub enum RecommendationStrategy {
     HighestVerdictThenScore,
 }
 
+/// An override as the store keeps it for the matrix: its pair by keyHash (lowercase
+/// hex), its value and its note; no key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HashedOverride {
+    pub source_hash: String,
+    pub target_hash: String,
+    pub value: bool,
+    pub note: Option<String>,
+}
+
 /// A manual verdict for one (source, target) pair, decided before any rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

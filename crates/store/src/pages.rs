@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use rulebench_core::model::{Dataset, Override, PAGE_FORMAT, Page, Side};
+use rulebench_core::model::{Dataset, HashedOverride, Override, PAGE_FORMAT, Page, Side};
 
 use crate::error::{Result, StoreError};
 use crate::ops;
@@ -522,6 +522,26 @@ impl Store {
 
     pub(crate) fn overrides(&self, page_id: &str, at: At) -> Result<Vec<Override>> {
         self.overrides_where(page_id, at, None)
+    }
+
+    /// Every override of the page as it is now, as the matrix places them: by keyHash,
+    /// in no order (the table's key makes each pair unique). No key is read.
+    pub fn override_hashes(&self, page_id: &str) -> Result<Vec<HashedOverride>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT source_key_hash, target_key_hash, value, note FROM overrides
+             WHERE page_id = ?1",
+        )?;
+        let rows = stmt
+            .query_map([page_id], |r| {
+                Ok(HashedOverride {
+                    source_hash: r.get(0)?,
+                    target_hash: r.get(1)?,
+                    value: r.get(2)?,
+                    note: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
     }
 
     /// The overrides of one source of the page as it is now, by the source's keyHash

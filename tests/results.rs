@@ -901,23 +901,26 @@ fn summaries_of_sources_sharing_an_evaluation_are_written_exactly() {
     assert_eq!(line["targets"][3]["reason"], "override");
 }
 
-/// A CSV printer dropped without `finish` still writes what it made (as the csv crate's
-/// writer flushed itself when dropped).
+/// A CSV or summary printer dropped without `finish` still writes what it was handed
+/// (as the csv crate's writer flushed itself when dropped; the summary printer makes
+/// its selections a batch at a time).
 #[test]
-fn a_csv_printer_dropped_unfinished_writes_its_rows() {
+fn printers_dropped_unfinished_write_what_they_were_handed() {
     let (_dir, app) = open();
     let r = app
         .evaluate_all("llm-chat-clients")
         .unwrap()
         .next()
         .unwrap();
-    let finished = print_one(Format::Csv, &r);
-    let mut out = Vec::new();
-    {
-        let mut printer = PrinterBuilder::new(Format::Csv).build(&mut out);
-        printer.begin(&r.names, r.page_id(), "selection").unwrap();
-        printer.selection(&r).unwrap();
+    for format in [Format::Csv, Format::Summary] {
+        let finished = print_one(format, &r);
+        let mut out = Vec::new();
+        {
+            let mut printer = PrinterBuilder::new(format).build(&mut out);
+            printer.begin(&r.names, r.page_id(), "selection").unwrap();
+            printer.selection(&r).unwrap();
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), finished, "{format:?}");
+        assert!(finished.lines().count() > 10, "{finished}");
     }
-    assert_eq!(String::from_utf8(out).unwrap(), finished);
-    assert!(finished.lines().count() > 10, "{finished}");
 }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::json::{json_string, number};
@@ -38,8 +39,8 @@ impl SummaryBuilder {
             w,
             per_selection: self.per_selection,
             fixed: PerNames::default(),
-            out: Vec::new(),
             bodies: Bodies::default(),
+            pending: Vec::new(),
         }
     }
 }
@@ -47,16 +48,24 @@ impl SummaryBuilder {
 /// Prints each selection's summary as compact JSON, a line per target or a line per
 /// selection ([`SummaryBuilder::per_selection`]).
 #[derive(Debug)]
-pub struct Summary<W> {
+pub struct Summary<W: Write> {
     w: W,
     per_selection: bool,
     /// What the names give, made once per run: per target `{"id":…,"verdict":`, per
     /// rule its id as a JSON string.
     fixed: PerNames<Fixed>,
-    /// The selection being written (one `write_all` per selection).
-    out: Vec<u8>,
     bodies: Bodies,
+    /// Selections waiting to be written, a batch at a time: their bytes are made on
+    /// every core (the bytes, not the verdicts, are most of a summary's cost).
+    pending: Vec<SelectionResult>,
 }
+
+/// Selections made at once: up to this many targets' worth (the bytes of a batch are
+/// held until written), and at most [`BATCH`] selections.
+const BATCH_TARGETS: usize = 1 << 16;
+const BATCH: usize = 64;
+/// Below this many targets in a batch, it is made on the calling thread.
+const PARALLEL_FROM: usize = 4096;
 
 /// The bytes of a selection's targets already written, by the evaluation they were
 /// made from: sources that read the same values get the very same verdicts and columns
@@ -66,7 +75,8 @@ pub struct Summary<W> {
 /// while its bytes are kept.
 #[derive(Debug, Default)]
 struct Bodies {
-    kept: HashMap<*const DeviceVerdict, Body>,
+    /// By the address of the verdicts (kept alive by the entry).
+    kept: HashMap<usize, Body>,
     bytes: usize,
 }
 
@@ -86,7 +96,7 @@ const BODY_BYTES: usize = 64 << 20;
 impl Bodies {
     /// The kept body of `r`'s evaluation.
     fn of(&self, r: &SelectionResult) -> Option<&[u8]> {
-        let b = self.kept.get(&r.eval.devices.as_ptr())?;
+        let b = self.kept.get(&(r.eval.devices.as_ptr() as usize))?;
         let same = Arc::ptr_eq(&b.names, &r.names)
             && Arc::ptr_eq(&b.devices, &r.eval.devices)
             && b.columns.len() == r.eval.columns.len()
@@ -112,7 +122,7 @@ impl Bodies {
         }
         self.bytes += held;
         self.kept.insert(
-            r.eval.devices.as_ptr(),
+            r.eval.devices.as_ptr() as usize,
             Body {
                 names: r.names.clone(),
                 devices: r.eval.devices.clone(),
@@ -129,11 +139,10 @@ struct Fixed {
     rules: Vec<Vec<u8>>,
 }
 
-impl<W: Write> ResultSink for Summary<W> {
-    fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
-        let fixed = self.fixed.of(&r.names, || Fixed {
-            targets: r
-                .names
+impl Fixed {
+    fn of(names: &Names) -> Fixed {
+        Fixed {
+            targets: names
                 .targets
                 .iter()
                 .map(|t| {
@@ -143,18 +152,80 @@ impl<W: Write> ResultSink for Summary<W> {
                     b
                 })
                 .collect(),
-            rules: r.names.rules.iter().map(|x| json_string(&x.id)).collect(),
-        });
-        self.out.clear();
-        head(&mut self.out, r)?;
-        if let Some(body) = self.bodies.of(r) {
-            self.w.write_all(&self.out)?;
-            return self.w.write_all(body);
+            rules: names.rules.iter().map(|x| json_string(&x.id)).collect(),
         }
-        let at = self.out.len();
-        body(&mut self.out, r, fixed, self.per_selection)?;
-        self.bodies.keep(r, &self.out[at..]);
-        self.w.write_all(&self.out)
+    }
+}
+
+impl<W: Write> Summary<W> {
+    /// Writes the waiting selections in order; the bytes of those whose body is not
+    /// kept are made on every core when the batch is large.
+    fn write_pending(&mut self) -> io::Result<()> {
+        let Some(first) = self.pending.first() else {
+            return Ok(());
+        };
+        let names = first.names.clone();
+        let pending = std::mem::take(&mut self.pending);
+        let fixed = self.fixed.of(&names, || Fixed::of(&names));
+        let (bodies, per_selection) = (&self.bodies, self.per_selection);
+        // Each selection's head, and its body unless one is kept: (bytes, head length).
+        let make = |r: &SelectionResult| -> io::Result<(Vec<u8>, usize)> {
+            let mut out = Vec::new();
+            head(&mut out, r)?;
+            let at = out.len();
+            if bodies.of(r).is_none() {
+                body(&mut out, r, fixed, per_selection)?;
+            }
+            Ok((out, at))
+        };
+        let targets: usize = pending.iter().map(SelectionResult::target_count).sum();
+        let made: Vec<io::Result<(Vec<u8>, usize)>> = if targets >= PARALLEL_FROM {
+            pending.par_iter().map(make).collect()
+        } else {
+            pending.iter().map(make).collect()
+        };
+        for (r, made) in pending.iter().zip(made) {
+            let (text, at) = made?;
+            self.w.write_all(&text)?;
+            if text.len() == at {
+                let body = self.bodies.of(r).expect("kept when made");
+                self.w.write_all(body)?;
+            } else {
+                self.bodies.keep(r, &text[at..]);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> ResultSink for Summary<W> {
+    fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
+        // A batch holds results of one page's names.
+        if self
+            .pending
+            .first()
+            .is_some_and(|p| !Arc::ptr_eq(&p.names, &r.names))
+        {
+            self.write_pending()?;
+        }
+        self.pending.push(r.clone());
+        let targets: usize = self.pending.iter().map(SelectionResult::target_count).sum();
+        if self.pending.len() >= BATCH || targets >= BATCH_TARGETS {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.write_pending()
+    }
+}
+
+/// Selections handed over and not yet written go out when the printer is dropped
+/// without [`ResultSink::finish`] (errors are lost then).
+impl<W: Write> Drop for Summary<W> {
+    fn drop(&mut self) {
+        let _ = self.write_pending();
     }
 }
 

@@ -64,6 +64,16 @@ pub struct Summary<W: Write> {
 /// held until written), and at most [`BATCH`] selections.
 const BATCH_TARGETS: usize = 1 << 16;
 const BATCH: usize = 64;
+/// Targets whose failing rules are gathered at once.
+const BLOCK: usize = 1024;
+// What `body` reads of an outcome: failing (it counts, and did not pass) is the low bit
+// clear.
+const _: () = assert!(
+    Outcome::Fail as u8 & 1 == 0
+        && Outcome::Error as u8 & 1 == 0
+        && Outcome::Pass as u8 & 1 == 1
+        && Outcome::NotApplicable as u8 & 1 == 1
+);
 /// Below this many targets in a batch, it is made on the calling thread.
 const PARALLEL_FROM: usize = 4096;
 
@@ -258,30 +268,54 @@ fn head(out: &mut Vec<u8>, r: &SelectionResult) -> io::Result<()> {
 fn body(out: &mut Vec<u8>, r: &SelectionResult, fixed: &Fixed, one_line: bool) -> io::Result<()> {
     let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
     let nl: &[u8] = if one_line { b"" } else { b"\n" };
-    for t in 0..r.target_count() {
-        if t > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(nl);
-        let d = r.device(t);
-        out.extend_from_slice(&fixed.targets[t]);
-        out.push(b'0' + d.verdict.number());
-        out.extend_from_slice(b",\"score\":");
-        number(out, d.score)?;
-        out.extend_from_slice(b",\"reason\":\"");
-        out.extend_from_slice(d.reason.as_str().as_bytes());
-        out.extend_from_slice(b"\",\"failing\":[");
-        let mut first = true;
-        for (id, column) in fixed.rules.iter().zip(&columns) {
-            if column[t].counted() == Some(false) {
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                out.extend_from_slice(id);
+    let n = r.target_count();
+    // Room for most bodies at once (growing a body of megabytes copies it again and
+    // again).
+    out.reserve(n * 160);
+    // The failing rules of a block of targets as bits, rule by rule (column-major,
+    // branch-free); each target's ids are then read off its set bits.
+    let words = columns.len().div_ceil(64);
+    let mut failing = vec![0u64; BLOCK * words];
+    for from in (0..n).step_by(BLOCK) {
+        let block = BLOCK.min(n - from);
+        failing.fill(0);
+        for (i, column) in columns.iter().enumerate() {
+            let (w, bit) = (i / 64, i % 64);
+            for (k, &o) in column[from..from + block].iter().enumerate() {
+                // Fail and Error (the outcomes that count as failing) have the low bit
+                // clear; Pass and NotApplicable have it set.
+                failing[k * words + w] |= u64::from(!(o as u8) & 1) << bit;
             }
         }
-        out.extend_from_slice(b"]}");
+        for k in 0..block {
+            let t = from + k;
+            if t > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(nl);
+            let d = r.device(t);
+            out.extend_from_slice(&fixed.targets[t]);
+            out.push(b'0' + d.verdict.number());
+            out.extend_from_slice(b",\"score\":");
+            number(out, d.score)?;
+            out.extend_from_slice(b",\"reason\":\"");
+            out.extend_from_slice(d.reason.as_str().as_bytes());
+            out.extend_from_slice(b"\",\"failing\":[");
+            let mut first = true;
+            for (w, &word) in failing[k * words..(k + 1) * words].iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let i = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    out.extend_from_slice(&fixed.rules[i]);
+                }
+            }
+            out.extend_from_slice(b"]}");
+        }
     }
     out.extend_from_slice(nl);
     out.extend_from_slice(b"]}\n");

@@ -924,3 +924,44 @@ fn printers_dropped_unfinished_write_what_they_were_handed() {
         assert!(finished.lines().count() > 10, "{finished}");
     }
 }
+
+/// A summary's failing rules past 64 rules (its bits span words), with rules that do
+/// not apply and rules the engine raises an error on: each target's list is the
+/// result's own, in rule order.
+#[test]
+fn summary_failing_lists_span_more_than_64_rules() {
+    use rulebench::app::synth::{self, Spread};
+    let (_dir, mut app) = open();
+    let page = synth::page(300, 70, 3, Spread::Realistic, 9);
+    let mut file = serde_json::to_value(&page).unwrap();
+    file["rules"][65]["appliesWhen"] = json!({"==": [{"var": "target.tier"}, "pro"]});
+    file["rules"][66]["logic"] =
+        json!({"if": [{"==": [{"var": "target.tier"}, "max"]}, {"throw": "x"}, false]});
+    app.import(&file.to_string(), "wide.json", false).unwrap();
+    for r in app.evaluate_all(&page.id).unwrap() {
+        let mut out = Vec::new();
+        let mut printer = SummaryBuilder::new().per_selection(true).build(&mut out);
+        printer.selection(&r).unwrap();
+        printer.finish().unwrap();
+        drop(printer);
+        let line: Value = serde_json::from_slice(&out).unwrap();
+        let targets = line["targets"].as_array().unwrap();
+        assert_eq!(targets.len(), 300);
+        let mut past_64 = 0;
+        for (t, target) in targets.iter().enumerate() {
+            let expected: Vec<&str> = r.failing_rules(t).collect();
+            let got: Vec<&str> = target["failing"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(got, expected, "target {t}");
+            past_64 += got
+                .iter()
+                .filter(|id| id.ends_with("-066") || id.ends_with("-069"))
+                .count();
+        }
+        assert!(past_64 > 0, "some failing ids lie past the first word");
+    }
+}

@@ -1696,32 +1696,29 @@ fn the_tests_pane_lists_a_linked_table() {
 fn the_sources_pane_shows_the_window_around_the_selection() {
     use rulebench::app::synth::{self, Spread};
     let dir = tempfile::tempdir().unwrap();
-    let mut app = rulebench::app::App::open(&dir.path().join("w.db")).unwrap();
+    let db = dir.path().join("w.db");
+    let mut app = rulebench::app::App::open(&db).unwrap();
     let page = synth::page(20, 4, 300, Spread::Realistic, 5);
     app.import(&serde_json::to_string(&page).unwrap(), "w.json", false)
         .unwrap();
-    let mut ui = Ui::new(app, Some(&page.id), Theme::mono()).unwrap();
-    let screen = |ui: &Ui| {
-        let mut t = Terminal::new(TestBackend::new(160, 40)).unwrap();
-        t.draw(|f| view::render(f, ui)).unwrap();
-        t.backend().to_string()
-    };
+    let ui = Ui::new(app, Some(&page.id), Theme::mono()).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
     let shown = |s: &str| -> Vec<usize> {
         (0..300)
             .filter(|i| s.contains(&format!("Client {i} ")) || s.contains(&format!("Client {i}│")))
             .collect()
     };
-    let first = shown(&screen(&ui));
+    let first = shown(&b.screen(160, 40));
     assert!(first.starts_with(&[0, 1, 2]), "{first:?}");
     let height = first.len();
     assert!(height > 5 && height < 40, "{first:?}");
     // Focus the sources and walk down past the first screen.
-    ui.handle_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+    b.press(KeyCode::Char('1'));
     for _ in 0..150 {
-        ui.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        b.press(KeyCode::Down);
     }
-    assert_eq!(ui.page().unwrap().ws.selection, 150);
-    let s = screen(&ui);
+    assert_eq!(b.ui.page().unwrap().ws.selection, 150);
+    let s = b.screen(160, 40);
     let now = shown(&s);
     let expected: Vec<usize> = (151 - height..=150).collect();
     assert_eq!(now, expected, "the window ends at the selection:\n{s}");

@@ -54,6 +54,19 @@ impl Outcome {
         }
     }
 
+    /// Whether it counts as a failure (`counted() == Some(false)`: fail or error),
+    /// read off one bit so that loops over columns stay branch-free.
+    pub const fn fails(self) -> bool {
+        // Fail (0) and Error (2) are the outcomes whose low bit is clear.
+        const _: () = assert!(
+            FAIL as u8 & 1 == 0
+                && ERROR as u8 & 1 == 0
+                && PASS as u8 & 1 == 1
+                && NOT_APPLICABLE as u8 & 1 == 1
+        );
+        self as u8 & 1 == 0
+    }
+
     /// As the policy counts it: `Some(passed)`, `None` where the rule does not apply.
     pub fn counted(self) -> Option<bool> {
         match self {
@@ -1340,15 +1353,8 @@ impl Matrix {
                 }
             }
             if w.required {
-                // Fail (0) and Error (2) are the outcomes whose low bit is clear.
-                const _: () = assert!(
-                    FAIL as u8 & 1 == 0
-                        && ERROR as u8 & 1 == 0
-                        && PASS as u8 & 1 == 1
-                        && NOT_APPLICABLE as u8 & 1 == 1
-                );
                 for (f, &o) in required_failed.iter_mut().zip(&column.outcome) {
-                    *f |= o as u8 & 1 == 0;
+                    *f |= o.fails();
                 }
             }
         }

@@ -66,14 +66,7 @@ const BATCH_TARGETS: usize = 1 << 16;
 const BATCH: usize = 64;
 /// Targets whose failing rules are gathered at once.
 const BLOCK: usize = 1024;
-// What `body` reads of an outcome: failing (it counts, and did not pass) is the low bit
-// clear.
-const _: () = assert!(
-    Outcome::Fail as u8 & 1 == 0
-        && Outcome::Error as u8 & 1 == 0
-        && Outcome::Pass as u8 & 1 == 1
-        && Outcome::NotApplicable as u8 & 1 == 1
-);
+
 /// Below this many targets in a batch, it is made on the calling thread.
 const PARALLEL_FROM: usize = 4096;
 
@@ -178,18 +171,20 @@ impl<W: Write> Summary<W> {
         let pending = std::mem::take(&mut self.pending);
         let fixed = self.fixed.of(&names, || Fixed::of(&names));
         let (bodies, per_selection) = (&self.bodies, self.per_selection);
-        // Each selection's head, and its body unless one is kept: (bytes, head length).
-        let make = |r: &SelectionResult| -> io::Result<(Vec<u8>, usize)> {
+        // Each selection's head, and its body unless one is kept: the bytes, and where
+        // the body made starts (`None`: the kept one follows).
+        let make = |r: &SelectionResult| -> io::Result<(Vec<u8>, Option<usize>)> {
             let mut out = Vec::new();
             head(&mut out, r)?;
-            let at = out.len();
-            if bodies.of(r).is_none() {
-                body(&mut out, r, fixed, per_selection)?;
+            if bodies.of(r).is_some() {
+                return Ok((out, None));
             }
-            Ok((out, at))
+            let at = out.len();
+            body(&mut out, r, fixed, per_selection)?;
+            Ok((out, Some(at)))
         };
         let targets: usize = pending.iter().map(SelectionResult::target_count).sum();
-        let made: Vec<io::Result<(Vec<u8>, usize)>> = if targets >= PARALLEL_FROM {
+        let made: Vec<io::Result<(Vec<u8>, Option<usize>)>> = if targets >= PARALLEL_FROM {
             pending.par_iter().map(make).collect()
         } else {
             pending.iter().map(make).collect()
@@ -197,11 +192,11 @@ impl<W: Write> Summary<W> {
         for (r, made) in pending.iter().zip(made) {
             let (text, at) = made?;
             self.w.write_all(&text)?;
-            if text.len() == at {
-                let body = self.bodies.of(r).expect("kept when made");
-                self.w.write_all(body)?;
-            } else {
-                self.bodies.keep(r, &text[at..]);
+            match at {
+                Some(at) => self.bodies.keep(r, &text[at..]),
+                None => self
+                    .w
+                    .write_all(self.bodies.of(r).expect("kept when made"))?,
             }
         }
         Ok(())
@@ -282,9 +277,7 @@ fn body(out: &mut Vec<u8>, r: &SelectionResult, fixed: &Fixed, one_line: bool) -
         for (i, column) in columns.iter().enumerate() {
             let (w, bit) = (i / 64, i % 64);
             for (k, &o) in column[from..from + block].iter().enumerate() {
-                // Fail and Error (the outcomes that count as failing) have the low bit
-                // clear; Pass and NotApplicable have it set.
-                failing[k * words + w] |= u64::from(!(o as u8) & 1) << bit;
+                failing[k * words + w] |= u64::from(o.fails()) << bit;
             }
         }
         for k in 0..block {

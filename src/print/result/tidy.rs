@@ -474,7 +474,7 @@ impl<W: Write> RowWriter for CsvRows<W> {
             outcomes.clear();
             for (id, column) in rule_ids.iter().zip(&columns) {
                 let o = column[t];
-                if o.counted() == Some(false) {
+                if o.fails() {
                     if !failing.is_empty() {
                         failing.push(' ');
                     }

@@ -32,13 +32,8 @@ fn assert_same(label: &str, grouped: &SelectionEval, alone: &SelectionEval) {
 /// A synthetic page whose sources repeat: every source after the first `distinct` is a
 /// copy (under its own id) of an earlier one, so sources group.
 fn page(seed: u64, sources: usize, distinct: usize, overrides: usize) -> Page {
-    let mut page = synth::page(40, 12, distinct.max(1), Spread::Realistic, seed);
-    let originals = page.source.rows.clone();
-    for i in originals.len()..sources {
-        let mut row = originals[(i * 7 + seed as usize) % originals.len()].clone();
-        row.insert("id".into(), json!(format!("copy-{i:03}")));
-        page.source.rows.push(row);
-    }
+    let mut page = synth::page(40, 12, sources.max(distinct), Spread::Realistic, seed);
+    synth::repeat_sources(&mut page, distinct);
     let (ns, nt) = (page.source.rows.len(), page.target.rows.len());
     for k in 0..overrides {
         let s = &page.source.rows[(k * 5 + seed as usize) % ns];

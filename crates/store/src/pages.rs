@@ -382,8 +382,9 @@ impl Store {
     }
 
     /// The page without either side's rows and without its overrides (an empty list):
-    /// for reading one selection, whose own overrides [`Store::source_overrides`] reads
-    /// (a page of 100,000 overrides is not loaded to evaluate one source).
+    /// for one selection, whose own overrides [`Store::source_overrides`] reads, and for
+    /// every selection, whose overrides [`Store::override_hashes`] reads without their
+    /// keys (a page's 100,000 overrides are not loaded as they are written).
     pub fn load_head_without_overrides(&self, page_id: &str) -> Result<Option<StoredPage>> {
         self.read(|store| {
             store.load_page_in(page_id, &[Side::Source, Side::Target], At::Now, false)

@@ -320,9 +320,16 @@ impl<W: Write> CsvRows<W> {
         }
     }
 
-    /// Writes the spool out when it is large (or, with `all`, whatever it holds).
+    /// Writes what the csv writer holds to the spool, and the spool out when it is
+    /// large (or, with `all`, whatever it holds).
     fn drain(&mut self, all: bool) -> io::Result<()> {
-        drain(&mut self.w, &self.spool, &mut self.out, all)
+        self.w.flush()?;
+        let mut spool = self.spool.0.borrow_mut();
+        if all || spool.len() >= SPOOL_BYTES {
+            self.out.write_all(&spool)?;
+            spool.clear();
+        }
+        Ok(())
     }
 }
 
@@ -332,23 +339,6 @@ impl<W: Write> Drop for CsvRows<W> {
     fn drop(&mut self) {
         let _ = self.drain(true);
     }
-}
-
-/// Writes what the csv writer holds to the spool, and the spool out when it is large
-/// (or, with `all`, whatever it holds).
-fn drain<W: Write>(
-    w: &mut csv::Writer<Spool>,
-    spool: &Spool,
-    out: &mut W,
-    all: bool,
-) -> io::Result<()> {
-    w.flush()?;
-    let mut spool = spool.0.borrow_mut();
-    if all || spool.len() >= SPOOL_BYTES {
-        out.write_all(&spool)?;
-        spool.clear();
-    }
-    Ok(())
 }
 
 /// A field as the csv writer (of CSV, or with `tabs` of TSV) writes it: quoted where it

@@ -178,14 +178,14 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
         assert_eq!(problems[0].pointer, "/rules/1/logic");
         assert!(problems[0].why.contains("KB of SQL"), "{}", problems[0].why);
     }
-    // What some dialects lack: the remainder of doubles (SQLite), the text
-    // of a double with JavaScript's digits (SQLite, Spark).
+    // What some dialects lack: the text of a double with JavaScript's digits (SQLite,
+    // Spark). The remainder of doubles translates everywhere.
     let some = [
         (
-            json!({"%": [{"var": "source.n"}, 2]}),
-            "/rules/1/logic/%",
-            "remainder",
-            &[Dialect::Sqlite][..],
+            json!({"%": [{"var": "source.n"}, {"var": "target.n"}]}),
+            "",
+            "",
+            &[][..],
         ),
         (
             json!({"cat": [{"var": "source.n"}, "!"]}),
@@ -222,18 +222,33 @@ fn what_does_not_translate_is_refused_with_its_place_operator_and_reason() {
 #[test]
 fn a_string_field_made_a_number_translates_where_its_strings_allow() {
     let page = page_with(json!({">": [{"var": "source.s"}, 5]}));
-    for dialect in [Dialect::Duckdb, Dialect::Postgres, Dialect::Spark] {
+    for dialect in Dialect::ALL {
         assert!(
             rulebench_core::sql::problems(&page, dialect).is_empty(),
             "{}",
             dialect.name()
         );
     }
-    let sqlite = rulebench_core::sql::problems(&page, Dialect::Sqlite);
-    assert!(
-        sqlite[0].why.contains("no regular expressions"),
-        "{sqlite:?}"
-    );
+    // SQLite reads decimals of 15 digits at most (exponents within ±22), the ones one
+    // rounding makes exact without its cast: a string with more is refused there only.
+    for (text, digits) in [("0.1234567890123456", true), ("123456789012345", false)] {
+        let long = parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": "p", "name": "P",
+                "source": {"name": "S", "key": ["id"], "rows": [{"id": "a", "v": text}]},
+                "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+                "rules": [{"id": "r", "name": "R", "logic": {"<": [{"var": "source.v"}, 1]}}]
+            })
+            .to_string(),
+        );
+        let sqlite = rulebench_core::sql::problems(&long, Dialect::Sqlite);
+        assert_eq!(sqlite.len(), usize::from(digits), "{text}: {sqlite:?}");
+        if digits {
+            assert!(sqlite[0].why.contains("15 digits at most"), "{sqlite:?}");
+            assert!(sqlite[0].why.contains(text), "{sqlite:?}");
+        }
+        assert!(rulebench_core::sql::problems(&long, Dialect::Duckdb).is_empty());
+    }
     let padded = page_with(json!({"==": [{"var": "source.padded"}, 2]}));
     let e = rulebench_core::sql::problems(&padded, Dialect::Duckdb);
     assert!(
@@ -1103,4 +1118,78 @@ fn thresholds_bound_as_parameters_mean_what_the_engine_computes() {
     // A page whose weights have decimals tallies both ways (units and doubles).
     assert!(both_scorings);
     assert!(pairs > 1000, "{pairs}");
+}
+
+/// Remainders of doubles equal JavaScript's to the last bit in SQLite, subnormal to
+/// 1e300, by long division in base 2 (SQLite's `%` is of integers).
+#[test]
+fn remainders_of_doubles_are_exact_in_sqlite() {
+    let mut pairs = 0;
+    for seed in 1..=3 {
+        let page = common::sql::remainder_page(seed);
+        assert!(rulebench_core::sql::problems(&page, Dialect::Sqlite).is_empty());
+        // Not vacuous: the engine finds every remainder exact.
+        assert!(engine_pairs(&page).values().all(|p| p.rules[0] == Some(true)));
+        pairs += differential(&page, Dialect::Sqlite);
+    }
+    assert!(pairs >= 400, "{pairs}");
+}
+
+/// String fields made numbers (`Number()`, `parseFloat()`) in SQLite, which has no
+/// regular expressions: the form taken apart with GLOB, read as digits × 10^k.
+#[test]
+fn string_fields_made_numbers_in_sqlite() {
+    let pairs: usize = (1..=20)
+        .map(|seed| differential(&common::sql::numeric_text_page(seed), Dialect::Sqlite))
+        .sum();
+    assert!(pairs >= 20 * 35, "{pairs}");
+}
+
+/// SQLite reads every decimal of 15 digits at most (exponents within ±22) to the last
+/// bit, whatever the form: signs, points at either end, leading zeros, exponents.
+#[test]
+fn sqlite_reads_random_decimals_to_the_last_bit() {
+    let mut rng = rulebench::app::synth::Rng::new(0xdec);
+    let mut rows = Vec::new();
+    while rows.len() < 400 {
+        let digits: String = (0..1 + rng.below(15))
+            .map(|_| char::from(b'0' + rng.below(10) as u8))
+            .collect();
+        let point = rng.below(digits.len() as u64 + 1) as usize;
+        let mut text = match rng.below(3) {
+            0 => "-".to_owned(),
+            1 => "+".to_owned(),
+            _ => String::new(),
+        };
+        text.push_str(&digits[..point]);
+        if point < digits.len() || rng.below(2) == 0 {
+            text.push('.');
+        }
+        text.push_str(&digits[point..]);
+        if text.ends_with(['-', '+', '.']) && !text.bytes().any(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if rng.below(2) == 0 {
+            let e = rng.below(45) as i64 - 22;
+            text.push_str(&format!("{}{e}", if rng.below(2) == 0 { "e" } else { "E" }));
+        }
+        if !Dialect::Sqlite.reads_decimal(&text) {
+            continue;
+        }
+        let x: f64 = text.parse().unwrap();
+        rows.push(json!({"id": format!("r{}", rows.len()), "v": text, "x": x}));
+    }
+    let page = parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "p", "name": "P",
+            "source": {"name": "S", "key": ["id"], "rows": rows},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+            "rules": [{"id": "exact", "name": "Exact", "logic": {"==": [{"-": [{"var": "source.v"}, 0]}, {"var": "source.x"}]}}]
+        })
+        .to_string(),
+    );
+    assert!(rulebench_core::sql::problems(&page, Dialect::Sqlite).is_empty());
+    // Not vacuous: the engine finds every one equal.
+    assert!(engine_pairs(&page).values().all(|p| p.rules[0] == Some(true)));
+    assert_eq!(differential(&page, Dialect::Sqlite), 400);
 }

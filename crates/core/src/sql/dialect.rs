@@ -283,18 +283,69 @@ impl Dialect {
         }
     }
 
-    /// Whether the text `e` (not null) is a plain decimal number — `[+-]?` digits with
-    /// at most one point, an exponent of one or two digits — which the dialect's cast to a double reads as
-    /// JavaScript does; `None` where the dialect has no regular expressions (SQLite).
-    pub fn plain_number(self, e: &str) -> Option<String> {
+    /// The number of the text `e` (not null) where it is a plain decimal — `[+-]?` digits
+    /// with at most one point, an exponent of one or two digits — read as JavaScript
+    /// reads it; NULL for any other text.
+    ///
+    /// DuckDB, PostgreSQL and Spark test the form with a regular expression and cast.
+    /// SQLite has no regular expressions, and its cast rounds some decimals a unit off
+    /// before 3.43: there the form is taken apart with `GLOB` and `instr`, and only the
+    /// decimals of at most 15 significant digits whose exponent (the point moved to
+    /// the end) is within ±22 are read, as `digits × 10^k` or `digits / 10^-k` — one
+    /// rounding of two exact doubles, so exact in every SQLite (see
+    /// [`Dialect::reads_decimal`]).
+    pub fn plain_number(self, e: &str) -> String {
         // An exponent of two digits at most: no cast overflows or underflows (PostgreSQL
         // fails on `1e400` where JavaScript says Infinity).
         const RE: &str = "[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]{1,2})?";
+        let cast = self.to_double(e);
         match self {
-            Dialect::Sqlite => None,
-            Dialect::Duckdb => Some(format!("regexp_full_match({e}, {})", self.string(RE))),
-            Dialect::Postgres => Some(format!("{e} ~ {}", self.string(&format!("^{RE}$")))),
-            Dialect::Spark => Some(format!("{e} RLIKE {}", self.string(&format!("^{RE}$")))),
+            Dialect::Duckdb => format!(
+                "CASE WHEN regexp_full_match({e}, {}) THEN {cast} END",
+                self.string(RE)
+            ),
+            Dialect::Postgres => format!(
+                "CASE WHEN {e} ~ {} THEN {cast} END",
+                self.string(&format!("^{RE}$"))
+            ),
+            Dialect::Spark => format!(
+                "CASE WHEN {e} RLIKE {} THEN {cast} END",
+                self.string(&format!("^{RE}$"))
+            ),
+            Dialect::Sqlite => {
+                // The sign, the mantissa and the exponent's text, then the digits and
+                // the exponent with the point moved to the end.
+                let k = "CAST(rb_e AS INTEGER) - CASE WHEN instr(rb_m, '.') > 0 THEN length(rb_m) - instr(rb_m, '.') ELSE 0 END";
+                format!(
+                    "(SELECT CASE WHEN rb_m <> '' AND rb_m NOT GLOB '*[^0-9.]*' AND rb_m GLOB '*[0-9]*' \
+AND length(rb_m) - length(replace(rb_m, '.', '')) <= 1 \
+AND (rb_e GLOB '[0-9]' OR rb_e GLOB '[0-9][0-9]' OR rb_e GLOB '[+-][0-9]' OR rb_e GLOB '[+-][0-9][0-9]') \
+AND length(ltrim(replace(rb_m, '.', ''), '0')) <= 15 AND {k} BETWEEN -22 AND 22 \
+THEN (SELECT CASE WHEN rb_k >= 0 THEN rb_n * CAST('1e' || rb_k AS REAL) ELSE rb_n / CAST('1e' || -rb_k AS REAL) END \
+FROM (SELECT CAST(rb_sign || replace(rb_m, '.', '') AS INTEGER) AS rb_n, {k} AS rb_k)) END \
+FROM (SELECT CASE WHEN rb_p > 0 THEN substr(rb_b, 1, rb_p - 1) ELSE rb_b END AS rb_m, \
+CASE WHEN rb_p > 0 THEN substr(rb_b, rb_p + 1) ELSE '0' END AS rb_e, rb_sign \
+FROM (SELECT rb_b, instr(replace(rb_b, 'E', 'e'), 'e') AS rb_p, rb_sign \
+FROM (SELECT CASE WHEN substr({e}, 1, 1) IN ('+', '-') THEN substr({e}, 2) ELSE {e} END AS rb_b, \
+CASE WHEN substr({e}, 1, 1) = '-' THEN '-' ELSE '' END AS rb_sign))))"
+                )
+            }
+        }
+    }
+
+    /// Whether [`Dialect::plain_number`] reads the text `s` (as JavaScript does); the
+    /// others it makes NULL.
+    pub fn reads_decimal(self, s: &str) -> bool {
+        let Some(d) = Decimal::of(s) else {
+            return false;
+        };
+        match self {
+            Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => true,
+            Dialect::Sqlite => {
+                let digits = d.whole.iter().chain(d.fraction).skip_while(|c| **c == b'0');
+                let k = d.exponent - d.fraction.len() as i64;
+                digits.count() <= 15 && (-22..=22).contains(&k)
+            }
         }
     }
 
@@ -398,20 +449,15 @@ impl Dialect {
     }
 
     /// JavaScript's `a % b` of doubles: C's `fmod`, the dividend's sign; NULL (NaN) by 0
-    /// or of an infinity. `None` where the dialect has no exact spelling (SQLite's `%` is
-    /// of integers, and its `mod()` is in builds with math functions only).
-    pub fn fmod(self, a: &str, b: &str) -> Option<String> {
-        self.has_fmod().then(|| match self {
+    /// or of an infinity; `a` by an infinity is `a`. SQLite's `%` is of integers, and its
+    /// `mod()` is in builds with math functions only: there it is [`sqlite_fmod`].
+    pub fn fmod(self, a: &str, b: &str) -> String {
+        match self {
             // DuckDB's `fmod()` is not exact (1e300 by 0.3 gives 0); its `%` is.
             Dialect::Duckdb | Dialect::Spark => format!("({a} % {b})"),
             Dialect::Postgres => postgres_fmod(a, b),
-            Dialect::Sqlite => unreachable!("SQLite has no exact remainder of doubles"),
-        })
-    }
-
-    /// Whether [`Dialect::fmod`] has a spelling here.
-    pub fn has_fmod(self) -> bool {
-        !matches!(self, Dialect::Sqlite)
+            Dialect::Sqlite => sqlite_fmod(a, b),
+        }
     }
 
     /// Infinity (`-Infinity` with `negative`) as a double.
@@ -583,6 +629,24 @@ fn postgres_fmod(a: &str, b: &str) -> String {
     )
 }
 
+/// JavaScript's remainder of two doubles in SQLite, whose `%` is of integers and which
+/// has no `fmod()` unless built with its math functions: long division in base 2, with
+/// `|b|·2^k` from the largest not above `|a|` down to `|b|`, each subtracted where it
+/// fits. Every step is exact (doubling and halving; `x - y` with `y <= x < 2y`), so the
+/// remainder is C's `fmod` to the last bit; at most 2,100 steps, about 10 for a dividend
+/// a thousand times its divisor.
+fn sqlite_fmod(a: &str, b: &str) -> String {
+    format!(
+        "(SELECT CASE WHEN rb_a IS NULL OR rb_b IS NULL OR abs(rb_a) >= 9e999 OR rb_b = 0 THEN NULL \
+         WHEN abs(rb_b) >= 9e999 OR rb_a = 0 THEN rb_a \
+         ELSE (WITH RECURSIVE rb_up(y) AS (SELECT abs(rb_b) UNION ALL SELECT y * 2 FROM rb_up WHERE y * 2 <= abs(rb_a)), \
+         rb_down(x, y) AS (SELECT abs(rb_a), (SELECT max(y) FROM rb_up) \
+         UNION ALL SELECT CASE WHEN x >= y THEN x - y ELSE x END, y / 2 FROM rb_down WHERE y >= abs(rb_b)) \
+         SELECT CASE WHEN rb_a < 0 THEN -min(x) ELSE min(x) END FROM rb_down) END \
+         FROM (SELECT {a} AS rb_a, {b} AS rb_b))"
+    )
+}
+
 #[cfg(test)]
 mod list_tests {
     use super::Dialect;
@@ -591,6 +655,94 @@ mod list_tests {
     fn all_lists_every_dialect_once() {
         for d in <Dialect as strum::VariantArray>::VARIANTS {
             assert_eq!(Dialect::ALL.iter().filter(|a| *a == d).count(), 1, "{d:?}");
+        }
+    }
+}
+
+/// A plain decimal taken apart: `[+-]?`, digits with at most one point (a digit on one
+/// side of it at least), an exponent `[eE][+-]?` of one or two digits — the pattern of
+/// [`Dialect::plain_number`].
+struct Decimal<'a> {
+    whole: &'a [u8],
+    fraction: &'a [u8],
+    exponent: i64,
+}
+
+impl<'a> Decimal<'a> {
+    fn of(s: &'a str) -> Option<Self> {
+        let b = s.as_bytes();
+        let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+        let digits = |i: &mut usize| {
+            let start = *i;
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+            &b[start..*i]
+        };
+        let whole = digits(&mut i);
+        let mut fraction: &[u8] = &[];
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            fraction = digits(&mut i);
+        }
+        if whole.is_empty() && fraction.is_empty() {
+            return None;
+        }
+        let mut exponent = 0;
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            let negative = b.get(i) == Some(&b'-');
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let e = digits(&mut i);
+            if !(1..=2).contains(&e.len()) {
+                return None;
+            }
+            exponent = e.iter().fold(0i64, |n, c| n * 10 + i64::from(c - b'0'));
+            if negative {
+                exponent = -exponent;
+            }
+        }
+        (i == b.len()).then_some(Decimal {
+            whole,
+            fraction,
+            exponent,
+        })
+    }
+}
+
+#[cfg(test)]
+mod decimal_tests {
+    use super::Dialect;
+
+    #[test]
+    fn plain_decimals_are_what_the_dialect_pattern_matches() {
+        for yes in [
+            "0", "10", "-1.25", "+4", "7.", ".5", "1e3", "2E-7", "007", "1e99",
+        ] {
+            assert!(Dialect::Duckdb.reads_decimal(yes), "{yes}");
+        }
+        for no in [
+            "", ".", "-", "e3", "1e", "1e+", " 2", "2 ", "0x10", "Infinity", "1.2.3", "abc",
+            "1e400", "1e-400",
+        ] {
+            assert!(!Dialect::Duckdb.reads_decimal(no), "{no}");
+            assert!(!Dialect::Sqlite.reads_decimal(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn sqlite_reads_the_decimals_one_rounding_makes_exact() {
+        for yes in [
+            "0", "-1.25", "007", "1e22", "123456789012345", "0.000015", "1e-22", "12.5e-21",
+            "0001234567890123.45e-5",
+        ] {
+            assert!(Dialect::Sqlite.reads_decimal(yes), "{yes}");
+        }
+        for no in ["1e23", "1e-23", "1234567890123456", "0.1234567890123456", "1e99"] {
+            assert!(!Dialect::Sqlite.reads_decimal(no), "{no}");
+            assert!(Dialect::Postgres.reads_decimal(no), "{no}");
         }
     }
 }

@@ -1129,7 +1129,11 @@ fn remainders_of_doubles_are_exact_in_sqlite() {
         let page = common::sql::remainder_page(seed);
         assert!(rulebench_core::sql::problems(&page, Dialect::Sqlite).is_empty());
         // Not vacuous: the engine finds every remainder exact.
-        assert!(engine_pairs(&page).values().all(|p| p.rules[0] == Some(true)));
+        assert!(
+            engine_pairs(&page)
+                .values()
+                .all(|p| p.rules[0] == Some(true))
+        );
         pairs += differential(&page, Dialect::Sqlite);
     }
     assert!(pairs >= 400, "{pairs}");
@@ -1190,6 +1194,47 @@ fn sqlite_reads_random_decimals_to_the_last_bit() {
     );
     assert!(rulebench_core::sql::problems(&page, Dialect::Sqlite).is_empty());
     // Not vacuous: the engine finds every one equal.
-    assert!(engine_pairs(&page).values().all(|p| p.rules[0] == Some(true)));
+    assert!(
+        engine_pairs(&page)
+            .values()
+            .all(|p| p.rules[0] == Some(true))
+    );
     assert_eq!(differential(&page, Dialect::Sqlite), 400);
+}
+
+/// The selection is made once per profile (the values the rules read): sources that
+/// read the same values share it, except where overrides name a source, which is a
+/// profile of its own — keyed by strings or by the key fields. The `twins` regression
+/// page (run on every engine with the others) holds such sources.
+#[test]
+fn sources_of_one_profile_share_a_selection_unless_overrides_name_one() {
+    use rulebench::app::types::OverrideKeys;
+    let page = common::sql::regression_pages()
+        .into_iter()
+        .find(|p| p.id == "twins")
+        .unwrap();
+    let engine = engine_pairs(&page);
+    let selection = |key: &str| {
+        let p = &engine[&(key.to_owned(), "id=t1".to_owned())];
+        (p.selection, p.recommended.clone())
+    };
+    // Not vacuous: the twins `a|1` and `a|2`, `c|1` and `c|2` read the same values and
+    // differ only by their overrides; `b|1` reads what `a|1` reads.
+    assert_ne!(selection("site=a|no=1"), selection("site=a|no=2"));
+    assert_ne!(selection("site=c|no=1"), selection("site=c|no=2"));
+    assert_eq!(selection("site=a|no=1"), selection("site=b|no=1"));
+    for keys in [OverrideKeys::Strings, OverrideKeys::Fields] {
+        let query = App::sql_query_of(&page, &{
+            let mut r = SqlRequest::new(Dialect::Sqlite);
+            r.all = true;
+            r.override_keys = keys;
+            r
+        })
+        .unwrap();
+        assert!(query.contains("profiles AS"), "{query}");
+        assert_eq!(
+            common::sql::differential_with(&page, Dialect::Sqlite, |r| r.override_keys = keys),
+            18
+        );
+    }
 }

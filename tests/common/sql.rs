@@ -880,6 +880,26 @@ pub fn regression_pages() -> Vec<Page> {
             })
             .to_string(),
         ),
+        // Twins: sources that read the same values share a selection (one per profile),
+        // except where overrides name one, which is a profile of its own.
+        parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": "twins", "name": "twins",
+                "source": {"name": "S", "key": ["site", "no"], "rows": [
+                    {"site": "a", "no": 1, "need": 2}, {"site": "a", "no": 2, "need": 2},
+                    {"site": "b", "no": 1, "need": 2}, {"site": "b", "no": 2, "need": 9},
+                    {"site": "c", "no": 1}, {"site": "c", "no": 2}]},
+                "target": {"name": "T", "key": ["id"], "rows": [
+                    {"id": "t1", "has": 1}, {"id": "t2", "has": 5}, {"id": "t3", "has": 3}]},
+                "rules": [{"id": "r", "name": "r", "logic": {">=": [{"var": "target.has"}, {"var": "source.need"}]}}],
+                "overrides": [
+                    {"sourceKey": "site=a|no=2", "targetKey": "id=t1", "value": true},
+                    {"sourceKey": "site=a|no=2", "targetKey": "id=t2", "value": false},
+                    {"sourceKey": "site=a|no=2", "targetKey": "id=t3", "value": false},
+                    {"sourceKey": "site=c|no=1", "targetKey": "id=t1", "value": false}]
+            })
+            .to_string(),
+        ),
         // Rule families: one rule per value (an object of lists, a list of objects), a
         // parameter as a value (`param.feature`) and in a path (`{feature}`), with an
         // `appliesWhen` per member (n/a where the app does not use the feature).

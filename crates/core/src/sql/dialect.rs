@@ -735,12 +735,25 @@ mod decimal_tests {
     #[test]
     fn sqlite_reads_the_decimals_one_rounding_makes_exact() {
         for yes in [
-            "0", "-1.25", "007", "1e22", "123456789012345", "0.000015", "1e-22", "12.5e-21",
+            "0",
+            "-1.25",
+            "007",
+            "1e22",
+            "123456789012345",
+            "0.000015",
+            "1e-22",
+            "12.5e-21",
             "0001234567890123.45e-5",
         ] {
             assert!(Dialect::Sqlite.reads_decimal(yes), "{yes}");
         }
-        for no in ["1e23", "1e-23", "1234567890123456", "0.1234567890123456", "1e99"] {
+        for no in [
+            "1e23",
+            "1e-23",
+            "1234567890123456",
+            "0.1234567890123456",
+            "1e99",
+        ] {
             assert!(!Dialect::Sqlite.reads_decimal(no), "{no}");
             assert!(Dialect::Postgres.reads_decimal(no), "{no}");
         }

@@ -1234,12 +1234,15 @@ impl<'a> Compiler<'a> {
                             "Number()"
                         },
                         match d {
-                            Dialect::Sqlite => "SQLite's reading of decimals (15 digits at most, exponents within ±22)",
+                            Dialect::Sqlite =>
+                                "SQLite's reading of decimals (15 digits at most, exponents within ±22)",
                             _ => "SQL's cast of plain decimals",
                         }
                     ),
                     Some(match d {
-                        Dialect::Sqlite => "store the field as numbers, or its text as plain decimals of 15 digits at most",
+                        Dialect::Sqlite => {
+                            "store the field as numbers, or its text as plain decimals of 15 digits at most"
+                        }
                         _ => "store the field as numbers, or its text as plain decimals",
                     }),
                 ));

@@ -927,18 +927,37 @@ fn printers_dropped_unfinished_write_what_they_were_handed() {
 
 /// A summary's failing rules past 64 rules (its bits span words), with rules that do
 /// not apply and rules the engine raises an error on: each target's list is the
-/// result's own, in rule order.
+/// result's own, in rule order — with ids of every length the printer pads to (16, 32
+/// and 64 bytes) and longer ones, copied at their length.
 #[test]
 fn summary_failing_lists_span_more_than_64_rules() {
     use rulebench::app::synth::{self, Spread};
     let (_dir, mut app) = open();
-    let page = synth::page(300, 70, 3, Spread::Realistic, 9);
+    for (n, pad) in [0, 15, 45, 75].into_iter().enumerate() {
+        summary_failing_lists(
+            &mut app,
+            synth::page(300, 70, 3, Spread::Realistic, 9),
+            n,
+            pad,
+        );
+    }
+}
+
+fn summary_failing_lists(app: &mut App, page: Page, n: usize, pad: usize) {
     let mut file = serde_json::to_value(&page).unwrap();
+    file["id"] = json!(format!("wide-{n}"));
     file["rules"][65]["appliesWhen"] = json!({"==": [{"var": "target.tier"}, "pro"]});
     file["rules"][66]["logic"] =
         json!({"if": [{"==": [{"var": "target.tier"}, "max"]}, {"throw": "x"}, false]});
+    for rule in file["rules"].as_array_mut().unwrap() {
+        rule["id"] = json!(format!(
+            "{}{}",
+            "x".repeat(pad),
+            rule["id"].as_str().unwrap()
+        ));
+    }
     app.import(&file.to_string(), "wide.json", false).unwrap();
-    for r in app.evaluate_all(&page.id).unwrap() {
+    for r in app.evaluate_all(&format!("wide-{n}")).unwrap() {
         let mut out = Vec::new();
         let mut printer = SummaryBuilder::new().per_selection(true).build(&mut out);
         printer.selection(&r).unwrap();

@@ -41,6 +41,7 @@ impl SummaryBuilder {
             fixed: PerNames::default(),
             bodies: Bodies::default(),
             pending: Vec::new(),
+            spare: std::sync::Mutex::default(),
         }
     }
 }
@@ -58,7 +59,12 @@ pub struct Summary<W: Write> {
     /// Selections waiting to be written, a batch at a time: their bytes are made on
     /// every core (the bytes, not the verdicts, are most of a summary's cost).
     pending: Vec<SelectionResult>,
+    /// The buffers of the last batch, emptied, for the next one.
+    spare: std::sync::Mutex<Vec<Vec<u8>>>,
 }
+
+/// The most the spare buffers hold, all together.
+const SPARE_BYTES: usize = 64 << 20;
 
 /// Selections made at once: up to this many targets' worth (the bytes of a batch are
 /// held until written), and at most [`BATCH`] selections.
@@ -139,24 +145,72 @@ impl Bodies {
 #[derive(Debug)]
 struct Fixed {
     targets: Vec<Vec<u8>>,
-    rules: Vec<Vec<u8>>,
+    /// The longest of `targets`.
+    longest_target: usize,
+    /// Per rule, `,"id"` padded with zeros to [`Fixed::width`] bytes, one after
+    /// another: a failing rule's id is one copy of a constant size (its real length,
+    /// `lens`, is then kept), not a copy of a length known only when it runs.
+    ids: Vec<u8>,
+    /// Where each rule's `,"id"` starts in `ids`, and its length.
+    starts: Vec<usize>,
+    lens: Vec<usize>,
+    /// 16, 32 or 64: the padded width of `ids`; 0 when an id is longer (each is then
+    /// copied at its length).
+    width: usize,
 }
 
 impl Fixed {
     fn of(names: &Names) -> Fixed {
-        Fixed {
-            targets: names
-                .targets
-                .iter()
-                .map(|t| {
-                    let mut b = b"{\"id\":".to_vec();
-                    b.extend_from_slice(&json_string(&t.id));
-                    b.extend_from_slice(b",\"verdict\":");
-                    b
-                })
-                .collect(),
-            rules: names.rules.iter().map(|x| json_string(&x.id)).collect(),
+        let targets: Vec<Vec<u8>> = names
+            .targets
+            .iter()
+            .map(|t| {
+                let mut b = b"{\"id\":".to_vec();
+                b.extend_from_slice(&json_string(&t.id));
+                b.extend_from_slice(b",\"verdict\":");
+                b
+            })
+            .collect();
+        let chunks: Vec<Vec<u8>> = names
+            .rules
+            .iter()
+            .map(|x| {
+                let mut c = vec![b','];
+                c.extend_from_slice(&json_string(&x.id));
+                c
+            })
+            .collect();
+        let longest = chunks.iter().map(Vec::len).max().unwrap_or(0);
+        let width = [16, 32, 64]
+            .into_iter()
+            .find(|w| longest <= *w)
+            .unwrap_or(0);
+        let mut ids = Vec::new();
+        let mut starts = Vec::new();
+        for c in &chunks {
+            starts.push(ids.len());
+            ids.extend_from_slice(c);
+            ids.resize(ids.len() + width.saturating_sub(c.len()), 0);
         }
+        Fixed {
+            longest_target: targets.iter().map(Vec::len).max().unwrap_or(0),
+            targets,
+            lens: chunks.iter().map(Vec::len).collect(),
+            starts,
+            ids,
+            width,
+        }
+    }
+
+    /// The most bytes one target's part of a body takes: its id and verdict, the
+    /// score, the reason and every rule failing (at the padded width).
+    fn target_bound(&self) -> usize {
+        let per_rule = if self.width > 0 {
+            self.width
+        } else {
+            self.lens.iter().copied().max().unwrap_or(0)
+        };
+        self.longest_target + 128 + self.lens.len() * per_rule
     }
 }
 
@@ -173,8 +227,13 @@ impl<W: Write> Summary<W> {
         let (bodies, per_selection) = (&self.bodies, self.per_selection);
         // Each selection's head, and its body unless one is kept: the bytes, and where
         // the body made starts (`None`: the kept one follows).
+        let spare = &self.spare;
         let make = |r: &SelectionResult| -> io::Result<(Vec<u8>, Option<usize>)> {
-            let mut out = Vec::new();
+            let mut out = spare
+                .lock()
+                .map_err(|_| io::Error::other("a printer thread panicked"))?
+                .pop()
+                .unwrap_or_default();
             head(&mut out, r)?;
             if bodies.of(r).is_some() {
                 return Ok((out, None));
@@ -189,8 +248,9 @@ impl<W: Write> Summary<W> {
         } else {
             pending.iter().map(make).collect()
         };
+        let (mut spare, mut held) = (Vec::new(), 0);
         for (r, made) in pending.iter().zip(made) {
-            let (text, at) = made?;
+            let (mut text, at) = made?;
             self.w.write_all(&text)?;
             match at {
                 Some(at) => self.bodies.keep(r, &text[at..]),
@@ -198,7 +258,18 @@ impl<W: Write> Summary<W> {
                     .w
                     .write_all(self.bodies.of(r).expect("kept when made"))?,
             }
+            // Buffers are made again for the next batch without faulting their pages
+            // in again (a body of megabytes).
+            if held + text.capacity() <= SPARE_BYTES {
+                held += text.capacity();
+                text.clear();
+                spare.push(text);
+            }
         }
+        *self
+            .spare
+            .lock()
+            .map_err(|_| io::Error::other("a printer thread panicked"))? = spare;
         Ok(())
     }
 }
@@ -260,13 +331,44 @@ fn head(out: &mut Vec<u8>, r: &SelectionResult) -> io::Result<()> {
 
 /// The rest of one selection's summary: per target, its id, verdict, score, reason and
 /// failing rule ids (one target per line unless `one_line`), and the end.
+///
+/// Each target's bytes are put at a cursor in a scratch buffer of this thread (kept
+/// between calls, so never faulted in again) and copied out a few dozen kilobytes at a
+/// time: a failing rule's id is one copy of a constant size ([`Fixed::ids`]), which
+/// the compiler makes a move or two, where a `Vec` would call `memcpy` for each.
 fn body(out: &mut Vec<u8>, r: &SelectionResult, fixed: &Fixed, one_line: bool) -> io::Result<()> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with_borrow_mut(|scratch| {
+        let need = FLUSH + fixed.target_bound();
+        if scratch.len() < need {
+            scratch.resize(need, 0);
+        }
+        body_in(out, scratch, r, fixed, one_line)
+    })
+}
+
+/// Bytes gathered in the scratch buffer before they are copied out.
+const FLUSH: usize = 32 << 10;
+
+fn body_in(
+    out: &mut Vec<u8>,
+    buf: &mut [u8],
+    r: &SelectionResult,
+    fixed: &Fixed,
+    one_line: bool,
+) -> io::Result<()> {
     let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
-    let nl: &[u8] = if one_line { b"" } else { b"\n" };
     let n = r.target_count();
     // Room for most bodies at once (growing a body of megabytes copies it again and
     // again).
     out.reserve(n * 160);
+    let mut pos = 0;
+    let put = |buf: &mut [u8], pos: &mut usize, bytes: &[u8]| {
+        buf[*pos..*pos + bytes.len()].copy_from_slice(bytes);
+        *pos += bytes.len();
+    };
     // The failing rules of a block of targets as bits, rule by rule (column-major,
     // branch-free); each target's ids are then read off its set bits.
     let words = columns.len().div_ceil(64);
@@ -281,36 +383,82 @@ fn body(out: &mut Vec<u8>, r: &SelectionResult, fixed: &Fixed, one_line: bool) -
             }
         }
         for k in 0..block {
+            if pos >= FLUSH {
+                out.extend_from_slice(&buf[..pos]);
+                pos = 0;
+            }
             let t = from + k;
             if t > 0 {
-                out.push(b',');
+                put(buf, &mut pos, b",");
             }
-            out.extend_from_slice(nl);
+            if !one_line {
+                put(buf, &mut pos, b"\n");
+            }
             let d = r.device(t);
-            out.extend_from_slice(&fixed.targets[t]);
-            out.push(b'0' + d.verdict.number());
-            out.extend_from_slice(b",\"score\":");
-            number(out, d.score)?;
-            out.extend_from_slice(b",\"reason\":\"");
-            out.extend_from_slice(d.reason.as_str().as_bytes());
-            out.extend_from_slice(b"\",\"failing\":[");
-            let mut first = true;
-            for (w, &word) in failing[k * words..(k + 1) * words].iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let i = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if !first {
-                        out.push(b',');
-                    }
-                    first = false;
-                    out.extend_from_slice(&fixed.rules[i]);
-                }
+            put(buf, &mut pos, &fixed.targets[t]);
+            put(buf, &mut pos, &[b'0' + d.verdict.number()]);
+            put(buf, &mut pos, b",\"score\":");
+            let mut rest = &mut buf[pos..];
+            let room = rest.len();
+            number(&mut rest, d.score)?;
+            pos += room - rest.len();
+            put(buf, &mut pos, b",\"reason\":\"");
+            put(buf, &mut pos, d.reason.as_str().as_bytes());
+            put(buf, &mut pos, b"\",\"failing\":");
+            // Each id is written with a comma before it; the first comma becomes `[`.
+            let open = pos;
+            let bits = &failing[k * words..(k + 1) * words];
+            pos = match fixed.width {
+                16 => ids::<16>(buf, pos, bits, fixed),
+                32 => ids::<32>(buf, pos, bits, fixed),
+                64 => ids::<64>(buf, pos, bits, fixed),
+                _ => ids_at_length(buf, pos, bits, fixed),
+            };
+            if pos == open {
+                put(buf, &mut pos, b"[");
+            } else {
+                buf[open] = b'[';
             }
-            out.extend_from_slice(b"]}");
+            put(buf, &mut pos, b"]}");
         }
     }
-    out.extend_from_slice(nl);
+    out.extend_from_slice(&buf[..pos]);
+    if !one_line {
+        out.push(b'\n');
+    }
     out.extend_from_slice(b"]}\n");
     Ok(())
+}
+
+/// Writes the ids of the set `bits` at `pos` in `buf`, each `,"id"` one copy of `W`
+/// bytes; returns the cursor after the last one's real length.
+fn ids<const W: usize>(buf: &mut [u8], mut pos: usize, bits: &[u64], fixed: &Fixed) -> usize {
+    for (w, &word) in bits.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let i = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let chunk: &[u8; W] = fixed.ids[i * W..(i + 1) * W]
+                .try_into()
+                .expect("a padded id");
+            buf[pos..pos + W].copy_from_slice(chunk);
+            pos += fixed.lens[i];
+        }
+    }
+    pos
+}
+
+/// [`ids`] for ids longer than 63 bytes: each copied at its length.
+fn ids_at_length(buf: &mut [u8], mut pos: usize, bits: &[u64], fixed: &Fixed) -> usize {
+    for (w, &word) in bits.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let i = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let id = &fixed.ids[fixed.starts[i]..fixed.starts[i] + fixed.lens[i]];
+            buf[pos..pos + id.len()].copy_from_slice(id);
+            pos += id.len();
+        }
+    }
+    pos
 }

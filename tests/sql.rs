@@ -1238,3 +1238,64 @@ fn sources_of_one_profile_share_a_selection_unless_overrides_name_one() {
         );
     }
 }
+
+/// What the review of SQLite's reading of numbers and of the profiles found: a NUL
+/// ends SQLite's text functions (JavaScript reads `"5\0"` as NaN); zeros at either end
+/// of the digits do not count against the 15; a negative zero is refused (a division
+/// by it is `-Infinity`); a field named like the query's own columns is refused; and
+/// sources told apart only by case are two profiles under a `NOCASE` column.
+#[test]
+fn sqlite_numbers_and_profiles_hold_at_their_edges() {
+    let page_of = |values: &[&str], logic: serde_json::Value| {
+        let rows: Vec<serde_json::Value> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| json!({"id": format!("s{i}"), "s": v}))
+            .collect();
+        parse(
+            &json!({
+                "format": "rulebench.page/v1", "id": "p", "name": "P",
+                "source": {"name": "S", "key": ["id"], "rows": rows},
+                "target": {"name": "T", "key": ["id"], "rows": [{"id": "t1", "x": 1}, {"id": "t2", "x": 2}]},
+                "rules": [{"id": "r", "name": "R", "logic": logic}]
+            })
+            .to_string(),
+        )
+    };
+    let numbers = page_of(
+        &["5\u{0}", "1000000000000000", "1.500000000000000000", "0.0e99", "abc", "7"],
+        json!({"<": [{"var": "source.s"}, {"*": [{"var": "target.x"}, 4]}]}),
+    );
+    assert!(rulebench_core::sql::problems(&numbers, Dialect::Sqlite).is_empty());
+    assert_eq!(differential(&numbers, Dialect::Sqlite), 12);
+    // Not vacuous: the engine reads "5\0" as NaN (no target passes it) and "7" passes t2.
+    let engine = engine_pairs(&numbers);
+    assert_eq!(engine[&("id=s0".into(), "id=t2".into())].rules[0], Some(false));
+    assert_eq!(engine[&("id=s5".into(), "id=t2".into())].rules[0], Some(true));
+    for dialect in Dialect::ALL {
+        let zero = page_of(&["-0", "3"], json!({"<": [{"var": "source.s"}, 1]}));
+        let e = rulebench_core::sql::problems(&zero, dialect);
+        assert!(e.len() == 1 && e[0].why.contains("\"-0\""), "{e:?}");
+    }
+    let own = parse(
+        &json!({
+            "format": "rulebench.page/v1", "id": "p", "name": "P",
+            "source": {"name": "S", "key": ["id"], "rows": [{"id": "a", "rb_rep": 1}]},
+            "target": {"name": "T", "key": ["id"], "rows": [{"id": "t"}]},
+            "rules": [{"id": "r", "name": "R", "logic": {"==": [{"var": "source.rb_rep"}, 1]}}]
+        })
+        .to_string(),
+    );
+    let e = rulebench_core::sql::problems(&own, Dialect::Duckdb);
+    assert!(e.iter().any(|e| e.why.contains("`rb_rep`")), "{e:?}");
+    // `A` and `a` under a NOCASE column: the rule tells them apart, so do the profiles.
+    let case = page_of(&["A", "a"], json!({"in": ["A", {"var": "source.s"}]}));
+    let mut request = SqlRequest::new(Dialect::Sqlite);
+    request.all = true;
+    let query = App::sql_query_of(&case, &request).unwrap();
+    let data = App::sql_data_of(&case, &request).unwrap();
+    assert!(data.contains("\"s\" TEXT"), "{data}");
+    let data = data.replace("\"s\" TEXT", "\"s\" TEXT COLLATE NOCASE");
+    let table = common::sql::run_sqlite(&data, &query);
+    assert_eq!(common::sql::same_pairs(&case, Dialect::Sqlite, &table, &query), 4);
+}

@@ -434,7 +434,7 @@ pub fn warehouse_types(page: &Page, dialect: Dialect) -> (String, Vec<String>) {
 }
 
 /// Compares a query's rows with the engine's pairs, every one: the number compared.
-fn same_pairs(page: &Page, dialect: Dialect, table: &Table, query: &str) -> usize {
+pub fn same_pairs(page: &Page, dialect: Dialect, table: &Table, query: &str) -> usize {
     let got = sql_pairs(page, table);
     let want = engine_pairs(page);
     assert_eq!(
@@ -1364,7 +1364,7 @@ const NUMERIC_TEXTS: &[&str] = &[
 
 /// A page whose rules make numbers of string fields: compared with numbers and number
 /// fields, with `==` against numbers and booleans, added (`parseFloat`) and subtracted
-/// (`Number`); the DuckDB, PostgreSQL and Spark queries translate them.
+/// (`Number`); every dialect's query translates them.
 pub fn numeric_text_page(seed: u64) -> Page {
     let mut rng = Rng::new(seed ^ 0x7e27);
     let rows = |rng: &mut Rng, prefix: &str, n: usize| -> Vec<Value> {

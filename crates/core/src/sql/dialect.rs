@@ -207,7 +207,7 @@ impl Dialect {
     pub fn to_bool(self, e: &str) -> String {
         match self {
             // Booleans are 0/1 integers already.
-            Dialect::Sqlite => e.to_owned(),
+            Dialect::Sqlite => format!("{e} COLLATE BINARY"),
             Dialect::Postgres => format!("CAST(CAST({e} AS INTEGER) AS BOOLEAN)"),
             Dialect::Duckdb | Dialect::Spark => format!("CAST({e} AS BOOLEAN)"),
         }
@@ -261,6 +261,19 @@ impl Dialect {
         }
     }
 
+    /// A text expression under the binary collation (bytes, or code points), whatever
+    /// its column declares (`NOCASE`, a non-deterministic collation): where rows are
+    /// grouped by value, values the engine tells apart stay apart. Spark's default is
+    /// binary (its `COLLATE` is only in Spark 4).
+    pub fn binary_text(self, e: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("{e} COLLATE BINARY"),
+            Dialect::Postgres => format!("{e} COLLATE \"C\""),
+            Dialect::Duckdb => format!("{e} COLLATE C"),
+            Dialect::Spark => e.to_owned(),
+        }
+    }
+
     /// `needle` occurs in `hay` (both text, not null).
     pub fn contains(self, hay: &str, needle: &str) -> String {
         match self {
@@ -290,10 +303,10 @@ impl Dialect {
     /// DuckDB, PostgreSQL and Spark test the form with a regular expression and cast.
     /// SQLite has no regular expressions, and its cast rounds some decimals a unit off
     /// before 3.43: there the form is taken apart with `GLOB` and `instr`, and only the
-    /// decimals of at most 15 significant digits whose exponent (the point moved to
-    /// the end) is within ±22 are read, as `digits × 10^k` or `digits / 10^-k` — one
-    /// rounding of two exact doubles, so exact in every SQLite (see
-    /// [`Dialect::reads_decimal`]).
+    /// decimals of at most 15 significant digits (the zeros at either end left out)
+    /// whose exponent (the point moved past the last of them) is within ±22 are read,
+    /// as `digits × 10^k` or `digits / 10^-k` — one rounding of two exact doubles, so
+    /// exact in every SQLite (see [`Dialect::reads_decimal`]).
     pub fn plain_number(self, e: &str) -> String {
         // An exponent of two digits at most: no cast overflows or underflows (PostgreSQL
         // fails on `1e400` where JavaScript says Infinity).
@@ -313,21 +326,28 @@ impl Dialect {
                 self.string(&format!("^{RE}$"))
             ),
             Dialect::Sqlite => {
-                // The sign, the mantissa and the exponent's text, then the digits and
-                // the exponent with the point moved to the end.
-                let k = "CAST(rb_e AS INTEGER) - CASE WHEN instr(rb_m, '.') > 0 THEN length(rb_m) - instr(rb_m, '.') ELSE 0 END";
+                // The text once (`rb_x`), then its sign, mantissa and exponent's text,
+                // then the digits without the zeros at either end and the exponent with
+                // the point moved past them (`rb_k`). ASCII only: the length of the
+                // text and of its bytes agree (SQLite's text functions stop at a NUL,
+                // which JavaScript reads as NaN).
+                let d = "rtrim(replace(rb_m, '.', ''), '0')";
+                let k = "CAST(rb_e AS INTEGER) - CASE WHEN instr(rb_m, '.') > 0 THEN length(rb_m) - instr(rb_m, '.') ELSE 0 END \
++ length(replace(rb_m, '.', '')) - length(rtrim(replace(rb_m, '.', ''), '0'))";
                 format!(
-                    "(SELECT CASE WHEN rb_m <> '' AND rb_m NOT GLOB '*[^0-9.]*' AND rb_m GLOB '*[0-9]*' \
+                    "(SELECT CASE WHEN rb_ascii AND rb_m <> '' AND rb_m NOT GLOB '*[^0-9.]*' AND rb_m GLOB '*[0-9]*' \
 AND length(rb_m) - length(replace(rb_m, '.', '')) <= 1 \
 AND (rb_e GLOB '[0-9]' OR rb_e GLOB '[0-9][0-9]' OR rb_e GLOB '[+-][0-9]' OR rb_e GLOB '[+-][0-9][0-9]') \
-AND length(ltrim(replace(rb_m, '.', ''), '0')) <= 15 AND {k} BETWEEN -22 AND 22 \
+AND length(ltrim({d}, '0')) <= 15 AND ({d} = '' OR {k} BETWEEN -22 AND 22) \
 THEN (SELECT CASE WHEN rb_k >= 0 THEN rb_n * CAST('1e' || rb_k AS REAL) ELSE rb_n / CAST('1e' || -rb_k AS REAL) END \
-FROM (SELECT CAST(rb_sign || replace(rb_m, '.', '') AS INTEGER) AS rb_n, {k} AS rb_k)) END \
+FROM (SELECT CAST(rb_sign || {d} AS INTEGER) AS rb_n, CASE WHEN {d} = '' THEN 0 ELSE {k} END AS rb_k)) END \
 FROM (SELECT CASE WHEN rb_p > 0 THEN substr(rb_b, 1, rb_p - 1) ELSE rb_b END AS rb_m, \
-CASE WHEN rb_p > 0 THEN substr(rb_b, rb_p + 1) ELSE '0' END AS rb_e, rb_sign \
-FROM (SELECT rb_b, instr(replace(rb_b, 'E', 'e'), 'e') AS rb_p, rb_sign \
-FROM (SELECT CASE WHEN substr({e}, 1, 1) IN ('+', '-') THEN substr({e}, 2) ELSE {e} END AS rb_b, \
-CASE WHEN substr({e}, 1, 1) = '-' THEN '-' ELSE '' END AS rb_sign))))"
+CASE WHEN rb_p > 0 THEN substr(rb_b, rb_p + 1) ELSE '0' END AS rb_e, rb_sign, rb_ascii \
+FROM (SELECT rb_b, instr(replace(rb_b, 'E', 'e'), 'e') AS rb_p, rb_sign, rb_ascii \
+FROM (SELECT CASE WHEN substr(rb_x, 1, 1) IN ('+', '-') THEN substr(rb_x, 2) ELSE rb_x END AS rb_b, \
+CASE WHEN substr(rb_x, 1, 1) = '-' THEN '-' ELSE '' END AS rb_sign, \
+length(CAST(rb_x AS BLOB)) = length(rb_x) AS rb_ascii \
+FROM (SELECT {e} AS rb_x)))))"
                 )
             }
         }
@@ -342,9 +362,13 @@ CASE WHEN substr({e}, 1, 1) = '-' THEN '-' ELSE '' END AS rb_sign))))"
         match self {
             Dialect::Duckdb | Dialect::Postgres | Dialect::Spark => true,
             Dialect::Sqlite => {
-                let digits = d.whole.iter().chain(d.fraction).skip_while(|c| **c == b'0');
-                let k = d.exponent - d.fraction.len() as i64;
-                digits.count() <= 15 && (-22..=22).contains(&k)
+                // The digits without the zeros at either end, and the exponent with
+                // the point moved past them.
+                let digits: Vec<u8> = d.whole.iter().chain(d.fraction).copied().collect();
+                let end = digits.iter().rposition(|c| *c != b'0').map_or(0, |i| i + 1);
+                let start = digits[..end].iter().take_while(|c| **c == b'0').count();
+                let k = d.exponent - d.fraction.len() as i64 + (digits.len() - end) as i64;
+                end - start <= 15 && (end == 0 || (-22..=22).contains(&k))
             }
         }
     }
@@ -475,7 +499,7 @@ CASE WHEN substr({e}, 1, 1) = '-' THEN '-' ELSE '' END AS rb_sign))))"
     pub fn nan_to_null(self, e: &str) -> String {
         match self {
             // SQLite has no NaN: it is NULL already.
-            Dialect::Sqlite => e.to_owned(),
+            Dialect::Sqlite => format!("{e} COLLATE BINARY"),
             Dialect::Postgres => format!("NULLIF({e}, CAST('NaN' AS DOUBLE PRECISION))"),
             Dialect::Duckdb | Dialect::Spark => format!("NULLIF({e}, CAST('NaN' AS DOUBLE))"),
         }
@@ -633,8 +657,9 @@ fn postgres_fmod(a: &str, b: &str) -> String {
 /// has no `fmod()` unless built with its math functions: long division in base 2, with
 /// `|b|·2^k` from the largest not above `|a|` down to `|b|`, each subtracted where it
 /// fits. Every step is exact (doubling and halving; `x - y` with `y <= x < 2y`), so the
-/// remainder is C's `fmod` to the last bit; at most 2,100 steps, about 10 for a dividend
-/// a thousand times its divisor.
+/// remainder is C's `fmod` to the last bit. A dividend `2^n` times its divisor takes
+/// `n` doublings and as many halvings: about 10 each at a thousand times, at most about
+/// 2,100 each (some 4,200 rows) across the whole range of doubles.
 fn sqlite_fmod(a: &str, b: &str) -> String {
     format!(
         "(SELECT CASE WHEN rb_a IS NULL OR rb_b IS NULL OR abs(rb_a) >= 9e999 OR rb_b = 0 THEN NULL \
@@ -744,6 +769,10 @@ mod decimal_tests {
             "1e-22",
             "12.5e-21",
             "0001234567890123.45e-5",
+            "1000000000000000",
+            "1.500000000000000000",
+            "0.0e99",
+            "100e21",
         ] {
             assert!(Dialect::Sqlite.reads_decimal(yes), "{yes}");
         }
@@ -753,6 +782,7 @@ mod decimal_tests {
             "1234567890123456",
             "0.1234567890123456",
             "1e99",
+            "0.00000000000000000000001",
         ] {
             assert!(!Dialect::Sqlite.reads_decimal(no), "{no}");
             assert!(Dialect::Postgres.reads_decimal(no), "{no}");

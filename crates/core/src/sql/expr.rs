@@ -455,7 +455,7 @@ impl<'a> Compiler<'a> {
                 op,
                 "this operator has no SQL translation",
                 Some(
-                    "SQL translates var, ==, !=, ===, !==, <, <=, >, >=, !, !!, and, or, if, ?:, in, missing, missing_some, +, -, *, / (by a constant), % (of integers), min, max, cat, and some, all, none (over arrays of strings)",
+                    "SQL translates var, ==, !=, ===, !==, <, <=, >, >=, !, !!, and, or, if, ?:, in, missing, missing_some, +, -, *, /, %, min, max, cat, substr, and some, all, none (over arrays of strings)",
                 ),
             )),
         }
@@ -1153,10 +1153,13 @@ impl<'a> Compiler<'a> {
     }
 
     /// A string field made a number — JavaScript's `Number()`, or `parseFloat()` with
-    /// `parse_float` — as (SQL, may be NULL for NaN): a plain decimal by the dialect's
-    /// cast, `""` and null as `Number()` or `parseFloat()` say, anything else NaN. It
-    /// translates where that is what JavaScript makes of every string the page's rows
-    /// hold in the field (defaults and patches too); else it is refused, naming one.
+    /// `parse_float` — as (SQL, may be NULL for NaN): a plain decimal as the dialect
+    /// reads one ([`Dialect::plain_number`]), `""` and null as `Number()` or
+    /// `parseFloat()` say, anything else NaN. It translates where that is what
+    /// JavaScript makes of every string the page's rows hold in the field (defaults and
+    /// patches too); else it is refused, naming one. A negative zero (`"-0"`) is
+    /// refused too: a division by it is `-Infinity` where the query's is by the
+    /// dividend's sign.
     fn text_number(
         &self,
         sql: &str,
@@ -1175,7 +1178,7 @@ impl<'a> Compiler<'a> {
         let Some((side, field)) = joined.or_else(|| self.field_of(sql)) else {
             return Err(self.text_to_number(p, op));
         };
-        // What the SQL makes of a string, computed here as the dialect's cast does.
+        // What the SQL makes of a string, computed here as the dialect reads it.
         let emulated = |s: &str| -> f64 {
             if d.reads_decimal(s) {
                 s.parse::<f64>().unwrap_or(f64::NAN)
@@ -1217,8 +1220,10 @@ impl<'a> Compiler<'a> {
                 && s.bytes()
                     .take_while(|c| !matches!(c, b'e' | b'E'))
                     .any(|c| (b'1'..=b'9').contains(&c));
-            let same =
-                !underflow && ((want.is_nan() && got.is_nan()) || (want == got && got.is_finite()));
+            let negative_zero = want == 0.0 && want.is_sign_negative();
+            let same = !underflow
+                && !negative_zero
+                && ((want.is_nan() && got.is_nan()) || (want == got && got.is_finite()));
             if !same {
                 return Err(err(
                     p,

@@ -984,3 +984,45 @@ fn summary_failing_lists(app: &mut App, page: Page, n: usize, pad: usize) {
         assert!(past_64 > 0, "some failing ids lie past the first word");
     }
 }
+
+/// The summary printer makes each batch's bytes on the thread pool while its caller
+/// evaluates the next; called from one of the pool's own threads (a pool of one
+/// here), it makes them in place rather than wait for a job that thread would have
+/// to run — and writes the same bytes, in order, as from outside the pool.
+#[test]
+fn summaries_printed_from_inside_the_thread_pool_do_not_wait_for_it() {
+    use rulebench::app::synth::{self, Spread};
+    let (_dir, mut app) = open();
+    let page = synth::page(5000, 12, 40, Spread::Realistic, 3);
+    app.import(&serde_json::to_string(&page).unwrap(), "pool.json", false)
+        .unwrap();
+    let results: Vec<SelectionResult> = app.evaluate_all(&page.id).unwrap().collect();
+    let print = || {
+        let mut out = Vec::new();
+        let mut printer = SummaryBuilder::new().per_selection(true).build(&mut out);
+        for r in &results {
+            printer.selection(r).unwrap();
+        }
+        printer.finish().unwrap();
+        drop(printer);
+        String::from_utf8(out).unwrap()
+    };
+    let outside = print();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let inside = pool.install(print);
+    let strip = |s: &str| -> Vec<String> {
+        s.lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("evaluatedAt");
+                v.as_object_mut().unwrap().remove("cache");
+                v.to_string()
+            })
+            .collect()
+    };
+    assert_eq!(strip(&inside), strip(&outside));
+    assert_eq!(outside.lines().count(), 40);
+}

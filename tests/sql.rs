@@ -1263,15 +1263,28 @@ fn sqlite_numbers_and_profiles_hold_at_their_edges() {
         )
     };
     let numbers = page_of(
-        &["5\u{0}", "1000000000000000", "1.500000000000000000", "0.0e99", "abc", "7"],
+        &[
+            "5\u{0}",
+            "1000000000000000",
+            "1.500000000000000000",
+            "0.0e99",
+            "abc",
+            "7",
+        ],
         json!({"<": [{"var": "source.s"}, {"*": [{"var": "target.x"}, 4]}]}),
     );
     assert!(rulebench_core::sql::problems(&numbers, Dialect::Sqlite).is_empty());
     assert_eq!(differential(&numbers, Dialect::Sqlite), 12);
     // Not vacuous: the engine reads "5\0" as NaN (no target passes it) and "7" passes t2.
     let engine = engine_pairs(&numbers);
-    assert_eq!(engine[&("id=s0".into(), "id=t2".into())].rules[0], Some(false));
-    assert_eq!(engine[&("id=s5".into(), "id=t2".into())].rules[0], Some(true));
+    assert_eq!(
+        engine[&("id=s0".into(), "id=t2".into())].rules[0],
+        Some(false)
+    );
+    assert_eq!(
+        engine[&("id=s5".into(), "id=t2".into())].rules[0],
+        Some(true)
+    );
     for dialect in Dialect::ALL {
         let zero = page_of(&["-0", "3"], json!({"<": [{"var": "source.s"}, 1]}));
         let e = rulebench_core::sql::problems(&zero, dialect);
@@ -1297,5 +1310,8 @@ fn sqlite_numbers_and_profiles_hold_at_their_edges() {
     assert!(data.contains("\"s\" TEXT"), "{data}");
     let data = data.replace("\"s\" TEXT", "\"s\" TEXT COLLATE NOCASE");
     let table = common::sql::run_sqlite(&data, &query);
-    assert_eq!(common::sql::same_pairs(&case, Dialect::Sqlite, &table, &query), 4);
+    assert_eq!(
+        common::sql::same_pairs(&case, Dialect::Sqlite, &table, &query),
+        4
+    );
 }

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, mpsc};
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -41,7 +41,8 @@ impl SummaryBuilder {
             fixed: PerNames::default(),
             bodies: Bodies::default(),
             pending: Vec::new(),
-            spare: std::sync::Mutex::default(),
+            spare: Arc::default(),
+            in_flight: None,
         }
     }
 }
@@ -54,14 +55,24 @@ pub struct Summary<W: Write> {
     per_selection: bool,
     /// What the names give, made once per run: per target `{"id":…,"verdict":`, per
     /// rule its id as a JSON string.
-    fixed: PerNames<Fixed>,
+    fixed: PerNames<Arc<Fixed>>,
     bodies: Bodies,
     /// Selections waiting to be written, a batch at a time: their bytes are made on
     /// every core (the bytes, not the verdicts, are most of a summary's cost).
     pending: Vec<SelectionResult>,
-    /// The buffers of the last batch, emptied, for the next one.
-    spare: std::sync::Mutex<Vec<Vec<u8>>>,
+    /// Buffers written out, emptied, for the batches to come.
+    spare: Arc<Mutex<Vec<Vec<u8>>>>,
+    /// The batch being made on the thread pool while the caller evaluates the next
+    /// one: its selections and their bytes, when they are made.
+    in_flight: Option<mpsc::Receiver<Made>>,
 }
+
+/// A batch's selections, and per selection its bytes (or why they could not be made)
+/// and where the body made starts (`None`: the kept one follows).
+type Made = (
+    Vec<SelectionResult>,
+    Vec<io::Result<(Vec<u8>, Option<usize>)>>,
+);
 
 /// The most the spare buffers hold, all together.
 const SPARE_BYTES: usize = 64 << 20;
@@ -126,7 +137,11 @@ impl Bodies {
                 .iter()
                 .map(|c| c.outcome.len())
                 .sum::<usize>();
-        if !r.eval.shared || r.eval.devices.is_empty() || self.bytes + held > BODY_BYTES {
+        if !r.eval.shared
+            || r.eval.devices.is_empty()
+            || self.bytes + held > BODY_BYTES
+            || self.of(r).is_some()
+        {
             return;
         }
         self.bytes += held;
@@ -215,42 +230,72 @@ impl Fixed {
 }
 
 impl<W: Write> Summary<W> {
-    /// Writes the waiting selections in order; the bytes of those whose body is not
-    /// kept are made on every core when the batch is large.
+    /// Writes the batch being made (waiting for it), then hands the waiting selections
+    /// to the thread pool as the next batch: their bytes are made there, on every core
+    /// when the batch is large, while the caller evaluates the selections after them.
     fn write_pending(&mut self) -> io::Result<()> {
+        self.write_in_flight()?;
         let Some(first) = self.pending.first() else {
             return Ok(());
         };
         let names = first.names.clone();
-        let pending = std::mem::take(&mut self.pending);
-        let fixed = self.fixed.of(&names, || Fixed::of(&names));
-        let (bodies, per_selection) = (&self.bodies, self.per_selection);
-        // Each selection's head, and its body unless one is kept: the bytes, and where
-        // the body made starts (`None`: the kept one follows).
-        let spare = &self.spare;
-        let make = |r: &SelectionResult| -> io::Result<(Vec<u8>, Option<usize>)> {
-            let mut out = spare
-                .lock()
-                .map_err(|_| io::Error::other("a printer thread panicked"))?
-                .pop()
-                .unwrap_or_default();
-            head(&mut out, r)?;
-            if bodies.of(r).is_some() {
-                return Ok((out, None));
-            }
-            let at = out.len();
-            body(&mut out, r, fixed, per_selection)?;
-            Ok((out, Some(at)))
+        let batch = std::mem::take(&mut self.pending);
+        let fixed = self
+            .fixed
+            .of(&names, || Arc::new(Fixed::of(&names)))
+            .clone();
+        // Bodies kept from batches already written are not made again.
+        let kept: Vec<bool> = batch.iter().map(|r| self.bodies.of(r).is_some()).collect();
+        let (per_selection, spare) = (self.per_selection, self.spare.clone());
+        let (tx, rx) = mpsc::channel();
+        self.in_flight = Some(rx);
+        let job = move || {
+            let make =
+                |(r, kept): (&SelectionResult, &bool)| -> io::Result<(Vec<u8>, Option<usize>)> {
+                    let mut out = spare
+                        .lock()
+                        .map_err(|_| io::Error::other("a printer thread panicked"))?
+                        .pop()
+                        .unwrap_or_default();
+                    head(&mut out, r)?;
+                    if *kept {
+                        return Ok((out, None));
+                    }
+                    let at = out.len();
+                    body(&mut out, r, &fixed, per_selection)?;
+                    Ok((out, Some(at)))
+                };
+            let targets: usize = batch.iter().map(SelectionResult::target_count).sum();
+            let made = if targets >= PARALLEL_FROM {
+                batch.par_iter().zip(&kept).map(make).collect()
+            } else {
+                batch.iter().zip(&kept).map(make).collect()
+            };
+            // The printer may be gone (dropped on an error): nothing to write then.
+            let _ = tx.send((batch, made));
         };
-        let targets: usize = pending.iter().map(SelectionResult::target_count).sum();
-        let made: Vec<io::Result<(Vec<u8>, Option<usize>)>> = if targets >= PARALLEL_FROM {
-            pending.par_iter().map(make).collect()
+        // A printer on one of the pool's own threads makes the batch there: waiting
+        // for a job on the pool from inside it could wait for ever.
+        if rayon::current_thread_index().is_some() {
+            job();
         } else {
-            pending.iter().map(make).collect()
+            rayon::spawn(job);
+        }
+        Ok(())
+    }
+
+    /// Waits for the batch being made and writes it, keeping the bodies that may
+    /// recur and the buffers for the batches to come.
+    fn write_in_flight(&mut self) -> io::Result<()> {
+        let Some(rx) = self.in_flight.take() else {
+            return Ok(());
         };
-        let (mut spare, mut held) = (Vec::new(), 0);
-        for (r, made) in pending.iter().zip(made) {
-            let (mut text, at) = made?;
+        let (batch, made) = rx
+            .recv()
+            .map_err(|_| io::Error::other("a printer thread panicked"))?;
+        let mut written = Vec::new();
+        for (r, made) in batch.iter().zip(made) {
+            let (text, at) = made?;
             self.w.write_all(&text)?;
             match at {
                 Some(at) => self.bodies.keep(r, &text[at..]),
@@ -258,18 +303,22 @@ impl<W: Write> Summary<W> {
                     .w
                     .write_all(self.bodies.of(r).expect("kept when made"))?,
             }
-            // Buffers are made again for the next batch without faulting their pages
-            // in again (a body of megabytes).
+            written.push(text);
+        }
+        // Buffers are made again for the next batch without faulting their pages in
+        // again (a body of megabytes).
+        let mut spare = self
+            .spare
+            .lock()
+            .map_err(|_| io::Error::other("a printer thread panicked"))?;
+        let mut held: usize = spare.iter().map(Vec::capacity).sum();
+        for mut text in written {
             if held + text.capacity() <= SPARE_BYTES {
                 held += text.capacity();
                 text.clear();
                 spare.push(text);
             }
         }
-        *self
-            .spare
-            .lock()
-            .map_err(|_| io::Error::other("a printer thread panicked"))? = spare;
         Ok(())
     }
 }
@@ -293,7 +342,8 @@ impl<W: Write> ResultSink for Summary<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.write_pending()
+        self.write_pending()?;
+        self.write_in_flight()
     }
 }
 
@@ -302,6 +352,7 @@ impl<W: Write> ResultSink for Summary<W> {
 impl<W: Write> Drop for Summary<W> {
     fn drop(&mut self) {
         let _ = self.write_pending();
+        let _ = self.write_in_flight();
     }
 }
 

@@ -1448,8 +1448,10 @@ impl Matrix {
         let mut devices_out = base.devices.clone();
         let own = self.overrides.get(&selection);
         if let Some(of) = own {
-            let mut forced = base.devices.to_vec();
-            let devices = &mut forced;
+            // One copy of the shared verdicts, forced where overridden in place (a
+            // `Vec` made into an `Arc` would be copied twice).
+            let mut forced: Arc<[DeviceVerdict]> = Arc::from(&base.devices[..]);
+            let devices = Arc::get_mut(&mut forced).expect("made here, not shared");
             for &(t, value, ref note) in of {
                 overrides[t] = Some(value);
                 // An override decides before any rule; the score stays the rules'.
@@ -1475,7 +1477,7 @@ impl Matrix {
                         verdict::rank(&self.candidate(devices, a), &self.candidate(devices, b))
                     }),
             };
-            devices_out = forced.into();
+            devices_out = forced;
         }
         let (selection_verdict, recommended) = self.decided(decided);
         SelectionEval {

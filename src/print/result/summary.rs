@@ -54,7 +54,7 @@ pub struct Summary<W: Write> {
     w: W,
     per_selection: bool,
     /// What the names give, made once per run: per target `{"id":…,"verdict":`, per
-    /// rule its id as a JSON string.
+    /// rule `,"id"` padded to a fixed width.
     fixed: PerNames<Arc<Fixed>>,
     bodies: Bodies,
     /// Selections waiting to be written, a batch at a time: their bytes are made on

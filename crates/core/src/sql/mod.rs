@@ -832,7 +832,7 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
         // In partial compilation: the selection of each bound (equal: no rule left out
         // changes it), and whether a pair is open (its verdict or score NULL), which
         // leaves the recommendation NULL.
-        let (group_bounds, extremes, selection, open, recommend_when) = if partial_query {
+        let (group_bounds, extremes, selection, open) = if partial_query {
             (
                 ", rb_verdict_lo, rb_verdict_hi",
                 format!(
@@ -846,16 +846,17 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
                     hi = indent(&selection_of("_hi"), 2)
                 ),
                 ",\n    rb_open",
-                "sel.rb_selection > 0 AND sel.rb_open = 0",
             )
         } else {
-            (
-                "",
-                verdict_extremes("", "rb_verdict"),
-                selection_of(""),
-                "",
-                "sel.rb_selection > 0",
-            )
+            ("", verdict_extremes("", "rb_verdict"), selection_of(""), "")
+        };
+        // Where the recommendation is given, over the selection columns of `sel`.
+        let recommend_when = |sel: &str| {
+            if partial_query {
+                format!("{sel}.rb_selection > 0 AND {sel}.rb_open = 0")
+            } else {
+                format!("{sel}.rb_selection > 0")
+            }
         };
         // The selection CTEs over the verdicts `{p}verdicts`, named `{p}selections`:
         // DuckDB and Spark take the first target in one aggregate per source, the
@@ -884,7 +885,7 @@ fn compile(page: &Page, o: &Options) -> Result<Compiled, Vec<SqlError>> {
         let select_columns = |sel: &str| {
             format!(
                 "\nSELECT\n{pair_columns}{rule_columns}{verdict_columns},\n  {sel}.rb_selection AS selection_verdict,\n  CASE WHEN {} THEN {sel}.rb_first END AS recommended_target",
-                recommend_when.replace("sel.", &format!("{sel}."))
+                recommend_when(sel)
             )
         };
         if o.select.is_some() {

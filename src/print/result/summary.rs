@@ -79,7 +79,7 @@ const SPARE_BYTES: usize = 64 << 20;
 
 /// Selections made at once: up to this many targets' worth (the bytes of a batch are
 /// held until written), and at most [`BATCH`] selections.
-const BATCH_TARGETS: usize = 1 << 16;
+const BATCH_TARGETS: usize = 1 << 15;
 const BATCH: usize = 64;
 /// Targets whose failing rules are gathered at once.
 const BLOCK: usize = 1024;

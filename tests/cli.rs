@@ -1674,12 +1674,7 @@ fn the_matrix_command_exports_the_grid_in_every_format() {
                 "{format} {name}"
             );
             let outcomes: Vec<&str> = record.iter().skip(3).collect();
-            let expected: Vec<&str> = rule["outcomes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|o| o.as_str().unwrap())
-                .collect();
+            let expected = common::strs(&rule["outcomes"]);
             assert_eq!(outcomes, expected, "{format} {name}");
             assert_eq!(&record[1], rule["category"].as_str().unwrap());
         }

@@ -4,6 +4,8 @@
 //! streamed for every selection of a page), and assertions that read only part of a
 //! result see what they would see on the whole.
 
+mod common;
+
 use std::sync::Arc;
 
 use clap::ValueEnum;
@@ -186,12 +188,7 @@ fn check_printers(page: &Page, r: &SelectionResult) {
             .filter(|(_, v)| **v == json!(false))
             .map(|(k, _)| k)
             .collect();
-        let got: Vec<&str> = s["failing"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
+        let got = common::strs(&s["failing"]);
         assert_eq!(got, failing);
     }
     for key in [
@@ -969,12 +966,7 @@ fn summary_failing_lists(app: &mut App, page: Page, n: usize, pad: usize) {
         let mut past_64 = 0;
         for (t, target) in targets.iter().enumerate() {
             let expected: Vec<&str> = r.failing_rules(t).collect();
-            let got: Vec<&str> = target["failing"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap())
-                .collect();
+            let got = common::strs(&target["failing"]);
             assert_eq!(got, expected, "target {t}");
             past_64 += got
                 .iter()

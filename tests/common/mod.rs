@@ -157,3 +157,12 @@ pub fn add_rule(db: &Path, page: &str, rule: &serde_json::Value) {
     );
     assert_eq!(code, 0, "rule add {rule}: {err}");
 }
+
+/// The items of a JSON array of strings (panics on anything else: a test's input).
+pub fn strs(v: &serde_json::Value) -> Vec<&str> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| x.as_str().expect("a string"))
+        .collect()
+}

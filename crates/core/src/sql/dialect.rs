@@ -207,7 +207,7 @@ impl Dialect {
     pub fn to_bool(self, e: &str) -> String {
         match self {
             // Booleans are 0/1 integers already.
-            Dialect::Sqlite => format!("{e} COLLATE BINARY"),
+            Dialect::Sqlite => e.to_owned(),
             Dialect::Postgres => format!("CAST(CAST({e} AS INTEGER) AS BOOLEAN)"),
             Dialect::Duckdb | Dialect::Spark => format!("CAST({e} AS BOOLEAN)"),
         }
@@ -499,7 +499,7 @@ FROM (SELECT {e} AS rb_x)))))"
     pub fn nan_to_null(self, e: &str) -> String {
         match self {
             // SQLite has no NaN: it is NULL already.
-            Dialect::Sqlite => format!("{e} COLLATE BINARY"),
+            Dialect::Sqlite => e.to_owned(),
             Dialect::Postgres => format!("NULLIF({e}, CAST('NaN' AS DOUBLE PRECISION))"),
             Dialect::Duckdb | Dialect::Spark => format!("NULLIF({e}, CAST('NaN' AS DOUBLE))"),
         }

@@ -1018,3 +1018,98 @@ fn summaries_printed_from_inside_the_thread_pool_do_not_wait_for_it() {
     assert_eq!(strip(&inside), strip(&outside));
     assert_eq!(outside.lines().count(), 40);
 }
+
+/// Every selection's summary alone, as a fresh printer writes it (as text: a printer
+/// makes a profile of a body only when it sees its columns again).
+fn summaries_alone(results: &[SelectionResult]) -> Vec<String> {
+    results
+        .iter()
+        .map(|r| {
+            let mut one = Vec::new();
+            let mut printer = SummaryBuilder::new().per_selection(true).build(&mut one);
+            printer.selection(r).unwrap();
+            printer.finish().unwrap();
+            drop(printer);
+            String::from_utf8(one).unwrap()
+        })
+        .collect()
+}
+
+fn summaries_together(results: &[SelectionResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut printer = SummaryBuilder::new().per_selection(true).build(&mut out);
+    for r in results {
+        printer.selection(r).unwrap();
+    }
+    printer.finish().unwrap();
+    drop(printer);
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// A page of many sources and few profiles, most of them written from the lines the
+/// printer keeps per target (a profile's body made once, as its targets' line numbers)
+/// — past the first batches, profiles seen once are made so at once: every
+/// selection's summary is the one it has alone, byte for byte, overrides and all.
+#[test]
+fn summaries_written_from_kept_lines_are_the_bytes_made_as_text() {
+    use rulebench::app::synth::{self, Spread};
+    let (_dir, mut app) = open();
+    let mut page = synth::page(700, 9, 1500, Spread::Realistic, 5);
+    synth::repeat_sources(&mut page, 120);
+    for (s, t) in [(3, 5), (130, 0), (131, 699), (1400, 350)] {
+        page.overrides.push(rulebench_core::model::Override {
+            source_key: Some(page.source.row_key(&page.source.rows[s])),
+            target_key: Some(page.target.row_key(&page.target.rows[t])),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: s % 2 == 0,
+            note: None,
+        });
+    }
+    app.import(&serde_json::to_string(&page).unwrap(), "lines.json", false)
+        .unwrap();
+    let results: Vec<SelectionResult> = app.evaluate_all(&page.id).unwrap().collect();
+    let together = summaries_together(&results);
+    let alone = summaries_alone(&results);
+    assert_eq!(together.len(), 1500);
+    for (s, (line, one)) in together.iter().zip(&alone).enumerate() {
+        assert_eq!(line, one, "source {s}");
+    }
+    let line: Value = serde_json::from_str(&together[131]).unwrap();
+    assert_eq!(line["targets"][699]["reason"], "override");
+}
+
+/// A body kept for a profile is a page's at one revision: results of another
+/// revision (its policies changed, its columns the very same) get their own verdicts.
+#[test]
+fn summaries_of_another_revision_are_not_written_from_kept_lines() {
+    use rulebench_core::verdict::{DeviceVerdict, Reason, Verdict};
+    let (_dir, app) = open();
+    let first = app
+        .evaluate_all("llm-chat-clients")
+        .unwrap()
+        .next()
+        .unwrap();
+    let mut later = first.clone();
+    later.revision += 1;
+    let devices: Vec<DeviceVerdict> = first
+        .eval
+        .devices
+        .iter()
+        .map(|d| DeviceVerdict {
+            verdict: Verdict::None,
+            score: d.score / 2.0,
+            reason: Reason::LowScore,
+        })
+        .collect();
+    later.eval.devices = devices.into();
+    // Seen twice at the first revision: a profile; then twice at the next.
+    let results = [first.clone(), first.clone(), first, later.clone(), later];
+    let together = summaries_together(&results);
+    assert_eq!(together, summaries_alone(&results));
+    assert_ne!(together[2], together[3]);
+}

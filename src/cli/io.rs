@@ -364,6 +364,13 @@ impl Write for Output {
         }
     }
 
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(w) => w.write_vectored(bufs),
+            Output::File { w, .. } => w.as_mut().expect("not committed").write_vectored(bufs),
+        }
+    }
+
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             Output::Stdout(w) => w.flush(),

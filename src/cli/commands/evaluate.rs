@@ -196,16 +196,32 @@ fn evaluate_all(
         let p = evaluations.page();
         printer.begin(evaluations.names(), &p.name, &p.source.name)?;
         evaluations.verdicts_only(printer.verdicts_only());
-        for r in evaluations {
-            printer.selection(&r)?;
-            progress.inc(1);
-            if !printer.wants_more() {
-                break;
+        // The selections are evaluated on a thread of their own, a few ahead of the
+        // printer: evaluating and printing each take a core's worth on a large page.
+        // The printer stopping (or failing) drops the receiver, which stops them.
+        let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for r in evaluations {
+                    if tx.send(r).is_err() {
+                        break;
+                    }
+                }
+            });
+            for r in rx {
+                printer.selection(&r)?;
+                progress.inc(1);
+                if !printer.wants_more() {
+                    break;
+                }
             }
-        }
-        printer.finish()
+            printer.finish()
+        })
     };
     let out = write();
     progress.finish_and_clear();
     out
 }
+
+/// Selections evaluated and not yet printed, at most.
+const AHEAD: usize = 64;

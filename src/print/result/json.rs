@@ -213,8 +213,74 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
     }
 }
 
+/// A score as JSON (`null` when not finite), from this thread's [`Scores`].
 pub(super) fn number<W: Write>(w: &mut W, score: f64) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, &score).map_err(crate::print::json_io)
+    thread_local! {
+        static SCORES: std::cell::RefCell<Scores> = std::cell::RefCell::default();
+    }
+    SCORES.with_borrow_mut(|scores| w.write_all(scores.get(score)))
+}
+
+/// The most bytes a score takes as JSON (`-1.2345678901234567e-308` is 24), padded.
+pub(super) const SCORE_WIDTH: usize = 32;
+
+/// Scores as JSON (`null` when not finite), each formatted once per distinct value:
+/// a page's scores take few values (weighted counts of a few rules), and formatting
+/// a double costs more than the rest of a target's bytes. A small table by the
+/// score's bits; a score whose slot holds another is formatted again.
+pub(super) struct Scores {
+    slots: Box<[ScoreSlot]>,
+}
+
+#[derive(Clone, Copy)]
+struct ScoreSlot {
+    bits: u64,
+    /// 0: empty (a formatted number is never empty).
+    len: u8,
+    text: [u8; SCORE_WIDTH],
+}
+
+impl Default for Scores {
+    fn default() -> Scores {
+        let empty = ScoreSlot {
+            bits: 0,
+            len: 0,
+            text: [0; SCORE_WIDTH],
+        };
+        Scores {
+            slots: vec![empty; 256].into_boxed_slice(),
+        }
+    }
+}
+
+impl Scores {
+    /// `score` as JSON, padded to [`SCORE_WIDTH`] bytes (copied at a constant size),
+    /// and its length.
+    #[inline]
+    pub(super) fn padded(&mut self, score: f64) -> (&[u8; SCORE_WIDTH], usize) {
+        let bits = score.to_bits();
+        let at = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        let slot = &mut self.slots[at];
+        if slot.len == 0 || slot.bits != bits {
+            let mut text = [0; SCORE_WIDTH];
+            let mut rest = &mut text[..];
+            serde_json::to_writer(&mut rest, &score).expect("a double takes 24 bytes at most");
+            let len = SCORE_WIDTH - rest.len();
+            *slot = ScoreSlot {
+                bits,
+                len: u8::try_from(len).expect("at most 32"),
+                text,
+            };
+        }
+        (&slot.text, usize::from(slot.len))
+    }
+
+    /// `score` as JSON.
+    #[inline]
+    pub(super) fn get(&mut self, score: f64) -> &[u8] {
+        let (text, len) = self.padded(score);
+        &text[..len]
+    }
 }
 
 /// The result JSON of one selection: pretty (2 spaces) at the fragments' indent, or
@@ -374,4 +440,49 @@ pub(super) fn write_result<W: Write>(
     string(w, 2, "evaluatedAt", &r.evaluated_at)?;
     f.nl(w, 0)?;
     w.write_all(b"}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scores;
+
+    /// Scores read from the table are serde_json's, whichever slot they share: a
+    /// thousand distinct doubles in 256 slots, each asked for twice, the extremes too.
+    #[test]
+    fn scores_formatted_once_are_serde_json_s() {
+        let mut scores = Scores::default();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut values: Vec<f64> = (0..1000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 4 {
+                    0 => f64::from_bits(x),
+                    1 => (x % 1000) as f64 / 7.0,
+                    2 => f64::from(u32::try_from(x % 21).unwrap()) / 20.0,
+                    _ => -((x % 100) as f64),
+                }
+            })
+            .collect();
+        values.extend([
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            -1.234_567_890_123_456_7e-308,
+        ]);
+        for round in 0..2 {
+            for &v in &values {
+                let expected = serde_json::to_string(&v).unwrap();
+                assert_eq!(
+                    std::str::from_utf8(scores.get(v)).unwrap(),
+                    expected,
+                    "{v:e}, round {round}"
+                );
+            }
+        }
+    }
 }

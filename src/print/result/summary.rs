@@ -4,16 +4,19 @@
 //! is one line.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::sync::{Arc, Mutex, mpsc};
 
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::json::{json_string, number};
+use super::json::{SCORE_WIDTH, Scores, json_string};
 use super::per_names::PerNames;
 use super::sink::ResultSink;
-use crate::app::types::{Column, DeviceVerdict, Names, Outcome, SelectionResult};
+use crate::app::types::{Column, DeviceVerdict, Names, SelectionResult};
+
+/// The hasher of the profiles' maps (keys made here, not by users).
+type Hash = foldhash::fast::FixedState;
 
 /// Builds a [`Summary`] printer.
 #[derive(Clone, Debug, Default)]
@@ -39,7 +42,7 @@ impl SummaryBuilder {
             w,
             per_selection: self.per_selection,
             fixed: PerNames::default(),
-            bodies: Bodies::default(),
+            profiles: self.per_selection.then(Profiles::default),
             pending: Vec::new(),
             spare: Arc::default(),
             in_flight: None,
@@ -56,7 +59,9 @@ pub struct Summary<W: Write> {
     /// What the names give, made once per run: per target `{"id":…,"verdict":`, per
     /// rule `,"id"` padded to a fixed width.
     fixed: PerNames<Arc<Fixed>>,
-    bodies: Bodies,
+    /// The bodies made so far, to write again (`--all` only); with the batch being
+    /// made while it is.
+    profiles: Option<Profiles>,
     /// Selections waiting to be written, a batch at a time: their bytes are made on
     /// every core (the bytes, not the verdicts, are most of a summary's cost).
     pending: Vec<SelectionResult>,
@@ -67,12 +72,21 @@ pub struct Summary<W: Write> {
     in_flight: Option<mpsc::Receiver<Made>>,
 }
 
-/// A batch's selections, and per selection its bytes (or why they could not be made)
-/// and where the body made starts (`None`: the kept one follows).
+/// A batch's selections, per selection what was made of it (or why it could not be
+/// made), and the profiles, with the batch's new ones.
 type Made = (
     Vec<SelectionResult>,
-    Vec<io::Result<(Vec<u8>, Option<usize>)>>,
+    Vec<io::Result<Piece>>,
+    Option<Profiles>,
 );
+
+/// What was made of one selection.
+enum Piece {
+    /// Its summary, whole: the bytes before the `usize` (the rest is room).
+    Text(Vec<u8>, usize),
+    /// Its header; its body is a profile's.
+    Profile(Vec<u8>, u32),
+}
 
 /// The most the spare buffers hold, all together.
 const SPARE_BYTES: usize = 64 << 20;
@@ -87,74 +101,273 @@ const BLOCK: usize = 1024;
 /// Below this many targets in a batch, it is made on the calling thread.
 const PARALLEL_FROM: usize = 4096;
 
-/// The bytes of a selection's targets already written, by the evaluation they were
-/// made from: sources that read the same values get the very same verdicts and columns
-/// from the matrix (shared, not copied), so they share these bytes too, and a page of
-/// 100,000 sources with a few hundred distinct projections is written at the speed of
-/// its bytes. Each entry holds what it was made from, so an address is never reused
-/// while its bytes are kept.
+/// The bodies of an `--all` run, made once per profile and written again for every
+/// selection of it: sources whose rules read the same values get the very same
+/// columns from the matrix (shared, not copied), and a selection's body — per target
+/// its id, verdict, score, reason and failing rules — follows from its columns and
+/// the page's policies. A page of 100,000 sources has a few thousand profiles, and a
+/// profile's targets take a few dozen distinct lines each: a body is kept as its
+/// targets' line numbers (4 bytes a target, not the 185 of its text), and written
+/// from the lines with vectored writes, without a copy.
+///
+/// Kept for one page's names at one revision (another empties it), within
+/// [`BODY_BYTES`]; a selection with overrides of its own is made as text.
 #[derive(Debug, Default)]
-struct Bodies {
-    /// By the address of the verdicts (kept alive by the entry).
-    kept: HashMap<usize, Body>,
+struct Profiles {
+    of: Option<(Arc<Names>, i64)>,
+    /// Each column seen, by its address, and its number: held, so that no other
+    /// column is ever made at that address while the profiles are kept.
+    columns: HashMap<usize, (Arc<Column>, u32), Hash>,
+    /// Each profile's number, by its columns' numbers (`None`: seen once, and made
+    /// as text).
+    known: HashMap<Box<[u32]>, Option<u32>, Hash>,
+    /// How many profiles have numbers.
+    count: u32,
+    /// How many lines were looked up, and how many of them were new.
+    looked_up: usize,
+    fresh: usize,
+    /// Per profile, per target, its line's number: profile `p`'s at `p × n…`.
+    bodies: Vec<u32>,
+    /// Per target, its distinct lines' numbers, by what decides the line: the failing
+    /// rules' bits, then the verdict and reason, then the score's bits.
+    targets: Vec<HashMap<Box<[u64]>, u32, Hash>>,
+    /// Every target's distinct lines, `,{"id":…,"failing":[…]}` (a slice each, for a
+    /// vectored write), by their numbers.
+    lines: Vec<Box<[u8]>>,
+    /// What all this holds, roughly.
     bytes: usize,
 }
 
-#[derive(Debug)]
-struct Body {
-    names: Arc<Names>,
-    devices: Arc<[DeviceVerdict]>,
-    columns: Vec<Arc<Column>>,
-    text: Vec<u8>,
+/// What a selection of a batch is made as.
+#[derive(Clone, Copy)]
+enum Plan {
+    Text,
+    /// A profile already kept.
+    Known(u32),
+    /// A profile this batch makes (the first selection of it in the batch).
+    New(u32),
 }
 
-/// The memory bodies may hold (past it, new ones are written and not kept): their
-/// bytes, and the verdicts and columns each keeps alive (counted in full, though the
-/// matrix mostly shares them).
+/// The memory the profiles may hold: past it, new profiles are made as text and not
+/// kept (those kept are still written from their lines).
 const BODY_BYTES: usize = 64 << 20;
 
-impl Bodies {
-    /// The kept body of `r`'s evaluation.
-    fn of(&self, r: &SelectionResult) -> Option<&[u8]> {
-        let b = self.kept.get(&(r.eval.devices.as_ptr() as usize))?;
-        let same = Arc::ptr_eq(&b.names, &r.names)
-            && Arc::ptr_eq(&b.devices, &r.eval.devices)
-            && b.columns.len() == r.eval.columns.len()
-            && b.columns
-                .iter()
-                .zip(&r.eval.columns)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        same.then_some(&b.text[..])
+/// What a profile's number costs beyond its targets' line numbers (its key, the
+/// map's slot), roughly; and a line's (its key and slot).
+const PROFILE_OVERHEAD: usize = 64;
+const LINE_OVERHEAD: usize = 48;
+
+impl Profiles {
+    /// Which selections of `batch` are of a kept profile, which make a new one, and
+    /// which are made as text.
+    fn plan(&mut self, batch: &[SelectionResult]) -> Vec<Plan> {
+        let Some(first) = batch.first() else {
+            return Vec::new();
+        };
+        let n = first.names.targets.len();
+        if !self.of.as_ref().is_some_and(|(names, revision)| {
+            Arc::ptr_eq(names, &first.names) && *revision == first.revision
+        }) {
+            *self = Profiles {
+                of: Some((first.names.clone(), first.revision)),
+                targets: (0..n).map(|_| HashMap::default()).collect(),
+                ..Profiles::default()
+            };
+        }
+        let mut key = Vec::new();
+        batch
+            .iter()
+            .map(|r| {
+                // A profile's body is its columns' under the page's policies: without
+                // overrides of the selection's own, for every target and rule.
+                let whole = Arc::ptr_eq(&r.names, &first.names)
+                    && r.revision == first.revision
+                    && r.target_count() == n
+                    && r.eval.columns.len() == r.names.rules.len()
+                    && r.eval.columns.iter().all(|c| c.outcome.len() == n)
+                    && r.eval.overrides.iter().all(Option::is_none);
+                let room = self.bytes <= BODY_BYTES;
+                if !whole || !self.key(r, room, &mut key) {
+                    return Plan::Text;
+                }
+                match self.known.get_mut(&key[..]) {
+                    Some(Some(p)) => Plan::Known(*p),
+                    // Seen once: made again, this time as a profile.
+                    Some(seen) if room => {
+                        let p = self.count;
+                        self.count += 1;
+                        *seen = Some(p);
+                        self.bytes += 4 * n;
+                        Plan::New(p)
+                    }
+                    Some(_) => Plan::Text,
+                    // Seen first: made as text, and as a profile if seen again (a
+                    // page whose sources each read their own values has as many
+                    // lines as pairs) — or at once when the profiles made so far
+                    // found most of their lines made already.
+                    None if room => {
+                        let eager = self.looked_up >= 4 * n && self.fresh * 4 <= self.looked_up;
+                        let p = eager.then(|| {
+                            self.count += 1;
+                            self.count - 1
+                        });
+                        self.known.insert(key.clone().into_boxed_slice(), p);
+                        self.bytes += PROFILE_OVERHEAD + 4 * key.len() + p.map_or(0, |_| 4 * n);
+                        p.map_or(Plan::Text, Plan::New)
+                    }
+                    None => Plan::Text,
+                }
+            })
+            .collect()
     }
 
-    fn keep(&mut self, r: &SelectionResult, text: &[u8]) {
-        // Kept only when the matrix shares its evaluation: a selection evaluated on
-        // its own (a page whose sources each read their own values) will not recur.
-        let held = text.len()
-            + std::mem::size_of_val(&*r.eval.devices)
-            + r.eval
-                .columns
-                .iter()
-                .map(|c| c.outcome.len())
-                .sum::<usize>();
-        if !r.eval.shared
-            || r.eval.devices.is_empty()
-            || self.bytes + held > BODY_BYTES
-            || self.of(r).is_some()
-        {
-            return;
+    /// Puts `r`'s columns' numbers in `key`, numbering new columns when `room`;
+    /// false when a column is new and there is no room.
+    fn key(&mut self, r: &SelectionResult, room: bool, key: &mut Vec<u32>) -> bool {
+        key.clear();
+        for column in &r.eval.columns {
+            let at = Arc::as_ptr(column) as usize;
+            let number = match self.columns.get(&at) {
+                Some((_, number)) => *number,
+                None if room => {
+                    let number = u32::try_from(self.columns.len()).expect("columns within memory");
+                    self.columns.insert(at, (column.clone(), number));
+                    self.bytes += 96 + column.outcome.len();
+                    number
+                }
+                None => return false,
+            };
+            key.push(number);
         }
-        self.bytes += held;
-        self.kept.insert(
-            r.eval.devices.as_ptr() as usize,
-            Body {
-                names: r.names.clone(),
-                devices: r.eval.devices.clone(),
-                columns: r.eval.columns.clone(),
-                text: text.to_vec(),
-            },
-        );
+        true
     }
+
+    /// Makes the bodies of the profiles new in `batch` (in their numbers' order): each
+    /// target's line looked up or made, targets a chunk at a time on every core.
+    fn make(&mut self, batch: &[SelectionResult], plan: &[Plan], fixed: &Fixed) {
+        let new: Vec<&SelectionResult> = batch
+            .iter()
+            .zip(plan)
+            .filter(|(_, p)| matches!(p, Plan::New(_)))
+            .map(|(r, _)| r)
+            .collect();
+        let Some(first) = new.first() else {
+            return;
+        };
+        let n = first.target_count();
+        let words = first.eval.columns.len().div_ceil(64);
+        // Chunks of targets, each with its targets' indexes: per new profile, the
+        // chunk's line numbers; and the lines new in the chunk (numbered from
+        // `FRESH` until they are put after the lines kept).
+        const CHUNK: usize = 256;
+        const FRESH: u32 = 1 << 31;
+        let mut made: Vec<(Vec<u32>, Vec<FreshLine>)> = self
+            .targets
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, targets)| {
+                let from = c * CHUNK;
+                let mut numbers = Vec::with_capacity(new.len() * targets.len());
+                let mut fresh = Vec::new();
+                let mut failing = vec![0u64; targets.len() * words];
+                let mut key = Vec::with_capacity(words + 2);
+                let mut bits = vec![0; words];
+                LINE.with_borrow_mut(|(buf, scores)| {
+                    let need = fixed.target_bound();
+                    if buf.len() < need {
+                        buf.resize(need, 0);
+                    }
+                    let block = targets.len();
+                    for r in &new {
+                        failing_bits(&mut failing, r, from, block, words);
+                        for (k, index) in targets.iter_mut().enumerate() {
+                            let t = from + k;
+                            let d = r.device(t);
+                            let bits = bits_of(&failing, k, block, &mut bits);
+                            key.clear();
+                            key.extend_from_slice(bits);
+                            key.push(u64::from(d.verdict.number()) | (d.reason as u64) << 8);
+                            key.push(d.score.to_bits());
+                            let number = match index.get(&key[..]) {
+                                Some(&number) => number,
+                                None => {
+                                    let end = target(buf, 0, t, d, bits, fixed, scores, true);
+                                    let number = FRESH
+                                        | u32::try_from(fresh.len()).expect("lines within memory");
+                                    let key: Box<[u64]> = key.clone().into();
+                                    index.insert(key.clone(), number);
+                                    fresh.push((t, key, buf[..end].into()));
+                                    number
+                                }
+                            };
+                            numbers.push(number);
+                        }
+                    }
+                });
+                (numbers, fresh)
+            })
+            .collect();
+        self.looked_up += new.len() * n;
+        self.fresh += made.iter().map(|(_, fresh)| fresh.len()).sum::<usize>();
+        // The new lines numbered after those kept, chunk by chunk.
+        let mut bases = Vec::with_capacity(made.len());
+        for (_, fresh) in &mut made {
+            bases.push(u32::try_from(self.lines.len()).expect("lines within memory"));
+            for (t, key, line) in fresh.drain(..) {
+                let number = self.targets[t].get_mut(&key).expect("indexed when made");
+                *number = u32::try_from(self.lines.len()).expect("lines within memory");
+                self.bytes += line.len() + 8 * key.len() + LINE_OVERHEAD;
+                self.lines.push(line);
+            }
+        }
+        self.bodies.reserve(new.len() * n);
+        for p in 0..new.len() {
+            for (c, (numbers, _)) in made.iter().enumerate() {
+                let len = CHUNK.min(n - c * CHUNK);
+                self.bodies
+                    .extend(numbers[p * len..(p + 1) * len].iter().map(|&number| {
+                        if number & FRESH == 0 {
+                            number
+                        } else {
+                            bases[c] + (number & !FRESH)
+                        }
+                    }));
+            }
+        }
+    }
+
+    /// Profile `p`'s body, as slices of its lines, after `head`.
+    fn write<W: Write>(&self, w: &mut W, head: &[u8], p: u32) -> io::Result<()> {
+        let n = self.targets.len();
+        let body = &self.bodies[p as usize * n..(p as usize + 1) * n];
+        let mut slices = Vec::with_capacity(n + 2);
+        slices.push(IoSlice::new(head));
+        slices.extend(
+            body.iter()
+                .map(|&line| IoSlice::new(&self.lines[line as usize])),
+        );
+        slices.push(IoSlice::new(b"]}\n"));
+        write_all_vectored(w, &mut slices)
+    }
+}
+
+/// A line a chunk of targets made: its target, what decides it (its key in the
+/// target's index) and its bytes.
+type FreshLine = (usize, Box<[u64]>, Box<[u8]>);
+
+/// Writes every byte of `slices`, as few writes as the writer takes.
+fn write_all_vectored<W: Write>(w: &mut W, slices: &mut [IoSlice<'_>]) -> io::Result<()> {
+    let mut slices = slices;
+    IoSlice::advance_slices(&mut slices, 0);
+    while !slices.is_empty() {
+        match w.write_vectored(slices) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug)]
@@ -244,35 +457,50 @@ impl<W: Write> Summary<W> {
             .fixed
             .of(&names, || Arc::new(Fixed::of(&names)))
             .clone();
-        // Bodies kept from batches already written are not made again.
-        let kept: Vec<bool> = batch.iter().map(|r| self.bodies.of(r).is_some()).collect();
+        let mut profiles = self.profiles.take();
         let (per_selection, spare) = (self.per_selection, self.spare.clone());
         let (tx, rx) = mpsc::channel();
         self.in_flight = Some(rx);
         let job = move || {
-            let make =
-                |(r, kept): (&SelectionResult, &bool)| -> io::Result<(Vec<u8>, Option<usize>)> {
-                    let mut out = spare
-                        .lock()
-                        .map_err(|_| io::Error::other("a printer thread panicked"))?
-                        .pop()
-                        .unwrap_or_default();
-                    head(&mut out, r)?;
-                    if *kept {
-                        return Ok((out, None));
-                    }
-                    let at = out.len();
-                    body(&mut out, r, &fixed, per_selection)?;
-                    Ok((out, Some(at)))
-                };
-            let targets: usize = batch.iter().map(SelectionResult::target_count).sum();
-            let made = if targets >= PARALLEL_FROM {
-                batch.par_iter().zip(&kept).map(make).collect()
-            } else {
-                batch.iter().zip(&kept).map(make).collect()
+            let plan = match profiles.as_mut() {
+                Some(profiles) => profiles.plan(&batch),
+                None => vec![Plan::Text; batch.len()],
             };
+            let make = |(r, plan): (&SelectionResult, &Plan)| -> io::Result<Piece> {
+                if let Plan::Known(p) | Plan::New(p) = *plan {
+                    let mut out = Vec::with_capacity(256);
+                    head(&mut out, r)?;
+                    return Ok(Piece::Profile(out, p));
+                }
+                // A buffer of a batch written, its bytes written over.
+                let mut out = spare
+                    .lock()
+                    .map_err(|_| io::Error::other("a printer thread panicked"))?
+                    .pop()
+                    .unwrap_or_default();
+                let mut text = Vec::with_capacity(256);
+                head(&mut text, r)?;
+                room(&mut out, text.len());
+                out[..text.len()].copy_from_slice(&text);
+                let end = body(&mut out, text.len(), r, &fixed, per_selection);
+                Ok(Piece::Text(out, end))
+            };
+            let texts: usize = batch
+                .iter()
+                .zip(&plan)
+                .filter(|(_, p)| matches!(p, Plan::Text))
+                .map(|(r, _)| r.target_count())
+                .sum();
+            let made = if texts >= PARALLEL_FROM {
+                batch.par_iter().zip(&plan).map(make).collect()
+            } else {
+                batch.iter().zip(&plan).map(make).collect()
+            };
+            if let Some(profiles) = profiles.as_mut() {
+                profiles.make(&batch, &plan, &fixed);
+            }
             // The printer may be gone (dropped on an error): nothing to write then.
-            let _ = tx.send((batch, made));
+            let _ = tx.send((batch, made, profiles));
         };
         // A printer on one of the pool's own threads makes the batch there: waiting
         // for a job on the pool from inside it could wait for ever.
@@ -284,38 +512,40 @@ impl<W: Write> Summary<W> {
         Ok(())
     }
 
-    /// Waits for the batch being made and writes it, keeping the bodies that may
-    /// recur and the buffers for the batches to come.
+    /// Waits for the batch being made and writes it, keeping the profiles and the
+    /// buffers for the batches to come.
     fn write_in_flight(&mut self) -> io::Result<()> {
         let Some(rx) = self.in_flight.take() else {
             return Ok(());
         };
-        let (batch, made) = rx
+        let (_batch, made, profiles) = rx
             .recv()
             .map_err(|_| io::Error::other("a printer thread panicked"))?;
+        self.profiles = profiles;
         let mut written = Vec::new();
-        for (r, made) in batch.iter().zip(made) {
-            let (text, at) = made?;
-            self.w.write_all(&text)?;
-            match at {
-                Some(at) => self.bodies.keep(r, &text[at..]),
-                None => self
-                    .w
-                    .write_all(self.bodies.of(r).expect("kept when made"))?,
+        for made in made {
+            match made? {
+                Piece::Text(text, end) => {
+                    self.w.write_all(&text[..end])?;
+                    written.push(text);
+                }
+                Piece::Profile(head, p) => self
+                    .profiles
+                    .as_ref()
+                    .expect("made with the profiles")
+                    .write(&mut self.w, &head, p)?,
             }
-            written.push(text);
         }
-        // Buffers are made again for the next batch without faulting their pages in
-        // again (a body of megabytes).
+        // Buffers are kept for the next batches, their bytes written over: never
+        // zeroed or faulted in again (a body of megabytes).
         let mut spare = self
             .spare
             .lock()
             .map_err(|_| io::Error::other("a printer thread panicked"))?;
         let mut held: usize = spare.iter().map(Vec::capacity).sum();
-        for mut text in written {
+        for text in written {
             if held + text.capacity() <= SPARE_BYTES {
                 held += text.capacity();
-                text.clear();
                 spare.push(text);
             }
         }
@@ -380,105 +610,146 @@ fn head(out: &mut Vec<u8>, r: &SelectionResult) -> io::Result<()> {
     Ok(())
 }
 
-/// The rest of one selection's summary: per target, its id, verdict, score, reason and
-/// failing rule ids (one target per line unless `one_line`), and the end.
-///
-/// Each target's bytes are put at a cursor in a scratch buffer of this thread (kept
-/// between calls, so never faulted in again) and copied out a few dozen kilobytes at a
-/// time: a failing rule's id is one copy of a constant size ([`Fixed::ids`]), which
-/// the compiler makes a move or two, where a `Vec` would call `memcpy` for each.
-fn body(out: &mut Vec<u8>, r: &SelectionResult, fixed: &Fixed, one_line: bool) -> io::Result<()> {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    SCRATCH.with_borrow_mut(|scratch| {
-        let need = FLUSH + fixed.target_bound();
-        if scratch.len() < need {
-            scratch.resize(need, 0);
-        }
-        body_in(out, scratch, r, fixed, one_line)
-    })
+thread_local! {
+    /// This thread's scores.
+    static SCORES: std::cell::RefCell<Scores> = std::cell::RefCell::default();
+    /// The same, for a profile's new lines.
+    static LINE: std::cell::RefCell<(Vec<u8>, Scores)> = std::cell::RefCell::default();
 }
 
-/// Bytes gathered in the scratch buffer before they are copied out.
-const FLUSH: usize = 32 << 10;
-
-fn body_in(
+/// The rest of one selection's summary, put in `out` at `pos`: per target, its id,
+/// verdict, score, reason and failing rule ids (one target per line unless
+/// `one_line`), and the end. Returns the cursor after it.
+///
+/// `out` is room, its length what it has of it (a buffer kept between batches keeps
+/// its bytes, which are written over and never zeroed or faulted in again), grown only
+/// past it. Each target's bytes are put at the cursor: a failing rule's id is one copy
+/// of a constant size ([`Fixed::ids`]), which the compiler makes a move or two, where
+/// a `Vec` would call `memcpy` for each.
+fn body(
     out: &mut Vec<u8>,
-    buf: &mut [u8],
+    pos: usize,
     r: &SelectionResult,
     fixed: &Fixed,
     one_line: bool,
-) -> io::Result<()> {
-    let columns: Vec<&[Outcome]> = r.eval.columns.iter().map(|c| &c.outcome[..]).collect();
+) -> usize {
+    SCORES.with_borrow_mut(|scores| body_in(out, pos, scores, r, fixed, one_line))
+}
+
+/// Makes `out` at least `len` bytes long.
+fn room(out: &mut Vec<u8>, len: usize) {
+    if out.len() < len {
+        out.resize(len, 0);
+    }
+}
+
+fn body_in(
+    out: &mut Vec<u8>,
+    mut pos: usize,
+    scores: &mut Scores,
+    r: &SelectionResult,
+    fixed: &Fixed,
+    one_line: bool,
+) -> usize {
     let n = r.target_count();
-    // Room for most bodies at once (growing a body of megabytes copies it again and
-    // again).
-    out.reserve(n * 160);
-    let mut pos = 0;
+    let bound = fixed.target_bound();
+    let start = pos;
+    let words = r.eval.columns.len().div_ceil(64);
+    let mut failing = vec![0u64; BLOCK * words];
+    let mut bits = vec![0; words];
+    for from in (0..n).step_by(BLOCK) {
+        let block = BLOCK.min(n - from);
+        failing_bits(&mut failing, r, from, block, words);
+        for k in 0..block {
+            let t = from + k;
+            if out.len() < pos + bound {
+                // Room for the targets left at the bytes a target took so far (a
+                // body of megabytes grown a little at a time is copied again and
+                // again; grown too much, it holds pages it does not use).
+                let per_target = (pos - start) / t.max(1) + 16;
+                room(out, pos + bound + (n - t) * per_target.max(64));
+            }
+            let bits = bits_of(&failing, k, block, &mut bits);
+            pos = target(out, pos, t, r.device(t), bits, fixed, scores, one_line);
+        }
+    }
+    let end: &[u8] = if one_line { b"]}\n" } else { b"\n]}\n" };
+    room(out, pos + end.len());
+    out[pos..pos + end.len()].copy_from_slice(end);
+    pos + end.len()
+}
+
+/// The failing rules of targets `from..from + block` as bits, `words` words a target,
+/// gathered rule by rule (branch-free): word `w` of target `k` at `w × block + k`, so
+/// that each rule's pass over its column is a run the compiler vectorizes.
+fn failing_bits(failing: &mut [u64], r: &SelectionResult, from: usize, block: usize, words: usize) {
+    failing[..block * words].fill(0);
+    for (i, column) in r.eval.columns.iter().enumerate() {
+        let (w, bit) = (i / 64, i % 64);
+        let row = &mut failing[w * block..(w + 1) * block];
+        for (f, &o) in row.iter_mut().zip(&column.outcome[from..from + block]) {
+            *f |= u64::from(o.fails()) << bit;
+        }
+    }
+}
+
+/// Target `k`'s words of `failing`, as [`failing_bits`] made them for `block` targets.
+fn bits_of<'a>(failing: &[u64], k: usize, block: usize, bits: &'a mut [u64]) -> &'a [u64] {
+    for (w, b) in bits.iter_mut().enumerate() {
+        *b = failing[w * block + k];
+    }
+    bits
+}
+
+/// Puts target `t`'s part of a body at `pos` in `buf` (with room for
+/// [`Fixed::target_bound`] bytes): the comma before it (and a newline unless
+/// `one_line`), its id, verdict, score, reason and the failing rules of `bits`.
+/// Returns the cursor after it.
+#[allow(clippy::too_many_arguments)]
+fn target(
+    buf: &mut [u8],
+    mut pos: usize,
+    t: usize,
+    d: &DeviceVerdict,
+    bits: &[u64],
+    fixed: &Fixed,
+    scores: &mut Scores,
+    one_line: bool,
+) -> usize {
     let put = |buf: &mut [u8], pos: &mut usize, bytes: &[u8]| {
         buf[*pos..*pos + bytes.len()].copy_from_slice(bytes);
         *pos += bytes.len();
     };
-    // The failing rules of a block of targets as bits, rule by rule (column-major,
-    // branch-free); each target's ids are then read off its set bits.
-    let words = columns.len().div_ceil(64);
-    let mut failing = vec![0u64; BLOCK * words];
-    for from in (0..n).step_by(BLOCK) {
-        let block = BLOCK.min(n - from);
-        failing.fill(0);
-        for (i, column) in columns.iter().enumerate() {
-            let (w, bit) = (i / 64, i % 64);
-            for (k, &o) in column[from..from + block].iter().enumerate() {
-                failing[k * words + w] |= u64::from(o.fails()) << bit;
-            }
-        }
-        for k in 0..block {
-            if pos >= FLUSH {
-                out.extend_from_slice(&buf[..pos]);
-                pos = 0;
-            }
-            let t = from + k;
-            if t > 0 {
-                put(buf, &mut pos, b",");
-            }
-            if !one_line {
-                put(buf, &mut pos, b"\n");
-            }
-            let d = r.device(t);
-            put(buf, &mut pos, &fixed.targets[t]);
-            put(buf, &mut pos, &[b'0' + d.verdict.number()]);
-            put(buf, &mut pos, b",\"score\":");
-            let mut rest = &mut buf[pos..];
-            let room = rest.len();
-            number(&mut rest, d.score)?;
-            pos += room - rest.len();
-            put(buf, &mut pos, b",\"reason\":\"");
-            put(buf, &mut pos, d.reason.as_str().as_bytes());
-            put(buf, &mut pos, b"\",\"failing\":");
-            // Each id is written with a comma before it; the first comma becomes `[`.
-            let open = pos;
-            let bits = &failing[k * words..(k + 1) * words];
-            pos = match fixed.width {
-                16 => ids::<16>(buf, pos, bits, fixed),
-                32 => ids::<32>(buf, pos, bits, fixed),
-                64 => ids::<64>(buf, pos, bits, fixed),
-                _ => ids_at_length(buf, pos, bits, fixed),
-            };
-            if pos == open {
-                put(buf, &mut pos, b"[");
-            } else {
-                buf[open] = b'[';
-            }
-            put(buf, &mut pos, b"]}");
-        }
+    if t > 0 {
+        put(buf, &mut pos, b",");
     }
-    out.extend_from_slice(&buf[..pos]);
     if !one_line {
-        out.push(b'\n');
+        put(buf, &mut pos, b"\n");
     }
-    out.extend_from_slice(b"]}\n");
-    Ok(())
+    put(buf, &mut pos, &fixed.targets[t]);
+    put(buf, &mut pos, &[b'0' + d.verdict.number()]);
+    put(buf, &mut pos, b",\"score\":");
+    let (score, len) = scores.padded(d.score);
+    buf[pos..pos + SCORE_WIDTH].copy_from_slice(score);
+    pos += len;
+    put(buf, &mut pos, b",\"reason\":\"");
+    put(buf, &mut pos, d.reason.as_str().as_bytes());
+    put(buf, &mut pos, b"\",\"failing\":");
+    // Each id is written with a comma before it; the first comma becomes `[`.
+    let open = pos;
+    pos = match fixed.width {
+        16 => ids::<16>(buf, pos, bits, fixed),
+        32 => ids::<32>(buf, pos, bits, fixed),
+        64 => ids::<64>(buf, pos, bits, fixed),
+        _ => ids_at_length(buf, pos, bits, fixed),
+    };
+    if pos == open {
+        put(buf, &mut pos, b"[");
+    } else {
+        buf[open] = b'[';
+    }
+    put(buf, &mut pos, b"]}");
+    pos
 }
 
 /// Writes the ids of the set `bits` at `pos` in `buf`, each `,"id"` one copy of `W`

@@ -496,7 +496,7 @@ impl<W: Write> RowWriter for CsvRows<W> {
             line.push(delimiter);
             line.extend_from_slice(digit(d.verdict.number()).as_bytes());
             line.push(delimiter);
-            serde_json::to_writer(&mut *line, &d.score).map_err(crate::print::json_io)?;
+            super::json::number(&mut *line, d.score)?;
             line.push(delimiter);
             line.extend_from_slice(d.reason.as_str().as_bytes());
             line.push(delimiter);
@@ -664,7 +664,7 @@ impl<W: Write> RowWriter for JsonRows<W> {
             l.extend_from_slice(b",\"verdict\":");
             l.extend_from_slice(digit(d.verdict.number()).as_bytes());
             l.extend_from_slice(b",\"score\":");
-            serde_json::to_writer(&mut *l, &d.score).map_err(crate::print::json_io)?;
+            super::json::number(&mut *l, d.score)?;
             l.extend_from_slice(b",\"reason\":\"");
             l.extend_from_slice(d.reason.as_str().as_bytes());
             l.extend_from_slice(b"\",");

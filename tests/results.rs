@@ -1113,3 +1113,54 @@ fn summaries_of_another_revision_are_not_written_from_kept_lines() {
     assert_eq!(together, summaries_alone(&results));
     assert_ne!(together[2], together[3]);
 }
+
+/// The Markdown table's cells are made once per verdict and score: a cell holds its
+/// own target's glyph and score, where targets of one score differ in verdict (a
+/// required rule failing) and scores share the printer's table slots.
+#[test]
+fn markdown_cells_are_each_targets_own_verdict_and_score() {
+    use rulebench::app::synth::{self, Spread};
+    use rulebench::print::listing::glyph;
+    let (_dir, mut app) = open();
+    let page = synth::page(400, 12, 60, Spread::Realistic, 21);
+    app.import(&serde_json::to_string(&page).unwrap(), "md.json", false)
+        .unwrap();
+    let results: Vec<SelectionResult> = app.evaluate_all(&page.id).unwrap().collect();
+    let mut out = Vec::new();
+    let mut printer = PrinterBuilder::new(Format::Md).all(true).build(&mut out);
+    printer.begin(&results[0].names, "md", "sources").unwrap();
+    for r in &results {
+        printer.selection(r).unwrap();
+    }
+    printer.finish().unwrap();
+    drop(printer);
+    let text = String::from_utf8(out).unwrap();
+    // The head's row, then a row per selection.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), results.len());
+    let mut verdicts_of_a_score = std::collections::HashMap::new();
+    for (row, r) in rows.iter().zip(&results) {
+        let cells: Vec<&str> = row.trim_end_matches(" |").split(" | ").skip(3).collect();
+        assert_eq!(cells.len(), r.target_count(), "{row}");
+        for (t, cell) in cells.iter().enumerate() {
+            let d = r.device(t);
+            assert_eq!(
+                *cell,
+                format!("{} {:.2}", glyph(d.verdict), d.score),
+                "target {t}"
+            );
+            verdicts_of_a_score
+                .entry(d.score.to_bits())
+                .or_insert_with(std::collections::BTreeSet::new)
+                .insert(d.verdict.number());
+        }
+    }
+    assert!(
+        verdicts_of_a_score.values().any(|v| v.len() > 1),
+        "some score comes with two verdicts"
+    );
+}

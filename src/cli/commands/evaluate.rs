@@ -196,23 +196,30 @@ fn evaluate_all(
         let p = evaluations.page();
         printer.begin(evaluations.names(), &p.name, &p.source.name)?;
         evaluations.verdicts_only(printer.verdicts_only());
-        // The selections are evaluated on a thread of their own, a few ahead of the
-        // printer: evaluating and printing each take a core's worth on a large page.
-        // The printer stopping (or failing) drops the receiver, which stops them.
-        let (tx, rx) = std::sync::mpsc::sync_channel(AHEAD);
+        // The selections are evaluated on a thread of their own, a few dozen ahead
+        // of the printer (handed over a few at a time: a hand-over wakes a thread):
+        // evaluating and printing each take a core's worth on a large page. The
+        // printer stopping (or failing) drops the receiver, which stops them.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<SelectionResult>>(AHEAD / HANDED);
         std::thread::scope(|scope| {
             scope.spawn(move || {
-                for r in evaluations {
-                    if tx.send(r).is_err() {
+                let mut evaluations = evaluations.peekable();
+                while evaluations.peek().is_some() {
+                    if tx
+                        .send(evaluations.by_ref().take(HANDED).collect())
+                        .is_err()
+                    {
                         break;
                     }
                 }
             });
-            for r in rx {
-                printer.selection(&r)?;
-                progress.inc(1);
-                if !printer.wants_more() {
-                    break;
+            'printing: for handed in rx {
+                for r in handed {
+                    printer.selection(&r)?;
+                    progress.inc(1);
+                    if !printer.wants_more() {
+                        break 'printing;
+                    }
                 }
             }
             printer.finish()
@@ -223,5 +230,7 @@ fn evaluate_all(
     out
 }
 
-/// Selections evaluated and not yet printed, at most.
+/// Selections evaluated and not yet printed, at most; handed to the printer this many
+/// at a time.
 const AHEAD: usize = 64;
+const HANDED: usize = 16;

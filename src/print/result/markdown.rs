@@ -24,7 +24,7 @@ impl MarkdownBuilder {
         Markdown {
             w,
             line: Vec::new(),
-            scores: std::collections::HashMap::new(),
+            cells: Cells::default(),
         }
     }
 }
@@ -36,9 +36,78 @@ pub struct Markdown<W> {
     w: W,
     /// The row being written (one `write_all` per row).
     line: Vec<u8>,
-    /// Each score's cell text (`{:.2}`) by its bits: scores take few values, and
-    /// formatting one costs more than the rest of its cell.
-    scores: std::collections::HashMap<u64, Box<str>>,
+    cells: Cells,
+}
+
+/// Each target's cell (` ● 0.50 |`: its verdict's glyph and its score to two places)
+/// by its verdict and score, made once: scores take few values, and formatting one
+/// costs more than the rest of its cell. A small table by the score's bits (a slot per
+/// verdict), each cell padded to [`CELL`] bytes and copied at that constant size; a
+/// cell whose slot holds another is made again.
+struct Cells {
+    slots: Box<[Cell]>,
+}
+
+#[derive(Clone, Copy)]
+struct Cell {
+    bits: u64,
+    /// 0: empty (a cell is never empty).
+    len: u8,
+    text: [u8; CELL],
+}
+
+const CELL: usize = 32;
+
+impl std::fmt::Debug for Cells {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cells")
+    }
+}
+
+impl Default for Cells {
+    fn default() -> Cells {
+        let empty = Cell {
+            bits: 0,
+            len: 0,
+            text: [0; CELL],
+        };
+        Cells {
+            slots: vec![empty; 3 * 512].into_boxed_slice(),
+        }
+    }
+}
+
+impl Cells {
+    /// Puts the cell of `d` at the end of `w`.
+    #[inline]
+    fn put(&mut self, w: &mut Vec<u8>, d: &crate::app::types::DeviceVerdict) {
+        // Three slots a score, one per verdict.
+        let bits = d.score.to_bits();
+        let at = 3 * (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize
+            + usize::from(d.verdict.number());
+        let slot = &mut self.slots[at];
+        if slot.len == 0 || slot.bits != bits {
+            let text = format!(" {} {:.2} |", glyph(d.verdict), d.score);
+            let Ok(len) = u8::try_from(text.len()) else {
+                w.extend_from_slice(text.as_bytes());
+                return;
+            };
+            if text.len() > CELL {
+                w.extend_from_slice(text.as_bytes());
+                return;
+            }
+            let mut padded = [0; CELL];
+            padded[..text.len()].copy_from_slice(text.as_bytes());
+            *slot = Cell {
+                bits,
+                len,
+                text: padded,
+            };
+        }
+        let len = w.len();
+        w.extend_from_slice(&slot.text);
+        w.truncate(len + usize::from(slot.len));
+    }
 }
 
 impl<W: Write> ResultSink for Markdown<W> {
@@ -48,7 +117,7 @@ impl<W: Write> ResultSink for Markdown<W> {
 
     fn selection(&mut self, r: &SelectionResult) -> io::Result<()> {
         self.line.clear();
-        markdown_row(&mut self.line, &mut self.scores, r)?;
+        markdown_row(&mut self.line, &mut self.cells, r)?;
         self.w.write_all(&self.line)
     }
 
@@ -80,11 +149,7 @@ fn markdown_head<W: Write>(
 }
 
 /// One selection as a row of the Markdown table.
-fn markdown_row(
-    w: &mut Vec<u8>,
-    scores: &mut std::collections::HashMap<u64, Box<str>>,
-    r: &SelectionResult,
-) -> io::Result<()> {
+fn markdown_row(w: &mut Vec<u8>, cells: &mut Cells, r: &SelectionResult) -> io::Result<()> {
     let v = r.selection_verdict();
     write!(
         w,
@@ -93,19 +158,9 @@ fn markdown_row(
         glyph(v),
         md_cell(r.recommended_id().unwrap_or("—")),
     )?;
-    if scores.len() > 4096 {
-        scores.clear();
-    }
-    for t in 0..r.target_count() {
-        let d = r.device(t);
-        let score = scores
-            .entry(d.score.to_bits())
-            .or_insert_with(|| format!("{:.2}", d.score).into());
-        w.push(b' ');
-        w.extend_from_slice(glyph(d.verdict).as_bytes());
-        w.push(b' ');
-        w.extend_from_slice(score.as_bytes());
-        w.extend_from_slice(b" |");
+    w.reserve(r.target_count() * 16 + CELL);
+    for d in r.eval.devices.iter() {
+        cells.put(w, d);
     }
     w.write_all(b"\n")
 }
@@ -116,4 +171,35 @@ fn markdown_foot<W: Write>(w: &mut W) -> io::Result<()> {
         "\n● full (2) · ◐ partial (1) · ○ incompatible (0); cells show verdict and score.\n"
             .as_bytes(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cells, glyph};
+    use crate::app::types::DeviceVerdict;
+    use rulebench_core::verdict::{Reason, Verdict};
+
+    /// Cells read from the table are each target's own, whichever slot they share:
+    /// 3,000 targets of 700 scores (more than the table's slots) and every verdict,
+    /// each asked for twice.
+    #[test]
+    fn cells_made_once_are_each_targets_own() {
+        let mut cells = Cells::default();
+        let verdicts = [Verdict::None, Verdict::Partial, Verdict::Full];
+        let targets: Vec<DeviceVerdict> = (0..3000u32)
+            .map(|i| DeviceVerdict {
+                verdict: verdicts[(i * 7 / 3) as usize % 3],
+                score: f64::from(i % 700) / 699.0,
+                reason: Reason::Partial,
+            })
+            .collect();
+        for round in 0..2 {
+            for d in &targets {
+                let mut w = Vec::new();
+                cells.put(&mut w, d);
+                let expected = format!(" {} {:.2} |", glyph(d.verdict), d.score);
+                assert_eq!(String::from_utf8(w).unwrap(), expected, "round {round}");
+            }
+        }
+    }
 }

@@ -181,8 +181,10 @@ fn evaluate_one(r: &SelectionResult, printer: &mut dyn ResultSink) -> std::io::R
     printer.finish()
 }
 
-/// Prints every selection of a page, one at a time: memory stays bounded by one
-/// selection. A progress bar goes to stderr when it is a terminal.
+/// Prints every selection of a page, one at a time, while the next ones are evaluated:
+/// memory stays bounded by a few handed-over lots of selections (a lot of at most
+/// [`HANDED`] selections or [`HANDED_TARGETS`] targets). A progress bar goes to stderr
+/// when it is a terminal.
 fn evaluate_all(
     mut evaluations: crate::app::Evaluations,
     printer: &mut dyn ResultSink,
@@ -196,41 +198,147 @@ fn evaluate_all(
         let p = evaluations.page();
         printer.begin(evaluations.names(), &p.name, &p.source.name)?;
         evaluations.verdicts_only(printer.verdicts_only());
-        // The selections are evaluated on a thread of their own, a few dozen ahead
-        // of the printer (handed over a few at a time: a hand-over wakes a thread):
-        // evaluating and printing each take a core's worth on a large page. The
-        // printer stopping (or failing) drops the receiver, which stops them.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<SelectionResult>>(AHEAD / HANDED);
-        std::thread::scope(|scope| {
-            scope.spawn(move || {
-                let mut evaluations = evaluations.peekable();
-                while evaluations.peek().is_some() {
-                    if tx
-                        .send(evaluations.by_ref().take(HANDED).collect())
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            });
-            'printing: for handed in rx {
-                for r in handed {
-                    printer.selection(&r)?;
-                    progress.inc(1);
-                    if !printer.wants_more() {
-                        break 'printing;
-                    }
-                }
-            }
-            printer.finish()
-        })
+        print_ahead(evaluations, printer, &progress)
     };
     let out = write();
     progress.finish_and_clear();
     out
 }
 
-/// Selections evaluated and not yet printed, at most; handed to the printer this many
-/// at a time.
-const AHEAD: usize = 64;
+/// Prints `evaluations` and finishes: they are evaluated on a thread of their own,
+/// ahead of the printer (handed over in lots: a hand-over wakes a thread), since
+/// evaluating and printing each take a core's worth on a large page. The printer
+/// stopping (or failing) stops them at the next selection; their thread panicking
+/// goes on here, before the output is finished (it never looks whole).
+fn print_ahead(
+    evaluations: impl Iterator<Item = SelectionResult> + Send,
+    printer: &mut dyn ResultSink,
+    progress: &indicatif::ProgressBar,
+) -> std::io::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<SelectionResult>>(LOTS);
+    let stop = AtomicBool::new(false);
+    let stop = &stop;
+    std::thread::scope(|scope| {
+        // The sender moves to the thread: its end (or panic) ends the hand-overs.
+        let evaluating = scope.spawn(move || {
+            let mut evaluations = evaluations.peekable();
+            while evaluations.peek().is_some() {
+                let (mut lot, mut targets) = (Vec::new(), 0);
+                while lot.len() < HANDED && targets < HANDED_TARGETS {
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let Some(r) = evaluations.next() else { break };
+                    targets += r.target_count();
+                    lot.push(r);
+                }
+                if tx.send(lot).is_err() {
+                    return;
+                }
+            }
+        });
+        let printed = (|| -> std::io::Result<bool> {
+            for lot in &rx {
+                for r in lot {
+                    printer.selection(&r)?;
+                    progress.inc(1);
+                    if !printer.wants_more() {
+                        return Ok(false);
+                    }
+                }
+            }
+            Ok(true)
+        })();
+        stop.store(true, Ordering::Relaxed);
+        drop(rx);
+        // Every selection came: the evaluations ended, or their thread panicked.
+        if printed? && let Err(panic) = evaluating.join() {
+            std::panic::resume_unwind(panic);
+        }
+        printer.finish()
+    })
+}
+
+/// Lots of evaluated selections waiting for the printer, at most (and one being
+/// made): a lot holds at most `HANDED` selections or `HANDED_TARGETS` targets.
+const LOTS: usize = 2;
 const HANDED: usize = 16;
+const HANDED_TARGETS: usize = 1 << 16;
+
+#[cfg(test)]
+mod tests {
+    use super::{ResultSink, SelectionResult, print_ahead};
+
+    /// What a printer was handed, and whether it was finished.
+    #[derive(Default)]
+    struct Seen {
+        keys: Vec<String>,
+        finished: bool,
+    }
+
+    impl ResultSink for Seen {
+        fn selection(&mut self, r: &SelectionResult) -> std::io::Result<()> {
+            self.keys.push(r.selection_key.clone());
+            Ok(())
+        }
+
+        fn finish(&mut self) -> std::io::Result<()> {
+            self.finished = true;
+            Ok(())
+        }
+    }
+
+    fn results() -> Vec<SelectionResult> {
+        let dir = tempfile::tempdir().unwrap();
+        let app = crate::app::App::open(&dir.path().join("rb.db")).unwrap();
+        let results: Vec<SelectionResult> = app.evaluate_all("llm-chat-clients").unwrap().collect();
+        assert!(results.len() > 3);
+        results
+    }
+
+    /// Every selection evaluated ahead is printed, in order, then the printer is
+    /// finished.
+    #[test]
+    fn selections_evaluated_ahead_are_printed_in_order() {
+        let results = results();
+        let mut seen = Seen::default();
+        print_ahead(
+            results.clone().into_iter(),
+            &mut seen,
+            &indicatif::ProgressBar::hidden(),
+        )
+        .unwrap();
+        let keys: Vec<String> = results.iter().map(|r| r.selection_key.clone()).collect();
+        assert_eq!(seen.keys, keys);
+        assert!(seen.finished);
+    }
+
+    /// The evaluations panicking part way: the panic goes on, and the printer is not
+    /// finished (a JSON array left open, no Markdown legend: the output never looks
+    /// whole).
+    #[test]
+    fn a_panic_while_evaluating_ahead_leaves_the_output_unfinished() {
+        let results = results();
+        let mut seen = Seen::default();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let evaluations = results
+                .iter()
+                .cycle()
+                .take(40)
+                .cloned()
+                .chain(std::iter::once_with(|| -> SelectionResult {
+                    panic!("an evaluation failed")
+                }));
+            let _ = print_ahead(evaluations, &mut seen, &indicatif::ProgressBar::hidden());
+        }));
+        assert!(panicked.is_err());
+        assert!(!seen.finished);
+        // Those handed over before the panic were printed; not all 40 were.
+        assert!(
+            !seen.keys.is_empty() && seen.keys.len() < 40,
+            "{}",
+            seen.keys.len()
+        );
+    }
+}

@@ -10,7 +10,9 @@ use crate::app::types::{Names, SelectionResult};
 /// Call [`begin`](ResultSink::begin) once, [`selection`](ResultSink::selection) once per
 /// result as it comes, then [`finish`](ResultSink::finish) once: the whole output has
 /// been written when `finish` returns (a printer may buffer until then). A printer keeps
-/// no result past the call that hands it over, so memory stays bounded by one selection.
+/// at most a batch of results past the call that hands them over (the summary printer
+/// makes its bytes a batch at a time), so memory stays bounded by a batch, not by the
+/// page.
 pub trait ResultSink {
     /// Starts the output of a page's results, labelled by `names` (the page's rules and
     /// targets), `page_name` and `source_name` (the heads of a Markdown table).

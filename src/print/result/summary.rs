@@ -139,7 +139,7 @@ struct Profiles {
 }
 
 /// What a selection of a batch is made as.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Plan {
     Text,
     /// A profile already kept.
@@ -156,11 +156,14 @@ const BODY_BYTES: usize = 64 << 20;
 /// map's slot), roughly; and a line's (its key and slot).
 const PROFILE_OVERHEAD: usize = 64;
 const LINE_OVERHEAD: usize = 48;
+/// What a target's index of lines costs before it holds any.
+const INDEX_BYTES: usize = 48;
 
 impl Profiles {
     /// Which selections of `batch` are of a kept profile, which make a new one, and
-    /// which are made as text.
-    fn plan(&mut self, batch: &[SelectionResult]) -> Vec<Plan> {
+    /// which are made as text. A new profile needs room for its targets' line numbers
+    /// and, at worst, a new line for each of them (`line_bound` bytes at most each).
+    fn plan(&mut self, batch: &[SelectionResult], line_bound: usize) -> Vec<Plan> {
         let Some(first) = batch.first() else {
             return Vec::new();
         };
@@ -170,10 +173,16 @@ impl Profiles {
         }) {
             *self = Profiles {
                 of: Some((first.names.clone(), first.revision)),
-                targets: (0..n).map(|_| HashMap::default()).collect(),
                 ..Profiles::default()
             };
         }
+        // The targets' indexes are made with the first profile.
+        let indexes = if self.targets.is_empty() {
+            n * INDEX_BYTES
+        } else {
+            0
+        };
+        let worst = n * (4 + line_bound) + indexes;
         let mut key = Vec::new();
         batch
             .iter()
@@ -186,7 +195,7 @@ impl Profiles {
                     && r.eval.columns.len() == r.names.rules.len()
                     && r.eval.columns.iter().all(|c| c.outcome.len() == n)
                     && r.eval.overrides.iter().all(Option::is_none);
-                let room = self.bytes <= BODY_BYTES;
+                let room = self.bytes + worst <= BODY_BYTES;
                 if !whole || !self.key(r, room, &mut key) {
                     return Plan::Text;
                 }
@@ -198,6 +207,7 @@ impl Profiles {
                         self.count += 1;
                         *seen = Some(p);
                         self.bytes += 4 * n;
+                        self.index(n);
                         Plan::New(p)
                     }
                     Some(_) => Plan::Text,
@@ -206,9 +216,11 @@ impl Profiles {
                     // lines as pairs) — or at once when the profiles made so far
                     // found most of their lines made already.
                     None if room => {
-                        let eager = self.looked_up >= 4 * n && self.fresh * 4 <= self.looked_up;
+                        let eager =
+                            n > 0 && self.looked_up >= 4 * n && self.fresh * 4 <= self.looked_up;
                         let p = eager.then(|| {
                             self.count += 1;
+                            self.index(n);
                             self.count - 1
                         });
                         self.known.insert(key.clone().into_boxed_slice(), p);
@@ -219,6 +231,14 @@ impl Profiles {
                 }
             })
             .collect()
+    }
+
+    /// Makes the `n` targets' indexes of lines, if they are not made.
+    fn index(&mut self, n: usize) {
+        if self.targets.is_empty() {
+            self.targets = (0..n).map(|_| HashMap::default()).collect();
+            self.bytes += n * INDEX_BYTES;
+        }
     }
 
     /// Puts `r`'s columns' numbers in `key`, numbering new columns when `room`;
@@ -360,7 +380,9 @@ fn write_all_vectored<W: Write>(w: &mut W, slices: &mut [IoSlice<'_>]) -> io::Re
     let mut slices = slices;
     IoSlice::advance_slices(&mut slices, 0);
     while !slices.is_empty() {
-        match w.write_vectored(slices) {
+        // At most as many as one `writev` takes: a writer adds up the lengths of
+        // all it is handed, every call.
+        match w.write_vectored(&slices[..slices.len().min(1024)]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => IoSlice::advance_slices(&mut slices, n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -463,7 +485,13 @@ impl<W: Write> Summary<W> {
         self.in_flight = Some(rx);
         let job = move || {
             let plan = match profiles.as_mut() {
-                Some(profiles) => profiles.plan(&batch),
+                Some(profiles) => {
+                    let words = batch[0].eval.columns.len().div_ceil(64);
+                    profiles.plan(
+                        &batch,
+                        fixed.target_bound() + 8 * (words + 2) + LINE_OVERHEAD,
+                    )
+                }
                 None => vec![Plan::Text; batch.len()],
             };
             let make = |(r, plan): (&SelectionResult, &Plan)| -> io::Result<Piece> {
@@ -770,7 +798,7 @@ fn ids<const W: usize>(buf: &mut [u8], mut pos: usize, bits: &[u64], fixed: &Fix
     pos
 }
 
-/// [`ids`] for ids longer than 63 bytes: each copied at its length.
+/// [`ids`] for ids whose `,"id"` (escaped) is longer than 64 bytes: each copied at its length.
 fn ids_at_length(buf: &mut [u8], mut pos: usize, bits: &[u64], fixed: &Fixed) -> usize {
     for (w, &word) in bits.iter().enumerate() {
         let mut bits = word;
@@ -783,4 +811,38 @@ fn ids_at_length(buf: &mut [u8], mut pos: usize, bits: &[u64], fixed: &Fixed) ->
         }
     }
     pos
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BODY_BYTES, Plan, Profiles};
+    use crate::app::synth::{self, Spread};
+    use crate::app::types::SelectionResult;
+
+    /// Sources that read the same values, of a page of 3,000 targets.
+    fn twins() -> Vec<SelectionResult> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = crate::app::App::open(&dir.path().join("rb.db")).unwrap();
+        let mut page = synth::page(3000, 5, 6, Spread::Realistic, 4);
+        synth::repeat_sources(&mut page, 1);
+        app.import(&serde_json::to_string(&page).unwrap(), "twins.json", false)
+            .unwrap();
+        app.evaluate_all(&page.id).unwrap().collect()
+    }
+
+    /// A profile is made only while the memory left holds a new line for each of its
+    /// targets: one whose lines could pass the budget is made as text, and nothing of
+    /// it is kept.
+    #[test]
+    fn profiles_are_made_only_within_their_memory() {
+        let batch = twins();
+        // A new line could take a 1,000th of the budget: 3,000 of them do not fit.
+        let plan = Profiles::default().plan(&batch, BODY_BYTES / 1000);
+        assert!(plan.iter().all(|p| *p == Plan::Text), "{plan:?}");
+        // With room, the second of the twins makes the profile and the rest are of it.
+        let mut profiles = Profiles::default();
+        let plan = profiles.plan(&batch, 200);
+        assert_eq!(plan[..3], [Plan::Text, Plan::New(0), Plan::Known(0)]);
+        assert!(profiles.bytes < BODY_BYTES);
+    }
 }

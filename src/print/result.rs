@@ -21,6 +21,7 @@
 
 mod counts;
 mod delimited;
+mod formatted;
 mod json;
 mod jsonl;
 mod markdown;

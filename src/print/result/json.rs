@@ -10,6 +10,7 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
+use super::formatted::Formatted;
 use super::sink::ResultSink;
 use crate::app::types::{FeatureKeys, Names, SelectionResult};
 
@@ -224,32 +225,13 @@ pub(super) fn number<W: Write>(w: &mut W, score: f64) -> io::Result<()> {
 /// The most bytes a score takes as JSON (`-1.2345678901234567e-308` is 24), padded.
 pub(super) const SCORE_WIDTH: usize = 32;
 
-/// Scores as JSON (`null` when not finite), each formatted once per distinct value:
-/// a page's scores take few values (weighted counts of a few rules), and formatting
-/// a double costs more than the rest of a target's bytes. A small table by the
-/// score's bits; a score whose slot holds another is formatted again.
-pub(super) struct Scores {
-    slots: Box<[ScoreSlot]>,
-}
-
-#[derive(Clone, Copy)]
-struct ScoreSlot {
-    bits: u64,
-    /// 0: empty (a formatted number is never empty).
-    len: u8,
-    text: [u8; SCORE_WIDTH],
-}
+/// Scores as JSON (`null` when not finite), each formatted once per distinct value
+/// ([`Formatted`]).
+pub(super) struct Scores(Formatted<SCORE_WIDTH>);
 
 impl Default for Scores {
     fn default() -> Scores {
-        let empty = ScoreSlot {
-            bits: 0,
-            len: 0,
-            text: [0; SCORE_WIDTH],
-        };
-        Scores {
-            slots: vec![empty; 256].into_boxed_slice(),
-        }
+        Scores(Formatted::new(1))
     }
 }
 
@@ -258,21 +240,11 @@ impl Scores {
     /// and its length.
     #[inline]
     pub(super) fn padded(&mut self, score: f64) -> (&[u8; SCORE_WIDTH], usize) {
-        let bits = score.to_bits();
-        let at = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
-        let slot = &mut self.slots[at];
-        if slot.len == 0 || slot.bits != bits {
-            let mut text = [0; SCORE_WIDTH];
-            let mut rest = &mut text[..];
-            serde_json::to_writer(&mut rest, &score).expect("a double takes 24 bytes at most");
-            let len = SCORE_WIDTH - rest.len();
-            *slot = ScoreSlot {
-                bits,
-                len: u8::try_from(len).expect("at most 32"),
-                text,
-            };
-        }
-        (&slot.text, usize::from(slot.len))
+        self.0
+            .get(score.to_bits(), 0, || {
+                serde_json::to_string(&score).expect("a double serializes")
+            })
+            .expect("a double takes 24 bytes at most")
     }
 
     /// `score` as JSON.

@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use super::formatted::Formatted;
 use super::sink::ResultSink;
 use crate::app::types::{Names, SelectionResult};
 use crate::print::listing::glyph;
@@ -39,41 +40,16 @@ pub struct Markdown<W> {
     cells: Cells,
 }
 
-/// Each target's cell (` ● 0.50 |`: its verdict's glyph and its score to two places)
-/// by its verdict and score, made once: scores take few values, and formatting one
-/// costs more than the rest of its cell. A small table by the score's bits (a slot per
-/// verdict), each cell padded to [`CELL`] bytes and copied at that constant size; a
-/// cell whose slot holds another is made again.
-struct Cells {
-    slots: Box<[Cell]>,
-}
-
-#[derive(Clone, Copy)]
-struct Cell {
-    bits: u64,
-    /// 0: empty (a cell is never empty).
-    len: u8,
-    text: [u8; CELL],
-}
+/// Each target's cell (` ● 0.50 |`: its verdict's glyph and its score to two places),
+/// made once per verdict and score ([`Formatted`], a lane per verdict).
+#[derive(Debug)]
+struct Cells(Formatted<CELL>);
 
 const CELL: usize = 32;
 
-impl std::fmt::Debug for Cells {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Cells")
-    }
-}
-
 impl Default for Cells {
     fn default() -> Cells {
-        let empty = Cell {
-            bits: 0,
-            len: 0,
-            text: [0; CELL],
-        };
-        Cells {
-            slots: vec![empty; 3 * 512].into_boxed_slice(),
-        }
+        Cells(Formatted::new(3))
     }
 }
 
@@ -81,32 +57,19 @@ impl Cells {
     /// Puts the cell of `d` at the end of `w`.
     #[inline]
     fn put(&mut self, w: &mut Vec<u8>, d: &crate::app::types::DeviceVerdict) {
-        // Three slots a score, one per verdict.
-        let bits = d.score.to_bits();
-        let at = 3 * (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize
-            + usize::from(d.verdict.number());
-        let slot = &mut self.slots[at];
-        if slot.len == 0 || slot.bits != bits {
-            let text = format!(" {} {:.2} |", glyph(d.verdict), d.score);
-            let Ok(len) = u8::try_from(text.len()) else {
-                w.extend_from_slice(text.as_bytes());
-                return;
-            };
-            if text.len() > CELL {
-                w.extend_from_slice(text.as_bytes());
-                return;
+        let cell = self
+            .0
+            .get(d.score.to_bits(), usize::from(d.verdict.number()), || {
+                format!(" {} {:.2} |", glyph(d.verdict), d.score)
+            });
+        match cell {
+            Ok((text, len)) => {
+                let at = w.len();
+                w.extend_from_slice(text);
+                w.truncate(at + len);
             }
-            let mut padded = [0; CELL];
-            padded[..text.len()].copy_from_slice(text.as_bytes());
-            *slot = Cell {
-                bits,
-                len,
-                text: padded,
-            };
+            Err(long) => w.extend_from_slice(long.as_bytes()),
         }
-        let len = w.len();
-        w.extend_from_slice(&slot.text);
-        w.truncate(len + usize::from(slot.len));
     }
 }
 

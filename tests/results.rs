@@ -866,31 +866,15 @@ fn summaries_of_sources_sharing_an_evaluation_are_written_exactly() {
     }
     app.import(&serde_json::to_string(&page).unwrap(), "repeat.json", false)
         .unwrap();
-    let mut kept = Vec::new();
-    let mut printer = SummaryBuilder::new().per_selection(true).build(&mut kept);
-    let mut shared = 0;
-    let mut alone = Vec::new();
-    for r in app.evaluate_all(&page.id).unwrap() {
-        shared += usize::from(r.eval.shared);
-        printer.selection(&r).unwrap();
-        let mut one = Vec::new();
-        SummaryBuilder::new()
-            .per_selection(true)
-            .build(&mut one)
-            .selection(&r)
-            .unwrap();
-        alone.push(String::from_utf8(one).unwrap());
-    }
-    printer.finish().unwrap();
-    drop(printer);
+    let results: Vec<SelectionResult> = app.evaluate_all(&page.id).unwrap().collect();
+    let shared = results.iter().filter(|r| r.eval.shared).count();
     assert!(
         shared > 80,
         "most selections share an evaluation ({shared})"
     );
-    let kept = String::from_utf8(kept).unwrap();
-    let lines: Vec<String> = kept.lines().map(|l| format!("{l}\n")).collect();
+    let lines = summaries_together(&results);
     assert_eq!(lines.len(), 90);
-    for (s, (line, one)) in lines.iter().zip(&alone).enumerate() {
+    for (s, (line, one)) in lines.iter().zip(&summaries_alone(&results)).enumerate() {
         assert_eq!(line, one, "source {s}");
     }
     // And the overridden ones do show their overrides.

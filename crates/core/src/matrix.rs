@@ -172,7 +172,7 @@ pub struct SelectionEval {
     pub notes: std::collections::BTreeMap<usize, String>,
     /// Whether `devices` and `columns` were served by the matrix's memo: computed for
     /// an earlier selection that reads the same values, and shared with it (the same
-    /// allocations), not copied. A printer may reuse what it made of that selection.
+    /// allocations), not copied.
     pub shared: bool,
     pub selection_verdict: Verdict,
     /// Index of the recommended target.

@@ -65,20 +65,16 @@ pub struct Summary<W: Write> {
     /// Selections waiting to be written, a batch at a time: their bytes are made on
     /// every core (the bytes, not the verdicts, are most of a summary's cost).
     pending: Vec<SelectionResult>,
-    /// Buffers written out, emptied, for the batches to come.
+    /// Buffers written out, kept for the batches to come (their bytes written over).
     spare: Arc<Mutex<Vec<Vec<u8>>>>,
     /// The batch being made on the thread pool while the caller evaluates the next
-    /// one: its selections and their bytes, when they are made.
+    /// one: its bytes, when they are made.
     in_flight: Option<mpsc::Receiver<Made>>,
 }
 
-/// A batch's selections, per selection what was made of it (or why it could not be
-/// made), and the profiles, with the batch's new ones.
-type Made = (
-    Vec<SelectionResult>,
-    Vec<io::Result<Piece>>,
-    Option<Profiles>,
-);
+/// Per selection of a batch, what was made of it (or why it could not be made), and
+/// the profiles, with the batch's new ones.
+type Made = (Vec<io::Result<Piece>>, Option<Profiles>);
 
 /// What was made of one selection.
 enum Piece {
@@ -108,7 +104,8 @@ const PARALLEL_FROM: usize = 4096;
 /// the page's policies. A page of 100,000 sources has a few thousand profiles, and a
 /// profile's targets take a few dozen distinct lines each: a body is kept as its
 /// targets' line numbers (4 bytes a target, not the 185 of its text), and written
-/// from the lines with vectored writes, without a copy.
+/// from the lines with vectored writes (a body past the output's buffer goes to
+/// `writev` without a copy).
 ///
 /// Kept for one page's names at one revision (another empties it), within
 /// [`BODY_BYTES`]; a selection with overrides of its own is made as text.
@@ -528,7 +525,7 @@ impl<W: Write> Summary<W> {
                 profiles.make(&batch, &plan, &fixed);
             }
             // The printer may be gone (dropped on an error): nothing to write then.
-            let _ = tx.send((batch, made, profiles));
+            let _ = tx.send((made, profiles));
         };
         // A printer on one of the pool's own threads makes the batch there: waiting
         // for a job on the pool from inside it could wait for ever.
@@ -546,7 +543,7 @@ impl<W: Write> Summary<W> {
         let Some(rx) = self.in_flight.take() else {
             return Ok(());
         };
-        let (_batch, made, profiles) = rx
+        let (made, profiles) = rx
             .recv()
             .map_err(|_| io::Error::other("a printer thread panicked"))?;
         self.profiles = profiles;

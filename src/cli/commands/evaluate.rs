@@ -222,18 +222,18 @@ fn print_ahead(
     std::thread::scope(|scope| {
         // The sender moves to the thread: its end (or panic) ends the hand-overs.
         let evaluating = scope.spawn(move || {
-            let mut evaluations = evaluations.peekable();
-            while evaluations.peek().is_some() {
+            let mut evaluations = evaluations;
+            loop {
                 let (mut lot, mut targets) = (Vec::new(), 0);
-                while lot.len() < HANDED && targets < HANDED_TARGETS {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
+                while lot.len() < HANDED
+                    && targets < HANDED_TARGETS
+                    && !stop.load(Ordering::Relaxed)
+                {
                     let Some(r) = evaluations.next() else { break };
                     targets += r.target_count();
                     lot.push(r);
                 }
-                if tx.send(lot).is_err() {
+                if lot.is_empty() || tx.send(lot).is_err() {
                     return;
                 }
             }

@@ -851,32 +851,20 @@ fn one_printer_writes_two_pages_each_with_its_own_names() {
 fn summaries_of_sources_sharing_an_evaluation_are_written_exactly() {
     use rulebench::app::synth::{self, Spread};
     let (_dir, mut app) = open();
-    let mut page = synth::page(30, 8, 90, Spread::Realistic, 11);
-    synth::repeat_sources(&mut page, 4);
     // Overrides on some of the repeated sources: their verdicts are their own.
-    for (s, t) in [(10, 3), (11, 0), (40, 7)] {
-        page.overrides.push(rulebench_core::model::Override {
-            source_key: Some(page.source.row_key(&page.source.rows[s])),
-            target_key: Some(page.target.row_key(&page.target.rows[t])),
-            source_key_hash: None,
-            target_key_hash: None,
-            value: s % 2 == 0,
-            note: None,
-        });
-    }
-    app.import(&serde_json::to_string(&page).unwrap(), "repeat.json", false)
-        .unwrap();
-    let results: Vec<SelectionResult> = app.evaluate_all(&page.id).unwrap().collect();
+    let results = repeated_sources(
+        &mut app,
+        synth::page(30, 8, 90, Spread::Realistic, 11),
+        4,
+        &[(10, 3), (11, 0), (40, 7)],
+    );
     let shared = results.iter().filter(|r| r.eval.shared).count();
     assert!(
         shared > 80,
         "most selections share an evaluation ({shared})"
     );
-    let lines = summaries_together(&results);
+    let lines = summaries_written_alike(&results);
     assert_eq!(lines.len(), 90);
-    for (s, (line, one)) in lines.iter().zip(&summaries_alone(&results)).enumerate() {
-        assert_eq!(line, one, "source {s}");
-    }
     // And the overridden ones do show their overrides.
     let line: Value = serde_json::from_str(&lines[10]).unwrap();
     assert_eq!(line["targets"][3]["reason"], "override");
@@ -1034,17 +1022,26 @@ fn summaries_together(results: &[SelectionResult]) -> Vec<String> {
         .collect()
 }
 
-/// A page of many sources and few profiles, most of them written from the lines the
-/// printer keeps per target (a profile's body made once, as its targets' line numbers)
-/// — past the first batches, profiles seen once are made so at once: every
-/// selection's summary is the one it has alone, byte for byte, overrides and all.
-#[test]
-fn summaries_written_from_kept_lines_are_the_bytes_made_as_text() {
-    use rulebench::app::synth::{self, Spread};
-    let (_dir, mut app) = open();
-    let mut page = synth::page(700, 9, 1500, Spread::Realistic, 5);
-    synth::repeat_sources(&mut page, 120);
-    for (s, t) in [(3, 5), (130, 0), (131, 699), (1400, 350)] {
+/// Every selection of `results` summarised by one printer, each line checked equal to
+/// what a fresh printer writes for it alone; the lines.
+fn summaries_written_alike(results: &[SelectionResult]) -> Vec<String> {
+    let together = summaries_together(results);
+    for (s, (line, one)) in together.iter().zip(&summaries_alone(results)).enumerate() {
+        assert_eq!(line, one, "source {s}");
+    }
+    together
+}
+
+/// The results of `page` imported with its sources repeated to `distinct` profiles and
+/// an override on each (source, target) of `overrides` (true on even sources).
+fn repeated_sources(
+    app: &mut App,
+    mut page: Page,
+    distinct: usize,
+    overrides: &[(usize, usize)],
+) -> Vec<SelectionResult> {
+    rulebench::app::synth::repeat_sources(&mut page, distinct);
+    for &(s, t) in overrides {
         page.overrides.push(rulebench_core::model::Override {
             source_key: Some(page.source.row_key(&page.source.rows[s])),
             target_key: Some(page.target.row_key(&page.target.rows[t])),
@@ -1054,15 +1051,31 @@ fn summaries_written_from_kept_lines_are_the_bytes_made_as_text() {
             note: None,
         });
     }
-    app.import(&serde_json::to_string(&page).unwrap(), "lines.json", false)
-        .unwrap();
-    let results: Vec<SelectionResult> = app.evaluate_all(&page.id).unwrap().collect();
-    let together = summaries_together(&results);
-    let alone = summaries_alone(&results);
+    app.import(
+        &serde_json::to_string(&page).unwrap(),
+        "repeated.json",
+        false,
+    )
+    .unwrap();
+    app.evaluate_all(&page.id).unwrap().collect()
+}
+
+/// A page of many sources and few profiles, most of them written from the lines the
+/// printer keeps per target (a profile's body made once, as its targets' line numbers)
+/// — past the first batches, profiles seen once are made so at once: every
+/// selection's summary is the one it has alone, byte for byte, overrides and all.
+#[test]
+fn summaries_written_from_kept_lines_are_the_bytes_made_as_text() {
+    use rulebench::app::synth::{self, Spread};
+    let (_dir, mut app) = open();
+    let results = repeated_sources(
+        &mut app,
+        synth::page(700, 9, 1500, Spread::Realistic, 5),
+        120,
+        &[(3, 5), (130, 0), (131, 699), (1400, 350)],
+    );
+    let together = summaries_written_alike(&results);
     assert_eq!(together.len(), 1500);
-    for (s, (line, one)) in together.iter().zip(&alone).enumerate() {
-        assert_eq!(line, one, "source {s}");
-    }
     let line: Value = serde_json::from_str(&together[131]).unwrap();
     assert_eq!(line["targets"][699]["reason"], "override");
 }
@@ -1093,8 +1106,7 @@ fn summaries_of_another_revision_are_not_written_from_kept_lines() {
     later.eval.devices = devices.into();
     // Seen twice at the first revision: a profile; then twice at the next.
     let results = [first.clone(), first.clone(), first, later.clone(), later];
-    let together = summaries_together(&results);
-    assert_eq!(together, summaries_alone(&results));
+    let together = summaries_written_alike(&results);
     assert_ne!(together[2], together[3]);
 }
 

@@ -216,10 +216,16 @@ fn write_value<W: Write>(w: &mut W, value: &Value, indent: Option<&str>) -> io::
 
 /// A score as JSON (`null` when not finite), from this thread's [`Scores`].
 pub(super) fn number<W: Write>(w: &mut W, score: f64) -> io::Result<()> {
-    thread_local! {
-        static SCORES: std::cell::RefCell<Scores> = std::cell::RefCell::default();
-    }
-    SCORES.with_borrow_mut(|scores| w.write_all(scores.get(score)))
+    with_scores(|scores| w.write_all(scores.get(score)))
+}
+
+thread_local! {
+    static SCORES: std::cell::RefCell<Scores> = std::cell::RefCell::default();
+}
+
+/// `f` with this thread's [`Scores`] (one table a thread, whichever printer asks).
+pub(super) fn with_scores<R>(f: impl FnOnce(&mut Scores) -> R) -> R {
+    SCORES.with_borrow_mut(f)
 }
 
 /// The most bytes a score takes as JSON (`-1.2345678901234567e-308` is 24), padded.

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::json::{SCORE_WIDTH, Scores, json_string};
+use super::json::{SCORE_WIDTH, Scores, json_string, with_scores};
 use super::per_names::PerNames;
 use super::sink::ResultSink;
 use crate::app::types::{Column, DeviceVerdict, Names, SelectionResult};
@@ -289,37 +289,40 @@ impl Profiles {
                 let mut failing = vec![0u64; targets.len() * words];
                 let mut key = Vec::with_capacity(words + 2);
                 let mut bits = vec![0; words];
-                LINE.with_borrow_mut(|(buf, scores)| {
-                    let need = fixed.target_bound();
-                    if buf.len() < need {
-                        buf.resize(need, 0);
-                    }
-                    let block = targets.len();
-                    for r in &new {
-                        failing_bits(&mut failing, r, from, block, words);
-                        for (k, index) in targets.iter_mut().enumerate() {
-                            let t = from + k;
-                            let d = r.device(t);
-                            let bits = bits_of(&failing, k, block, &mut bits);
-                            key.clear();
-                            key.extend_from_slice(bits);
-                            key.push(u64::from(d.verdict.number()) | (d.reason as u64) << 8);
-                            key.push(d.score.to_bits());
-                            let number = match index.get(&key[..]) {
-                                Some(&number) => number,
-                                None => {
-                                    let end = target(buf, 0, t, d, bits, fixed, scores, true);
-                                    let number = FRESH
-                                        | u32::try_from(fresh.len()).expect("lines within memory");
-                                    let key: Box<[u64]> = key.clone().into();
-                                    index.insert(key.clone(), number);
-                                    fresh.push((t, key, buf[..end].into()));
-                                    number
-                                }
-                            };
-                            numbers.push(number);
+                LINE.with_borrow_mut(|buf| {
+                    with_scores(|scores| {
+                        let need = fixed.target_bound();
+                        if buf.len() < need {
+                            buf.resize(need, 0);
                         }
-                    }
+                        let block = targets.len();
+                        for r in &new {
+                            failing_bits(&mut failing, r, from, block, words);
+                            for (k, index) in targets.iter_mut().enumerate() {
+                                let t = from + k;
+                                let d = r.device(t);
+                                let bits = bits_of(&failing, k, block, &mut bits);
+                                key.clear();
+                                key.extend_from_slice(bits);
+                                key.push(u64::from(d.verdict.number()) | (d.reason as u64) << 8);
+                                key.push(d.score.to_bits());
+                                let number = match index.get(&key[..]) {
+                                    Some(&number) => number,
+                                    None => {
+                                        let end = target(buf, 0, t, d, bits, fixed, scores, true);
+                                        let number = FRESH
+                                            | u32::try_from(fresh.len())
+                                                .expect("lines within memory");
+                                        let key: Box<[u64]> = key.clone().into();
+                                        index.insert(key.clone(), number);
+                                        fresh.push((t, key, buf[..end].into()));
+                                        number
+                                    }
+                                };
+                                numbers.push(number);
+                            }
+                        }
+                    })
                 });
                 (numbers, fresh)
             })
@@ -636,10 +639,8 @@ fn head(out: &mut Vec<u8>, r: &SelectionResult) -> io::Result<()> {
 }
 
 thread_local! {
-    /// This thread's scores.
-    static SCORES: std::cell::RefCell<Scores> = std::cell::RefCell::default();
-    /// The same, for a profile's new lines.
-    static LINE: std::cell::RefCell<(Vec<u8>, Scores)> = std::cell::RefCell::default();
+    /// Where this thread puts a profile's new line.
+    static LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The rest of one selection's summary, put in `out` at `pos`: per target, its id,
@@ -658,7 +659,7 @@ fn body(
     fixed: &Fixed,
     one_line: bool,
 ) -> usize {
-    SCORES.with_borrow_mut(|scores| body_in(out, pos, scores, r, fixed, one_line))
+    with_scores(|scores| body_in(out, pos, scores, r, fixed, one_line))
 }
 
 /// Makes `out` at least `len` bytes long.

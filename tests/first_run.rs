@@ -58,7 +58,7 @@ fn a_new_database_is_announced_on_stderr_once_with_what_was_seeded() {
     assert_eq!(code, 0, "{err}");
     let info: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(info["path"], db.display().to_string());
-    assert_eq!(info["schemaVersion"], 12);
+    assert_eq!(info["schemaVersion"], 13);
     assert_eq!(info["pages"].as_array().unwrap().len(), 3);
     assert!(info["bytes"].as_u64().unwrap() > 0);
     let (_, text, _) = run(home.path(), &[], &["db"]);

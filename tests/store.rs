@@ -173,6 +173,38 @@ fn a_first_schema_database_with_a_page_upgrades_and_the_page_loads_intact() {
         "{sql}"
     );
     assert_eq!(indexes, 0, "no index beside the primary key");
+    // Migration 13: overrides clustered by (page, source, target), their log triggers
+    // remade, and a page's overrides read as one range of the table (no look-up of each
+    // through an index).
+    let (sql, indexes, triggers): (String, i64, i64) = store
+        .connection()
+        .query_row(
+            "SELECT sql, (SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
+             AND tbl_name = 'overrides'), (SELECT COUNT(*) FROM sqlite_master \
+             WHERE type = 'trigger' AND tbl_name = 'overrides') \
+             FROM sqlite_master WHERE name = 'overrides'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+    assert_eq!((indexes, triggers), (0, 3));
+    let plan: String = store
+        .connection()
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT source_key_hash, target_key_hash, value, note \
+             FROM overrides WHERE page_id = 'x'",
+            [],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("USING PRIMARY KEY (page_id=?)"), "{plan}");
+    let read = store.override_hashes(&pages[0].id).unwrap();
+    assert_eq!(read.len(), pages[0].overrides.len());
+    assert!(
+        read.iter()
+            .all(|o| o.source_hash.is_some() && o.target_hash.is_some())
+    );
     let fk_problems: i64 = store
         .connection()
         .query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| {
@@ -674,6 +706,7 @@ fn shipped_migrations_never_change() {
         "c5505c0ccaf738f535d5e4afdf5e9c8128c5c17ba893b1955d307dfd47030aed",
         "2f91f19a23d279350c7f4781cac0f3d93a0bcfcc363cfb14ba99e990fe2a0c82",
         "7f26d471398a61400decb071f7b529f9dbc49890dec60082ac00d4a63c5d10c4",
+        "96fc479ce4c9f2b7fa9bb0cc7222914d9c7d0b2c2dc28728883c54b812ebf80e",
     ];
     assert_eq!(
         MIGRATIONS.len(),

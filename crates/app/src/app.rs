@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use rulebench_core::diag::{Diagnostic, did_you_mean, parse_json};
 use rulebench_core::matrix::{ArenaRows, Matrix};
-use rulebench_core::model::{Condition, Override, Page, Rule, Side, key_hash};
+use rulebench_core::model::{Condition, KeyHash, Override, Page, Rule, Side, key_hash};
 use rulebench_core::predicates::{self};
 use rulebench_core::result::{Names, SelectionResult};
 use rulebench_core::validate::{self, Schema};
@@ -668,7 +668,7 @@ impl App {
     fn lean_matrix_with(
         &self,
         head: &Page,
-        sources: Option<(ArenaRows, Vec<String>)>,
+        sources: Option<(ArenaRows, Vec<KeyHash>)>,
         forced: Option<Vec<rulebench_core::model::HashedOverride>>,
     ) -> Result<(Matrix, Arc<Names>)> {
         let stored = self.store.stored_rows(&head.id, Side::Target)?;
@@ -766,8 +766,13 @@ impl App {
         } else {
             vec![]
         };
-        let (keys, hashes): (Vec<String>, Vec<String>) =
-            stored.into_iter().map(|(key, hash, _)| (key, hash)).unzip();
+        let (keys, hashes): (Vec<String>, Vec<KeyHash>) = stored
+            .into_iter()
+            .map(|(key, hash, _)| {
+                let hash = KeyHash::of_stored(&key, &hash);
+                (key, hash)
+            })
+            .unzip();
         let (matrix, names) =
             self.lean_matrix_with(&page, Some((sources, hashes)), Some(forced))?;
         drop(snapshot);

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::engine::{self, CompiledRule, FieldPath};
-use super::model::{DevicePolicy, Page, Rule, SelectionPolicy};
+use super::model::{DevicePolicy, KeyHash, Page, Rule, SelectionPolicy};
 use super::verdict::{
     self, Candidate, DeviceVerdict, FULL, NONE, RuleWeight, Scoring, Tally, Verdict,
 };
@@ -726,9 +726,9 @@ pub struct Matrix {
     orphaned: Vec<usize>,
     /// The keyHash of every target row, when the matrix was built without the page's
     /// target rows (else they are computed from the page when overrides need them).
-    target_hashes: Option<Vec<String>>,
+    target_hashes: Option<Vec<KeyHash>>,
     /// The same of every source row, when built without the page's source rows.
-    source_hashes: Option<Vec<String>>,
+    source_hashes: Option<Vec<KeyHash>>,
     /// The device policy and the rules' weights as scores sum them: remade when a
     /// rule's weight, the rule list or the policy changes (not per evaluation).
     scoring: Scoring,
@@ -778,14 +778,15 @@ impl Matrix {
     /// keyHashes: neither side's `rows` of the page is read.
     pub fn with_rows(
         page: &Page,
-        sources: (ArenaRows, Option<Vec<String>>),
+        sources: (ArenaRows, Option<Vec<KeyHash>>),
         targets: ArenaRows,
         keys: Vec<(String, String)>,
     ) -> Result<Matrix, CompileError> {
         let d = &page.target;
-        let (ids, hashes): (Vec<String>, Vec<String>) = keys
+        let (ids, hashes): (Vec<String>, Vec<KeyHash>) = keys
             .into_iter()
             .map(|(key, hash)| {
+                let hash = KeyHash::of_stored(&key, &hash);
                 // The id of a single-field key is its value: the key is `field=value`.
                 let id = match d.key.as_slice() {
                     [field] => key
@@ -802,10 +803,10 @@ impl Matrix {
 
     fn build(
         page: &Page,
-        (sources, source_hashes): (ArenaRows, Option<Vec<String>>),
+        (sources, source_hashes): (ArenaRows, Option<Vec<KeyHash>>),
         targets: ArenaRows,
         target_ids: Vec<String>,
-        target_hashes: Option<Vec<String>>,
+        target_hashes: Option<Vec<KeyHash>>,
     ) -> Result<Matrix, CompileError> {
         let d = &page.target;
         let priority = super::priority::Compiled::new(d.priority.as_deref());
@@ -949,10 +950,11 @@ impl Matrix {
 
     /// Re-reads the page's overrides (target rows are read from the matrix's own).
     pub fn set_overrides(&mut self, page: &Page) {
-        let forced = page
-            .overrides
-            .iter()
-            .map(|o| (o.source_hash(), o.target_hash(), o.value, o.note.clone()));
+        let hash = |h: Option<String>| h.as_deref().and_then(KeyHash::from_hex);
+        let forced = page.overrides.iter().map(|o| {
+            let (source, target) = (hash(o.source_hash()), hash(o.target_hash()));
+            (source, target, o.value, o.note.clone())
+        });
         self.place_overrides(page, forced);
     }
 
@@ -970,7 +972,7 @@ impl Matrix {
         }
         let forced = forced
             .into_iter()
-            .map(|o| (Some(o.source_hash), Some(o.target_hash), o.value, o.note));
+            .map(|o| (o.source_hash, o.target_hash, o.value, o.note));
         self.place_overrides(page, forced);
         self.orphaned.is_empty()
     }
@@ -980,7 +982,7 @@ impl Matrix {
     fn place_overrides(
         &mut self,
         page: &Page,
-        forced: impl ExactSizeIterator<Item = (Option<String>, Option<String>, bool, Option<String>)>,
+        forced: impl ExactSizeIterator<Item = (Option<KeyHash>, Option<KeyHash>, bool, Option<String>)>,
     ) {
         self.overrides.clear();
         self.orphaned.clear();
@@ -988,10 +990,10 @@ impl Matrix {
             // No key hashes to compute when there is nothing to look up.
             return;
         }
-        let hashes_of = |d: &super::model::Dataset| -> Vec<String> {
+        let hashes_of = |d: &super::model::Dataset| -> Vec<KeyHash> {
             d.rows
                 .iter()
-                .map(|r| super::model::key_hash(&d.row_key(r)))
+                .map(|r| KeyHash::of_key(&d.row_key(r)))
                 .collect()
         };
         let (source_hashes, target_hashes) = (
@@ -1002,13 +1004,17 @@ impl Matrix {
                 .as_ref()
                 .map_or_else(|| Cow::Owned(hashes_of(&page.target)), Cow::Borrowed),
         );
-        fn index(hashes: &[String]) -> HashMap<&str, usize> {
-            hashes.iter().map(String::as_str).zip(0..).collect()
+        fn index(hashes: &[KeyHash]) -> HashMap<KeyHash, usize> {
+            let mut index = HashMap::with_capacity_and_hasher(hashes.len(), Default::default());
+            index.extend(hashes.iter().copied().zip(0..));
+            index
         }
         let (sources, targets) = (index(&source_hashes), index(&target_hashes));
+        self.overrides
+            .reserve(forced.len().min(source_hashes.len()));
         for (i, (source, target, value, note)) in forced.enumerate() {
-            let s = source.and_then(|h| sources.get(h.as_str()).copied());
-            let t = target.and_then(|h| targets.get(h.as_str()).copied());
+            let s = source.and_then(|h| sources.get(&h).copied());
+            let t = target.and_then(|h| targets.get(&h).copied());
             let (Some(s), Some(t)) = (s, t) else {
                 self.orphaned.push(i);
                 continue;
@@ -1041,7 +1047,7 @@ impl Matrix {
             super::model::Side::Target => &mut self.target_hashes,
         };
         if let Some(hash) = hashes.as_mut().and_then(|h| h.get_mut(i)) {
-            *hash = super::model::key_hash(&d.row_key(row));
+            *hash = KeyHash::of_key(&d.row_key(row));
         }
         // Re-encoded paths number their values anew: the memo's keys mean nothing now.
         self.memo.clear();

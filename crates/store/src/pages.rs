@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use rulebench_core::model::{Dataset, HashedOverride, Override, PAGE_FORMAT, Page, Side};
+use rulebench_core::model::{Dataset, HashedOverride, KeyHash, Override, PAGE_FORMAT, Page, Side};
 
 use crate::error::{Result, StoreError};
 use crate::ops;
@@ -534,9 +534,13 @@ impl Store {
         )?;
         let rows = stmt
             .query_map([page_id], |r| {
+                // Read in place as bytes: no text is allocated per override.
+                let hash = |i: usize| -> rusqlite::Result<Option<KeyHash>> {
+                    Ok(r.get_ref(i)?.as_str().ok().and_then(KeyHash::from_hex))
+                };
                 Ok(HashedOverride {
-                    source_hash: r.get(0)?,
-                    target_hash: r.get(1)?,
+                    source_hash: hash(0)?,
+                    target_hash: hash(1)?,
                     value: r.get(2)?,
                     note: r.get(3)?,
                 })

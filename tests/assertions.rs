@@ -851,5 +851,5 @@ fn a_dropped_row_orphans_its_override_and_fails_its_assertion() {
         .iter()
         .position(|t| t.id == "llama-3.3-70b")
         .unwrap();
-    assert_eq!(r.eval.overrides[llama], Some(true));
+    assert_eq!(r.eval.overrides.value(llama), Some(true));
 }

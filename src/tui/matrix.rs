@@ -1200,7 +1200,7 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
         .map(|&t| {
             (
                 ws.eval.recommended == Some(t),
-                ws.eval.overrides.get(t).is_some_and(Option::is_some),
+                ws.eval.overrides.get(t).is_some(),
             )
         })
         .collect();
@@ -1552,7 +1552,7 @@ fn draw_transposed(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>
             put(buf, x, y, theme::RECOMMENDED, 1, theme.warn());
             x += 1;
         }
-        if ws.eval.overrides.get(t).is_some_and(Option::is_some) {
+        if ws.eval.overrides.get(t).is_some() {
             put(buf, x, y, theme::OVERRIDE, 1, theme.accent());
             x += 1;
         }
@@ -1769,7 +1769,7 @@ mod tests {
                 _ => panic!("expected the note prompt"),
             }
             press(&mut ui, KeyCode::Enter);
-            assert_eq!(ui.page().unwrap().ws.eval.overrides[t], Some(true));
+            assert_eq!(ui.page().unwrap().ws.eval.overrides.value(t), Some(true));
             assert!(screen(&ui, 180, 50).contains("⚑o1-pro"));
             press(&mut ui, KeyCode::Char('o'));
             for c in "outage".chars() {
@@ -1777,18 +1777,18 @@ mod tests {
             }
             press(&mut ui, KeyCode::Enter);
             let p = ui.page().unwrap();
-            assert_eq!(p.ws.eval.overrides[t], Some(false));
+            assert_eq!(p.ws.eval.overrides.value(t), Some(false));
             assert_eq!(p.ws.override_of(t).unwrap().note.as_deref(), Some("outage"));
             assert!(p.explain.lines[0].iter().any(|(_, s)| s.contains("outage")));
             press(&mut ui, KeyCode::Char('o'));
             // Clearing the override (and its note) is asked first; n keeps it.
             assert!(ui.modal.is_some());
             press(&mut ui, KeyCode::Char('n'));
-            assert_eq!(ui.page().unwrap().ws.eval.overrides[t], Some(false));
+            assert_eq!(ui.page().unwrap().ws.eval.overrides.value(t), Some(false));
             press(&mut ui, KeyCode::Char('o'));
             press(&mut ui, KeyCode::Char('y'));
             assert!(ui.modal.is_none());
-            assert_eq!(ui.page().unwrap().ws.eval.overrides[t], None);
+            assert_eq!(ui.page().unwrap().ws.eval.overrides.value(t), None);
         }
 
         #[test]

@@ -420,7 +420,7 @@ pub struct Summary {
     pub buckets: [usize; BUCKETS],
 }
 
-pub fn summarize(devices: &[DeviceVerdict]) -> Summary {
+pub fn summarize<'a>(devices: impl IntoIterator<Item = &'a DeviceVerdict>) -> Summary {
     let mut s = Summary::default();
     for d in devices {
         s.counts[usize::from(d.verdict.number())] += 1;

@@ -659,19 +659,24 @@ impl App {
     /// The matrix and names of a page loaded without its target rows: the rows are read
     /// from their stored texts into the engine's form, never as JSON trees.
     pub(crate) fn lean_matrix(&self, head: &Page) -> Result<(Matrix, Arc<Names>)> {
-        self.lean_matrix_with(head, None, None)
+        self.lean_matrix_with(head, None, None, None)
     }
 
     /// [`App::lean_matrix`], with the source rows given in the engine's form with their
-    /// keyHashes (`None`: the page's own), and the overrides by keyHash as the store
-    /// keeps them (`None`: the page's own; `head` read without them otherwise).
+    /// keyHashes (`None`: the page's own), the overrides by keyHash as the store
+    /// keeps them (`None`: the page's own; `head` read without them otherwise), and the
+    /// target rows as stored (`None`: read here).
     fn lean_matrix_with(
         &self,
         head: &Page,
         sources: Option<(ArenaRows, Vec<KeyHash>)>,
         forced: Option<Vec<rulebench_core::model::HashedOverride>>,
+        targets: Option<Vec<(String, String, String)>>,
     ) -> Result<(Matrix, Arc<Names>)> {
-        let stored = self.store.stored_rows(&head.id, Side::Target)?;
+        let stored = match targets {
+            Some(stored) => stored,
+            None => self.store.stored_rows(&head.id, Side::Target)?,
+        };
         let rows = parse_stored(&head.target, &stored, "target row")?;
         let keys = stored
             .into_iter()
@@ -754,10 +759,30 @@ impl App {
         let Some(head) = self.store.load_head_without_overrides(page_id)? else {
             return Err(self.missing_page(page_id));
         };
-        let forced = self.store.override_hashes(page_id)?;
         let (page, revision) = (head.page, head.revision);
         let stored = self.store.stored_rows(page_id, Side::Source)?;
-        let sources = parse_stored(&page.source, &stored, "source row")?;
+        // The source rows are parsed on another core while this one reads the rest
+        // from the store (100,000 sources: their parse hides the overrides' read).
+        let (sources, read) = std::thread::scope(|scope| {
+            let parsing = scope.spawn(|| parse_stored(&page.source, &stored, "source row"));
+            let read = (|| -> Result<_> {
+                let forced = self.store.override_hashes(page_id)?;
+                let targets = self.store.stored_rows(page_id, Side::Target)?;
+                Ok((forced, targets))
+            })();
+            let hashes: Vec<KeyHash> = stored
+                .iter()
+                .map(|(key, hash, _)| KeyHash::of_stored(key, hash))
+                .collect();
+            let parsed = parsing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (
+                parsed,
+                read.map(|(forced, targets)| (forced, targets, hashes)),
+            )
+        });
+        let (sources, (forced, targets, hashes)) = (sources?, read?);
         let labels = if labels {
             stored
                 .iter()
@@ -766,15 +791,9 @@ impl App {
         } else {
             vec![]
         };
-        let (keys, hashes): (Vec<String>, Vec<KeyHash>) = stored
-            .into_iter()
-            .map(|(key, hash, _)| {
-                let hash = KeyHash::of_stored(&key, &hash);
-                (key, hash)
-            })
-            .unzip();
+        let keys = stored.into_iter().map(|(key, _, _)| key).collect();
         let (matrix, names) =
-            self.lean_matrix_with(&page, Some((sources, hashes)), Some(forced))?;
+            self.lean_matrix_with(&page, Some((sources, hashes)), Some(forced), Some(targets))?;
         drop(snapshot);
         let evaluations = Evaluations {
             page,

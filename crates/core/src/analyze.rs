@@ -945,7 +945,7 @@ fn over_rows(page: &Page, matrix: &mut Matrix, never: &[usize], out: &mut Analys
             }
         }
         for t in 0..nt {
-            if eval.overrides[t].is_some() {
+            if eval.overrides.get(t).is_some() {
                 continue;
             }
             let d = eval.devices[t];

@@ -1689,8 +1689,7 @@ mod tests {
             columns: vec![],
             verdict_counts: SelectionEval::count_verdicts(&devices),
             devices: devices.into(),
-            overrides: vec![None; ids.len()],
-            notes: Default::default(),
+            overrides: Default::default(),
             shared: false,
             selection_verdict: crate::verdict::Verdict::from_number(u64::from(selection_verdict))
                 .unwrap(),

@@ -9,7 +9,6 @@
 //! Columns are computed in parallel (rayon).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 // A fast hasher (seeded per process) for the matrix's own maps of a page's values:
 // encodings, projections, memo keys. SipHash was a tenth of a cold open.
@@ -26,6 +25,9 @@ use super::model::{DevicePolicy, KeyHash, Page, Rule, SelectionPolicy};
 use super::verdict::{
     self, Candidate, DeviceVerdict, FULL, NONE, RuleWeight, Scoring, Tally, Verdict,
 };
+
+mod forced;
+pub use forced::{Devices, DevicesIter, Forced, OverrideTable, Overrides};
 
 /// A rule's outcome for one target: one byte in a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::VariantArray)]
@@ -160,16 +162,15 @@ pub struct SelectionEval {
     /// One column per rule, in rule order.
     pub columns: Vec<Arc<Column>>,
     /// One verdict per target, in row order (empty when only the selection's verdicts
-    /// were asked for: [`Matrix::evaluate_verdicts`]).
-    pub devices: Arc<[DeviceVerdict]>,
+    /// were asked for: [`Matrix::evaluate_verdicts`]): shared with every selection that
+    /// reads the same values, the selection's own overrides forced over them.
+    pub devices: Devices,
     /// How many targets are at each verdict (`[none, partial, full]`), overrides
     /// applied.
     pub verdict_counts: [usize; 3],
-    /// The override of each target for this selection, if any (empty, like
-    /// `devices`, when only the verdicts were asked for).
-    pub overrides: Vec<Option<bool>>,
-    /// The notes of this selection's overrides, by target.
-    pub notes: std::collections::BTreeMap<usize, String>,
+    /// This selection's overrides, by target, with their notes (none when only the
+    /// verdicts were asked for).
+    pub overrides: Overrides,
     /// Whether `devices` and `columns` were served by the matrix's memo: computed for
     /// an earlier selection that reads the same values, and shared with it (the same
     /// allocations), not copied.
@@ -181,7 +182,7 @@ pub struct SelectionEval {
 
 impl SelectionEval {
     /// How many of `devices` are at each verdict (`[none, partial, full]`).
-    pub fn count_verdicts(devices: &[DeviceVerdict]) -> [usize; 3] {
+    pub fn count_verdicts<'d>(devices: impl IntoIterator<Item = &'d DeviceVerdict>) -> [usize; 3] {
         let mut counts = [0usize; 3];
         for d in devices {
             counts[usize::from(d.verdict.number())] += 1;
@@ -715,9 +716,10 @@ pub struct Matrix {
     groupings: HashMap<Vec<FieldPath>, Arc<Grouping>>,
     target_ids: Vec<String>,
     target_priority: Vec<f64>,
-    /// Source index → target index → the override's value and note: a selection
-    /// reads its own overrides, never the whole page's.
-    overrides: HashMap<usize, Vec<Forced>>,
+    /// Every override by source, then target: a selection reads its own overrides
+    /// (a range of the table), never the whole page's. Shared with the evaluations
+    /// that hold a range of it; an edit copies it only while one does.
+    overrides: Arc<OverrideTable>,
     /// Evaluations without overrides by the selected source's projection on every
     /// source path some rule reads: sources that agree there share one ([`Memo`]).
     memo: Memo,
@@ -734,10 +736,6 @@ pub struct Matrix {
     scoring: Scoring,
     selection_policy: SelectionPolicy,
 }
-
-/// One override of a selection: its target, its value and its note. A selection's are
-/// kept in a `Vec` by target (most selections have one or two).
-type Forced = (usize, bool, Option<String>);
 
 /// A rule that does not compile.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -818,7 +816,7 @@ impl Matrix {
             groupings: HashMap::default(),
             target_ids,
             target_priority,
-            overrides: HashMap::default(),
+            overrides: Arc::default(),
             memo: Memo::default(),
             orphaned: Vec::new(),
             scoring: Scoring::new(&page.device_policy, &[]),
@@ -984,7 +982,7 @@ impl Matrix {
         page: &Page,
         forced: impl ExactSizeIterator<Item = (Option<KeyHash>, Option<KeyHash>, bool, Option<String>)>,
     ) {
-        self.overrides.clear();
+        self.overrides = Arc::default();
         self.orphaned.clear();
         if forced.len() == 0 {
             // No key hashes to compute when there is nothing to look up.
@@ -1010,8 +1008,7 @@ impl Matrix {
             index
         }
         let (sources, targets) = (index(&source_hashes), index(&target_hashes));
-        self.overrides
-            .reserve(forced.len().min(source_hashes.len()));
+        let mut placed = Vec::with_capacity(forced.len());
         for (i, (source, target, value, note)) in forced.enumerate() {
             let s = source.and_then(|h| sources.get(&h).copied());
             let t = target.and_then(|h| targets.get(&h).copied());
@@ -1019,8 +1016,14 @@ impl Matrix {
                 self.orphaned.push(i);
                 continue;
             };
-            force(self.overrides.entry(s).or_default(), t, Some((value, note)));
+            let forced = Forced {
+                target: t,
+                value,
+                note,
+            };
+            placed.push((s, forced));
         }
+        self.overrides = Arc::new(OverrideTable::new(source_hashes.len(), placed));
     }
 
     /// Replaces row `i` of one side after an edit of the fields `changed` (a cell edit):
@@ -1081,11 +1084,8 @@ impl Matrix {
         target: usize,
         value: Option<(bool, Option<String>)>,
     ) {
-        let of = self.overrides.entry(source).or_default();
-        force(of, target, value);
-        if of.is_empty() {
-            self.overrides.remove(&source);
-        }
+        let sources = self.source.len();
+        Arc::make_mut(&mut self.overrides).set(sources, source, target, value);
     }
 
     /// Evaluates every rule for the selected source and derives the verdicts.
@@ -1123,7 +1123,7 @@ impl Matrix {
     /// for aggregates, which a memo of what decides each distinct projection answers
     /// without a target's verdict. A selection with overrides is evaluated in full.
     pub fn evaluate_verdicts(&mut self, selection: usize) -> SelectionEval {
-        if selection >= self.source.len() || self.overrides.contains_key(&selection) {
+        if selection >= self.source.len() || !self.overrides.of(selection).is_empty() {
             return self.evaluate(selection);
         }
         let key = self.memo_key(selection);
@@ -1138,10 +1138,9 @@ impl Matrix {
         SelectionEval {
             selection,
             columns,
-            devices: Arc::new([]),
+            devices: Devices::default(),
             verdict_counts: decided.counts,
-            overrides: Vec::new(),
-            notes: BTreeMap::new(),
+            overrides: Overrides::default(),
             shared: false,
             selection_verdict,
             recommended,
@@ -1156,7 +1155,7 @@ impl Matrix {
         // reused (the same allocation, which printers may have made bytes of).
         let base = match self.memo.devices.get(&key).cloned() {
             Some(kept) => Base {
-                decided: self.decide(&kept),
+                decided: self.decide(kept.iter()),
                 devices: kept,
                 columns,
                 shared: true,
@@ -1403,10 +1402,10 @@ impl Matrix {
 
     /// The selection's verdict and recommended target from its targets' verdicts: one
     /// pass, the first best in [`verdict::rank`]'s order (as [`verdict::best_at`]).
-    fn decide(&self, devices: &[DeviceVerdict]) -> Decided {
+    fn decide<'d>(&self, devices: impl IntoIterator<Item = &'d DeviceVerdict>) -> Decided {
         let mut counts = [0usize; 3];
         let mut best: Option<(usize, Candidate)> = None;
-        for (t, d) in devices.iter().enumerate() {
+        for (t, d) in devices.into_iter().enumerate() {
             counts[usize::from(d.verdict.number())] += 1;
             if d.verdict == NONE {
                 continue;
@@ -1417,7 +1416,7 @@ impl Matrix {
             {
                 continue;
             }
-            let c = self.candidate(devices, t);
+            let c = self.candidate(d, t);
             if best
                 .as_ref()
                 .is_none_or(|(_, b)| verdict::rank(&c, b) == std::cmp::Ordering::Less)
@@ -1432,11 +1431,11 @@ impl Matrix {
     }
 
     /// Target `t` as a candidate for the recommendation.
-    fn candidate<'a>(&'a self, devices: &[DeviceVerdict], t: usize) -> Candidate<'a> {
+    fn candidate<'a>(&'a self, d: &DeviceVerdict, t: usize) -> Candidate<'a> {
         Candidate {
             id: &self.target_ids[t],
-            verdict: devices[t].verdict,
-            score: devices[t].score,
+            verdict: d.verdict,
+            score: d.score,
             priority: self.target_priority[t],
         }
     }
@@ -1447,53 +1446,51 @@ impl Matrix {
     /// those targets alone (all targets are ranked again only when the override moved
     /// the best one).
     fn finish(&self, selection: usize, base: &Base) -> SelectionEval {
-        let n = base.devices.len();
-        let mut overrides: Vec<Option<bool>> = vec![None; n];
-        let mut notes = BTreeMap::new();
+        let own = self.overrides.of(selection);
         let mut decided = base.decided;
-        let mut devices_out = base.devices.clone();
-        let own = self.overrides.get(&selection);
-        if let Some(of) = own {
-            // One copy of the shared verdicts, forced where overridden in place (a
-            // `Vec` made into an `Arc` would be copied twice).
-            let mut forced: Arc<[DeviceVerdict]> = Arc::from(&base.devices[..]);
-            let devices = Arc::get_mut(&mut forced).expect("made here, not shared");
-            for &(t, value, ref note) in of {
-                overrides[t] = Some(value);
+        let (devices, overrides) = if own.is_empty() {
+            (Devices::from(base.devices.clone()), Overrides::default())
+        } else {
+            // The shared verdicts stay shared: the overridden targets' are forced over
+            // them (no copy of every target's), and the overrides are the selection's
+            // range of the matrix's table (not copied either).
+            let mut forced = Vec::with_capacity(own.len());
+            for f in own {
                 // An override decides before any rule; the score stays the rules'.
-                let d = &mut devices[t];
+                let mut d = base.devices[f.target];
                 decided.counts[usize::from(d.verdict.number())] -= 1;
-                d.verdict = if value { FULL } else { NONE };
+                d.verdict = if f.value { FULL } else { NONE };
                 decided.counts[usize::from(d.verdict.number())] += 1;
                 d.reason = verdict::Reason::Override;
-                if let Some(note) = note {
-                    notes.insert(t, note.clone());
-                }
+                forced.push((f.target, d));
             }
+            let devices = Devices::forced(base.devices.clone(), forced);
             decided.best = match base.decided.best {
-                Some(best) if of.binary_search_by_key(&best, |f| f.0).is_ok() => {
-                    self.decide(devices).best
+                Some(best) if own.binary_search_by_key(&best, |f| f.target).is_ok() => {
+                    self.decide(&devices).best
                 }
-                best => of
+                best => devices
+                    .overridden()
                     .iter()
-                    .map(|f| f.0)
-                    .filter(|&t| devices[t].verdict > NONE)
-                    .chain(best)
-                    .min_by(|&a, &b| {
-                        verdict::rank(&self.candidate(devices, a), &self.candidate(devices, b))
-                    }),
+                    .filter(|(_, d)| d.verdict > NONE)
+                    .copied()
+                    .chain(best.map(|t| (t, base.devices[t])))
+                    .min_by(|(a, da), (b, db)| {
+                        verdict::rank(&self.candidate(da, *a), &self.candidate(db, *b))
+                    })
+                    .map(|(t, _)| t),
             };
-            devices_out = forced;
-        }
+            let overrides = Overrides::of_source(self.overrides.clone(), selection);
+            (devices, overrides)
+        };
         let (selection_verdict, recommended) = self.decided(decided);
         SelectionEval {
             selection,
             columns: base.columns.clone(),
-            devices: devices_out,
+            shared: base.shared && overrides.is_empty(),
+            devices,
             verdict_counts: decided.counts,
             overrides,
-            notes,
-            shared: base.shared && own.is_none(),
             selection_verdict,
             recommended,
         }
@@ -1508,19 +1505,6 @@ impl Matrix {
             .then_some(decided.best)
             .flatten();
         (selection_verdict, recommended)
-    }
-}
-
-/// Sets (or with `None` removes) the override of `target` among a selection's, kept in
-/// target order; the last one set for a target holds.
-fn force(of: &mut Vec<Forced>, target: usize, value: Option<(bool, Option<String>)>) {
-    match (of.binary_search_by_key(&target, |f| f.0), value) {
-        (Ok(at), Some((v, note))) => of[at] = (target, v, note),
-        (Err(at), Some((v, note))) => of.insert(at, (target, v, note)),
-        (Ok(at), None) => {
-            of.remove(at);
-        }
-        (Err(_), None) => {}
     }
 }
 

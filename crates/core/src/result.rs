@@ -10,13 +10,15 @@
 //! assertions materialise only what their path reads ([`Needs`], [`SelectionResult::to_value`]).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::matrix::{Column, ERROR, FAIL, NOT_APPLICABLE, Outcome, PASS, SelectionEval};
+use super::matrix::{
+    Column, ERROR, FAIL, Forced, NOT_APPLICABLE, Outcome, Overrides, PASS, SelectionEval,
+};
 use super::model::Page;
 use super::verdict::{DeviceVerdict, Reason, Verdict};
 
@@ -352,14 +354,21 @@ impl SelectionResult {
         let eval = super::matrix::SelectionEval {
             selection: self.eval.selection,
             columns,
-            verdict_counts: super::matrix::SelectionEval::count_verdicts(&devices),
-            devices,
-            overrides: targets.iter().map(|&t| self.eval.overrides[t]).collect(),
-            notes: targets
-                .iter()
-                .enumerate()
-                .filter_map(|(i, t)| Some((i, self.eval.notes.get(t)?.clone())))
-                .collect(),
+            verdict_counts: super::matrix::SelectionEval::count_verdicts(devices.iter()),
+            devices: devices.into(),
+            overrides: Overrides::new(
+                targets
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, &t)| {
+                        let f = self.eval.overrides.get(t)?;
+                        Some(Forced {
+                            target: i,
+                            ..f.clone()
+                        })
+                    })
+                    .collect(),
+            ),
             shared: false,
             selection_verdict: self.eval.selection_verdict,
             recommended: self
@@ -424,7 +433,8 @@ impl SelectionResult {
 
     /// The override of a target for this selection, with its note.
     pub fn override_of(&self, target: usize) -> Option<(bool, Option<&str>)> {
-        self.eval.overrides[target].map(|v| (v, self.eval.notes.get(&target).map(String::as_str)))
+        let f = self.eval.overrides.get(target)?;
+        Some((f.value, f.note.as_deref()))
     }
 
     /// The whole result JSON as a tree: for tests and small results only (printers
@@ -973,8 +983,7 @@ impl SelectionResult {
         let mut outcome: Vec<Vec<Outcome>> = vec![Vec::with_capacity(cap); rules.len()];
         let mut targets = Vec::with_capacity(cap);
         let mut devices = Vec::with_capacity(cap);
-        let mut overrides = Vec::with_capacity(cap);
-        let mut notes = BTreeMap::new();
+        let mut overrides = Vec::new();
         let (page_id, revision, selection_key, evaluated_at) = (
             head.page_id.clone(),
             head.revision_id,
@@ -1052,9 +1061,12 @@ impl SelectionResult {
                     reason: Reason::parse(reason)
                         .ok_or_else(|| format!("cached page {i}: reason `{reason}`"))?,
                 });
-                overrides.push(o.as_ref().map(|o| o.value));
-                if let Some(note) = o.and_then(|o| o.note) {
-                    notes.insert(t, note);
+                if let Some(o) = o {
+                    overrides.push(Forced {
+                        target: t,
+                        value: o.value,
+                        note: o.note,
+                    });
                 }
             }
         }
@@ -1096,8 +1108,7 @@ impl SelectionResult {
                 columns,
                 verdict_counts: SelectionEval::count_verdicts(&devices),
                 devices: devices.into(),
-                overrides,
-                notes,
+                overrides: Overrides::new(overrides),
                 shared: false,
                 selection_verdict,
                 recommended,

@@ -162,7 +162,7 @@ pub fn why_not(page: &Page, eval: &SelectionEval, target: usize, asked: Verdict)
         .map(|c| c.outcome[target].counted())
         .collect();
     let now = eval.devices[target];
-    let overridden = eval.overrides[target];
+    let overridden = eval.overrides.value(target);
     let alone = device_verdict(&scoring, &scored_tally(&scoring, &outcomes), None);
     // Each possible change as its effect on the tally (exact units add exactly).
     let policy = &scoring.policy;
@@ -607,7 +607,7 @@ pub fn threshold_flips(
             let these = &by_units[at].1;
             (0..targets)
                 .filter(|&t| {
-                    eval.overrides[t].is_none()
+                    eval.overrides.get(t).is_none()
                         && device_verdict(&s, &these[t], None).verdict != eval.devices[t].verdict
                 })
                 .count()

@@ -191,7 +191,7 @@ impl Profiles {
                     && r.target_count() == n
                     && r.eval.columns.len() == r.names.rules.len()
                     && r.eval.columns.iter().all(|c| c.outcome.len() == n)
-                    && r.eval.overrides.iter().all(Option::is_none);
+                    && r.eval.overrides.is_empty();
                 let room = self.bytes + worst <= BODY_BYTES;
                 if !whole || !self.key(r, room, &mut key) {
                     return Plan::Text;

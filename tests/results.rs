@@ -1069,21 +1069,75 @@ fn repeated_sources(
 /// A page of many sources and few profiles, most of them written from the lines the
 /// printer keeps per target (a profile's body made once, as its targets' line numbers)
 /// — past the first batches, profiles seen once are made so at once: every
-/// selection's summary is the one it has alone, byte for byte, overrides and all.
+/// selection's summary is the one it has alone, byte for byte, overrides and all. A
+/// selection with overrides is written from its profile but for its overridden
+/// targets; one that makes a profile makes it of its verdicts before its overrides.
 #[test]
 fn summaries_written_from_kept_lines_are_the_bytes_made_as_text() {
     use rulebench::app::synth::{self, Spread};
     let (_dir, mut app) = open();
+    let forced = [
+        (3, 5),
+        // Source 120 reads what source 0 does: the second sighting, it makes the
+        // profile, and source 240 is written from it.
+        (120, 7),
+        (130, 0),
+        (131, 699),
+        (245, 1),
+        (245, 2),
+        (1400, 350),
+    ];
     let results = repeated_sources(
         &mut app,
         synth::page(700, 9, 1500, Spread::Realistic, 5),
         120,
-        &[(3, 5), (130, 0), (131, 699), (1400, 350)],
+        &forced,
     );
     let together = summaries_written_alike(&results);
     assert_eq!(together.len(), 1500);
-    let line: Value = serde_json::from_str(&together[131]).unwrap();
-    assert_eq!(line["targets"][699]["reason"], "override");
+    let targets = |s: usize| -> Vec<Value> {
+        let line: Value = serde_json::from_str(&together[s]).unwrap();
+        line["targets"].as_array().unwrap().clone()
+    };
+    for (s, t) in forced {
+        assert_eq!(targets(s)[t]["reason"], "override", "{s} {t}");
+    }
+}
+
+/// The selection that makes a profile (the second of its twins) has overrides: the
+/// profile's lines are its verdicts before them, and its twins written from it have
+/// their own overrides and no other.
+#[test]
+fn a_profile_made_by_a_selection_with_overrides_holds_its_verdicts_before_them() {
+    use rulebench::app::synth::{self, Spread};
+    let (_dir, mut app) = open();
+    // Every source a twin of the first: the first is written as text, the second
+    // makes the profile, the others are written from it.
+    let forced = [(1, 7), (1, 0), (3, 599)];
+    let results = repeated_sources(
+        &mut app,
+        synth::page(600, 5, 6, Spread::Realistic, 9),
+        1,
+        &forced,
+    );
+    let together = summaries_written_alike(&results);
+    let reasons = |s: usize| -> Vec<String> {
+        let line: Value = serde_json::from_str(&together[s]).unwrap();
+        let targets = line["targets"].as_array().unwrap().clone();
+        targets
+            .iter()
+            .map(|t| t["reason"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let overridden = |s: usize| -> Vec<usize> {
+        let reasons = reasons(s);
+        (0..600).filter(|&t| reasons[t] == "override").collect()
+    };
+    assert_eq!(overridden(1), [0, 7]);
+    assert_eq!(overridden(3), [599]);
+    for s in [0, 2, 4, 5] {
+        assert!(overridden(s).is_empty(), "source {s}");
+    }
 }
 
 /// A body kept for a profile is a page's at one revision: results of another

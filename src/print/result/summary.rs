@@ -80,8 +80,9 @@ type Made = (Vec<io::Result<Piece>>, Option<Profiles>);
 enum Piece {
     /// Its summary, whole: the bytes before the `usize` (the rest is room).
     Text(Vec<u8>, usize),
-    /// Its header; its body is a profile's.
-    Profile(Vec<u8>, u32),
+    /// Its header; its body is a profile's, but for its overridden targets' lines
+    /// (by target).
+    Profile(Vec<u8>, u32, Vec<(usize, Box<[u8]>)>),
 }
 
 /// The most the spare buffers hold, all together.
@@ -108,7 +109,9 @@ const PARALLEL_FROM: usize = 4096;
 /// `writev` without a copy).
 ///
 /// Kept for one page's names at one revision (another empties it), within
-/// [`BODY_BYTES`]; a selection with overrides of its own is made as text.
+/// [`BODY_BYTES`]. A profile's lines are its columns' verdicts before any override: a
+/// selection with overrides of its own is written from its profile but for its
+/// overridden targets, whose lines are made for it.
 #[derive(Debug, Default)]
 struct Profiles {
     of: Option<(Arc<Names>, i64)>,
@@ -184,14 +187,15 @@ impl Profiles {
         batch
             .iter()
             .map(|r| {
-                // A profile's body is its columns' under the page's policies: without
-                // overrides of the selection's own, for every target and rule.
+                // A profile's body is its columns' under the page's policies, for
+                // every target and rule, before the selection's own overrides (which
+                // force the verdicts of their targets, and of no other).
                 let whole = Arc::ptr_eq(&r.names, &first.names)
                     && r.revision == first.revision
                     && r.target_count() == n
                     && r.eval.columns.len() == r.names.rules.len()
                     && r.eval.columns.iter().all(|c| c.outcome.len() == n)
-                    && r.eval.overrides.is_empty();
+                    && forced_by_overrides_alone(r);
                 let room = self.bytes + worst <= BODY_BYTES;
                 if !whole || !self.key(r, room, &mut key) {
                     return Plan::Text;
@@ -300,7 +304,9 @@ impl Profiles {
                             failing_bits(&mut failing, r, from, block, words);
                             for (k, index) in targets.iter_mut().enumerate() {
                                 let t = from + k;
-                                let d = r.device(t);
+                                // Before the selection's overrides: every selection of
+                                // the profile writes these lines.
+                                let d = &r.eval.devices.shared()[t];
                                 let bits = bits_of(&failing, k, block, &mut bits);
                                 key.clear();
                                 key.extend_from_slice(bits);
@@ -356,8 +362,15 @@ impl Profiles {
         }
     }
 
-    /// Profile `p`'s body, as slices of its lines, after `head`.
-    fn write<W: Write>(&self, w: &mut W, head: &[u8], p: u32) -> io::Result<()> {
+    /// Profile `p`'s body, as slices of its lines, after `head`; the lines of
+    /// `forced` (by target) in place of the profile's for their targets.
+    fn write<W: Write>(
+        &self,
+        w: &mut W,
+        head: &[u8],
+        p: u32,
+        forced: &[(usize, Box<[u8]>)],
+    ) -> io::Result<()> {
         let n = self.targets.len();
         let body = &self.bodies[p as usize * n..(p as usize + 1) * n];
         let mut slices = Vec::with_capacity(n + 2);
@@ -366,6 +379,9 @@ impl Profiles {
             body.iter()
                 .map(|&line| IoSlice::new(&self.lines[line as usize])),
         );
+        for (t, line) in forced {
+            slices[1 + t] = IoSlice::new(line);
+        }
         slices.push(IoSlice::new(b"]}\n"));
         write_all_vectored(w, &mut slices)
     }
@@ -498,7 +514,7 @@ impl<W: Write> Summary<W> {
                 if let Plan::Known(p) | Plan::New(p) = *plan {
                     let mut out = Vec::with_capacity(256);
                     head(&mut out, r)?;
-                    return Ok(Piece::Profile(out, p));
+                    return Ok(Piece::Profile(out, p, forced_lines(r, &fixed)));
                 }
                 // A buffer of a batch written, its bytes written over.
                 let mut out = spare
@@ -557,11 +573,11 @@ impl<W: Write> Summary<W> {
                     self.w.write_all(&text[..end])?;
                     written.push(text);
                 }
-                Piece::Profile(head, p) => self
+                Piece::Profile(head, p, forced) => self
                     .profiles
                     .as_ref()
                     .expect("made with the profiles")
-                    .write(&mut self.w, &head, p)?,
+                    .write(&mut self.w, &head, p, &forced)?,
             }
         }
         // Buffers are kept for the next batches, their bytes written over: never
@@ -703,6 +719,42 @@ fn body_in(
     room(out, pos + end.len());
     out[pos..pos + end.len()].copy_from_slice(end);
     pos + end.len()
+}
+
+/// Whether the selection's targets' verdicts are those its columns give but for its
+/// overrides' targets, forced: its body is its profile's, but for those targets. (A
+/// result read from the cache holds every verdict as it was written, overridden or not.)
+fn forced_by_overrides_alone(r: &SelectionResult) -> bool {
+    let overridden = r.eval.devices.overridden().iter().map(|(t, _)| *t);
+    r.eval
+        .overrides
+        .all()
+        .iter()
+        .map(|f| f.target)
+        .eq(overridden)
+}
+
+/// The lines of a selection's overridden targets (as a profile's lines are made), by
+/// target.
+fn forced_lines(r: &SelectionResult, fixed: &Fixed) -> Vec<(usize, Box<[u8]>)> {
+    let forced = r.eval.devices.overridden();
+    if forced.is_empty() {
+        return Vec::new();
+    }
+    let words = r.eval.columns.len().div_ceil(64);
+    let (mut failing, mut bits) = (vec![0u64; words], vec![0; words]);
+    let mut buf = vec![0; fixed.target_bound()];
+    with_scores(|scores| {
+        forced
+            .iter()
+            .map(|(t, d)| {
+                failing_bits(&mut failing, r, *t, 1, words);
+                let bits = bits_of(&failing, 0, 1, &mut bits);
+                let end = target(&mut buf, 0, *t, d, bits, fixed, scores, true);
+                (*t, buf[..end].into())
+            })
+            .collect()
+    })
 }
 
 /// The failing rules of targets `from..from + block` as bits, `words` words a target,

@@ -1119,28 +1119,39 @@ impl Matrix {
     }
 
     /// The selection's verdict, its recommendation and its verdict counts, with its
-    /// columns but without its targets' verdicts (`devices` and `overrides` are empty):
+    /// columns and overrides but without its targets' verdicts (`devices` is empty):
     /// for aggregates, which a memo of what decides each distinct projection answers
-    /// without a target's verdict. A selection with overrides is evaluated in full.
+    /// without a target's verdict. A selection's own overrides mend that for their
+    /// targets alone (each one's verdict before them computed on its own); only when
+    /// one overrides the target that was best is the selection evaluated in full.
     pub fn evaluate_verdicts(&mut self, selection: usize) -> SelectionEval {
-        if selection >= self.source.len() || !self.overrides.of(selection).is_empty() {
+        if selection >= self.source.len() {
             return self.evaluate(selection);
         }
         let key = self.memo_key(selection);
-        let (columns, decided) = match self.memo.lean.get(&key) {
+        let (columns, mut decided) = match self.memo.lean.get(&key) {
             Some(lean) => (lean.columns.clone(), lean.decided),
             None => {
                 let base = self.remember(key, selection, false);
                 (base.columns, base.decided)
             }
         };
+        let mut overrides = Overrides::default();
+        if !self.overrides.of(selection).is_empty() {
+            let own = self.overrides.of(selection);
+            let (_, rank_all) = self.force(own, &mut decided, |t| self.device_at(&columns, t));
+            if rank_all {
+                return self.evaluate(selection);
+            }
+            overrides = Overrides::of_source(self.overrides.clone(), selection);
+        }
         let (selection_verdict, recommended) = self.decided(decided);
         SelectionEval {
             selection,
             columns,
             devices: Devices::default(),
             verdict_counts: decided.counts,
-            overrides: Overrides::default(),
+            overrides,
             shared: false,
             selection_verdict,
             recommended,
@@ -1400,6 +1411,39 @@ impl Matrix {
             .collect()
     }
 
+    /// Target `t`'s verdict from the rules' columns, before overrides: what
+    /// [`Matrix::devices`] gives it (the same sums in the same order), for one target.
+    fn device_at(&self, columns: &[Arc<Column>], t: usize) -> DeviceVerdict {
+        let scoring = &self.scoring;
+        // Per distinct weight (in the order `devices` meets them): its rules, and of
+        // them those that pass and those that do not apply on `t`.
+        let mut by_weight: Vec<(f64, u32, u32, u32)> = Vec::new();
+        let mut required_failed = false;
+        for (&w, column) in scoring.rules.iter().zip(columns) {
+            let o = column.outcome[t];
+            if Tally::scores(&scoring.policy, w) {
+                let i = match by_weight.iter().position(|b| b.0 == w.weight) {
+                    Some(i) => i,
+                    None => {
+                        by_weight.push((w.weight, 0, 0, 0));
+                        by_weight.len() - 1
+                    }
+                };
+                let b = &mut by_weight[i];
+                b.1 += 1;
+                b.2 += u32::from(o == PASS);
+                b.3 += u32::from(o == NOT_APPLICABLE);
+            }
+            required_failed |= w.required && o.fails();
+        }
+        let tally = Tally {
+            passed_weight: by_weight.iter().map(|b| b.0 * f64::from(b.2)).sum(),
+            total_weight: by_weight.iter().map(|b| b.0 * f64::from(b.1 - b.3)).sum(),
+            required_failed,
+        };
+        verdict::device_verdict(scoring, &tally, None)
+    }
+
     /// The selection's verdict and recommended target from its targets' verdicts: one
     /// pass, the first best in [`verdict::rank`]'s order (as [`verdict::best_at`]).
     fn decide<'d>(&self, devices: impl IntoIterator<Item = &'d DeviceVerdict>) -> Decided {
@@ -1454,32 +1498,11 @@ impl Matrix {
             // The shared verdicts stay shared: the overridden targets' are forced over
             // them (no copy of every target's), and the overrides are the selection's
             // range of the matrix's table (not copied either).
-            let mut forced = Vec::with_capacity(own.len());
-            for f in own {
-                // An override decides before any rule; the score stays the rules'.
-                let mut d = base.devices[f.target];
-                decided.counts[usize::from(d.verdict.number())] -= 1;
-                d.verdict = if f.value { FULL } else { NONE };
-                decided.counts[usize::from(d.verdict.number())] += 1;
-                d.reason = verdict::Reason::Override;
-                forced.push((f.target, d));
-            }
+            let (forced, rank_all) = self.force(own, &mut decided, |t| base.devices[t]);
             let devices = Devices::forced(base.devices.clone(), forced);
-            decided.best = match base.decided.best {
-                Some(best) if own.binary_search_by_key(&best, |f| f.target).is_ok() => {
-                    self.decide(&devices).best
-                }
-                best => devices
-                    .overridden()
-                    .iter()
-                    .filter(|(_, d)| d.verdict > NONE)
-                    .copied()
-                    .chain(best.map(|t| (t, base.devices[t])))
-                    .min_by(|(a, da), (b, db)| {
-                        verdict::rank(&self.candidate(da, *a), &self.candidate(db, *b))
-                    })
-                    .map(|(t, _)| t),
-            };
+            if rank_all {
+                decided.best = self.decide(&devices).best;
+            }
             let overrides = Overrides::of_source(self.overrides.clone(), selection);
             (devices, overrides)
         };
@@ -1494,6 +1517,43 @@ impl Matrix {
             selection_verdict,
             recommended,
         }
+    }
+
+    /// Forces the verdicts of a selection's own overrides (`own`) over its verdicts
+    /// before them (`base_at(t)`, target `t`'s), and mends what decides the selection
+    /// for those targets alone: its counts, and its best candidate among the forced
+    /// targets and the best before. Returns the forced verdicts, by target, and whether
+    /// every target must be ranked again (the best before is overridden).
+    fn force(
+        &self,
+        own: &[Forced],
+        decided: &mut Decided,
+        base_at: impl Fn(usize) -> DeviceVerdict,
+    ) -> (Vec<(usize, DeviceVerdict)>, bool) {
+        let mut forced = Vec::with_capacity(own.len());
+        for f in own {
+            // An override decides before any rule; the score stays the rules'.
+            let mut d = base_at(f.target);
+            decided.counts[usize::from(d.verdict.number())] -= 1;
+            d.verdict = if f.value { FULL } else { NONE };
+            decided.counts[usize::from(d.verdict.number())] += 1;
+            d.reason = verdict::Reason::Override;
+            forced.push((f.target, d));
+        }
+        let best = decided.best;
+        if best.is_some_and(|b| own.binary_search_by_key(&b, |f| f.target).is_ok()) {
+            return (forced, true);
+        }
+        decided.best = forced
+            .iter()
+            .filter(|(_, d)| d.verdict > NONE)
+            .copied()
+            .chain(best.map(|t| (t, base_at(t))))
+            .min_by(|(a, da), (b, db)| {
+                verdict::rank(&self.candidate(da, *a), &self.candidate(db, *b))
+            })
+            .map(|(t, _)| t);
+        (forced, false)
     }
 
     /// The selection's verdict from its counts, and its recommendation (none for an
@@ -1573,4 +1633,45 @@ pub fn naive_column(rule: &CompiledRule, source: &Value, targets: &[Value]) -> V
             Outcome::of_pair(rule, s, t, &arena)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::RequiredMode;
+
+    /// A target's verdict computed on its own (for a selection's overrides, when no
+    /// target's verdict is asked for) is the one it gets among every target's, bit for
+    /// bit: on each sample page (rules that do not apply, required rules, weights),
+    /// under each required mode and with weights that do not add up exactly.
+    #[test]
+    fn a_targets_verdict_on_its_own_is_its_verdict_among_all() {
+        let pages = [
+            include_str!("../../../sample-pages/llm-chat-clients.json"),
+            include_str!("../../../sample-pages/loan-eligibility.json"),
+            include_str!("../../../sample-pages/provider-capabilities.json"),
+        ];
+        let mut checked = 0;
+        for text in pages {
+            let mut page: Page = serde_json::from_str(text).expect("a sample page");
+            for (i, rule) in page.rules.iter_mut().enumerate() {
+                rule.weight = [0.1, 1.1, 0.7, 2.0][i % 4];
+            }
+            for mode in <RequiredMode as strum::VariantArray>::VARIANTS {
+                page.device_policy.required_mode = *mode;
+                let mut m = Matrix::new(&page).expect("compiles");
+                for s in 0..m.source_count() {
+                    let columns = m.columns(s);
+                    let all = m.devices(&columns);
+                    for (t, d) in all.iter().enumerate() {
+                        let alone = m.device_at(&columns, t);
+                        let bits = |d: &DeviceVerdict| (d.verdict, d.score.to_bits(), d.reason);
+                        assert_eq!(bits(&alone), bits(d), "{} {mode:?} {s} {t}", page.id);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
 }

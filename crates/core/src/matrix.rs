@@ -1016,12 +1016,14 @@ impl Matrix {
                 self.orphaned.push(i);
                 continue;
             };
-            let forced = Forced {
-                target: t,
-                value,
-                note,
-            };
-            placed.push((s, forced));
+            placed.push((
+                s,
+                Forced {
+                    target: t,
+                    value,
+                    note,
+                },
+            ));
         }
         self.overrides = Arc::new(OverrideTable::new(source_hashes.len(), placed));
     }
@@ -1137,8 +1139,8 @@ impl Matrix {
             }
         };
         let mut overrides = Overrides::default();
-        if !self.overrides.of(selection).is_empty() {
-            let own = self.overrides.of(selection);
+        let own = self.overrides.of(selection);
+        if !own.is_empty() {
             let (_, rank_all) = self.force(own, &mut decided, |t| self.device_at(&columns, t));
             if rank_all {
                 return self.evaluate(selection);

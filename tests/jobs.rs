@@ -178,3 +178,60 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
     let results = jobs.settle(Duration::from_secs(20));
     assert_eq!(verdicts_of(&results).map(|v| v.1), Some(expected(&ws.page)));
 }
+
+/// Overrides travel to the worker only when they change (a page may have 100,000): the
+/// worker keeps the last ones through rule and policy edits, takes new ones when they
+/// change, and a burst that changed them and then a rule keeps both.
+#[test]
+fn overrides_travel_only_when_they_change_and_the_worker_keeps_them() {
+    use rulebench_core::model::Override;
+    let mut p = page();
+    // Every target of the first source forced incompatible: its selection is too.
+    let first = p.source.row_key(&p.source.rows[0]);
+    p.overrides = p
+        .target
+        .rows
+        .iter()
+        .map(|t| Override {
+            source_key: Some(first.clone()),
+            target_key: Some(p.target.row_key(t)),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: false,
+            note: None,
+        })
+        .collect();
+    let all = p.overrides.clone();
+    let mut jobs = Jobs::start(Mode::Inline, &p, 1, 0);
+    let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
+    assert_eq!(verdicts, expected(&p));
+    assert_eq!(verdicts[0], Verdict::None);
+    // A rule and a policy edit: the overrides stay, though not sent again.
+    p.rules[3].logic = json!({"==": [{"var": "target.tier"}, "pro"]});
+    assert!(jobs.sync(&p, 1, 0));
+    let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
+    assert_eq!((verdicts[0], &verdicts), (Verdict::None, &expected(&p)));
+    p.device_policy.full_threshold = 0.5;
+    assert!(jobs.sync(&p, 1, 0));
+    assert_eq!(verdicts_of(&jobs.poll()).expect("verdicts").1, expected(&p));
+    // Half of them gone: the worker takes the new ones.
+    p.overrides.truncate(p.overrides.len() / 2);
+    assert!(jobs.sync(&p, 1, 0));
+    let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
+    assert_eq!(verdicts, expected(&p));
+    // In the background, a burst: the overrides cleared, then a rule edited.
+    p.overrides = all;
+    let mut jobs = Jobs::start(Mode::Background, &p, 1, 0);
+    let verdicts = verdicts_of(&jobs.settle(Duration::from_secs(20)))
+        .expect("verdicts")
+        .1;
+    assert_eq!(verdicts[0], Verdict::None);
+    p.overrides.clear();
+    assert!(jobs.sync(&p, 2, 0));
+    p.rules[4].logic = json!({"==": [{"var": "target.tier"}, "free"]});
+    assert!(jobs.sync(&p, 3, 0));
+    let results = jobs.settle(Duration::from_secs(20));
+    let verdicts = verdicts_of(&results).expect("verdicts").1;
+    assert_eq!(verdicts, expected(&p));
+    assert_ne!(verdicts[0], Verdict::None, "no override left: {verdicts:?}");
+}

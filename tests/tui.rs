@@ -1281,6 +1281,57 @@ fn ctrl_c_on_the_deleted_rule_question_keeps_the_edit() {
     );
 }
 
+/// The Overrides pane makes only the rows it shows (a page may have 100,000
+/// overrides), and the cursor's row is always among them: at the end of a list longer
+/// than the pane, a screen up from the end, and back at its start.
+#[test]
+fn the_overrides_pane_shows_the_cursors_override_in_a_long_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let mut app = common::open_app(&db);
+    let mut page: rulebench_core::model::Page =
+        serde_json::from_str(include_str!("../sample-pages/llm-chat-clients.json")).unwrap();
+    page.id = "many-overrides".into();
+    page.assertions.clear();
+    page.overrides = page
+        .source
+        .rows
+        .iter()
+        .flat_map(|s| page.target.rows.iter().map(move |t| (s, t)))
+        .enumerate()
+        .map(|(i, (s, t))| rulebench_core::model::Override {
+            source_key: Some(page.source.row_key(s)),
+            target_key: Some(page.target.row_key(t)),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: i % 2 == 0,
+            note: Some(format!("note-{i:03}")),
+        })
+        .collect();
+    let n = page.overrides.len();
+    assert!(n > 60, "{n}");
+    app.import(&serde_json::to_string(&page).unwrap(), "many.json", false)
+        .unwrap();
+    let ui = Ui::new(app, Some("many-overrides"), Theme::mono()).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
+    b.press(KeyCode::Char('8'));
+    let shows = |b: &Bench, i: usize| b.screen(160, 45).contains(&format!("note-{i:03}"));
+    assert!(b.screen(160, 45).contains(&format!("Overrides ({n}")));
+    assert!(shows(&b, 0));
+    b.press(KeyCode::End);
+    assert!(shows(&b, n - 1), "{}", b.screen(160, 45));
+    assert!(!shows(&b, 0), "the first is scrolled away");
+    // Up past the first screen from the end: the cursor's row is the last shown.
+    for _ in 0..44 {
+        b.press(KeyCode::Up);
+    }
+    assert!(shows(&b, n - 45), "{}", b.screen(160, 45));
+    assert!(!shows(&b, n - 1));
+    b.press(KeyCode::Home);
+    assert!(shows(&b, 0));
+    assert!(!shows(&b, n - 1));
+}
+
 /// `d` in Overrides asks before deleting an override and its note: n keeps it.
 #[test]
 fn deleting_an_override_asks_first() {

@@ -130,7 +130,13 @@ pub fn resolve(
 pub fn update(state: &mut State, ctx: &mut Ctx<'_>, action: &Action) -> Vec<Action> {
     let n = state.entries.len();
     match action {
-        Action::Changed(_) | Action::SourceSelected(_) => {
+        // A new selection marks other overrides: nothing to resolve again (a page may
+        // have 100,000 overrides).
+        Action::Changed(c) if !c.intersects(Changed::OVERRIDES | Changed::ROWS) => {
+            state.selection = ctx.ws.selection;
+        }
+        Action::SourceSelected(s) => state.selection = *s,
+        Action::Changed(_) => {
             state.refresh(ctx.ws);
         }
         Action::FindText(q) | Action::FindFrom(q, _) => {
@@ -258,9 +264,28 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         );
         return;
     }
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    // Room to spare below the list: the highlighted override's whole note.
+    let note = st
+        .selected()
+        .and_then(|e| p.overrides.get(e.index))
+        .and_then(|o| o.note.as_deref())
+        .filter(|n| !n.trim().is_empty());
+    let spare = inner.height.saturating_sub(st.entries.len() as u16 + 1);
+    let note_h = if note.is_some() { spare.min(4) } else { 0 };
+    let [list_area, note_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(note_h)]).areas(inner);
+    // Only the rows the pane shows are made (a page may have 100,000 overrides): the
+    // window a fresh list state scrolls to, the cursor's row last when it is below the
+    // first screen.
+    let height = usize::from(list_area.height).max(1);
+    let start = (st.cursor + 1).saturating_sub(height);
     let items: Vec<ListItem> = st
         .entries
         .iter()
+        .skip(start)
+        .take(height)
         .filter_map(|e| Some((e, p.overrides.get(e.index)?)))
         .map(|(e, o)| {
             let mine = e.source == Some(st.selection);
@@ -306,20 +331,8 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             ListItem::new(Line::from(spans))
         })
         .collect();
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    // Room to spare below the list: the highlighted override's whole note.
-    let note = st
-        .selected()
-        .and_then(|e| p.overrides.get(e.index))
-        .and_then(|o| o.note.as_deref())
-        .filter(|n| !n.trim().is_empty());
-    let spare = inner.height.saturating_sub(st.entries.len() as u16 + 1);
-    let note_h = if note.is_some() { spare.min(4) } else { 0 };
-    let [list_area, note_area] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(note_h)]).areas(inner);
     let list = List::new(items).highlight_style(theme.selected());
-    let mut ls = ListState::default().with_selected(Some(st.cursor));
+    let mut ls = ListState::default().with_selected(Some(st.cursor - start));
     frame.render_stateful_widget(list, list_area, &mut ls);
     if let (Some(note), true) = (note, note_h > 0) {
         frame.render_widget(

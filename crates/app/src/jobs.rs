@@ -23,7 +23,7 @@ use rulebench_core::coverage::Coverage;
 
 use super::expectations::LinkedRun;
 use rulebench_core::matrix::Matrix;
-use rulebench_core::model::{Page, Row, Side};
+use rulebench_core::model::{Override, Page, Row, Side};
 use rulebench_core::result::{Names, SelectionResult};
 use rulebench_core::verdict::Verdict;
 
@@ -104,14 +104,16 @@ impl JobResult {
     }
 }
 
-/// One submission: the page without its rows, the rows when they all changed, and the
-/// rows that cell edits changed (applied after them, in order).
+/// One submission: the page without its rows or overrides, the rows when they all
+/// changed, the rows that cell edits changed (applied after them, in order), and the
+/// overrides when they changed (a page may have 100,000: not copied per keystroke).
 struct Snapshot {
     generation: u64,
     revision: i64,
     page: Page,
     rows: Option<Arc<(Vec<Row>, Vec<Row>)>>,
     cells: Vec<(Side, usize, Row)>,
+    overrides: Option<Vec<Override>>,
 }
 
 /// The worker's copy of the page and its matrix.
@@ -126,6 +128,12 @@ impl Worker {
     /// that changed recompiled, policies and overrides re-read.
     fn apply(&mut self, snap: &Snapshot) -> Result<(), String> {
         let mut page = snap.page.clone();
+        let overrides_changed = snap.overrides.is_some();
+        page.overrides = match (&snap.overrides, self.page.as_mut()) {
+            (Some(overrides), _) => overrides.clone(),
+            (None, Some(old)) => std::mem::take(&mut old.overrides),
+            (None, None) => return Err("no overrides yet".into()),
+        };
         match (&snap.rows, self.page.take()) {
             (Some(rows), _) => {
                 page.source.rows = rows.0.clone();
@@ -144,8 +152,16 @@ impl Worker {
                                 m.set_rule_weight(i, now.required, now.weight);
                             }
                         }
-                        m.set_policies(&page.device_policy, &page.selection_policy);
-                        m.set_overrides(&page);
+                        // Only what changed: policies empty the memo, and overrides are
+                        // placed by hashing their keys (100,000 on some pages).
+                        if old.device_policy != page.device_policy
+                            || old.selection_policy != page.selection_policy
+                        {
+                            m.set_policies(&page.device_policy, &page.selection_policy);
+                        }
+                        if overrides_changed {
+                            m.set_overrides(&page);
+                        }
                     } else {
                         self.matrix = None;
                     }
@@ -356,7 +372,7 @@ impl Jobs {
     /// too (a cell edit, a reload); otherwise only rules, policies, overrides and
     /// assertions travel. Returns the new generation.
     pub fn submit(&mut self, page: &Page, revision: i64, rows_changed: bool) -> u64 {
-        self.send(page, revision, rows_changed, Vec::new())
+        self.send(page, revision, rows_changed, true, Vec::new())
     }
 
     fn send(
@@ -364,6 +380,7 @@ impl Jobs {
         page: &Page,
         revision: i64,
         rows_changed: bool,
+        overrides_changed: bool,
         cells: Vec<(Side, usize, Row)>,
     ) -> u64 {
         self.generation += 1;
@@ -375,6 +392,8 @@ impl Jobs {
             page: page_meta(page),
             rows,
             cells: if rows_changed { Vec::new() } else { cells },
+            // With the rows too: a worker that has no page yet gets all of it.
+            overrides: (overrides_changed || rows_changed).then(|| page.overrides.clone()),
         };
         match self.mode {
             Mode::Inline => {
@@ -409,19 +428,29 @@ impl Jobs {
         cells: Vec<(Side, usize, Row)>,
     ) -> bool {
         let rows_changed = self.last.as_ref().is_none_or(|(_, _, s)| *s != rows_stamp);
-        let meta_changed = self.last.as_ref().is_none_or(|(last, rev, _)| {
-            *rev != revision
-                || last.rules != page.rules
-                || last.device_policy != page.device_policy
-                || last.selection_policy != page.selection_policy
-                || last.overrides != page.overrides
-                || last.assertions != page.assertions
-        });
+        let overrides_changed = self
+            .last
+            .as_ref()
+            .is_none_or(|(last, _, _)| last.overrides != page.overrides);
+        let meta_changed = overrides_changed
+            || self.last.as_ref().is_none_or(|(last, rev, _)| {
+                *rev != revision
+                    || last.rules != page.rules
+                    || last.device_policy != page.device_policy
+                    || last.selection_policy != page.selection_policy
+                    || last.assertions != page.assertions
+            });
         if !(rows_changed || meta_changed || !cells.is_empty()) {
             return false;
         }
-        self.send(page, revision, rows_changed, cells);
-        self.last = Some((page_meta(page), revision, rows_stamp));
+        self.send(page, revision, rows_changed, overrides_changed, cells);
+        // The overrides kept to compare with are copied only when they changed.
+        let mut meta = page_meta(page);
+        meta.overrides = match (overrides_changed, self.last.take()) {
+            (false, Some((last, _, _))) => last.overrides,
+            _ => page.overrides.clone(),
+        };
+        self.last = Some((meta, revision, rows_stamp));
         true
     }
 
@@ -480,7 +509,7 @@ impl Drop for Jobs {
     }
 }
 
-/// A page without its rows (cloned per submission: rules, policies, overrides,
+/// A page without its rows or overrides (cloned per submission: rules, policies,
 /// assertions).
 fn page_meta(page: &Page) -> Page {
     Page {
@@ -494,7 +523,7 @@ fn page_meta(page: &Page) -> Page {
         rules: page.rules.clone(),
         device_policy: page.device_policy.clone(),
         selection_policy: page.selection_policy.clone(),
-        overrides: page.overrides.clone(),
+        overrides: Vec::new(),
         assertions: page.assertions.clone(),
         expectations: page.expectations.clone(),
     }
@@ -552,6 +581,9 @@ fn work(rx: Receiver<Snapshot>, tx: Sender<JobResult>) {
 
 /// The newer of two submissions, with the newest rows either sent.
 fn merge(older: Snapshot, mut newer: Snapshot) -> Snapshot {
+    if newer.overrides.is_none() {
+        newer.overrides = older.overrides;
+    }
     if newer.rows.is_none() {
         newer.rows = older.rows;
         let mut cells = older.cells;

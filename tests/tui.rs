@@ -1332,6 +1332,40 @@ fn the_overrides_pane_shows_the_cursors_override_in_a_long_list() {
     assert!(!shows(&b, n - 1));
 }
 
+/// The Overrides pane draws a list of exactly 65,535 overrides (its spare-room sum cast
+/// the count to `u16` and added one: it overflowed).
+#[test]
+fn the_overrides_pane_draws_as_many_overrides_as_a_u16_holds() {
+    use rulebench::app::synth::{self, Spread};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tui.db");
+    let mut app = common::open_app(&db);
+    let mut page = synth::page(256, 2, 256, Spread::Realistic, 3);
+    let keys = |d: &rulebench_core::model::Dataset| -> Vec<String> {
+        d.rows.iter().map(|r| d.row_key(r)).collect()
+    };
+    let (sources, targets) = (keys(&page.source), keys(&page.target));
+    page.overrides = sources
+        .iter()
+        .flat_map(|s| targets.iter().map(move |t| (s, t)))
+        .take(usize::from(u16::MAX))
+        .map(|(s, t)| rulebench_core::model::Override {
+            source_key: Some(s.clone()),
+            target_key: Some(t.clone()),
+            source_key_hash: None,
+            target_key_hash: None,
+            value: true,
+            note: None,
+        })
+        .collect();
+    app.import(&serde_json::to_string(&page).unwrap(), "u16.json", false)
+        .unwrap();
+    let ui = Ui::new(app, Some(&page.id), Theme::mono()).unwrap();
+    let mut b = Bench { _dir: dir, db, ui };
+    b.press(KeyCode::Char('8'));
+    assert!(b.screen(160, 45).contains("Overrides (65535"));
+}
+
 /// `d` in Overrides asks before deleting an override and its note: n keeps it.
 #[test]
 fn deleting_an_override_asks_first() {

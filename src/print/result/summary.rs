@@ -743,17 +743,20 @@ fn forced_lines(r: &SelectionResult, fixed: &Fixed) -> Vec<(usize, Box<[u8]>)> {
     }
     let words = r.eval.columns.len().div_ceil(64);
     let (mut failing, mut bits) = (vec![0u64; words], vec![0; words]);
-    let mut buf = vec![0; fixed.target_bound()];
-    with_scores(|scores| {
-        forced
-            .iter()
-            .map(|(t, d)| {
-                failing_bits(&mut failing, r, *t, 1, words);
-                let bits = bits_of(&failing, 0, 1, &mut bits);
-                let end = target(&mut buf, 0, *t, d, bits, fixed, scores, true);
-                (*t, buf[..end].into())
-            })
-            .collect()
+    // Made where a profile's new lines are (this thread's buffer), then copied out.
+    LINE.with_borrow_mut(|buf| {
+        room(buf, fixed.target_bound());
+        with_scores(|scores| {
+            forced
+                .iter()
+                .map(|(t, d)| {
+                    failing_bits(&mut failing, r, *t, 1, words);
+                    let bits = bits_of(&failing, 0, 1, &mut bits);
+                    let end = target(buf, 0, *t, d, bits, fixed, scores, true);
+                    (*t, buf[..end].into())
+                })
+                .collect()
+        })
     })
 }
 

@@ -93,12 +93,19 @@ impl OverrideTable {
         target: usize,
         value: Option<(bool, Option<String>)>,
     ) {
+        let range = self.range(source);
+        let at = self.entries[range.clone()].binary_search_by_key(&target, |f| f.target);
+        if at.is_err() && value.is_none() {
+            return;
+        }
+        // A source past the table's end (none had overrides, or a row was added):
+        // the sources up to it start where the last ends.
         if self.starts.len() < sources.max(source + 1) + 1 {
             let end = self.starts.last().copied().unwrap_or(0);
             self.starts.resize(sources.max(source + 1) + 1, end);
         }
+        // Where the source's range is now (past the end before: at the end).
         let range = self.range(source);
-        let at = self.entries[range.clone()].binary_search_by_key(&target, |f| f.target);
         let grown = match (at, value) {
             (Ok(i), Some((value, note))) => {
                 self.entries[range.start + i] = Forced {
@@ -121,7 +128,7 @@ impl OverrideTable {
                 self.entries.remove(range.start + i);
                 false
             }
-            (Err(_), None) => return,
+            (Err(_), None) => unreachable!("returned above"),
         };
         for start in &mut self.starts[source + 1..] {
             if grown {

@@ -64,7 +64,8 @@ pub fn lines(s: &State, t: &Theme) -> Vec<Line<'static>> {
 
 pub fn render(frame: &mut Frame, area: Rect, s: &State, t: &Theme) {
     let lines = lines(s, t);
-    let h = (lines.len() as u16 + 2)
+    let h = super::widgets::rows(lines.len())
+        .saturating_add(2)
         .min(area.height.saturating_sub(2))
         .max(8);
     let rect = super::widgets::centered(area, 90, h);
@@ -75,4 +76,44 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, t: &Theme) {
             .block(super::widgets::pane_block("Changed elsewhere", t, true)),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::conflict::ConflictOn;
+    use ratatui::{Terminal, backend::TestBackend};
+    use serde_json::{Value, json};
+
+    /// A rule's logic of over 65,535 lines in conflict draws: the dialog's height is not
+    /// its line count cast to a `u16` and added to (that overflowed).
+    #[test]
+    fn a_conflict_over_a_rule_of_as_many_lines_as_a_u16_holds_draws() {
+        // Each long string is a line of its own; with the lines around them, 65,535.
+        let mine: Vec<Value> = (0..65_522).map(|i| json!(format!("{i:060}"))).collect();
+        let conflict = Conflict {
+            page_id: "p".into(),
+            what: ConflictOn::RuleLogic("r".into()),
+            mine: json!({"in": [{"var": "target.id"}, mine]}),
+            theirs: Value::Null,
+            base: Value::Null,
+            revision: 2,
+            author: None,
+        };
+        let s = State::new(conflict);
+        let n = lines(&s, &Theme::mono()).len();
+        assert_eq!(n, usize::from(u16::MAX), "as many lines as a u16 holds");
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).expect("a test backend");
+        terminal
+            .draw(|f| render(f, f.area(), &s, &Theme::mono()))
+            .expect("drawn");
+        let screen: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(screen.contains("Changed elsewhere"), "the dialog is drawn");
+    }
 }

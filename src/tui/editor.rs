@@ -568,8 +568,11 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
             theme.dim(),
         ));
     }
-    let [text_area, diag_area] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(diags.len() as u16)]).areas(inner);
+    let [text_area, diag_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(super::widgets::rows(diags.len())),
+    ])
+    .areas(inner);
     if st.active {
         frame.render_widget(&st.textarea, text_area);
         // Scrolled sideways (a long infix line): `…` where the start of a line is out

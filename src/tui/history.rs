@@ -225,7 +225,9 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, comparing: Option<i64>, 
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     if let Some(d) = &s.detail {
-        let text_h = (d.lines.len() as u16 + 1).min(inner.height / 2);
+        let text_h = super::widgets::rows(d.lines.len())
+            .saturating_add(1)
+            .min(inner.height / 2);
         let [top, bottom] =
             Layout::vertical([Constraint::Length(text_h), Constraint::Min(1)]).areas(inner);
         let lines: Vec<Line> = d.lines.iter().map(|l| Line::raw(l.clone())).collect();
@@ -281,4 +283,42 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, comparing: Option<i64>, 
         inner,
         &mut st,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::{Terminal, backend::TestBackend};
+
+    /// An opened revision's text is given at most half the dialog, however many lines it
+    /// has: the count is not cast to a `u16` and added to (65,535 lines overflowed).
+    #[test]
+    fn an_opened_revision_with_as_many_lines_as_a_u16_holds_draws() {
+        for n in [1, usize::from(u16::MAX), 70_000] {
+            let mut s = State::new(Vec::new());
+            s.detail = Some(Detail {
+                revision: 7,
+                lines: (0..n).map(|i| format!("line {i}")).collect(),
+                items: Vec::new(),
+                selected: 0,
+                baseline: None,
+            });
+            let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("a test backend");
+            terminal
+                .draw(|f| render(f, f.area(), &s, None, &Theme::mono()))
+                .expect("drawn");
+            let screen: String = terminal
+                .backend()
+                .buffer()
+                .content()
+                .iter()
+                .map(|c| c.symbol())
+                .collect();
+            assert!(screen.contains("line 0"), "{n}: the text's first line");
+            assert!(
+                screen.contains("Nothing to restore"),
+                "{n}: the list under it"
+            );
+        }
+    }
 }

@@ -93,8 +93,11 @@ pub fn render(frame: &mut Frame, area: Rect, s: &State, t: &Theme) {
     };
     let room = inner.height.saturating_sub(3) as usize;
     panel.truncate(room);
-    let [text_area, panel_area] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(panel.len() as u16)]).areas(inner);
+    let [text_area, panel_area] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(super::widgets::rows(panel.len())),
+    ])
+    .areas(inner);
     frame.render_widget(&s.textarea, text_area);
     frame.render_widget(Paragraph::new(panel), panel_area);
 }

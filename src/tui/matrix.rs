@@ -1130,7 +1130,8 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
     // Vertical layout: header, summary rows, body, footer — summary rows give way first.
     let summary: Vec<&String> = targets.summary.iter().take(MAX_SUMMARY).collect();
     let fixed = 1 + FOOTER_ROWS;
-    let summary_rows = (summary.len() as u16).min(inner.height.saturating_sub(fixed + 1));
+    let summary_rows =
+        super::widgets::rows(summary.len()).min(inner.height.saturating_sub(fixed + 1));
     let header_h = 1 + summary_rows;
     let footer_h = FOOTER_ROWS.min(inner.height.saturating_sub(header_h + 1));
     let body_h = inner.height.saturating_sub(header_h + footer_h).max(1);

@@ -272,7 +272,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
         .and_then(|e| p.overrides.get(e.index))
         .and_then(|o| o.note.as_deref())
         .filter(|n| !n.trim().is_empty());
-    let listed = u16::try_from(st.entries.len()).unwrap_or(u16::MAX);
+    let listed = super::widgets::rows(st.entries.len());
     let spare = inner.height.saturating_sub(listed.saturating_add(1));
     let note_h = if note.is_some() { spare.min(4) } else { 0 };
     let [list_area, note_area] =

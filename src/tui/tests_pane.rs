@@ -285,7 +285,7 @@ fn render(frame: &mut Frame, area: Rect, state: &State, look: &Look<'_>) {
     let tables = linked_lines(&st.linked, theme);
     let [inner, tables_area] = Layout::vertical([
         Constraint::Min(1),
-        Constraint::Length((tables.len() as u16).min(inner.height / 2)),
+        Constraint::Length(super::widgets::rows(tables.len()).min(inner.height / 2)),
     ])
     .areas(inner);
     frame.render_widget(Paragraph::new(tables), tables_area);

@@ -5,7 +5,7 @@
 use rulebench_core::verdict::Verdict;
 use std::time::Duration;
 
-use rulebench::app::jobs::{JobResult, Jobs, Mode};
+use rulebench::app::jobs::{JobResult, Jobs, Mode, Stamps};
 use rulebench::app::synth::{self, Spread};
 use rulebench_core::matrix::Matrix;
 use rulebench_core::model::Page;
@@ -46,7 +46,7 @@ fn break_rules(p: &mut Page) {
 #[test]
 fn inline_jobs_answer_at_once_with_what_the_matrix_says() {
     let mut p = page();
-    let mut jobs = Jobs::start(Mode::Inline, &p, 1, 0);
+    let mut jobs = Jobs::start(Mode::Inline, &p, 1, Stamps::default());
     let results = jobs.poll();
     assert_eq!(verdicts_of(&results), Some((1, expected(&p))));
     let report = results.iter().find_map(|r| match r {
@@ -58,9 +58,9 @@ fn inline_jobs_answer_at_once_with_what_the_matrix_says() {
     assert!(!jobs.pending());
 
     // Nothing changed: nothing is submitted.
-    assert!(!jobs.sync(&p, 1, 0));
+    assert!(!jobs.sync(&p, 1, Stamps::default()));
     break_rules(&mut p);
-    assert!(jobs.sync(&p, 1, 0));
+    assert!(jobs.sync(&p, 1, Stamps::default()));
     assert_eq!(jobs.generation(), 2);
     let results = jobs.poll();
     assert_eq!(verdicts_of(&results), Some((2, expected(&p))));
@@ -70,14 +70,18 @@ fn inline_jobs_answer_at_once_with_what_the_matrix_says() {
     );
     // New rows (a reload) travel to the worker.
     p.target.rows.truncate(3);
-    assert!(jobs.sync(&p, 1, 7));
+    let reloaded = Stamps {
+        rows: 7,
+        overrides: 0,
+    };
+    assert!(jobs.sync(&p, 1, reloaded));
     assert_eq!(verdicts_of(&jobs.poll()), Some((3, expected(&p))));
 }
 
 #[test]
 fn background_jobs_follow_edits_and_rows() {
     let mut p = page();
-    let mut jobs = Jobs::start(Mode::Background, &p, 1, 0);
+    let mut jobs = Jobs::start(Mode::Background, &p, 1, Stamps::default());
     let first = jobs.settle(Duration::from_secs(20));
     assert_eq!(verdicts_of(&first), Some((1, expected(&p))));
     // A burst of edits: only the newest generation answers.
@@ -99,7 +103,7 @@ fn background_jobs_follow_edits_and_rows() {
 #[test]
 fn a_stale_result_is_dropped() {
     let mut p = page();
-    let mut jobs = Jobs::start(Mode::Background, &p, 1, 0);
+    let mut jobs = Jobs::start(Mode::Background, &p, 1, Stamps::default());
     // Let generation 1's results arrive in the channel without taking them ...
     std::thread::sleep(Duration::from_millis(1500));
     // ... then change the page: generation 1's results are stale now.
@@ -134,7 +138,7 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
     app.import(&serde_json::to_string(&p).unwrap(), "p.json", false)
         .unwrap();
     let mut ws = Session::open(&app, &p.id).unwrap();
-    let mut jobs = Jobs::start(Mode::Background, &ws.page, ws.revision, ws.rows_stamp);
+    let mut jobs = Jobs::start(Mode::Background, &ws.page, ws.revision, ws.stamps());
     jobs.settle(Duration::from_secs(20));
     // Warm every selection's columns, so stale caches would show.
     for s in 0..ws.page.source.rows.len() {
@@ -174,7 +178,7 @@ fn a_cell_edit_is_incremental_and_reaches_the_background() {
     // The background work got the rows that changed, not all rows.
     let cells = ws.take_cell_edits();
     assert_eq!(cells.len(), 4);
-    assert!(jobs.sync_with(&ws.page, ws.revision, ws.rows_stamp, cells));
+    assert!(jobs.sync_with(&ws.page, ws.revision, ws.stamps(), cells));
     let results = jobs.settle(Duration::from_secs(20));
     assert_eq!(verdicts_of(&results).map(|v| v.1), Some(expected(&ws.page)));
 }
@@ -202,36 +206,76 @@ fn overrides_travel_only_when_they_change_and_the_worker_keeps_them() {
         })
         .collect();
     let all = p.overrides.clone();
-    let mut jobs = Jobs::start(Mode::Inline, &p, 1, 0);
+    let mut jobs = Jobs::start(Mode::Inline, &p, 1, Stamps::default());
     let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
     assert_eq!(verdicts, expected(&p));
     assert_eq!(verdicts[0], Verdict::None);
     // A rule and a policy edit: the overrides stay, though not sent again.
+    let mut stamps = Stamps::default();
     p.rules[3].logic = json!({"==": [{"var": "target.tier"}, "pro"]});
-    assert!(jobs.sync(&p, 1, 0));
+    assert!(jobs.sync(&p, 1, stamps));
     let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
     assert_eq!((verdicts[0], &verdicts), (Verdict::None, &expected(&p)));
     p.device_policy.full_threshold = 0.5;
-    assert!(jobs.sync(&p, 1, 0));
+    assert!(jobs.sync(&p, 1, stamps));
     assert_eq!(verdicts_of(&jobs.poll()).expect("verdicts").1, expected(&p));
-    // Half of them gone: the worker takes the new ones.
+    // Half of them gone (their stamp moves): the worker takes the new ones.
     p.overrides.truncate(p.overrides.len() / 2);
-    assert!(jobs.sync(&p, 1, 0));
+    stamps.overrides += 1;
+    assert!(jobs.sync(&p, 1, stamps));
     let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
     assert_eq!(verdicts, expected(&p));
     // In the background, a burst: the overrides cleared, then a rule edited.
     p.overrides = all;
-    let mut jobs = Jobs::start(Mode::Background, &p, 1, 0);
+    let mut jobs = Jobs::start(Mode::Background, &p, 1, Stamps::default());
     let verdicts = verdicts_of(&jobs.settle(Duration::from_secs(20)))
         .expect("verdicts")
         .1;
     assert_eq!(verdicts[0], Verdict::None);
     p.overrides.clear();
-    assert!(jobs.sync(&p, 2, 0));
+    stamps.overrides += 1;
+    assert!(jobs.sync(&p, 2, stamps));
     p.rules[4].logic = json!({"==": [{"var": "target.tier"}, "free"]});
-    assert!(jobs.sync(&p, 3, 0));
+    assert!(jobs.sync(&p, 3, stamps));
     let results = jobs.settle(Duration::from_secs(20));
     let verdicts = verdicts_of(&results).expect("verdicts").1;
     assert_eq!(verdicts, expected(&p));
     assert_ne!(verdicts[0], Verdict::None, "no override left: {verdicts:?}");
+}
+
+/// An override set in the workbench reaches the background work: its stamp moves, so
+/// the worker is sent the overrides (they are told changed by their stamp, not compared
+/// on every keystroke), and the next keystroke that changes nothing sends nothing.
+#[test]
+fn an_override_set_in_the_workbench_reaches_the_background() {
+    use rulebench::app::App;
+    use rulebench::app::workspace::Session;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = App::open(&dir.path().join("o.db")).unwrap();
+    let p = synth::page(30, 8, 4, Spread::Realistic, 11);
+    app.import(&serde_json::to_string(&p).unwrap(), "p.json", false)
+        .unwrap();
+    let mut ws = Session::open(&app, &p.id).unwrap();
+    let mut jobs = Jobs::start(Mode::Inline, &ws.page, ws.revision, ws.stamps());
+    let first = verdicts_of(&jobs.poll()).expect("verdicts").1;
+    assert_ne!(first[0], Verdict::None, "a source with a compatible target");
+    // Every target of the first source forced incompatible, one save each.
+    let stamp = ws.overrides_stamp;
+    for t in 0..ws.page.target.rows.len() {
+        ws.set_override_at(0, t, Some((false, None))).unwrap();
+    }
+    assert!(jobs.sync_with(&ws.page, ws.revision, ws.stamps(), Vec::new()));
+    let verdicts = verdicts_of(&jobs.poll()).expect("verdicts").1;
+    assert_eq!(verdicts, expected(&ws.page));
+    assert_eq!(verdicts[0], Verdict::None);
+    assert_ne!(ws.overrides_stamp, stamp);
+    assert!(!jobs.sync_with(&ws.page, ws.revision, ws.stamps(), Vec::new()));
+    // Cleared again: the worker takes that too.
+    for t in 0..ws.page.target.rows.len() {
+        ws.set_override_at(0, t, None).unwrap();
+    }
+    assert!(ws.page.overrides.is_empty());
+    assert!(jobs.sync_with(&ws.page, ws.revision, ws.stamps(), Vec::new()));
+    assert_eq!(verdicts_of(&jobs.poll()).expect("verdicts").1, first);
 }

@@ -1334,6 +1334,36 @@ fn the_overrides_pane_shows_the_cursors_override_in_a_long_list() {
 
 /// The Overrides pane draws a list of exactly 65,535 overrides (its spare-room sum cast
 /// the count to `u16` and added one: it overflowed).
+/// The Overrides pane places overrides by row key through an index it rebuilds when the
+/// rows are read again: once a target's key is edited (a reload), the override made for
+/// its old key names no row (it kept the row while the row counts stayed the same).
+#[test]
+fn the_overrides_pane_follows_a_target_whose_key_was_edited() {
+    use rulebench::app::types::Side;
+    use rulebench::app::workspace::Session;
+    use rulebench::tui::overrides::State;
+    let dir = tempfile::tempdir().unwrap();
+    let app = common::open_app(&dir.path().join("k.db"));
+    let mut ws = Session::open(&app, "llm-chat-clients").unwrap();
+    let t = ws
+        .page
+        .target
+        .rows
+        .iter()
+        .position(|r| r["id"] == "llama-3.3-70b")
+        .expect("the sample override's target");
+    let mut st = State::default();
+    st.refresh(&ws);
+    assert_eq!(st.entries.len(), 1);
+    assert_eq!(st.entries[0].target, Some(t));
+    ws.set_cell(Side::Target, t, "id", serde_json::json!("llama-renamed"))
+        .unwrap();
+    assert_eq!(ws.page.target.rows[t]["id"], "llama-renamed");
+    st.refresh(&ws);
+    assert_eq!(st.entries[0].target, None, "its old key names no row now");
+    assert!(st.entries[0].source.is_some());
+}
+
 #[test]
 fn the_overrides_pane_draws_as_many_overrides_as_a_u16_holds() {
     use rulebench::app::synth::{self, Spread};

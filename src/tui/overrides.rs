@@ -40,13 +40,14 @@ impl Entry {
     }
 }
 
-/// Key hash → row, for both datasets (built once; the rows don't change in a session).
+/// Key hash → row, for both datasets (built once for each reading of the rows: a cell
+/// edit that changes a row's key reads them again).
 #[derive(Debug, Default)]
 struct RowIndex {
     sources: HashMap<String, usize>,
     targets: HashMap<String, usize>,
-    /// Row counts the index was built for.
-    built_for: (usize, usize),
+    /// The rows the index was built for ([`Session::rows_stamp`]).
+    built_for: u64,
 }
 
 impl RowIndex {
@@ -62,7 +63,7 @@ impl RowIndex {
         RowIndex {
             sources: Self::of(ws.page.dataset(Side::Source)),
             targets: Self::of(ws.page.dataset(Side::Target)),
-            built_for: (ws.page.source.rows.len(), ws.page.target.rows.len()),
+            built_for: ws.rows_stamp,
         }
     }
 }
@@ -79,8 +80,11 @@ pub struct State {
 impl State {
     /// Re-resolves the page's overrides, keeping the cursor on the same override.
     pub fn refresh(&mut self, ws: &Session) {
-        let counts = (ws.page.source.rows.len(), ws.page.target.rows.len());
-        if self.index.as_ref().is_none_or(|i| i.built_for != counts) {
+        if self
+            .index
+            .as_ref()
+            .is_none_or(|i| i.built_for != ws.rows_stamp)
+        {
             self.index = Some(RowIndex::build(ws));
         }
         let index = self.index.as_ref().expect("built above");

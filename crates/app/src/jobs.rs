@@ -333,15 +333,25 @@ pub struct Jobs {
     handle: Option<JoinHandle<()>>,
     inline: Worker,
     ready: Vec<JobResult>,
-    /// What was submitted last: the page without rows, its revision, and the stamp of
-    /// its rows ([`Jobs::sync`]).
-    last: Option<(Page, i64, u64)>,
+    /// What was submitted last: the page without rows or overrides, its revision, and
+    /// the stamps of its rows and overrides ([`Jobs::sync`]).
+    last: Option<(Page, i64, Stamps)>,
+}
+
+/// Names a state of a page's rows and one of its overrides: each changes whenever they
+/// do (a reload, a cell edit; an override set or cleared). They are what tells the
+/// background work that rows or overrides changed, so that a keystroke does not compare
+/// a page's 100,000 overrides with the last ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stamps {
+    pub rows: u64,
+    pub overrides: u64,
 }
 
 impl Jobs {
-    /// Starts the jobs of a page: its rows are copied to the worker once. `rows_stamp`
-    /// names this state of the rows (see [`Jobs::sync`]).
-    pub fn start(mode: Mode, page: &Page, revision: i64, rows_stamp: u64) -> Jobs {
+    /// Starts the jobs of a page: its rows are copied to the worker once. `stamps` name
+    /// this state of the rows and overrides (see [`Jobs::sync`]).
+    pub fn start(mode: Mode, page: &Page, revision: i64, stamps: Stamps) -> Jobs {
         let mut jobs = Jobs {
             mode,
             generation: 0,
@@ -364,7 +374,7 @@ impl Jobs {
             jobs.rx = Some(rx);
             jobs.handle = Some(handle);
         }
-        jobs.sync(page, revision, rows_stamp);
+        jobs.sync(page, revision, stamps);
         jobs
     }
 
@@ -412,11 +422,11 @@ impl Jobs {
     }
 
     /// Submits the page if it differs from the last submission: its rows when their
-    /// `rows_stamp` moved (a reload, a cell edit), else its rules, policies, overrides
-    /// and assertions when any of them (or the revision) changed. Returns whether it
-    /// submitted.
-    pub fn sync(&mut self, page: &Page, revision: i64, rows_stamp: u64) -> bool {
-        self.sync_with(page, revision, rows_stamp, Vec::new())
+    /// stamp moved (a reload, a cell edit), its overrides when theirs did, and its
+    /// rules, policies and assertions when any of them (or the revision) changed.
+    /// Returns whether it submitted.
+    pub fn sync(&mut self, page: &Page, revision: i64, stamps: Stamps) -> bool {
+        self.sync_with(page, revision, stamps, Vec::new())
     }
 
     /// [`Jobs::sync`], with the rows that cell edits changed since the last call.
@@ -424,14 +434,17 @@ impl Jobs {
         &mut self,
         page: &Page,
         revision: i64,
-        rows_stamp: u64,
+        stamps: Stamps,
         cells: Vec<(Side, usize, Row)>,
     ) -> bool {
-        let rows_changed = self.last.as_ref().is_none_or(|(_, _, s)| *s != rows_stamp);
+        let rows_changed = self
+            .last
+            .as_ref()
+            .is_none_or(|(_, _, s)| s.rows != stamps.rows);
         let overrides_changed = self
             .last
             .as_ref()
-            .is_none_or(|(last, _, _)| last.overrides != page.overrides);
+            .is_none_or(|(_, _, s)| s.overrides != stamps.overrides);
         let meta_changed = overrides_changed
             || self.last.as_ref().is_none_or(|(last, rev, _)| {
                 *rev != revision
@@ -444,13 +457,7 @@ impl Jobs {
             return false;
         }
         self.send(page, revision, rows_changed, overrides_changed, cells);
-        // The overrides kept to compare with are copied only when they changed.
-        let mut meta = page_meta(page);
-        meta.overrides = match (overrides_changed, self.last.take()) {
-            (false, Some((last, _, _))) => last.overrides,
-            _ => page.overrides.clone(),
-        };
-        self.last = Some((meta, revision, rows_stamp));
+        self.last = Some((page_meta(page), revision, stamps));
         true
     }
 

@@ -105,6 +105,9 @@ pub struct Session {
     schema_stamp: u64,
     /// Names this state of the rows: a new one for every open or reload.
     pub rows_stamp: u64,
+    /// Names this state of the overrides: a new one for every open or reload, and for
+    /// every override set or cleared.
+    pub overrides_stamp: u64,
     /// Rows changed by cell edits, not yet handed to the background work.
     cell_edits: Vec<(Side, usize, rulebench_core::model::Row)>,
     /// The last step of policies tuned in memory and not saved yet
@@ -162,8 +165,13 @@ pub const RULE_SAVE_DELAY: std::time::Duration = std::time::Duration::from_milli
 /// How long policy tuning pauses before the policies are saved (one revision a burst).
 pub const POLICY_SAVE_DELAY: std::time::Duration = std::time::Duration::from_millis(700);
 
-/// The source of [`Session::rows_stamp`].
-static ROWS_STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+/// The source of [`Session::rows_stamp`] and [`Session::overrides_stamp`].
+static STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A stamp no other state has had.
+fn stamp() -> u64 {
+    STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
 
 impl Session {
     /// Opens a page and evaluates its first source row, on a connection of its own to
@@ -199,7 +207,8 @@ impl Session {
             editing: None,
             editing_base: None,
             conflicts_raised: 0,
-            rows_stamp: ROWS_STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            rows_stamp: stamp(),
+            overrides_stamp: stamp(),
             policies_since: None,
             rule_due: None,
             tuned: Vec::new(),
@@ -657,6 +666,15 @@ impl Session {
         let fresh = Session::open(&self.app, new_id)?;
         *self = fresh;
         Ok(imported.revision)
+    }
+
+    /// The stamps of this state of the rows and overrides (what the background work is
+    /// told they are).
+    pub fn stamps(&self) -> super::jobs::Stamps {
+        super::jobs::Stamps {
+            rows: self.rows_stamp,
+            overrides: self.overrides_stamp,
+        }
     }
 
     pub fn has_sources(&self) -> bool {
@@ -1636,6 +1654,7 @@ impl Session {
             !(o.source_hash().as_deref() == Some(&sh) && o.target_hash().as_deref() == Some(&th))
         });
         self.matrix.put_override(source, target, value.clone());
+        self.overrides_stamp = stamp();
         if let Some((v, note)) = value {
             self.page.overrides.push(Override {
                 source_key: Some(source_key),

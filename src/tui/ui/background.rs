@@ -22,7 +22,7 @@ impl Ui {
         };
         let cells = p.ws.take_cell_edits();
         if let Some(jobs) = &mut self.jobs
-            && jobs.sync_with(&p.ws.page, p.ws.revision, p.ws.rows_stamp, cells)
+            && jobs.sync_with(&p.ws.page, p.ws.revision, p.ws.stamps(), cells)
         {
             p.sources.pending = true;
             p.tests.pending = true;
@@ -439,7 +439,7 @@ impl Ui {
             self.job_mode,
             &p.ws.page,
             p.ws.revision,
-            p.ws.rows_stamp,
+            p.ws.stamps(),
         ));
         p.sources.pending = true;
         p.tests.pending = true;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use rulebench::app::synth::{self, Spread};
 use rulebench_core::matrix::{Matrix, SelectionEval};
-use rulebench_core::model::{Override, Page, Side};
+use rulebench_core::model::{Condition, Override, Page, RequiredMode, Side};
 
 /// The same evaluation, field by field (columns by their outcomes).
 fn assert_same(label: &str, grouped: &SelectionEval, alone: &SelectionEval) {
@@ -65,6 +65,7 @@ fn check_all(label: &str, page: &Page, grouped: &mut Matrix) {
         let e = grouped.evaluate(s);
         assert_same(&label, &e, &alone);
         assert_decided(&label, page, &e);
+        assert_tallied(&label, page, &alone);
         assert_eq!(
             alone.verdict_counts,
             SelectionEval::count_verdicts(&alone.devices),
@@ -88,6 +89,34 @@ fn assert_verdicts(label: &str, v: &SelectionEval, full: &SelectionEval) {
         e.columns.iter().map(|c| c.outcome.clone()).collect()
     };
     assert_eq!(outcomes(v), outcomes(full), "{label}: columns");
+}
+
+/// Each target's verdict (those without an override) as a running tally of its rules'
+/// outcomes gives it, in rule order: what the matrix makes from weighted bit counts.
+/// The weights are quarters, so the scoring is exact and the two sums agree to the bit.
+fn assert_tallied(label: &str, page: &Page, e: &SelectionEval) {
+    use rulebench_core::verdict::{self, RuleWeight, Scoring, Tally};
+    let scoring = Scoring::new(&page.device_policy, &RuleWeight::of_rules(&page.rules));
+    assert!(
+        scoring.exact().is_some(),
+        "{label}: quarter weights score exactly"
+    );
+    for t in 0..e.devices.len() {
+        if e.overrides.get(t).is_some() {
+            continue;
+        }
+        let mut tally = Tally::default();
+        for (&w, column) in scoring.rules.iter().zip(&e.columns) {
+            tally.add(&scoring.policy, w, column.outcome[t].counted());
+        }
+        let want = verdict::device_verdict(&scoring, &tally, None);
+        let got = e.devices[t];
+        assert_eq!(
+            (got.verdict, got.score.to_bits(), got.reason),
+            (want.verdict, want.score.to_bits(), want.reason),
+            "{label}, target {t}: verdict from the rules' outcomes"
+        );
+    }
 }
 
 /// The selection's verdict and recommendation decided from its targets' verdicts as
@@ -137,8 +166,26 @@ proptest! {
         overrides in 0usize..12,
         edit in 0usize..12,
         weight in 1u32..9,
+        weights in 0usize..3,
+        mode in 0usize..3,
+        applies in proptest::collection::vec(0usize..12, 0..4),
     ) {
         let mut page = page(seed, sources, distinct, overrides);
+        // Weights all alike (few tallies, decided once each) or in kinds; some rules
+        // apply only to some targets; each required mode.
+        for (i, rule) in page.rules.iter_mut().enumerate() {
+            rule.weight = match weights {
+                0 => 1.0,
+                1 => 1.0 + (i % 3) as f64,
+                _ => [0.25, 1.5, 0.75, 2.0][i % 4],
+            };
+        }
+        for &r in &applies {
+            page.rules[r].applies_when =
+                Some(Condition::logic(json!({"var": "target.supportsVision"})));
+        }
+        page.device_policy.required_mode =
+            <RequiredMode as strum::VariantArray>::VARIANTS[mode];
         let mut m = Matrix::new(&page).expect("compiles");
         check_all("as built", &page, &mut m);
         // Twice: the second pass is served by the memo.

@@ -26,7 +26,9 @@ use super::verdict::{
     self, Candidate, DeviceVerdict, FULL, NONE, RuleWeight, Scoring, Tally, Verdict,
 };
 
+mod bits;
 mod forced;
+pub use bits::Bits;
 pub use forced::{Devices, DevicesIter, Forced, OverrideTable, Overrides};
 
 /// A rule's outcome for one target: one byte in a column.
@@ -108,7 +110,9 @@ pub const ERROR: Outcome = Outcome::Error;
 /// The rule does not apply to the pair.
 pub const NOT_APPLICABLE: Outcome = Outcome::NotApplicable;
 
-/// The outcomes of one rule for every target, for one selection.
+/// The outcomes of one rule for every target, for one selection: a byte per target
+/// (what printers and explanations read) and the same as bitsets (what verdicts are
+/// counted from).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
     pub outcome: Vec<Outcome>,
@@ -118,6 +122,10 @@ pub struct Column {
     pub passes: usize,
     /// How many targets the rule does not apply to.
     pub not_applicable: usize,
+    /// The targets that pass, a bit each.
+    pub pass_bits: Bits,
+    /// The targets the rule does not apply to, a bit each (empty when there are none).
+    pub not_applicable_bits: Bits,
 }
 
 impl Column {
@@ -135,17 +143,19 @@ impl Column {
     /// `any_not_applicable`: whether some outcome is n/a (told by the groups' outcomes,
     /// so a column without any is counted once).
     fn new(outcome: Vec<Outcome>, evaluations: usize, any_not_applicable: bool) -> Column {
-        let passes = outcome.iter().filter(|&&o| o == PASS).count();
-        let not_applicable = if any_not_applicable {
-            outcome.iter().filter(|&&o| o == NOT_APPLICABLE).count()
+        let pass_bits = Bits::of(&outcome, PASS);
+        let not_applicable_bits = if any_not_applicable {
+            Bits::of(&outcome, NOT_APPLICABLE)
         } else {
-            0
+            Bits::none()
         };
         Column {
             outcome,
             evaluations,
-            passes,
-            not_applicable,
+            passes: pass_bits.count(),
+            not_applicable: not_applicable_bits.count(),
+            pass_bits,
+            not_applicable_bits,
         }
     }
 
@@ -1324,55 +1334,79 @@ impl Matrix {
         }
     }
 
-    /// Every target's verdict from the rules' columns, before overrides.
+    /// Every target's verdict from the rules' columns, before overrides: from weighted
+    /// bit counts.
     fn devices(&self, columns: &[Arc<Column>]) -> Vec<DeviceVerdict> {
+        self.devices_with(columns, self.target.len().max(64))
+    }
+
+    /// [`Matrix::devices`], deciding each distinct tally once when there are at most
+    /// `distinct` possible (else each target's).
+    fn devices_with(&self, columns: &[Arc<Column>], distinct: usize) -> Vec<DeviceVerdict> {
         let n = self.target.len();
+        let words = n.div_ceil(64);
         let scoring = &self.scoring;
         let policy = &scoring.policy;
-        // Passes are counted per distinct weight with integer adds (they vectorize and
-        // are exact), then each target's passed weight is Σ weight × count; its total
-        // weight likewise, so that a target that passes every rule scores exactly 1 (a
-        // running sum would not: 0.1 + 1.1 + 0.1 ≠ 0.1 × 2 + 1.1). In exact scoring
-        // the weights are whole units and every sum is exact.
-        // Per distinct weight: passes per target, and (only when some rule of that weight
-        // does not apply somewhere) the rules that do not apply per target.
+        // Passes are counted per distinct weight from the columns' bits (bit-sliced
+        // counts: 64 targets a word, exact), then each target's passed weight is
+        // Σ weight × count; its total weight likewise, so that a target that passes every
+        // rule scores exactly 1 (a running sum would not: 0.1 + 1.1 + 0.1 ≠ 0.1 × 2 +
+        // 1.1). In exact scoring the weights are whole units and every sum is exact.
+        // Per distinct weight, in the order the rules meet them: its rules, the passes per
+        // target, and (only when some rule of that weight does not apply somewhere) the
+        // rules that do not apply per target.
         struct ByWeight {
             weight: f64,
             rules: u32,
-            passes: Vec<u32>,
-            not_applicable: Option<Vec<u32>>,
+            passes: bits::Sliced,
+            not_applicable: Option<bits::Sliced>,
         }
         let mut by_weight: Vec<ByWeight> = Vec::new();
-        let mut required_failed = vec![false; n];
-        for (&w, column) in scoring.rules.iter().zip(columns) {
-            if Tally::scores(policy, w) {
-                let i = match by_weight.iter().position(|b| b.weight == w.weight) {
-                    Some(i) => i,
-                    None => {
-                        by_weight.push(ByWeight {
-                            weight: w.weight,
-                            rules: 0,
-                            passes: vec![0; n],
-                            not_applicable: None,
-                        });
-                        by_weight.len() - 1
-                    }
-                };
-                let b = &mut by_weight[i];
-                b.rules += 1;
-                for (c, &o) in b.passes.iter_mut().zip(&column.outcome) {
-                    *c += u32::from(o == PASS);
+        let mut class_of = Vec::with_capacity(columns.len());
+        for &w in &scoring.rules {
+            if !Tally::scores(policy, w) {
+                class_of.push(None);
+                continue;
+            }
+            let i = match by_weight.iter().position(|b| b.weight == w.weight) {
+                Some(i) => i,
+                None => {
+                    by_weight.push(ByWeight {
+                        weight: w.weight,
+                        rules: 0,
+                        passes: bits::Sliced::new(0, 0),
+                        not_applicable: None,
+                    });
+                    by_weight.len() - 1
                 }
-                if column.not_applicable > 0 {
-                    let na = b.not_applicable.get_or_insert_with(|| vec![0; n]);
-                    for (c, &o) in na.iter_mut().zip(&column.outcome) {
-                        *c += u32::from(o == NOT_APPLICABLE);
-                    }
+            };
+            by_weight[i].rules += 1;
+            class_of.push(Some(i));
+        }
+        for b in &mut by_weight {
+            b.passes = bits::Sliced::new(n, b.rules);
+        }
+        let mut required_failed = vec![0u64; words];
+        for ((&w, column), class) in scoring.rules.iter().zip(columns).zip(&class_of) {
+            let na = column.not_applicable_bits.words();
+            if let Some(&i) = class.as_ref() {
+                let b = &mut by_weight[i];
+                b.passes.add(&column.pass_bits);
+                if !na.is_empty() {
+                    let rules = b.rules;
+                    b.not_applicable
+                        .get_or_insert_with(|| bits::Sliced::new(n, rules))
+                        .add(&column.not_applicable_bits);
                 }
             }
             if w.required {
-                for (f, &o) in required_failed.iter_mut().zip(&column.outcome) {
-                    *f |= o.fails();
+                // Fail and error: neither pass nor n/a.
+                for (wi, (f, &p)) in required_failed
+                    .iter_mut()
+                    .zip(column.pass_bits.words())
+                    .enumerate()
+                {
+                    *f |= !(p | na.get(wi).copied().unwrap_or(0)) & bits::live(wi, n);
                 }
             }
         }
@@ -1383,34 +1417,103 @@ impl Matrix {
             .map(|b| b.weight * f64::from(b.rules))
             .sum();
         let some_not_applicable = by_weight.iter().any(|b| b.not_applicable.is_some());
-        let total_weight = |t: usize| -> f64 {
-            if !some_not_applicable {
-                return every_rule;
+        // A target's verdict follows from its tally: its passes and n/a rules per weight
+        // and whether a required rule failed.
+        let verdict_of = |passes: &mut dyn Iterator<Item = (u32, u32)>, failed: bool| {
+            let (mut passed_weight, mut total_weight) = (0.0, 0.0);
+            for (b, (p, na)) in by_weight.iter().zip(passes) {
+                passed_weight += b.weight * f64::from(p);
+                total_weight += b.weight * f64::from(b.rules - na);
             }
-            by_weight
+            let tally = Tally {
+                passed_weight,
+                total_weight: if some_not_applicable {
+                    total_weight
+                } else {
+                    every_rule
+                },
+                required_failed: failed,
+            };
+            verdict::device_verdict(scoring, &tally, None)
+        };
+        // When the tallies are few, each target's is a key in mixed radix (whether a
+        // required rule failed, then per weight its passes and n/a rules), made 64
+        // targets at a time from the bit-sliced counts, and each distinct key is decided
+        // once.
+        let space = by_weight.iter().try_fold(2u32, |space, b| {
+            let radix = b.rules + 1;
+            let space = space.checked_mul(radix)?;
+            match b.not_applicable {
+                Some(_) => space.checked_mul(radix),
+                None => Some(space),
+            }
+        });
+        if let Some(space) = space.filter(|&s| s as usize <= distinct) {
+            let mut keys = vec![0u32; words * 64];
+            for (w, chunk) in keys.chunks_exact_mut(64).enumerate() {
+                let chunk: &mut [u32; 64] = chunk.try_into().expect("64 keys");
+                let failed = required_failed[w];
+                for (b, key) in chunk.iter_mut().enumerate() {
+                    *key = (failed >> b) as u32 & 1;
+                }
+                let mut radix = 2;
+                for b in &by_weight {
+                    b.passes.add_scaled(w, radix, chunk);
+                    radix *= b.rules + 1;
+                    if let Some(na) = &b.not_applicable {
+                        na.add_scaled(w, radix, chunk);
+                        radix *= b.rules + 1;
+                    }
+                }
+            }
+            let mut table: Vec<Option<DeviceVerdict>> = vec![None; space as usize];
+            return keys[..n]
                 .iter()
-                .map(|b| {
-                    let applies = b.rules - b.not_applicable.as_ref().map_or(0, |na| na[t]);
-                    b.weight * f64::from(applies)
+                .map(|&key| {
+                    *table[key as usize].get_or_insert_with(|| {
+                        // The key read back: failed, then per weight passes and n/a.
+                        let mut rest = key >> 1;
+                        let mut digit = |radix: u32| {
+                            let d = rest % radix;
+                            rest /= radix;
+                            d
+                        };
+                        let tally: Vec<(u32, u32)> = by_weight
+                            .iter()
+                            .map(|b| {
+                                let p = digit(b.rules + 1);
+                                let na = match b.not_applicable {
+                                    Some(_) => digit(b.rules + 1),
+                                    None => 0,
+                                };
+                                (p, na)
+                            })
+                            .collect();
+                        verdict_of(&mut tally.into_iter(), key & 1 == 1)
+                    })
                 })
-                .sum()
-        };
-        let passed_weight = |t: usize| -> f64 {
-            by_weight
-                .iter()
-                .map(|b| b.weight * f64::from(b.passes[t]))
-                .sum()
-        };
-        (0..n)
-            .map(|t| {
-                let tally = Tally {
-                    passed_weight: passed_weight(t),
-                    total_weight: total_weight(t),
-                    required_failed: required_failed[t],
-                };
-                verdict::device_verdict(scoring, &tally, None)
-            })
-            .collect()
+                .collect();
+        }
+        // Else each target's tally is read off the counts and decided.
+        let mut passes = vec![[0u32; 64]; by_weight.len()];
+        let mut not_applicable = vec![[0u32; 64]; by_weight.len()];
+        let mut devices = Vec::with_capacity(n);
+        for (w, &failed) in required_failed.iter().enumerate() {
+            for (c, b) in by_weight.iter().enumerate() {
+                b.passes.unpack(w, &mut passes[c]);
+                if let Some(na) = &b.not_applicable {
+                    na.unpack(w, &mut not_applicable[c]);
+                }
+            }
+            for k in 0..(n - w * 64).min(64) {
+                let mut tally = passes
+                    .iter()
+                    .zip(&not_applicable)
+                    .map(|(p, na)| (p[k], na[k]));
+                devices.push(verdict_of(&mut tally, failed >> k & 1 == 1));
+            }
+        }
+        devices
     }
 
     /// Target `t`'s verdict from the rules' columns, before overrides: what
@@ -1664,16 +1767,26 @@ mod tests {
                 let mut m = Matrix::new(&page).expect("compiles");
                 for s in 0..m.source_count() {
                     let columns = m.columns(s);
-                    let all = m.devices(&columns);
-                    for (t, d) in all.iter().enumerate() {
-                        let alone = m.device_at(&columns, t);
-                        let bits = |d: &DeviceVerdict| (d.verdict, d.score.to_bits(), d.reason);
-                        assert_eq!(bits(&alone), bits(d), "{} {mode:?} {s} {t}", page.id);
-                        checked += 1;
+                    // Every tally decided once (a table by key), each target's decided,
+                    // and as the page's size chooses.
+                    for distinct in [usize::MAX, 0, m.target_count().max(64)] {
+                        let all = m.devices_with(&columns, distinct);
+                        assert_eq!(all.len(), m.target_count());
+                        for (t, d) in all.iter().enumerate() {
+                            let alone = m.device_at(&columns, t);
+                            let bits = |d: &DeviceVerdict| (d.verdict, d.score.to_bits(), d.reason);
+                            assert_eq!(
+                                bits(&alone),
+                                bits(d),
+                                "{} {mode:?} {s} {t} {distinct}",
+                                page.id
+                            );
+                            checked += 1;
+                        }
                     }
                 }
             }
         }
-        assert!(checked > 500, "{checked}");
+        assert!(checked > 1500, "{checked}");
     }
 }

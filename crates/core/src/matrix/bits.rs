@@ -6,7 +6,7 @@
 //! every target's count 64 targets at a time: bit `k` of 64 targets' counts is one
 //! word, and adding a word of bits is a ripple carry through those words.
 
-use super::Outcome;
+use super::outcome::Outcome;
 
 /// One bit per target, 64 to a word (bit `t % 64` of word `t / 64`); bits past the
 /// last target are clear.
@@ -131,7 +131,7 @@ impl Sliced {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ERROR, FAIL, NOT_APPLICABLE, PASS};
+    use super::super::outcome::{ERROR, FAIL, NOT_APPLICABLE, PASS};
     use super::*;
 
     fn outcomes(n: usize, seed: u64) -> Vec<Outcome> {

@@ -34,7 +34,12 @@ fn assert_same(label: &str, grouped: &SelectionEval, alone: &SelectionEval) {
 /// A synthetic page whose sources repeat: every source after the first `distinct` is a
 /// copy (under its own id) of an earlier one, so sources group.
 fn page(seed: u64, sources: usize, distinct: usize, overrides: usize) -> Page {
-    let mut page = synth::page(40, 12, sources.max(distinct), Spread::Realistic, seed);
+    page_of(40, seed, sources, distinct, overrides)
+}
+
+/// [`page`] with `targets` targets.
+fn page_of(targets: usize, seed: u64, sources: usize, distinct: usize, overrides: usize) -> Page {
+    let mut page = synth::page(targets, 12, sources.max(distinct), Spread::Realistic, seed);
     synth::repeat_sources(&mut page, distinct);
     let (ns, nt) = (page.source.rows.len(), page.target.rows.len());
     for k in 0..overrides {
@@ -169,8 +174,10 @@ proptest! {
         weights in 0usize..3,
         mode in 0usize..3,
         applies in proptest::collection::vec(0usize..12, 0..4),
+        // Within a word of 64 targets, a word exactly, just past one, and over two.
+        targets in proptest::sample::select(vec![40usize, 64, 65, 130]),
     ) {
-        let mut page = page(seed, sources, distinct, overrides);
+        let mut page = page_of(targets, seed, sources, distinct, overrides);
         // Weights all alike (few tallies, decided once each) or in kinds; some rules
         // apply only to some targets; each required mode.
         for (i, rule) in page.rules.iter_mut().enumerate() {
@@ -235,6 +242,40 @@ proptest! {
         });
         m.put_override(s, t, Some((true, Some("late".into()))));
         check_all("after an override", &page, &mut m);
+    }
+}
+
+/// Every target's verdict is what a running tally of its rules' outcomes gives, on pages
+/// across the words of 64 targets the counts are kept in: with one weight (each distinct
+/// tally a key, decided once, when the tallies are few) and with three (each target's
+/// tally decided), in every required mode, with and without rules (one of them required)
+/// that apply only to some targets.
+#[test]
+fn verdicts_across_words_of_targets_are_each_targets_tally() {
+    let cases = [63, 64, 65, 130, 300]
+        .into_iter()
+        .flat_map(|t| [(t, 0.0), (t, 1.0)])
+        .flat_map(|(t, w)| [(t, w, false), (t, w, true)]);
+    for (targets, weights, applies) in cases {
+        for mode in <RequiredMode as strum::VariantArray>::VARIANTS {
+            let mut page = page_of(targets, 3, 6, 3, 4);
+            for (i, rule) in page.rules.iter_mut().enumerate() {
+                rule.weight = 1.0 + weights * (i % 3) as f64;
+            }
+            for r in [2, 10].into_iter().filter(|_| applies) {
+                page.rules[r].applies_when =
+                    Some(Condition::logic(json!({"var": "target.supportsVision"})));
+            }
+            {
+                page.device_policy.required_mode = *mode;
+                let mut m = Matrix::new(&page).expect("compiles");
+                check_all(
+                    &format!("{targets} targets, weights {weights}, n/a {applies}, {mode:?}"),
+                    &page,
+                    &mut m,
+                );
+            }
+        }
     }
 }
 

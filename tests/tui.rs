@@ -1332,8 +1332,6 @@ fn the_overrides_pane_shows_the_cursors_override_in_a_long_list() {
     assert!(!shows(&b, n - 1));
 }
 
-/// The Overrides pane draws a list of exactly 65,535 overrides (its spare-room sum cast
-/// the count to `u16` and added one: it overflowed).
 /// The Overrides pane places overrides by row key through an index it rebuilds when the
 /// rows are read again: once a target's key is edited (a reload), the override made for
 /// its old key names no row (it kept the row while the row counts stayed the same).
@@ -1364,6 +1362,8 @@ fn the_overrides_pane_follows_a_target_whose_key_was_edited() {
     assert!(st.entries[0].source.is_some());
 }
 
+/// The Overrides pane draws a list of exactly 65,535 overrides (its spare-room sum cast
+/// the count to `u16` and added one: it overflowed).
 #[test]
 fn the_overrides_pane_draws_as_many_overrides_as_a_u16_holds() {
     use rulebench::app::synth::{self, Spread};

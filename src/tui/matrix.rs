@@ -1141,8 +1141,9 @@ fn draw(buf: &mut Buffer, inner: Rect, state: &State, look: &Look<'_>, theme: &T
     // Columns share the room there is: wider than the minimum when every target fits
     // with space to spare (labels are cut less), at most MAX_COL_WIDTH.
     let avail = inner.width.saturating_sub(name_w);
-    let col_w = if (nt as u16).saturating_mul(COL_WIDTH) < avail {
-        (avail / (nt as u16).max(1)).clamp(COL_WIDTH, MAX_COL_WIDTH)
+    let shown = super::widgets::rows(nt);
+    let col_w = if shown.saturating_mul(COL_WIDTH) < avail {
+        (avail / shown.max(1)).clamp(COL_WIDTH, MAX_COL_WIDTH)
     } else {
         COL_WIDTH
     };

@@ -236,8 +236,8 @@ fn render_modal(frame: &mut Frame, area: Rect, modal: &Modal, ui: &Ui) {
         }
         Modal::Confirm { message, .. } => {
             // Tall enough for the question wrapped at the box's width.
-            let lines = (message.chars().count() as u16).div_ceil(60).max(1);
-            let rect = centered(area, 64, lines + 3);
+            let lines = super::widgets::rows(message.chars().count().div_ceil(60)).max(1);
+            let rect = centered(area, 64, lines.saturating_add(3));
             frame.render_widget(Clear, rect);
             frame.render_widget(
                 Paragraph::new(safe(message))
@@ -409,5 +409,5 @@ fn help_text(ui: &Ui, width: u16, query: Option<&str>, t: &Theme) -> Vec<Line<'s
 pub fn help_scroll_end(ui: &Ui, area: Rect, query: Option<&str>) -> u16 {
     let rect = help_rect(area);
     let lines = help_text(ui, rect.width, query, &ui.theme).len();
-    (lines as u16).saturating_sub(rect.height.saturating_sub(2))
+    super::widgets::rows(lines).saturating_sub(rect.height.saturating_sub(2))
 }

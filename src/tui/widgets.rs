@@ -75,13 +75,13 @@ pub fn pane_block<'a>(title: &str, theme: &Theme, focused: bool) -> Block<'a> {
         ))
 }
 
-/// A centred rectangle of at most `w` × `h`.
 /// A count of lines as a height: `u16::MAX` past it (a cast would wrap, and adding to
 /// it overflow).
 pub fn rows(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
+/// A centred rectangle of at most `w` × `h`.
 pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let [v] = Layout::vertical([Constraint::Length(h.min(area.height))])
         .flex(Flex::Center)

@@ -543,12 +543,19 @@ struct Slot {
 }
 
 /// The bytes of columns kept per rule (one column per distinct source projection, a
-/// byte per target), and the fewest columns kept however many targets there are.
+/// byte per target and its pass and n/a bits: [`column_bytes`]), and the fewest columns
+/// kept however many targets there are.
 const CACHE_BYTES_PER_RULE: usize = 4 << 20;
 const CACHE_PER_RULE: usize = 32;
 /// What a cached column costs beyond its byte per target (its key, its `Column`, the
 /// map's slot), roughly.
 const COLUMN_OVERHEAD: usize = 256;
+
+/// What a cached column of `targets` costs: a byte per target, up to two bits (its pass
+/// and n/a bitsets), and the overhead.
+fn column_bytes(targets: usize) -> usize {
+    targets + targets.div_ceil(4) + COLUMN_OVERHEAD
+}
 
 /// Below this many evaluations, a piece of work runs on the calling thread: handing it
 /// to the other core costs more than it saves.
@@ -1186,7 +1193,7 @@ impl Matrix {
             let column = Arc::new(Column::new(outcome, per_group.len(), any_not_applicable));
             let cache = &mut self.rules[i].cache;
             if cache.len()
-                >= CACHE_PER_RULE.max(CACHE_BYTES_PER_RULE / (self.target.len() + COLUMN_OVERHEAD))
+                >= CACHE_PER_RULE.max(CACHE_BYTES_PER_RULE / column_bytes(self.target.len()))
             {
                 cache.clear();
                 // The memo shares its columns with these caches: emptied with them, it
@@ -1266,6 +1273,7 @@ impl Matrix {
     /// [`Matrix::devices`], deciding each distinct tally once when there are at most
     /// `distinct` possible (else each target's).
     fn devices_with(&self, columns: &[Arc<Column>], distinct: usize) -> Vec<DeviceVerdict> {
+        debug_assert_eq!(columns.len(), self.scoring.rules.len(), "a column per rule");
         let n = self.target.len();
         let words = n.div_ceil(64);
         let scoring = &self.scoring;
@@ -1343,7 +1351,8 @@ impl Matrix {
         // A target's verdict follows from its tally: its passes and n/a rules per weight
         // and whether a required rule failed.
         let verdict_of = |passes: &mut dyn Iterator<Item = (u32, u32)>, failed: bool| {
-            let (mut passed_weight, mut total_weight) = (0.0, 0.0);
+            // From -0.0, as `Iterator::sum` (and so `device_at`) starts.
+            let (mut passed_weight, mut total_weight) = (-0.0, -0.0);
             for (b, (p, na)) in by_weight.iter().zip(passes) {
                 passed_weight += b.weight * f64::from(p);
                 total_weight += b.weight * f64::from(b.rules - na);
@@ -1711,5 +1720,14 @@ mod tests {
             }
         }
         assert!(checked > 1500, "{checked}");
+        // No targets at all: no verdicts, either way.
+        let mut empty: Page = serde_json::from_str(pages[0]).expect("a sample page");
+        empty.target.rows.clear();
+        empty.overrides.clear();
+        let mut m = Matrix::new(&empty).expect("compiles");
+        let columns = m.columns(0);
+        for distinct in [usize::MAX, 0, 64] {
+            assert!(m.devices_with(&columns, distinct).is_empty());
+        }
     }
 }

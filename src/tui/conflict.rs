@@ -107,13 +107,7 @@ mod tests {
         terminal
             .draw(|f| render(f, f.area(), &s, &Theme::mono()))
             .expect("drawn");
-        let screen: String = terminal
-            .backend()
-            .buffer()
-            .content()
-            .iter()
-            .map(|c| c.symbol())
-            .collect();
+        let screen = terminal.backend().to_string();
         assert!(screen.contains("Changed elsewhere"), "the dialog is drawn");
     }
 }

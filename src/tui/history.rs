@@ -307,13 +307,7 @@ mod tests {
             terminal
                 .draw(|f| render(f, f.area(), &s, None, &Theme::mono()))
                 .expect("drawn");
-            let screen: String = terminal
-                .backend()
-                .buffer()
-                .content()
-                .iter()
-                .map(|c| c.symbol())
-                .collect();
+            let screen = terminal.backend().to_string();
             assert!(screen.contains("line 0"), "{n}: the text's first line");
             assert!(
                 screen.contains("Nothing to restore"),
